@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything the project needs to build, test and run, from Debian's
+# packages. A no-op (no apt call) when everything is already installed.
+# Usage: scripts/setup.sh
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git curl ca-certificates openssl python3
+  libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev libspdlog-dev
+  libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev
+  prometheus wrk clang-format clang-tidy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all Debian packages present" >&2
+fi
+
+# The end-to-end suite builds kube-apiserver, etcd and kubectl from Go modules
+# (test/e2e/build-control-plane.sh); that needs Go >= 1.24, which Debian
+# bookworm does not package. Say so early rather than fail late.
+GO=$(command -v go || echo /usr/local/go/bin/go)
+if [[ -x $GO ]]; then
+  ver=$("$GO" env GOVERSION 2>/dev/null | sed 's/^go//')
+  major=${ver%%.*}; rest=${ver#*.}; minor=${rest%%.*}
+  if ((major < 1 || (major == 1 && minor < 24))); then
+    echo "setup: warning: Go $ver found; the end-to-end suite needs Go >= 1.24" >&2
+  fi
+else
+  echo "setup: warning: Go not found; the end-to-end suite needs Go >= 1.24" >&2
+fi
