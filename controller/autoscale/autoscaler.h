@@ -1,0 +1,38 @@
+// Queue-length autoscaling (design.md §3, issue 5). The reconciler stays
+// pure: the controller asks the Autoscaler for a recommendation before it
+// reconciles an autoscaled ModelService, and passes the answer in as part of
+// the observed state.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ms::autoscale {
+
+struct Spec {
+  int min_replicas = 1;
+  int max_replicas = 1;
+  int target_queue_length = 1;
+};
+
+struct Recommendation {
+  bool metrics_ok = false;        // false: keep current replicas, set Degraded
+  std::string reason;             // "MetricsUnavailable" when !metrics_ok
+  std::string message;            // why, for the condition and the Event
+  double queue_length = 0;        // L as read
+  int desired_replicas = 0;       // valid when metrics_ok
+};
+
+class Autoscaler {
+ public:
+  virtual ~Autoscaler() = default;
+  // `current_replicas`: the replicas the Deployment has now (or will be
+  // created with). Applies the formula, the tolerance and the scale-down
+  // stabilization window for the object `ns/name`.
+  virtual Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
+                                   int current_replicas) = 0;
+  // Drops per-object state (the object was deleted or lost its autoscaling).
+  virtual void Forget(const std::string& ns, const std::string& name) = 0;
+};
+
+}  // namespace ms::autoscale
