@@ -1,0 +1,54 @@
+#include "controller/autoscale/formula.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ms::autoscale {
+
+Bounds NormalizedBounds(const Spec& spec) {
+  Bounds b;
+  b.lo = std::max(1, spec.min_replicas);
+  b.hi = std::max(b.lo, spec.max_replicas);
+  b.target = std::max(1, spec.target_queue_length);
+  return b;
+}
+
+int ClampReplicas(int replicas, const Spec& spec) {
+  const Bounds b = NormalizedBounds(spec);
+  return std::clamp(replicas, b.lo, b.hi);
+}
+
+namespace {
+
+// L with NaN, negatives and -0.0 mapped to 0; +Inf stays.
+double SanitizeQueueLength(double l) {
+  if (std::isnan(l) || !(l > 0.0)) return 0.0;
+  return l;
+}
+
+}  // namespace
+
+int DesiredReplicas(double queue_length, const Spec& spec) {
+  const Bounds b = NormalizedBounds(spec);
+  const double l = SanitizeQueueLength(queue_length);
+  const double ratio = std::ceil(l / static_cast<double>(b.target));  // >= 0, maybe +Inf
+  // Compare in double before converting: hi is an int, so any ratio below it
+  // converts exactly and safely.
+  if (!(ratio < static_cast<double>(b.hi))) return b.hi;
+  const int r = static_cast<int>(ratio);
+  return std::max(r, b.lo);
+}
+
+int DesiredReplicas(double queue_length, const Spec& spec, int current_replicas, double tolerance) {
+  if (current_replicas > 0 && !std::isnan(queue_length)) {
+    const Bounds b = NormalizedBounds(spec);
+    const double tol = (std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance;
+    const double l = SanitizeQueueLength(queue_length);
+    const double usage_ratio = l / (static_cast<double>(current_replicas) * static_cast<double>(b.target));
+    // usage_ratio is finite or +Inf here; +Inf - 1 > tol, so it falls through.
+    if (std::fabs(usage_ratio - 1.0) <= tol) return std::clamp(current_replicas, b.lo, b.hi);
+  }
+  return DesiredReplicas(queue_length, spec);
+}
+
+}  // namespace ms::autoscale

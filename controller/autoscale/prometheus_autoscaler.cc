@@ -1,0 +1,115 @@
+#include "controller/autoscale/prometheus_autoscaler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <limits>
+
+namespace ms::autoscale {
+
+namespace {
+
+std::string FormatNumber(double v) { return metrics::FormatValue(v); }
+
+std::string WindowText(Clock::Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
+}
+
+}  // namespace
+
+PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
+                                           const Clock& clock, Clock::Duration stabilization_window,
+                                           double tolerance, metrics::Registry* registry,
+                                           std::shared_ptr<spdlog::logger> logger)
+    : source_(std::move(source)),
+      template_(std::move(query_template)),
+      clock_(clock),
+      window_(std::max(stabilization_window, Clock::Duration::zero())),
+      tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
+      logger_(std::move(logger)) {
+  if (registry != nullptr) {
+    queue_gauge_ = &metrics::BuildGauge()
+                        .Name("modelservice_autoscaler_queue_length")
+                        .Help("Last queue length read from Prometheus per autoscaled ModelService")
+                        .Register(*registry);
+    auto& queries = metrics::BuildCounter()
+                        .Name("modelservice_autoscaler_queries_total")
+                        .Help("Prometheus queries made by the autoscaler, by result")
+                        .Register(*registry);
+    queries_ok_ = &queries.Add({{"result", "success"}});
+    queries_err_ = &queries.Add({{"result", "error"}});
+  }
+}
+
+Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
+                                               int current_replicas) {
+  const std::string query = RenderQuery(template_, ns, name);
+  QueryResult read = source_ ? source_->Query(query) : QueryResult::Error("no query source configured");
+  if (read.ok && !std::isfinite(read.value)) read = QueryResult::Error("value is not finite");
+
+  Recommendation rec;
+  const metrics::Labels labels{{"namespace", ns}, {"name", name}};
+  if (!read.ok) {
+    if (queries_err_ != nullptr) queries_err_->Increment();
+    if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
+    rec.metrics_ok = false;
+    rec.reason = kReasonMetricsUnavailable;
+    rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query +
+                  "); keeping " + std::to_string(current_replicas) + " replicas";
+    rec.desired_replicas = current_replicas;
+    if (logger_) logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
+    return rec;
+  }
+  if (queries_ok_ != nullptr) queries_ok_->Increment();
+  if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(read.value);
+
+  const double l = read.value;
+  const int plain = DesiredReplicas(l, spec);
+  const int raw = DesiredReplicas(l, spec, current_replicas, tolerance_);
+  const Clock::TimePoint now = clock_.Now();
+  int highest = raw;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto& h = history_[Key{ns, name}];
+    const Clock::TimePoint cutoff = now - window_;
+    while (!h.empty() && h.front().at < cutoff) h.pop_front();
+    while (!h.empty() && h.back().replicas <= raw) h.pop_back();
+    h.push_back(Sample{now, raw});
+    highest = h.front().replicas;
+  }
+  const int desired = ClampReplicas(highest, spec);
+
+  const Bounds b = NormalizedBounds(spec);
+  rec.metrics_ok = true;
+  rec.queue_length = l;
+  rec.desired_replicas = desired;
+  rec.message = "queue length " + FormatNumber(l) + ", target " + std::to_string(b.target) +
+                " per replica: " + std::to_string(plain) + " replicas (min " + std::to_string(b.lo) + ", max " +
+                std::to_string(b.hi) + ")";
+  if (raw != plain) {
+    rec.message += "; within the " + FormatNumber(tolerance_ * 100) + "% tolerance of " +
+                   std::to_string(current_replicas) + " replicas, keeping " + std::to_string(raw);
+  }
+  if (desired > raw) {
+    rec.message += "; scale-down held at " + std::to_string(desired) + " by the " + WindowText(window_) +
+                   " stabilization window";
+  }
+  if (logger_) logger_->debug("autoscaler {}/{}: current {}, desired {}: {}", ns, name, current_replicas, desired,
+                              rec.message);
+  return rec;
+}
+
+void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    history_.erase(Key{ns, name});
+  }
+  if (queue_gauge_ != nullptr) queue_gauge_->Remove({{"namespace", ns}, {"name", name}});
+}
+
+std::size_t PrometheusAutoscaler::TrackedObjects() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return history_.size();
+}
+
+}  // namespace ms::autoscale

@@ -1,0 +1,100 @@
+// The Autoscaler backed by Prometheus (design.md §3): reads L with an instant
+// query rendered from the template, applies the formula with the HPA's
+// tolerance, and stabilizes scale-down like the HPA's downscale
+// stabilization window.
+//
+// Per call to Recommend(ns, name, spec, C):
+//  1. query = RenderQuery(template, ns, name); L = source.Query(query).
+//  2. If L cannot be read (transport/HTTP/PromQL error, no series, NaN, Inf):
+//     metrics_ok = false, reason "MetricsUnavailable", message says why and
+//     names the query; desired_replicas mirrors C unchanged and the history
+//     is not touched. Keeping the replicas as they are and setting Degraded
+//     is the CALLER's job; this class changes nothing in the cluster.
+//  3. raw = DesiredReplicas(L, spec, C, tolerance): the formula, except that
+//     C is kept (clamped into [min,max]) while |L/(C*T) - 1| <= tolerance,
+//     so a queue hovering around the threshold does not flap.
+//  4. The pair (now, raw) is recorded for ns/name, and the answer is the
+//     HIGHEST recommendation recorded within the window [now - W, now]
+//     (this one included), clamped into the current spec's [min,max]. So a
+//     scale-up happens at once, and a scale-down happens only once every
+//     recommendation of the last W is at or below the new value, and then to
+//     the highest of them. (The HPA stores the recommendation before the
+//     min/max clamp; this stores it after the clamp of the spec in force at
+//     the time, and clamps again by the current spec.)
+//
+// State: per object, a monotonic deque of (time, raw) samples; samples that
+// can never again be the maximum are dropped, so it holds at most
+// max_replicas entries however often Recommend() is called. Thread-safe: one
+// mutex guards the map; the query runs outside it. Forget() racing with a
+// Recommend() of the same object may leave that call's sample behind (the
+// work queue never runs one key in two workers).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "controller/autoscale/autoscaler.h"
+#include "controller/autoscale/formula.h"
+#include "controller/autoscale/prometheus_client.h"
+#include "controller/autoscale/promql.h"
+#include "shared/clock.h"
+#include "shared/metrics.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ms::autoscale {
+
+inline constexpr std::chrono::seconds kDefaultStabilizationWindow{300};
+inline constexpr const char* kReasonMetricsUnavailable = "MetricsUnavailable";
+
+class PrometheusAutoscaler final : public Autoscaler {
+ public:
+  // `source` and `clock` must outlive the autoscaler (source is shared).
+  // `query_template`: see promql.h (kDefaultQueryTemplate). A negative window
+  // counts as 0 (no stabilization). With a `registry`, registers
+  //   modelservice_autoscaler_queue_length{namespace,name}  gauge: the last L
+  //     read (NaN after a failed read; removed by Forget)
+  //   modelservice_autoscaler_queries_total{result=success|error}  counter
+  // (so at most one PrometheusAutoscaler per registry: Register throws on a
+  // duplicate name). `logger` may be null (no logging).
+  PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template, const Clock& clock,
+                       Clock::Duration stabilization_window = kDefaultStabilizationWindow,
+                       double tolerance = kDefaultTolerance, metrics::Registry* registry = nullptr,
+                       std::shared_ptr<spdlog::logger> logger = nullptr);
+
+  Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
+                           int current_replicas) override;
+  void Forget(const std::string& ns, const std::string& name) override;
+
+  // Number of objects with history (for tests and debugging).
+  std::size_t TrackedObjects() const;
+
+ private:
+  struct Sample {
+    Clock::TimePoint at;
+    int replicas;
+  };
+  using Key = std::pair<std::string, std::string>;
+
+  std::shared_ptr<QuerySource> source_;
+  std::string template_;
+  const Clock& clock_;
+  Clock::Duration window_;
+  double tolerance_;
+  std::shared_ptr<spdlog::logger> logger_;
+  metrics::Family<metrics::Gauge>* queue_gauge_ = nullptr;
+  metrics::Counter* queries_ok_ = nullptr;
+  metrics::Counter* queries_err_ = nullptr;
+
+  mutable std::mutex mu_;
+  std::map<Key, std::deque<Sample>> history_;
+};
+
+}  // namespace ms::autoscale

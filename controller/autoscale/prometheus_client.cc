@@ -1,0 +1,233 @@
+#include "controller/autoscale/prometheus_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+namespace ms::autoscale {
+
+namespace {
+
+using nlohmann::json;
+
+// RAII for libcurl: the global init is reference-counted by libcurl (and
+// thread-safe in 7.84+), so each client holds one reference.
+struct CurlEasyDeleter {
+  void operator()(CURL* h) const { curl_easy_cleanup(h); }
+};
+using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
+
+struct CurlSlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
+
+struct Sink {
+  std::string body;
+  std::size_t max = 0;
+  bool too_large = false;
+};
+
+size_t WriteCallback(char* data, size_t size, size_t nmemb, void* userp) {
+  auto* sink = static_cast<Sink*>(userp);
+  const size_t n = size * nmemb;
+  if (sink->body.size() + n > sink->max) {
+    sink->too_large = true;
+    return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+  }
+  sink->body.append(data, n);
+  return n;
+}
+
+// Printable, bounded text for error messages.
+std::string Snippet(std::string_view s, size_t max = 200) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x20 || u == 0x7f ? ' ' : c);
+  }
+  if (s.size() > max) out += "...";
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string JsonString(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+// A sample value: the API's string ("1.5", "NaN", "+Inf", "-Inf"), or a
+// number for lenience. Returns false when unparseable.
+bool ParseSampleValue(const json& v, double& out) {
+  if (v.is_number()) {
+    out = v.get<double>();
+    return true;
+  }
+  if (!v.is_string()) return false;
+  std::string_view s = v.get_ref<const std::string&>();
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);  // "+Inf"
+  if (s.empty()) return false;
+  double d = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (ptr != s.data() + s.size()) return false;
+  if (ec == std::errc::result_out_of_range) {
+    d = (s.front() == '-') ? -HUGE_VAL : HUGE_VAL;  // overflow: report as infinite
+  } else if (ec != std::errc()) {
+    return false;
+  }
+  out = d;
+  return true;
+}
+
+// [timestamp, "value"] -> value, or an error.
+QueryResult ParsePair(const json& pair, const std::string& what) {
+  if (!pair.is_array() || pair.size() != 2) return QueryResult::Error("malformed " + what + ": expected [time, value]");
+  double v = 0;
+  if (!ParseSampleValue(pair[1], v)) return QueryResult::Error("malformed " + what + " value " + Snippet(pair[1].dump()));
+  if (std::isnan(v)) return QueryResult::Error(what + " is NaN");
+  if (std::isinf(v)) return QueryResult::Error(what + " is " + (v > 0 ? "+Inf" : "-Inf"));
+  return QueryResult::Value(v);
+}
+
+}  // namespace
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    }
+  }
+  return out;
+}
+
+std::string QueryUrl(std::string_view base_url, std::string_view promql) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
+  std::string url(base_url);
+  url += "/api/v1/query?query=";
+  url += UrlEncode(promql);
+  return url;
+}
+
+QueryResult ParseQueryResponse(long http_status, std::string_view body) {
+  const bool http_ok = http_status >= 200 && http_status < 300;
+  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    if (!http_ok) {
+      std::string msg = "HTTP " + std::to_string(http_status);
+      const std::string snip = Snippet(body);
+      if (!snip.empty()) msg += ": " + snip;
+      return QueryResult::Error(msg);
+    }
+    return QueryResult::Error("invalid JSON in response: " + Snippet(body));
+  }
+  const std::string status = JsonString(doc, "status");
+  if (status == "error") {
+    std::string msg;
+    if (!http_ok) msg = "HTTP " + std::to_string(http_status) + ": ";
+    const std::string type = JsonString(doc, "errorType");
+    const std::string err = JsonString(doc, "error");
+    msg += (type.empty() ? "error" : type) + ": " + (err.empty() ? "(no message)" : Snippet(err, 500));
+    return QueryResult::Error(msg);
+  }
+  if (!http_ok) return QueryResult::Error("HTTP " + std::to_string(http_status) + ": " + Snippet(body));
+  if (status != "success") return QueryResult::Error("unexpected status \"" + Snippet(status) + "\" in response");
+
+  auto data = doc.find("data");
+  if (data == doc.end() || !data->is_object()) return QueryResult::Error("response has no data object");
+  const std::string type = JsonString(*data, "resultType");
+  auto result = data->find("result");
+  if (result == data->end()) return QueryResult::Error("response has no data.result");
+
+  if (type == "scalar") return ParsePair(*result, "scalar");
+  if (type != "vector") {
+    return QueryResult::Error("unsupported resultType \"" + Snippet(type) +
+                              "\": the query must return an instant vector or a scalar");
+  }
+  if (!result->is_array()) return QueryResult::Error("malformed vector result");
+  if (result->empty()) return QueryResult::Error("no series (the query returned an empty vector)");
+  double sum = 0;
+  for (const auto& series : *result) {
+    if (!series.is_object() || !series.contains("value")) return QueryResult::Error("malformed vector sample");
+    std::string what = "series";
+    if (auto m = series.find("metric"); m != series.end() && m->is_object() && !m->empty()) {
+      what += " " + Snippet(m->dump(), 300);
+    }
+    QueryResult v = ParsePair(series["value"], what);
+    if (!v.ok) return v;
+    sum += v.value;
+  }
+  if (!std::isfinite(sum)) return QueryResult::Error("the sum of " + std::to_string(result->size()) + " series overflows");
+  return QueryResult::Value(sum);
+}
+
+PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options)
+    : base_url_(std::move(base_url)), options_(std::move(options)) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+PrometheusClient::~PrometheusClient() { curl_global_cleanup(); }
+
+QueryResult PrometheusClient::Query(const std::string& promql) {
+  if (base_url_.rfind("http://", 0) != 0 && base_url_.rfind("https://", 0) != 0) {
+    return QueryResult::Error("invalid Prometheus URL \"" + Snippet(base_url_) + "\": want http(s)://host[:port][/prefix]");
+  }
+  // Everything the handle points at is declared before it, so it outlives
+  // the handle.
+  const std::string url = QueryUrl(base_url_, promql);
+  Sink sink;
+  sink.max = options_.max_response_bytes;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  CurlSlist headers(curl_slist_append(nullptr, "Accept: application/json"));
+  CurlEasy h(curl_easy_init());
+  if (!h) return QueryResult::Error("curl_easy_init failed");
+
+  const long timeout_ms = std::max<long>(1, static_cast<long>(options_.timeout.count()));
+  const long connect_ms = std::clamp<long>(static_cast<long>(options_.connect_timeout.count()), 1, timeout_ms);
+  CURL* c = h.get();
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &WriteCallback);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "modelservice-controller");
+  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+  if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
+  if (!options_.no_proxy.empty()) curl_easy_setopt(c, CURLOPT_NOPROXY, options_.no_proxy.c_str());
+
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc != CURLE_OK) {
+    std::string msg = "GET " + Snippet(base_url_) + " failed: ";
+    if (sink.too_large) {
+      msg += "response larger than " + std::to_string(options_.max_response_bytes) + " bytes";
+    } else {
+      msg += errbuf[0] != '\0' ? Snippet(errbuf) : curl_easy_strerror(rc);
+      if (rc == CURLE_OPERATION_TIMEDOUT) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
+    }
+    return QueryResult::Error(msg);
+  }
+  long code = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  return ParseQueryResponse(code, sink.body);
+}
+
+}  // namespace ms::autoscale

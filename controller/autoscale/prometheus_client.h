@@ -1,0 +1,87 @@
+// Reading the queue length from Prometheus' HTTP API (instant queries,
+// GET /api/v1/query). The autoscaler depends only on QuerySource, so tests
+// drive it with a fake; PrometheusClient is the libcurl implementation.
+//
+// Response rules (ParseQueryResponse):
+//  - status "success" with resultType "scalar": the scalar's value.
+//  - resultType "vector": the SUM of every series' value (as the HPA sums the
+//    series an external metric selector matches); an empty vector is an
+//    error "no series". The default template already wraps the query in
+//    sum(), so normally there is one series.
+//  - Values are the API's strings ("12", "1e3", "NaN", "+Inf", "-Inf"). A
+//    NaN or infinite value in any series, or a sum that overflows to
+//    infinity, is an error (the reading is unavailable). Negative finite
+//    values are returned as read (the formula treats L < 0 as 0).
+//  - resultType "matrix" / "string" and malformed bodies are errors.
+//  - status "error": the error is "<errorType>: <error>", whatever the HTTP
+//    code (Prometheus answers 400/422/503 with such a body).
+//  - Any other non-2xx answer: "HTTP <code>: <start of the body>".
+//  - Transport failures (refused, timeout, DNS, TLS): curl's message.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ms::autoscale {
+
+// A value or an error, never both.
+struct QueryResult {
+  bool ok = false;
+  double value = 0;   // finite when ok
+  std::string error;  // non-empty when !ok
+
+  static QueryResult Value(double v) { return {true, v, {}}; }
+  static QueryResult Error(std::string e) { return {false, 0, std::move(e)}; }
+};
+
+// Where the queue length comes from. Implementations must be thread-safe:
+// several reconcile workers call Query() at once.
+class QuerySource {
+ public:
+  virtual ~QuerySource() = default;
+  // Runs the instant query `promql` and reduces its answer to one number by
+  // the rules above.
+  virtual QueryResult Query(const std::string& promql) = 0;
+};
+
+struct PrometheusClientOptions {
+  std::chrono::milliseconds timeout{5000};          // whole request
+  std::chrono::milliseconds connect_timeout{2000};  // capped at `timeout`
+  std::string ca_file;   // for https; empty: the system CA store
+  std::string no_proxy;  // CURLOPT_NOPROXY when non-empty ("*": never proxy)
+  std::size_t max_response_bytes = 8 * 1024 * 1024;
+};
+
+// The Prometheus HTTP API over libcurl. `base_url` is the --prometheus-url
+// value: http(s)://host[:port][/path/prefix] with or without trailing
+// slashes; queries go to <base without trailing '/'>/api/v1/query?query=...
+// One curl easy handle per call, so Query() is thread-safe.
+class PrometheusClient final : public QuerySource {
+ public:
+  explicit PrometheusClient(std::string base_url, PrometheusClientOptions options = {});
+  ~PrometheusClient() override;
+  PrometheusClient(const PrometheusClient&) = delete;
+  PrometheusClient& operator=(const PrometheusClient&) = delete;
+
+  QueryResult Query(const std::string& promql) override;
+
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  std::string base_url_;
+  PrometheusClientOptions options_;
+};
+
+// RFC 3986 percent-encoding: everything but ALPHA / DIGIT / - . _ ~ becomes
+// %XX (upper-case hex), so the result is safe as a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+// <base_url without trailing '/'>/api/v1/query?query=<UrlEncode(promql)>.
+std::string QueryUrl(std::string_view base_url, std::string_view promql);
+
+// Reduces an HTTP answer from /api/v1/query to a QueryResult (rules above).
+QueryResult ParseQueryResponse(long http_status, std::string_view body);
+
+}  // namespace ms::autoscale
