@@ -79,7 +79,7 @@ def build_crd(schema):
         "metadata": {
             "name": "%s.%s" % (PLURAL, GROUP),
             "labels": {
-                "app.kubernetes.io/name": "modelservice",
+                "app.kubernetes.io/name": "modelservice-operator",
                 "app.kubernetes.io/part-of": "modelservice",
             },
         },
