@@ -44,9 +44,12 @@ int DesiredReplicas(double queue_length, const Spec& spec, int current_replicas,
     const Bounds b = NormalizedBounds(spec);
     const double tol = (std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance;
     const double l = SanitizeQueueLength(queue_length);
-    const double usage_ratio = l / (static_cast<double>(current_replicas) * static_cast<double>(b.target));
-    // usage_ratio is finite or +Inf here; +Inf - 1 > tol, so it falls through.
-    if (std::fabs(usage_ratio - 1.0) <= tol) return std::clamp(current_replicas, b.lo, b.hi);
+    // |L/(C*T) - 1| <= tol, evaluated as |L - C*T| <= tol*C*T with a
+    // relative slack of 1e-9 so that boundaries like L = 44, C*T = 40,
+    // tol = 0.1 are inside despite binary rounding (44.0/40 - 1 > 0.1 in
+    // doubles). L = +Inf never passes: Inf <= finite is false.
+    const double ct = static_cast<double>(current_replicas) * static_cast<double>(b.target);
+    if (std::fabs(l - ct) <= (tol + 1e-9) * ct) return std::clamp(current_replicas, b.lo, b.hi);
   }
   return DesiredReplicas(queue_length, spec);
 }

@@ -37,9 +37,11 @@ int DesiredReplicas(double queue_length, const Spec& spec);
 //   |L / (current_replicas * T) - 1| <= tolerance
 // the answer is current_replicas (clamped into the bounds, so a spec whose
 // min/max moved past the current count still takes effect); otherwise it is
-// DesiredReplicas(L, spec). A negative or NaN tolerance counts as 0, so
-// tolerance 0 keeps C only when L == C*T exactly (where the formula agrees
-// anyway). L is treated as above (negative -> 0) before the ratio is taken;
+// DesiredReplicas(L, spec). The band is closed and computed as
+// |L - C*T| <= (tolerance + 1e-9) * C*T, so exact boundaries (L = 44 with
+// C*T = 40 and tolerance 0.1) count as inside despite binary rounding.
+// A negative or NaN tolerance counts as 0 (then C is kept only when L is
+// C*T to within 1e-9 relative). L is treated as above (negative -> 0) before the ratio is taken;
 // a NaN L gives lo.
 int DesiredReplicas(double queue_length, const Spec& spec, int current_replicas, double tolerance);
 
