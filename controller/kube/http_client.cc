@@ -1,0 +1,371 @@
+#include "controller/kube/http_client.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+#include "controller/kube/curl_handles.h"
+#include "controller/kube/rate_limiter.h"
+#include "controller/kube/status.h"
+#include "controller/kube/token_source.h"
+#include "controller/kube/watch_decoder.h"
+
+namespace ms::kube {
+
+const char* PatchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kJson: return "application/json-patch+json";
+    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string HostPort(const std::string& server) {
+  std::string rest = server;
+  std::string scheme = "https";
+  if (auto p = rest.find("://"); p != std::string::npos) {
+    scheme = rest.substr(0, p);
+    rest = rest.substr(p + 3);
+  }
+  rest = rest.substr(0, rest.find('/'));
+  if (auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
+  const auto bracket = rest.rfind(']');
+  const auto colon = rest.rfind(':');
+  const bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
+  if (!has_port) rest += scheme == "http" ? ":80" : ":443";
+  return rest;
+}
+
+namespace {
+
+bool Is2xx(long code) { return code >= 200 && code < 300; }
+
+struct BodySink {
+  std::string data;
+  size_t max = 0;
+  bool overflow = false;
+};
+
+size_t WriteBody(char* ptr, size_t size, size_t nmemb, void* userdata) {
+  auto* sink = static_cast<BodySink*>(userdata);
+  const size_t n = size * nmemb;
+  if (sink->data.size() + n > sink->max) {
+    sink->overflow = true;
+    return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+  }
+  sink->data.append(ptr, n);
+  return n;
+}
+
+struct WatchSink {
+  CURL* easy = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+  WatchDecoder* decoder = nullptr;
+  long http = 0;
+  std::string error_body;
+  bool consumer_stopped = false;
+  bool stop_requested = false;
+};
+
+size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
+  auto* sink = static_cast<WatchSink*>(userdata);
+  const size_t n = size * nmemb;
+  if (sink->http == 0) curl_easy_getinfo(sink->easy, CURLINFO_RESPONSE_CODE, &sink->http);
+  if (sink->stop->load()) {
+    sink->stop_requested = true;
+    return 0;
+  }
+  if (!Is2xx(sink->http)) {
+    constexpr size_t kMaxErrorBody = 1u << 20;
+    if (sink->error_body.size() < kMaxErrorBody) sink->error_body.append(ptr, std::min(n, kMaxErrorBody));
+    return n;
+  }
+  if (!sink->decoder->Feed(std::string_view(ptr, n))) {
+    sink->consumer_stopped = true;
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+struct HttpClient::Impl {
+  Impl(RestConfig c, const Clock& clk, std::shared_ptr<spdlog::logger> log, metrics::Registry* registry,
+       HttpClientOptions o)
+      : config(std::move(c)),
+        clock(clk),
+        logger(std::move(log)),
+        options(o),
+        tokens(config.bearer_token, config.token_file, clk),
+        limiter(config.qps, config.burst, clk),
+        host(HostPort(config.server)) {
+    static const CURLcode kGlobalInit = curl_global_init(CURL_GLOBAL_DEFAULT);
+    (void)kGlobalInit;
+    while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
+    if (registry != nullptr) {
+      requests = &metrics::BuildCounter()
+                      .Name("rest_client_requests_total")
+                      .Help("Number of HTTP requests, partitioned by status code, method, and host.")
+                      .Register(*registry);
+    }
+  }
+
+  // Pool of idle easy handles.
+  curl::EasyPtr Acquire() {
+    {
+      std::lock_guard<std::mutex> g(pool_mu);
+      if (!pool.empty()) {
+        curl::EasyPtr h = std::move(pool.back());
+        pool.pop_back();
+        return h;
+      }
+    }
+    return curl::EasyPtr(curl_easy_init());
+  }
+  void Release(curl::EasyPtr h) {
+    std::lock_guard<std::mutex> g(pool_mu);
+    if (pool.size() < options.max_idle_handles) pool.push_back(std::move(h));
+  }
+
+  void Count(const std::string& code, const std::string& method) {
+    if (requests != nullptr) requests->Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
+  }
+
+  // Options every request shares. `headers` and `errbuf` must outlive the transfer.
+  void SetCommon(CURL* h, const std::string& path, const std::string& token, curl::SlistPtr& headers,
+                 const char* content_type, char* errbuf) {
+    curl_easy_reset(h);
+    const std::string url = config.server + (path.empty() || path.front() != '/' ? "/" : "") + path;
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, config.user_agent.c_str());
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip for large lists
+
+    if (!config.ca_pem.empty()) {
+      curl_blob blob{const_cast<char*>(config.ca_pem.data()), config.ca_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+    }
+    if (!config.client_cert_pem.empty()) {
+      curl_blob blob{const_cast<char*>(config.client_cert_pem.data()), config.client_cert_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
+      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (!config.client_key_pem.empty()) {
+      curl_blob blob{const_cast<char*>(config.client_key_pem.data()), config.client_key_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
+      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (config.insecure_skip_tls_verify) {
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+
+    curl::Append(headers, "Accept: application/json");
+    if (content_type != nullptr) curl::Append(headers, (std::string("Content-Type: ") + content_type).c_str());
+    if (!token.empty()) curl::Append(headers, ("Authorization: Bearer " + token).c_str());
+    curl::Append(headers, "Expect:");  // no 100-continue round trip for large bodies
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  }
+
+  struct Raw {
+    CURLcode curl = CURLE_OK;
+    long http = 0;
+    std::string body;
+    std::string error;
+  };
+
+  Raw Perform(const char* method, const std::string& path, const std::string* body, const char* content_type) {
+    Raw raw;
+    curl::EasyPtr h = Acquire();
+    if (!h) {
+      raw.curl = CURLE_OUT_OF_MEMORY;
+      raw.error = "curl_easy_init failed";
+      return raw;
+    }
+    char errbuf[CURL_ERROR_SIZE] = {};
+    curl::SlistPtr headers;
+    SetCommon(h.get(), path, tokens.Token(), headers, content_type, errbuf);
+    curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(options.request_timeout.count()));
+    const std::string m = method;
+    if (m == "GET") {
+      curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(h.get(), CURLOPT_CUSTOMREQUEST, method);
+    }
+    if (body != nullptr) {
+      curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, body->data());
+      curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    }
+    BodySink sink;
+    sink.max = options.max_response_bytes;
+    curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &WriteBody);
+    curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
+    raw.curl = curl_easy_perform(h.get());
+    curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &raw.http);
+    if (raw.curl != CURLE_OK) {
+      raw.error = sink.overflow ? "response larger than " + std::to_string(options.max_response_bytes) + " bytes"
+                                : (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl));
+    }
+    raw.body = std::move(sink.data);
+    Release(std::move(h));
+    return raw;
+  }
+
+  Result Do(const char* method, const std::string& path, const nlohmann::json* body, const char* content_type) {
+    limiter.Wait();
+    std::string payload;
+    if (body != nullptr) payload = body->dump();
+    Raw raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
+    if (raw.curl == CURLE_OK && raw.http == 401 && tokens.has_file() && tokens.Refresh()) {
+      if (logger) logger->info("401 from {}: retrying with the re-read token from {}", host, config.token_file);
+      Count(std::to_string(raw.http), method);
+      raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
+    }
+    Result r;
+    if (raw.curl != CURLE_OK) {
+      Count("<error>", method);
+      r.code = 0;
+      r.error = TransportError(raw.error);
+      if (logger) logger->debug("{} {}: transport error: {}", method, path, raw.error);
+      return r;
+    }
+    Count(std::to_string(raw.http), method);
+    r.code = static_cast<int>(raw.http);
+    if (logger) logger->trace("{} {} -> {}", method, path, raw.http);
+    if (!Is2xx(raw.http)) {
+      r.error = StatusFromBody(raw.body, r.code);
+      return r;
+    }
+    if (raw.body.empty()) {
+      r.body = nlohmann::json::object();
+      return r;
+    }
+    r.body = nlohmann::json::parse(raw.body, nullptr, /*allow_exceptions=*/false);
+    if (r.body.is_discarded()) {
+      r.body = nullptr;
+      r.error = Status{r.code, "InvalidResponse", "the response is not valid JSON"};
+    }
+    return r;
+  }
+
+  Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
+               const std::atomic<bool>& stop) {
+    Result r;
+    curl::EasyPtr h(curl_easy_init());
+    curl::MultiPtr multi(curl_multi_init());
+    if (!h || !multi) {
+      r.error = TransportError("curl init failed");
+      return r;
+    }
+    char errbuf[CURL_ERROR_SIZE] = {};
+    curl::SlistPtr headers;
+    SetCommon(h.get(), path, tokens.Token(), headers, nullptr, errbuf);
+    curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h.get(), CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.watch_low_speed_time.count()));
+
+    WatchDecoder decoder(on_event, [&](const std::string& msg) {
+      if (logger) logger->warn("watch {}: {}", path, msg);
+    });
+    WatchSink sink;
+    sink.easy = h.get();
+    sink.stop = &stop;
+    sink.decoder = &decoder;
+    curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &WriteWatch);
+    curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
+
+    CURLcode done = CURLE_OK;
+    bool finished = false;
+    {
+      curl::MultiAttachment attach(multi.get(), h.get());
+      if (!attach.ok()) {
+        r.error = TransportError("curl_multi_add_handle failed");
+        return r;
+      }
+      const int poll_ms = static_cast<int>(std::max<long>(1, options.watch_poll_interval.count()));
+      while (!stop.load()) {
+        int running = 0;
+        if (const CURLMcode mc = curl_multi_perform(multi.get(), &running); mc != CURLM_OK) {
+          done = CURLE_RECV_ERROR;
+          finished = true;
+          std::snprintf(errbuf, sizeof(errbuf), "%s", curl_multi_strerror(mc));
+          break;
+        }
+        int queued = 0;
+        while (CURLMsg* msg = curl_multi_info_read(multi.get(), &queued)) {
+          if (msg->msg == CURLMSG_DONE) {
+            done = msg->data.result;
+            finished = true;
+          }
+        }
+        if (finished || running == 0) break;
+        curl_multi_poll(multi.get(), nullptr, 0, poll_ms, nullptr);
+      }
+    }
+    if (sink.http == 0) curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &sink.http);
+    r.code = static_cast<int>(sink.http);
+    Count(sink.http != 0 ? std::to_string(sink.http) : std::string("<error>"), "GET");
+
+    if (!finished || stop.load() || sink.stop_requested || sink.consumer_stopped) {
+      return r;  // stopped by the caller: not an error
+    }
+    if (done == CURLE_OK && Is2xx(sink.http)) {
+      decoder.Finish();
+      return r;
+    }
+    if (sink.http != 0 && !Is2xx(sink.http)) {
+      r.error = StatusFromBody(sink.error_body, r.code);
+      return r;
+    }
+    r.code = 0;
+    r.error = TransportError(errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(done));
+    if (logger) logger->debug("watch {}: {}", path, r.error->message);
+    return r;
+  }
+
+  RestConfig config;
+  const Clock& clock;
+  std::shared_ptr<spdlog::logger> logger;
+  HttpClientOptions options;
+  TokenSource tokens;
+  TokenBucketRateLimiter limiter;
+  std::string host;
+  metrics::Family<metrics::Counter>* requests = nullptr;
+  std::mutex pool_mu;
+  std::vector<curl::EasyPtr> pool;
+};
+
+HttpClient::HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+                       metrics::Registry* registry, HttpClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(config), clock, std::move(logger), registry, options)) {}
+
+HttpClient::~HttpClient() = default;
+
+Result HttpClient::Get(const std::string& path) { return impl_->Do("GET", path, nullptr, nullptr); }
+Result HttpClient::List(const std::string& path) { return impl_->Do("GET", path, nullptr, nullptr); }
+Result HttpClient::Create(const std::string& path, const nlohmann::json& body) {
+  return impl_->Do("POST", path, &body, "application/json");
+}
+Result HttpClient::Update(const std::string& path, const nlohmann::json& body) {
+  return impl_->Do("PUT", path, &body, "application/json");
+}
+Result HttpClient::Patch(const std::string& path, PatchType type, const nlohmann::json& patch) {
+  return impl_->Do("PATCH", path, &patch, PatchContentType(type));
+}
+Result HttpClient::Delete(const std::string& path) { return impl_->Do("DELETE", path, nullptr, nullptr); }
+Result HttpClient::Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
+                         const std::atomic<bool>& stop) {
+  return impl_->Watch(path, on_event, stop);
+}
+const std::string& HttpClient::host() const { return impl_->host; }
+
+}  // namespace ms::kube

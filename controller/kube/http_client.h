@@ -1,0 +1,67 @@
+// The Kubernetes API client over libcurl. Safe for concurrent use by several
+// threads: easy handles are pooled (each keeps its keep-alive connections).
+// Requests other than Watch pass a client-side token bucket (RestConfig
+// qps/burst, in the injected Clock's time). Counts
+// rest_client_requests_total{code,method,host} on `registry` when given (one
+// HttpClient per registry: the family is registered by the constructor).
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "controller/kube/client.h"
+#include "controller/kube/config.h"
+#include "shared/clock.h"
+#include "shared/metrics.h"
+
+namespace ms::kube {
+
+struct HttpClientOptions {
+  std::chrono::milliseconds request_timeout{30'000};  // whole request, non-watch calls
+  std::chrono::milliseconds connect_timeout{10'000};
+  // A watch receiving less than 1 byte/s for this long is dropped (the API
+  // server sends a bookmark about once a minute).
+  std::chrono::seconds watch_low_speed_time{90};
+  // How often a watch checks its stop flag while idle.
+  std::chrono::milliseconds watch_poll_interval{100};
+  size_t max_response_bytes = 256u << 20;
+  size_t max_idle_handles = 32;
+};
+
+class HttpClient final : public Client {
+ public:
+  HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger = nullptr,
+             metrics::Registry* registry = nullptr, HttpClientOptions options = {});
+  ~HttpClient() override;
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  Result Get(const std::string& path) override;
+  Result List(const std::string& path) override;
+  Result Create(const std::string& path, const nlohmann::json& body) override;
+  Result Update(const std::string& path, const nlohmann::json& body) override;
+  Result Patch(const std::string& path, PatchType type, const nlohmann::json& patch) override;
+  Result Delete(const std::string& path) override;
+  Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
+               const std::atomic<bool>& stop) override;
+
+  // host:port of the server, as in the metric's `host` label.
+  const std::string& host() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The Content-Type for a patch type.
+const char* PatchContentType(PatchType type);
+
+// host:port of a server URL ("https://h:6443/x" -> "h:6443"; the scheme's
+// default port when absent).
+std::string HostPort(const std::string& server);
+
+}  // namespace ms::kube

@@ -1,0 +1,115 @@
+#include "controller/kube/paths.h"
+
+namespace ms::kube {
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                            c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0x0F];
+    }
+  }
+  return out;
+}
+
+std::string GroupVersionPath(std::string_view group, std::string_view version) {
+  std::string out = group.empty() ? "/api/" : "/apis/";
+  if (!group.empty()) {
+    out += group;
+    out += '/';
+  }
+  out += version;
+  return out;
+}
+
+std::string CollectionPath(std::string_view group, std::string_view version, std::string_view resource,
+                           std::string_view ns) {
+  std::string out = GroupVersionPath(group, version);
+  if (!ns.empty()) {
+    out += "/namespaces/";
+    out += UrlEncode(ns);
+  }
+  out += '/';
+  out += resource;
+  return out;
+}
+
+std::string ObjectPath(std::string_view group, std::string_view version, std::string_view resource,
+                       std::string_view ns, std::string_view name) {
+  return CollectionPath(group, version, resource, ns) + "/" + UrlEncode(name);
+}
+
+std::string StatusPath(std::string_view group, std::string_view version, std::string_view resource,
+                       std::string_view ns, std::string_view name) {
+  return ObjectPath(group, version, resource, ns, name) + "/status";
+}
+
+std::string NamespacedCollectionPath(std::string_view path, std::string_view ns) {
+  if (ns.empty()) return std::string(path);
+  const auto q = path.find('?');
+  std::string_view base = path.substr(0, q);
+  std::string_view query = q == std::string_view::npos ? std::string_view{} : path.substr(q);
+  const auto slash = base.rfind('/');
+  if (slash == std::string_view::npos) return std::string(path);
+  std::string out(base.substr(0, slash));
+  out += "/namespaces/";
+  out += UrlEncode(ns);
+  out += base.substr(slash);
+  out += query;
+  return out;
+}
+
+std::string WithQuery(std::string_view path, std::string_view key, std::string_view value) {
+  std::string out(path);
+  out += path.find('?') == std::string_view::npos ? '?' : '&';
+  out += key;
+  out += '=';
+  out += UrlEncode(value);
+  return out;
+}
+
+std::string FormatLabelSelector(const std::map<std::string, std::string>& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    if (!out.empty()) out += ',';
+    out += k;
+    out += '=';
+    out += v;
+  }
+  return out;
+}
+
+std::string LabelSelectorQuery(const std::map<std::string, std::string>& labels) {
+  if (labels.empty()) return {};
+  return "labelSelector=" + UrlEncode(FormatLabelSelector(labels));
+}
+
+namespace {
+std::string StringAt(const nlohmann::json& object, const char* field) {
+  if (!object.is_object()) return {};
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return {};
+  auto it = md->find(field);
+  if (it == md->end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+}  // namespace
+
+std::string ObjectKey(const nlohmann::json& object) {
+  std::string name = StringAt(object, "name");
+  if (name.empty()) return {};
+  std::string ns = StringAt(object, "namespace");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+std::string ResourceVersionOf(const nlohmann::json& object) { return StringAt(object, "resourceVersion"); }
+
+}  // namespace ms::kube

@@ -1,0 +1,40 @@
+#include "controller/kube/token_source.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace ms::kube {
+
+TokenSource::TokenSource(std::string token, std::string file, const Clock& clock, Clock::Duration refresh)
+    : file_(std::move(file)), clock_(clock), refresh_(refresh), token_(std::move(token)), last_read_(clock.Now()) {
+  if (token_.empty() && !file_.empty()) ReadLocked();
+}
+
+bool TokenSource::ReadLocked() {
+  last_read_ = clock_.Now();
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) return false;  // keep the old token: the file may be mid-rotation
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string t = ss.str();
+  const auto b = t.find_first_not_of(" \t\r\n");
+  const auto e = t.find_last_not_of(" \t\r\n");
+  t = b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+  if (t.empty() || t == token_) return false;
+  token_ = std::move(t);
+  return true;
+}
+
+std::string TokenSource::Token() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!file_.empty() && clock_.Now() - last_read_ >= refresh_) ReadLocked();
+  return token_;
+}
+
+bool TokenSource::Refresh() {
+  if (file_.empty()) return false;
+  std::lock_guard<std::mutex> g(mu_);
+  return ReadLocked();
+}
+
+}  // namespace ms::kube

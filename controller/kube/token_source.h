@@ -1,0 +1,35 @@
+// The bearer token for API requests, re-read from its file (service account
+// token rotation): at most once per refresh period, or at once after a 401.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "shared/clock.h"
+
+namespace ms::kube {
+
+class TokenSource {
+ public:
+  // `file` empty: the static token is used as is.
+  TokenSource(std::string token, std::string file, const Clock& clock,
+              Clock::Duration refresh = std::chrono::minutes(1));
+
+  // The current token (re-read from the file when the refresh period has passed).
+  std::string Token();
+  // Forces a re-read now (after a 401). Returns true when the token changed.
+  bool Refresh();
+  bool has_file() const { return !file_.empty(); }
+
+ private:
+  bool ReadLocked();  // true when the token changed
+
+  const std::string file_;
+  const Clock& clock_;
+  const Clock::Duration refresh_;
+  std::mutex mu_;
+  std::string token_;
+  Clock::TimePoint last_read_;
+};
+
+}  // namespace ms::kube
