@@ -72,6 +72,7 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
     std::lock_guard<std::mutex> g(mu_);
     auto& h = history_[Key{ns, name}];
     const Clock::TimePoint cutoff = now - window_;
+    if (window_ == Clock::Duration::zero()) h.clear();  // no stabilization
     while (!h.empty() && h.front().at < cutoff) h.pop_front();
     while (!h.empty() && h.back().replicas <= raw) h.pop_back();
     h.push_back(Sample{now, raw});

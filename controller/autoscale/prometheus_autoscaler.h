@@ -57,8 +57,9 @@ inline constexpr const char* kReasonMetricsUnavailable = "MetricsUnavailable";
 class PrometheusAutoscaler final : public Autoscaler {
  public:
   // `source` and `clock` must outlive the autoscaler (source is shared).
-  // `query_template`: see promql.h (kDefaultQueryTemplate). A negative window
-  // counts as 0 (no stabilization). With a `registry`, registers
+  // `query_template`: see promql.h (kDefaultQueryTemplate). A window of 0
+  // (or negative) disables stabilization: the answer is this call's raw
+  // recommendation. With a `registry`, registers
   //   modelservice_autoscaler_queue_length{namespace,name}  gauge: the last L
   //     read (NaN after a failed read; removed by Forget)
   //   modelservice_autoscaler_queries_total{result=success|error}  counter
