@@ -1,0 +1,36 @@
+// A field error in the Kubernetes API server's wording
+// (k8s.io/apimachinery/pkg/util/validation/field): "<path>: <kind>: <detail>".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ms {
+
+struct FieldError {
+  enum class Type { kRequired, kInvalid, kUnsupported, kForbidden, kTooLong };
+  Type type = Type::kInvalid;
+  std::string path;    // e.g. spec.strategy.rollingUpdate.maxSurge
+  std::string value;   // the offending value rendered as JSON (Invalid/Unsupported)
+  std::string detail;  // e.g. "must be between 1 and 100"
+
+  std::string ToString() const;
+
+  static FieldError Required(std::string path, std::string detail = {});
+  static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail);
+  static FieldError Unsupported(std::string path, const nlohmann::json& value,
+                                const std::vector<std::string>& supported);
+  static FieldError Forbidden(std::string path, std::string detail);
+  static FieldError TooLong(std::string path, size_t max_bytes);
+};
+
+// Renders a value as the API server does in "Invalid value: ..." (JSON; long
+// values are cut at 128 bytes with "...").
+std::string RenderValue(const nlohmann::json& value);
+
+// All errors joined with "; ", as a denial's message.
+std::string JoinErrors(const std::vector<FieldError>& errors);
+
+}  // namespace ms

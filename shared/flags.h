@@ -1,0 +1,56 @@
+// Kubernetes-style command-line flags: --name=value or --name value,
+// booleans as --name / --name=false, -v as a shorthand, --help.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ms {
+
+class FlagSet {
+ public:
+  FlagSet(std::string program, std::string description);
+
+  void String(const std::string& name, std::string* target, const std::string& help);
+  void Int(const std::string& name, int* target, const std::string& help);
+  void Double(const std::string& name, double* target, const std::string& help);
+  void Bool(const std::string& name, bool* target, const std::string& help);
+  // Go-style durations: 300ms, 15s, 5m, 1h, 1m30s.
+  void Duration(const std::string& name, std::chrono::milliseconds* target, const std::string& help);
+  // A single-dash alias for a flag, e.g. Alias("v", "log-level").
+  void Alias(const std::string& shorthand, const std::string& name);
+
+  // Returns "" on success, else the error. `help_requested()` after --help/-h.
+  std::string Parse(int argc, const char* const* argv);
+  bool help_requested() const { return help_; }
+  std::string Usage() const;
+
+ private:
+  struct Flag {
+    std::string help;
+    std::string default_value;
+    bool is_bool = false;
+    std::function<std::string(const std::string&)> set;  // returns error or ""
+  };
+  void Add(const std::string& name, Flag flag);
+  std::string program_, description_;
+  std::map<std::string, Flag> flags_;
+  std::map<std::string, std::string> aliases_;
+  bool help_ = false;
+};
+
+// Parses a Go-style duration; false on error.
+bool ParseDuration(const std::string& s, std::chrono::milliseconds* out);
+std::string FormatDuration(std::chrono::milliseconds d);
+
+// ":8080" -> {"0.0.0.0", 8080}; "127.0.0.1:9090"; "0" or "" disables (port -1).
+struct HostPort {
+  std::string host;
+  int port = -1;
+};
+bool ParseBindAddress(const std::string& s, HostPort* out);
+
+}  // namespace ms

@@ -1,0 +1,104 @@
+// TLS for the servers: a certificate/key pair reloaded from disk when the
+// files change (as cert-manager or a kubelet Secret volume rotates them), and
+// the OpenSSL server context set-up (minimum version, modern ciphers,
+// optional client-certificate verification).
+//
+// Reload works per handshake through SSL_CTX_set_cert_cb: each new TLS
+// connection gets the pair that is current at that moment; connections in
+// flight keep theirs. A half-written or mismatched pair is refused and the
+// old pair stays in service.
+#pragma once
+
+#include <openssl/ssl.h>
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace ms::tls {
+
+struct X509Deleter {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyDeleter {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct ChainDeleter {
+  void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
+};
+
+struct CertPair {
+  std::unique_ptr<X509, X509Deleter> cert;
+  std::unique_ptr<EVP_PKEY, PkeyDeleter> key;
+  std::unique_ptr<STACK_OF(X509), ChainDeleter> chain;  // intermediates after the leaf
+  std::chrono::system_clock::time_point not_after;
+  std::string subject;
+};
+
+// Parses PEM text; throws std::runtime_error with the reason on failure
+// (no certificate, no key, key does not match the certificate).
+std::shared_ptr<const CertPair> LoadCertPair(const std::string& cert_pem, const std::string& key_pem);
+
+class CertificateReloader {
+ public:
+  // Loads the pair now; throws std::runtime_error when it cannot.
+  CertificateReloader(std::string cert_file, std::string key_file, std::shared_ptr<spdlog::logger> logger);
+
+  // Re-reads both files; installs them when their content changed and they
+  // form a valid pair. Returns true when a new pair was installed.
+  bool ReloadIfChanged();
+  std::shared_ptr<const CertPair> Current() const;
+  uint64_t generation() const;
+
+  // Installs the current pair on a connection (for SSL_CTX_set_cert_cb).
+  bool ApplyTo(SSL* ssl) const;
+
+ private:
+  std::string cert_file_, key_file_;
+  std::shared_ptr<spdlog::logger> logger_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const CertPair> current_;
+  std::string cert_pem_, key_pem_;
+  uint64_t generation_ = 0;
+};
+
+// Polls the reloader on a thread every `interval` until destroyed.
+class ReloadLoop {
+ public:
+  ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval);
+  ~ReloadLoop();
+  ReloadLoop(const ReloadLoop&) = delete;
+  ReloadLoop& operator=(const ReloadLoop&) = delete;
+
+ private:
+  CertificateReloader& reloader_;
+  std::chrono::milliseconds interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+struct ServerTlsOptions {
+  int min_version = TLS1_2_VERSION;  // TLS1_2_VERSION or TLS1_3_VERSION
+  std::string client_ca_file;        // non-empty: require and verify a client certificate
+};
+
+// Configures a server SSL_CTX: protocol floor, ECDHE+AEAD ciphers only for
+// TLS 1.2, no compression or renegotiation, the reloader's certificate per
+// handshake, and client verification when asked. Returns false and sets
+// `error` on failure. `reloader` must outlive the context.
+bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, CertificateReloader& reloader,
+                            std::string* error);
+
+// "1.2" / "1.3" -> TLS1_2_VERSION / TLS1_3_VERSION; 0 when unknown.
+int ParseTlsVersion(const std::string& s);
+
+// The last OpenSSL error as text.
+std::string LastSslError();
+
+}  // namespace ms::tls

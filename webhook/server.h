@@ -1,0 +1,65 @@
+// The HTTPS admission server: routes POST /validate and /mutate to their
+// Handlers through ServeReview, over TLS with hot certificate reload, with
+// the controller-runtime webhook metrics.
+#pragma once
+
+#include <httplib.h>
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shared/metrics.h"
+#include "shared/tls.h"
+#include "webhook/handler.h"
+
+namespace ms::webhook {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 9443;  // 0: any free port (tests)
+  std::string cert_file, key_file;
+  tls::ServerTlsOptions tls;
+  int threads = 32;  // each keep-alive connection holds one while it is open
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds keep_alive_timeout{30};
+  std::chrono::milliseconds cert_poll_interval{1000};
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, std::vector<const Handler*> handlers, metrics::Registry& registry,
+         std::shared_ptr<spdlog::logger> logger);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads the certificate, binds and serves on a thread. False + error when
+  // the certificate cannot be loaded or the port bound.
+  bool Start(std::string* error);
+  int port() const { return port_; }
+  // Stops accepting, lets requests in flight finish, joins.
+  void Stop();
+  tls::CertificateReloader* certificates() { return reloader_.get(); }
+
+ private:
+  void Route(const Handler& handler);
+
+  ServerOptions options_;
+  std::vector<const Handler*> handlers_;
+  std::shared_ptr<spdlog::logger> logger_;
+  metrics::Family<metrics::Counter>& requests_;
+  metrics::Family<metrics::Histogram>& latency_;
+  metrics::Family<metrics::Gauge>& in_flight_;
+  metrics::Family<metrics::Counter>& decisions_;
+  std::unique_ptr<tls::CertificateReloader> reloader_;
+  std::unique_ptr<tls::ReloadLoop> reload_loop_;
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::thread thread_;
+  int port_ = -1;
+};
+
+}  // namespace ms::webhook
