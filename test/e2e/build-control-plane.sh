@@ -111,8 +111,15 @@ fi
 
 export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 jobs="${BUILD_PARALLELISM:-2}"
-k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/component-base/version.gitTreeState=clean"
+# Same version variables as upstream's hack/lib/version.sh: component-base for
+# --version / the server's /version, client-go for the User-Agent
+# ("kubectl/v1.34.4 (linux/amd64) ...") that tests may count in the audit log.
+k8s_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
+done
 
+log "building ${todo[*]} with $("$gocmd" version) (a cold build downloads ~90 MB of modules and takes ~5 minutes on 2 cores)"
 for name in "${todo[@]}"; do
   case "$name" in
     kube-apiserver) bin="$apiserver_bin"; ldflags="$k8s_ldflags" ;;
@@ -121,7 +128,7 @@ for name in "${todo[@]}"; do
   esac
   # Another builder may have finished it while we waited for the lock.
   if (( ! force )) && version_ok "$name" "$bin"; then continue; fi
-  log "building $name -> $bin (first build downloads modules and takes several minutes)"
+  log "building $name -> $bin"
   start=$SECONDS
   tmp="$bin.tmp.$$"
   if ! (cd "$tools" && "$gocmd" build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$tmp" "./cmd/$name"); then
