@@ -370,6 +370,12 @@ do_up() {
   local args=(
     "--etcd-servers=$etcd_url"
     "--bind-address=127.0.0.1"
+    # Loopback only, deterministic: without these the server advertises the
+    # host's default-route IP and fails to start on hosts without a default
+    # route; 127.0.0.1 is not a valid Endpoints address, so the endpoint
+    # reconciler of the "kubernetes" Service is switched off.
+    "--advertise-address=127.0.0.1"
+    "--endpoint-reconciler-type=none"
     "--secure-port=$api_port"
     "--cert-dir=$pki"
     "--tls-cert-file=$pki/apiserver.crt"
