@@ -148,7 +148,6 @@ struct HttpClient::Impl {
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip for large lists
 
     if (!config.ca_pem.empty()) {
       curl_blob blob{const_cast<char*>(config.ca_pem.data()), config.ca_pem.size(), CURL_BLOB_COPY};
@@ -195,6 +194,8 @@ struct HttpClient::Impl {
     curl::SlistPtr headers;
     SetCommon(h.get(), path, tokens.Token(), headers, content_type, errbuf);
     curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(options.request_timeout.count()));
+    // gzip for large lists (not for watches: a compressor may hold events back).
+    curl_easy_setopt(h.get(), CURLOPT_ACCEPT_ENCODING, "");
     const std::string m = method;
     if (m == "GET") {
       curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
