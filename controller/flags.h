@@ -1,0 +1,60 @@
+// The controller's command line (design.md §4), Kubernetes style:
+// `--flag=value` or `--flag value`, boolean flags bare or `--flag=true|false`,
+// durations as `300ms`, `15s`, `5m`, `1h30m`; unknown flags are an error.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ms::controller {
+
+struct Flags {
+  std::string kubeconfig;
+  bool leader_elect = false;
+  std::string leader_election_id = "modelservice-controller";
+  std::string leader_election_namespace;  // empty after parsing: see DefaultLeaderElectionNamespace
+  int concurrency = 2;
+  std::string ns;  // empty: all namespaces
+  std::string default_image = "registry.local/model-server:latest";
+  std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
+  std::string prometheus_query = R"(sum(modelservice_queue_length{namespace="NS",modelservice="NAME"}))";
+  std::chrono::milliseconds autoscale_interval{15'000};
+  std::chrono::milliseconds scale_down_stabilization{300'000};
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
+  std::string log_format = "json";
+  std::string log_level = "info";
+  bool help = false;
+};
+
+struct FlagsResult {
+  Flags flags;
+  std::optional<std::string> error;  // set: print it with a usage hint, exit 2
+};
+
+// `args` excludes the program name.
+FlagsResult ParseFlags(const std::vector<std::string>& args);
+
+std::string Usage(const std::string& program);
+
+// Go time.ParseDuration subset: a sequence of <number><unit>, units ns, us,
+// ms, s, m, h; decimals allowed ("1.5s"); "0" alone is zero.
+std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s);
+
+// The namespace in `sa_dir`/namespace (in cluster), else "default".
+std::string DefaultLeaderElectionNamespace(
+    const std::string& namespace_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+
+struct BindAddress {
+  std::string host;  // "0.0.0.0" for ":8080"
+  int port = 0;
+  bool disabled = false;  // "0"
+};
+// ":8080", "127.0.0.1:8080", "[::1]:8080", or "0" (disabled).
+std::optional<BindAddress> ParseBindAddress(const std::string& s);
+
+}  // namespace ms::controller

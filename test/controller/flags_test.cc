@@ -1,0 +1,120 @@
+#include "controller/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace ms::controller {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(Flags, Defaults) {
+  FlagsResult r = ParseFlags({});
+  ASSERT_FALSE(r.error);
+  const Flags& f = r.flags;
+  EXPECT_FALSE(f.leader_elect);
+  EXPECT_EQ(f.leader_election_id, "modelservice-controller");
+  EXPECT_EQ(f.concurrency, 2);
+  EXPECT_EQ(f.ns, "");
+  EXPECT_EQ(f.default_image, "registry.local/model-server:latest");
+  EXPECT_EQ(f.prometheus_url, "http://prometheus-operated.monitoring.svc:9090");
+  EXPECT_EQ(f.prometheus_query, "sum(modelservice_queue_length{namespace=\"NS\",modelservice=\"NAME\"})");
+  EXPECT_EQ(f.autoscale_interval, milliseconds(15000));
+  EXPECT_EQ(f.scale_down_stabilization, milliseconds(300000));
+  EXPECT_EQ(f.kube_api_qps, 20);
+  EXPECT_EQ(f.kube_api_burst, 30);
+  EXPECT_EQ(f.metrics_bind_address, ":8080");
+  EXPECT_EQ(f.health_probe_bind_address, ":8081");
+}
+
+TEST(Flags, EqualsAndSpaceForms) {
+  FlagsResult r = ParseFlags({"--concurrency=4", "--namespace", "ml", "--leader-elect", "--autoscale-interval", "300ms",
+                              "--scale-down-stabilization=5m", "-v=3", "--kube-api-qps", "50.5", "--log-format=text",
+                              "--kubeconfig", "/tmp/kc", "--leader-election-namespace=ops"});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.flags.concurrency, 4);
+  EXPECT_EQ(r.flags.ns, "ml");
+  EXPECT_TRUE(r.flags.leader_elect);
+  EXPECT_EQ(r.flags.autoscale_interval, milliseconds(300));
+  EXPECT_EQ(r.flags.scale_down_stabilization, milliseconds(300000));
+  EXPECT_EQ(r.flags.log_level, "3");
+  EXPECT_DOUBLE_EQ(r.flags.kube_api_qps, 50.5);
+  EXPECT_EQ(r.flags.log_format, "text");
+  EXPECT_EQ(r.flags.kubeconfig, "/tmp/kc");
+  EXPECT_EQ(r.flags.leader_election_namespace, "ops");
+}
+
+TEST(Flags, BoolFlagDoesNotEatNextArgument) {
+  FlagsResult r = ParseFlags({"--leader-elect", "--concurrency", "3"});
+  ASSERT_FALSE(r.error);
+  EXPECT_TRUE(r.flags.leader_elect);
+  EXPECT_EQ(r.flags.concurrency, 3);
+  EXPECT_FALSE(ParseFlags({"--leader-elect=false"}).flags.leader_elect);
+}
+
+TEST(Flags, Errors) {
+  auto err = [](std::vector<std::string> a) { return ParseFlags(a).error.value_or(""); };
+  EXPECT_NE(err({"--nope"}).find("unknown flag: --nope"), std::string::npos);
+  EXPECT_NE(err({"--concurrency"}).find("needs an argument"), std::string::npos);
+  EXPECT_NE(err({"--concurrency=zero"}).find("invalid integer"), std::string::npos);
+  EXPECT_NE(err({"--concurrency=0"}).find("at least 1"), std::string::npos);
+  EXPECT_NE(err({"--autoscale-interval=15"}).find("invalid duration"), std::string::npos);
+  EXPECT_NE(err({"--log-format=xml"}).find("json or text"), std::string::npos);
+  EXPECT_NE(err({"--metrics-bind-address=8080"}).find("invalid address"), std::string::npos);
+  EXPECT_NE(err({"positional"}).find("unexpected argument"), std::string::npos);
+  EXPECT_NE(err({"-v=loud"}).find("invalid log level"), std::string::npos);
+}
+
+TEST(Flags, Help) {
+  EXPECT_TRUE(ParseFlags({"--help"}).flags.help);
+  EXPECT_TRUE(ParseFlags({"-h"}).flags.help);
+  const std::string u = Usage("prog");
+  for (const char* f : {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace",
+                        "--concurrency", "--namespace", "--default-image", "--prometheus-url", "--prometheus-query",
+                        "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps", "--kube-api-burst",
+                        "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
+    EXPECT_NE(u.find(f), std::string::npos) << f;
+  }
+}
+
+TEST(Durations, GoStyle) {
+  EXPECT_EQ(ParseDuration("15s"), milliseconds(15000));
+  EXPECT_EQ(ParseDuration("5m"), milliseconds(300000));
+  EXPECT_EQ(ParseDuration("300ms"), milliseconds(300));
+  EXPECT_EQ(ParseDuration("1h30m"), milliseconds(5400000));
+  EXPECT_EQ(ParseDuration("1.5s"), milliseconds(1500));
+  EXPECT_EQ(ParseDuration("0"), milliseconds(0));
+  EXPECT_FALSE(ParseDuration(""));
+  EXPECT_FALSE(ParseDuration("15"));
+  EXPECT_FALSE(ParseDuration("s"));
+  EXPECT_FALSE(ParseDuration("10x"));
+}
+
+TEST(BindAddress, Forms) {
+  auto a = ParseBindAddress(":8080");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "0.0.0.0");
+  EXPECT_EQ(a->port, 8080);
+  a = ParseBindAddress("127.0.0.1:9");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  a = ParseBindAddress("[::1]:80");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_TRUE(ParseBindAddress("0")->disabled);
+  EXPECT_FALSE(ParseBindAddress("8080"));
+  EXPECT_FALSE(ParseBindAddress(":99999"));
+}
+
+TEST(LeaderElectionNamespace, FromFileElseDefault) {
+  EXPECT_EQ(DefaultLeaderElectionNamespace("/nonexistent/namespace"), "default");
+  const std::string path = ::testing::TempDir() + "/ns-file";
+  std::ofstream(path) << "modelops-system\n";
+  EXPECT_EQ(DefaultLeaderElectionNamespace(path), "modelops-system");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ms::controller
