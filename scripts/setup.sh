@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl python3
   libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev libspdlog-dev
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev
-  prometheus wrk clang-format clang-tidy
+  prometheus python3-prometheus-client wrk clang-format clang-tidy
 )
 
 missing=()

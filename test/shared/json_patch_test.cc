@@ -1,0 +1,47 @@
+#include "shared/json_patch.h"
+
+#include <gtest/gtest.h>
+
+namespace ms::jsonpatch {
+namespace {
+
+TEST(JsonPointer, EscapesTildeAndSlash) {
+  EXPECT_EQ(EscapeToken("a/b~c"), "a~1b~0c");
+  EXPECT_EQ(EscapeToken("~1"), "~01");  // '~' first, so "~1" does not turn into '/'
+  EXPECT_EQ(Pointer({"spec", "nvidia.com/gpu"}), "/spec/nvidia.com~1gpu");
+  EXPECT_EQ(Pointer({}), "");
+}
+
+TEST(JsonPatch, BuildsOps) {
+  Patch p;
+  p.Add("/spec", nlohmann::json::object());
+  p.Replace("/spec/replicas", 2);
+  p.Remove("/spec/x");
+  EXPECT_EQ(p.Dump(),
+            R"([{"op":"add","path":"/spec","value":{}},{"op":"replace","path":"/spec/replicas","value":2},)"
+            R"({"op":"remove","path":"/spec/x"}])");
+  // The ops apply as RFC 6902 says (nlohmann implements it independently).
+  nlohmann::json doc = {{"spec", {{"x", 1}}}};
+  nlohmann::json applied = nlohmann::json::object().patch(nlohmann::json::array({p.ops()[0]}));
+  EXPECT_EQ(applied, nlohmann::json({{"spec", nlohmann::json::object()}}));
+  (void)doc;
+}
+
+TEST(Base64, RoundTripsAllLengths) {
+  std::string data;
+  for (int i = 0; i < 300; ++i) {
+    std::string out;
+    ASSERT_TRUE(Base64Decode(Base64Encode(data), out));
+    ASSERT_EQ(out, data);
+    data += static_cast<char>(i * 7);
+  }
+  EXPECT_EQ(Base64Encode("Man"), "TWFu");
+  EXPECT_EQ(Base64Encode("Ma"), "TWE=");
+  EXPECT_EQ(Base64Encode("M"), "TQ==");
+  std::string out;
+  EXPECT_FALSE(Base64Decode("TQ=a", out));
+  EXPECT_FALSE(Base64Decode("T!==", out));
+}
+
+}  // namespace
+}  // namespace ms::jsonpatch
