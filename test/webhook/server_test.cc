@@ -1,0 +1,418 @@
+// The real HTTPS server on loopback, with certificates made by
+// certs-scripts/gen-certs.sh, driven by libcurl and a raw OpenSSL client.
+#include "webhook/server.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "shared/logging.h"
+#include "test/support/test_support.h"
+#include "webhook/mutating_handler.h"
+#include "webhook/validating_handler.h"
+
+namespace ms::webhook {
+namespace {
+
+using nlohmann::json;
+
+struct CurlHandle {
+  CURL* h = curl_easy_init();
+  ~CurlHandle() { curl_easy_cleanup(h); }
+};
+struct Slist {
+  curl_slist* l = nullptr;
+  ~Slist() { curl_slist_free_all(l); }
+};
+
+size_t Collect(char* p, size_t s, size_t n, void* ud) {
+  static_cast<std::string*>(ud)->append(p, s * n);
+  return s * n;
+}
+
+struct Reply {
+  CURLcode code = CURLE_OK;
+  long status = 0;
+  std::string body;
+  std::string error;
+};
+
+struct ClientOptions {
+  std::string ca, cert, key;
+  long ssl_version = CURL_SSLVERSION_TLSv1_2;
+  long max_version = CURL_SSLVERSION_MAX_DEFAULT;
+  std::string content_type = "application/json";
+  bool chunked = false;
+  std::string method = "POST";
+};
+
+Reply Request(CURL* h, const std::string& url, const std::string& body, const ClientOptions& o) {
+  Reply r;
+  char err[CURL_ERROR_SIZE] = {0};
+  Slist headers;
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+  if (!o.ca.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, o.ca.c_str());
+  if (!o.cert.empty()) curl_easy_setopt(h, CURLOPT_SSLCERT, o.cert.c_str());
+  if (!o.key.empty()) curl_easy_setopt(h, CURLOPT_SSLKEY, o.key.c_str());
+  curl_easy_setopt(h, CURLOPT_SSLVERSION, o.ssl_version | o.max_version);
+  if (o.method == "POST") {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  } else {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  }
+  headers.l = curl_slist_append(headers.l, ("Content-Type: " + o.content_type).c_str());
+  headers.l = curl_slist_append(headers.l, "Expect:");
+  if (o.chunked) headers.l = curl_slist_append(headers.l, "Transfer-Encoding: chunked");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.l);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+  r.code = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+  r.error = err;
+  return r;
+}
+
+Reply Request(const std::string& url, const std::string& body, const ClientOptions& o) {
+  CurlHandle h;
+  return Request(h.h, url, body, o);
+}
+
+std::string ReviewBody(const json& spec, const std::string& uid = "uid-1") {
+  json object = {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"metadata", {{"name", "a"}}},
+                 {"spec", spec}};
+  return json{{"apiVersion", "admission.k8s.io/v1"},
+              {"kind", "AdmissionReview"},
+              {"request",
+               {{"uid", uid},
+                {"kind", {{"group", "modelops.dev"}, {"version", "v1"}, {"kind", "ModelService"}}},
+                {"operation", "CREATE"},
+                {"namespace", "default"},
+                {"object", object}}}}
+      .dump();
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MakeCerts("");
+    logger_ = log::MakeLogger("webhook-test", log::Format::kText, spdlog::level::warn);
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+  void MakeCerts(const std::string& extra) {
+    auto res = test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + dir_.path() +
+                         " --ip 127.0.0.1 " + extra);
+    ASSERT_EQ(res.exit_code, 0) << res.output;
+  }
+  void Start(ServerOptions options = {}) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.cert_file = dir_.File("tls.crt");
+    options.key_file = dir_.File("tls.key");
+    if (options.cert_poll_interval == std::chrono::milliseconds(1000))
+      options.cert_poll_interval = std::chrono::milliseconds(50);
+    server_ = std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, registry_,
+                                       logger_);
+    std::string error;
+    ASSERT_TRUE(server_->Start(&error)) << error;
+  }
+  std::string Url(const std::string& path) { return "https://127.0.0.1:" + std::to_string(server_->port()) + path; }
+  ClientOptions Trusting() {
+    ClientOptions o;
+    o.ca = dir_.File("ca.crt");
+    return o;
+  }
+  void ExpectServing() {
+    auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}, "alive"), Trusting());
+    ASSERT_EQ(r.code, CURLE_OK) << r.error;
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(json::parse(r.body)["response"]["uid"], "alive");
+  }
+
+  test::TempDir dir_;
+  SchemaValidator schema_;
+  ValidatingHandler validating_{schema_};
+  MutatingHandler mutating_;
+  metrics::Registry registry_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, ValidatesAndMutatesOverTls) {
+  Start();
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}, {"replicas", 0}}), Trusting());
+  ASSERT_EQ(r.code, CURLE_OK) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"uid-1",
+              "allowed":false,"status":{"metadata":{},"status":"Failure","code":422,"reason":"Invalid",
+              "message":"spec.replicas: Invalid value: 0: must be between 1 and 100"}}})"));
+  auto m = Request(Url("/mutate"), ReviewBody({{"model", "m"}}), Trusting());
+  ASSERT_EQ(m.code, CURLE_OK) << m.error;
+  auto resp = json::parse(m.body)["response"];
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_EQ(resp["patchType"], "JSONPatch");
+
+  auto text = registry_.Serialize();
+  EXPECT_NE(text.find("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate\"} 1\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("modelservice_admission_decisions_total{decision=\"denied\",operation=\"CREATE\",webhook=\"/validate\"} 1\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} 0\n"), std::string::npos);
+}
+
+TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  Start();
+  CurlHandle h;
+  long connects = 0;
+  for (int i = 0; i < 50; ++i) {
+    auto r = Request(h.h, Url("/validate"), ReviewBody({{"model", "m"}}, "k" + std::to_string(i)), Trusting());
+    ASSERT_EQ(r.code, CURLE_OK) << r.error;
+    ASSERT_EQ(r.status, 200);
+    long n = 0;
+    curl_easy_getinfo(h.h, CURLINFO_NUM_CONNECTS, &n);
+    connects += n;
+  }
+  EXPECT_EQ(connects, 1) << "the server closed keep-alive connections (cpp-httplib's default is 5 requests)";
+}
+
+TEST_F(ServerTest, BodyOverThreeMiBIs413AndServerStaysUp) {
+  Start();
+  std::string big(3 * 1024 * 1024 + 1, 'x');
+  auto r = Request(Url("/validate"), big, Trusting());
+  EXPECT_EQ(r.status, 413) << r.error;
+  EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos);
+  ExpectServing();
+}
+
+TEST_F(ServerTest, ChunkedBodyIsRefusedBeforeItIsRead) {
+  Start();
+  ClientOptions o = Trusting();
+  o.chunked = true;
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), o);
+  EXPECT_EQ(r.status, 411) << r.error << r.body;
+  ExpectServing();
+}
+
+TEST_F(ServerTest, WrongMethodAndContentType) {
+  Start();
+  ClientOptions get = Trusting();
+  get.method = "GET";
+  EXPECT_EQ(Request(Url("/validate"), "", get).status, 405);
+  ClientOptions text = Trusting();
+  text.content_type = "text/plain";
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), text);
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(Request(Url("/nope"), "{}", Trusting()).status, 404);
+}
+
+TEST_F(ServerTest, NotJsonIs400WithPlainMessage) {
+  Start();
+  auto r = Request(Url("/mutate"), "{not json", Trusting());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body.rfind("request body is not valid JSON", 0), 0u) << r.body;
+}
+
+// A raw TLS client that sends the headers and half of the body, then stalls.
+TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::seconds(1);
+  Start(o);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
+  SSL_set_fd(ssl.get(), fd);
+  ASSERT_EQ(SSL_connect(ssl.get()), 1);
+  std::string body = ReviewBody({{"model", "m"}});
+  std::string head = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2);
+  ASSERT_GT(SSL_write(ssl.get(), head.data(), static_cast<int>(head.size())), 0);
+
+  // Meanwhile the server answers others.
+  ExpectServing();
+
+  // The stalled connection is closed by the server after its read timeout,
+  // without a 200 answer.
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto start = std::chrono::steady_clock::now();
+  char buf[4096];
+  std::string got;
+  int n;
+  while (got.find("\r\n\r\n") == std::string::npos && (n = SSL_read(ssl.get(), buf, sizeof buf)) > 0)
+    got.append(buf, n);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(waited, std::chrono::seconds(4)) << "the server did not give up on a stalled request: " << got;
+  EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
+  close(fd);
+  ExpectServing();
+}
+
+TEST_F(ServerTest, PlainHttpToTheTlsPortFailsAndServerStaysUp) {
+  Start();
+  auto r = Request("http://127.0.0.1:" + std::to_string(server_->port()) + "/validate", ReviewBody({{"model", "m"}}),
+                   ClientOptions{});
+  EXPECT_NE(r.status, 200);
+  EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos);
+  ExpectServing();
+}
+
+TEST_F(ServerTest, UntrustedClientCannotVerifyTheServer) {
+  Start();
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), ClientOptions{});  // system CAs only
+  EXPECT_EQ(r.code, CURLE_PEER_FAILED_VERIFICATION) << r.error;
+}
+
+TEST_F(ServerTest, Tls11IsRefusedAndMinVersion13RefusesTls12) {
+  Start();
+  ClientOptions old = Trusting();
+  old.ssl_version = CURL_SSLVERSION_TLSv1_1;
+  old.max_version = CURL_SSLVERSION_MAX_TLSv1_1;
+  EXPECT_NE(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old).code, CURLE_OK);
+  server_->Stop();
+  server_.reset();
+
+  ServerOptions o;
+  o.tls.min_version = TLS1_3_VERSION;
+  registry_.~Registry();
+  new (&registry_) metrics::Registry();  // fresh families for the second server
+  Start(o);
+  ClientOptions tls12 = Trusting();
+  tls12.max_version = CURL_SSLVERSION_MAX_TLSv1_2;
+  EXPECT_NE(Request(Url("/validate"), ReviewBody({{"model", "m"}}), tls12).code, CURLE_OK);
+  ExpectServing();  // TLS 1.3 works
+}
+
+TEST_F(ServerTest, ClientCertificateRequiredWhenClientCaIsSet) {
+  MakeCerts("--reuse-ca --client apiserver");
+  test::TempDir other;
+  auto res = test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path() +
+                       " --client intruder");
+  ASSERT_EQ(res.exit_code, 0) << res.output;
+  ServerOptions o;
+  o.tls.client_ca_file = dir_.File("ca.crt");
+  Start(o);
+  auto none = Request(Url("/validate"), ReviewBody({{"model", "m"}}), Trusting());
+  EXPECT_NE(none.code, CURLE_OK) << "a client without a certificate was served";
+  ClientOptions foreign = Trusting();
+  foreign.cert = other.File("intruder.crt");
+  foreign.key = other.File("intruder.key");
+  EXPECT_NE(Request(Url("/validate"), ReviewBody({{"model", "m"}}), foreign).code, CURLE_OK);
+  ClientOptions good = Trusting();
+  good.cert = dir_.File("apiserver.crt");
+  good.key = dir_.File("apiserver.key");
+  auto ok = Request(Url("/validate"), ReviewBody({{"model", "m"}}), good);
+  ASSERT_EQ(ok.code, CURLE_OK) << ok.error;
+  EXPECT_EQ(ok.status, 200);
+}
+
+TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
+  test::WriteFile(dir_.File("tls.key"), "garbage");
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.cert_file = dir_.File("tls.crt");
+  o.key_file = dir_.File("tls.key");
+  Server s(o, {&validating_, &mutating_}, registry_, logger_);
+  std::string error;
+  EXPECT_FALSE(s.Start(&error));
+  EXPECT_NE(error.find("no PEM private key found"), std::string::npos) << error;
+}
+
+// Rotation under load: client threads keep sending (new connections, so
+// every request performs a handshake) while the certificate is replaced
+// several times; no request may fail, and the new certificate is served.
+TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
+  Start();
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, failed{0};
+  std::string first_failure;
+  std::mutex mu;
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 3; ++t) {
+    clients.emplace_back([&, t] {
+      int i = 0;
+      while (!stop) {
+        CurlHandle h;  // a fresh connection and handshake per request
+        auto r = Request(h.h, Url(i % 2 ? "/mutate" : "/validate"),
+                         ReviewBody({{"model", "m"}}, "r" + std::to_string(t) + "-" + std::to_string(i)), Trusting());
+        ++i;
+        if (r.code == CURLE_OK && r.status == 200) {
+          ++ok;
+        } else {
+          ++failed;
+          std::lock_guard<std::mutex> g(mu);
+          if (first_failure.empty()) first_failure = r.error + " status " + std::to_string(r.status);
+        }
+      }
+    });
+  }
+  const auto before = server_->certificates()->Current()->subject;
+  const uint64_t gen0 = server_->certificates()->generation();
+  for (int rotation = 0; rotation < 4; ++rotation) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    MakeCerts("--reuse-ca --dns rotation-" + std::to_string(rotation) + ".example");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(failed.load(), 0) << first_failure;
+  EXPECT_GT(ok.load(), 20);
+  EXPECT_GE(server_->certificates()->generation(), gen0 + 4);
+  (void)before;
+
+  // The certificate now served is the last one written.
+  auto res = test::Run("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
+                       " -CAfile " + dir_.File("ca.crt") + " 2>/dev/null | openssl x509 -noout -ext subjectAltName");
+  EXPECT_NE(res.output.find("rotation-3.example"), std::string::npos) << res.output;
+}
+
+TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
+  Start();
+  const uint64_t gen0 = server_->certificates()->generation();
+  // A new certificate with the old key: a mismatched pair.
+  test::TempDir other;
+  ASSERT_EQ(test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path() +
+                      " --ip 127.0.0.1").exit_code, 0);
+  test::WriteFile(dir_.File("tls.crt"), test::ReadFile(other.File("tls.crt")));
+  EXPECT_FALSE(server_->certificates()->ReloadIfChanged());
+  EXPECT_EQ(server_->certificates()->generation(), gen0);
+  ExpectServing();
+}
+
+TEST_F(ServerTest, ExpiredCertificateIsServedButRefusedByVerifyingClients) {
+  // openssl x509 -days 0 ... gives notAfter == notBefore: expired at once.
+  auto res = test::Run("cd " + dir_.path() +
+                       " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
+                       " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
+                       " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
+  ASSERT_EQ(res.exit_code, 0) << res.output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  Start();
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), Trusting());
+  EXPECT_EQ(r.code, CURLE_PEER_FAILED_VERIFICATION) << r.error;
+  EXPECT_NE(r.error.find("expired"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace ms::webhook
