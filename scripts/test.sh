@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The project's test command.
+#   scripts/test.sh            build (warnings as errors) and run ctest: unit
+#                              and loopback integration tests (fast)
+#   scripts/test.sh --sanitize the same under AddressSanitizer + UBSan
+#   scripts/test.sh --e2e      the end-to-end suite against a real
+#                              kube-apiserver (test/e2e/run.sh; slow)
+#   scripts/test.sh --all      all three, as CI runs them
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+plain=0 sanitize=0 e2e=0
+case "${1:-}" in
+  "") plain=1 ;;
+  --sanitize) sanitize=1 ;;
+  --e2e) e2e=1 ;;
+  --all) plain=1 sanitize=1 e2e=1 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
+esac
+
+bash scripts/setup.sh
+jobs=$(nproc)
+
+run_ctest() {  # run_ctest BUILD_DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DMS_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300)
+}
+
+python3 tools/gen-crd.py --check
+
+if ((plain)); then
+  echo "== ctest (RelWithDebInfo) =="
+  run_ctest build
+fi
+if ((sanitize)); then
+  echo "== ctest under ASan + UBSan =="
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build-asan -DMS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DMS_BUILD_BENCH=OFF
+fi
+if ((e2e)); then
+  echo "== end-to-end suite =="
+  BUILD_DIR=build bash test/e2e/run.sh
+fi
