@@ -1,0 +1,65 @@
+# Every valid sample in manifests/samples/ is created by `kubectl apply`; the
+# mutating webhook's defaults are visible in `kubectl get ms X -o yaml`;
+# `kubectl apply --dry-run=server` of a new object shows the defaults and
+# creates nothing.
+# timeout: 120
+# logs: webhook
+ns=e2e-samples
+new_ns "$ns"
+samples=("$E2E_ROOT"/manifests/samples/*.yaml)
+(( ${#samples[@]} >= 4 )) || fail "expected at least 4 valid samples, found ${#samples[@]}"
+names=()
+for f in "${samples[@]}"; do
+  name="$(k create --dry-run=client -f "$f" -o 'jsonpath={.metadata.name}')"
+  names+=("$name")
+  out="$(k -n "$ns" apply -f "$f" 2>&1)" || fail "kubectl apply -f $f failed: $out"
+  assert_contains "$out" "modelservice.modelops.dev/$name created" "apply $(basename "$f")"
+  exists "$ns" ms "$name" || fail "$name not found after apply"
+done
+
+# Defaults of the minimal sample, as a user sees them.
+yaml="$(k -n "$ns" get ms minimal -o yaml)"
+spec_yaml="$(sed -n '/^spec:/,/^status:/p' <<<"$yaml")"
+for line in '  gpus: 0' '  model: distilbert-base-uncased' '  port: 8080' '  replicas: 1' \
+            '  strategy:' '    rollingUpdate:' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate'; do
+  grep -qxF -- "$line" <<<"$spec_yaml" || fail "kubectl get ms minimal -o yaml: no line '$line' in spec:\n$spec_yaml"
+done
+log "ok: minimal's spec in -o yaml:"; echo "$spec_yaml" >&2
+# ... and with exact JSON types (maxSurge the string "25%", maxUnavailable the integer 0).
+spec="$(k -n "$ns" get ms minimal -o json | jq -cS .spec)"
+assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
+
+# Defaults added to the other samples only where missing.
+assert_eq "$(k -n "$ns" get ms bert-qa -o json | jq -cS .spec)" \
+  '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
+assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -cS .spec)" \
+  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
+assert_eq "$(k -n "$ns" get ms gpu-no-image -o json | jq -cS .spec)" \
+  '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
+
+# Server-side dry run of a new object: defaults in the output, nothing created.
+out="$(ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" apply --dry-run=server -f - -o yaml 2>&1)" \
+  || fail "apply --dry-run=server failed: $out"
+for line in '  gpus: 0' '  port: 8080' '  replicas: 1' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate'; do
+  grep -qxF -- "$line" <<<"$out" || fail "dry-run output lacks '$line':\n$out"
+done
+log "ok: dry-run output shows the defaults"
+out="$(k -n "$ns" get ms dryrun-new 2>&1 || true)"
+assert_contains "$out" 'modelservices.modelops.dev "dryrun-new" not found' "get after dry-run"
+# The non-yaml form of the same dry run says so.
+out="$(ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" apply --dry-run=server -f - 2>&1)"
+assert_eq "$out" "modelservice.modelops.dev/dryrun-new created (server dry run)" "apply --dry-run=server message"
+gone "$ns" ms dryrun-new || fail "dryrun-new exists after a dry run"
+
+# Defaults that depend on other fields: autoscaling.minReplicas; Recreate gets no rollingUpdate.
+spec="$(ms_yaml dry-as 'model: m' 'autoscaling: {maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
+assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
+spec="$(ms_yaml dry-rc 'model: m' 'strategy: {type: Recreate}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
+assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"type":"Recreate"}}' "defaults with Recreate"
+
+# Re-applying an unchanged sample changes nothing.
+out="$(k -n "$ns" apply -f "$E2E_ROOT/manifests/samples/minimal.yaml" 2>&1)"
+assert_eq "$out" "modelservice.modelops.dev/minimal unchanged" "re-apply minimal"
+
+# Clean up (the controller's finalizer removes the owned objects; not asserted here).
+k -n "$ns" delete ms "${names[@]}" --wait=false >/dev/null

@@ -1,0 +1,302 @@
+# shellcheck shell=bash
+# lib.sh - helpers shared by test/e2e/run.sh and the cases in test/e2e/cases/.
+#
+# Sourced, never executed. When E2E_WORK is set and $E2E_WORK/suite.env exists
+# (written by run.sh after set-up), it is sourced too, together with the
+# cluster's env file, so a case sees KUBECONFIG, KUBECTL, the ports of every
+# component and the paths of their logs.
+#
+# Processes started through proc_start are recorded in $E2E_WORK/proc/NAME.pid
+# (+ NAME.cmd, NAME.log) so that run.sh's exit trap stops every one of them,
+# including those a case started (a case that stops and restarts a component
+# must leave it running again under the same NAME).
+
+E2E_ROOT="${E2E_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+E2E_LIB_DIR="$E2E_ROOT/test/e2e"
+
+if [[ -n "${E2E_WORK:-}" && -s "$E2E_WORK/suite.env" ]]; then
+  # shellcheck disable=SC1091
+  source "$E2E_WORK/suite.env"
+  # shellcheck disable=SC1091
+  [[ -s "$E2E_WORK/cluster/env" ]] && source "$E2E_WORK/cluster/env"
+fi
+
+# ------------------------------------------------------------------ output
+
+_ts() { date -u +%H:%M:%S.%3N; }
+log() { echo "[$(_ts)] $*" >&2; }
+
+# fail MSG...: print and exit non-zero (the case's shell exits; run.sh counts it).
+fail() {
+  printf "[%s] FAIL: %b\n" "$(_ts)" "$*" >&2
+  exit 1
+}
+
+assert_eq() {  # assert_eq ACTUAL EXPECTED WHAT
+  [[ "$1" == "$2" ]] || fail "$3: expected '$2', got '$1'"
+  log "ok: $3 = '$1'"
+}
+
+assert_contains() {  # assert_contains HAYSTACK NEEDLE WHAT
+  [[ "$1" == *"$2"* ]] || fail "$3: expected to contain '$2', got: $1"
+  log "ok: $3 contains '$2'"
+}
+
+assert_not_contains() {  # assert_not_contains HAYSTACK NEEDLE WHAT
+  [[ "$1" != *"$2"* ]] || fail "$3: expected NOT to contain '$2', got: $1"
+  log "ok: $3 does not contain '$2'"
+}
+
+assert_le() {  # assert_le A B WHAT (numbers, may be decimals)
+  awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }' || fail "$3: expected $1 <= $2"
+  log "ok: $3: $1 <= $2"
+}
+
+assert_gt() {  # assert_gt A B WHAT
+  awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 > b + 0) }' || fail "$3: expected $1 > $2"
+  log "ok: $3: $1 > $2"
+}
+
+# now: seconds since the epoch with millisecond precision.
+now() { date +%s.%3N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# wait_for TIMEOUT_S DESCRIPTION CMD...: run CMD every 0.25 s until it
+# succeeds; fail the case with DESCRIPTION after TIMEOUT_S seconds.
+wait_for() {
+  local t="$1" what="$2"; shift 2
+  local start; start="$(now)"
+  local deadline=$(( $(date +%s) + ${t%.*} ))
+  while true; do
+    if "$@" >/dev/null 2>&1; then
+      log "ok: $what (after $(elapsed "$start")s)"
+      return 0
+    fi
+    (( $(date +%s) < deadline )) || fail "timed out after ${t}s waiting for: $what"
+    sleep 0.25
+  done
+}
+
+# poll_until TIMEOUT_S CMD...: like wait_for but returns 1 instead of failing.
+poll_until() {
+  local t="$1"; shift
+  local deadline=$(( $(date +%s) + ${t%.*} ))
+  until "$@" >/dev/null 2>&1; do
+    (( $(date +%s) < deadline )) || return 1
+    sleep 0.2
+  done
+}
+
+# ------------------------------------------------------------------ kubectl
+
+# k ARGS...: the kubectl we built (v1.34.4), with a bounded request time.
+k() { "$KUBECTL" --request-timeout=30s "$@"; }
+
+# jp KIND/NAME JSONPATH [-n NS]: one field of an object (empty if missing).
+jp() { local obj="$1" path="$2"; shift 2; k get "$obj" "$@" -o "jsonpath=$path"; }
+
+# new_ns NAME: create a namespace for a case (namespaces are never deleted:
+# without kube-controller-manager a deleted namespace stays Terminating).
+new_ns() {
+  k get ns "$1" >/dev/null 2>&1 || k create ns "$1" >/dev/null
+}
+
+# ms_yaml NAME [SPEC_YAML_LINES...]: print a ModelService manifest. Each extra
+# argument is a line under spec (indented by the caller, 2 spaces base).
+ms_yaml() {
+  local name="$1"; shift
+  printf 'apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata:\n  name: %s\nspec:\n' "$name"
+  if (( $# == 0 )); then printf '  model: model-%s\n' "$name"; fi
+  local l
+  for l in "$@"; do printf '  %s\n' "$l"; done
+}
+
+# mark_available NS NAME [REPLICAS]: do what kube-controller-manager and the
+# kubelets would do: patch the Deployment's status so that it is fully rolled
+# out (observedGeneration = generation, all replicas ready, Available True).
+mark_available() {
+  local ns="$1" name="$2" r="${3:-}" gen
+  gen="$(k -n "$ns" get deployment "$name" -o 'jsonpath={.metadata.generation}')"
+  [[ -n "$r" ]] || r="$(k -n "$ns" get deployment "$name" -o 'jsonpath={.spec.replicas}')"
+  local ts; ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  k -n "$ns" patch deployment "$name" --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"replicas\":$r,\"readyReplicas\":$r,\"availableReplicas\":$r,\"updatedReplicas\":$r,\"conditions\":[{\"type\":\"Available\",\"status\":\"True\",\"reason\":\"MinimumReplicasAvailable\",\"message\":\"Deployment has minimum availability.\",\"lastUpdateTime\":\"$ts\",\"lastTransitionTime\":\"$ts\"},{\"type\":\"Progressing\",\"status\":\"True\",\"reason\":\"NewReplicaSetAvailable\",\"message\":\"rolled out\",\"lastUpdateTime\":\"$ts\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
+}
+
+# ms_phase_is NS NAME PHASE
+ms_phase_is() { [[ "$(k -n "$1" get ms "$2" -o 'jsonpath={.status.phase}' 2>/dev/null)" == "$3" ]]; }
+# exists NS KIND NAME / gone NS KIND NAME
+exists() { k -n "$1" get "$2" "$3" >/dev/null 2>&1; }
+gone() {
+  local out
+  out="$(k -n "$1" get "$2" "$3" 2>&1)" && return 1
+  [[ "$out" == *NotFound* || "$out" == *"not found"* ]]
+}
+deploy_replicas_is() { [[ "$(k -n "$1" get deployment "$2" -o 'jsonpath={.spec.replicas}' 2>/dev/null)" == "$3" ]]; }
+
+# delete_ms_wait NS TIMEOUT NAME...: delete ModelServices and wait until gone.
+delete_ms_wait() {
+  local ns="$1" t="$2"; shift 2
+  k -n "$ns" delete ms "$@" --wait=false --ignore-not-found >/dev/null
+  local n
+  for n in "$@"; do wait_for "$t" "ModelService $ns/$n deleted" gone "$ns" ms "$n"; done
+}
+
+# ------------------------------------------------------------------ processes
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+port_free() {  # port_free PORT: nobody listens on 127.0.0.1:PORT
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# proc_start NAME CMD...: start CMD detached (own session), output appended to
+# $E2E_WORK/logs/NAME.log, pid in $E2E_WORK/proc/NAME.pid.
+proc_start() {
+  local name="$1"; shift
+  mkdir -p "$E2E_WORK/proc" "$E2E_WORK/logs"
+  local logf="$E2E_WORK/logs/$name.log"
+  echo "==== $(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) starting: $*" >>"$logf"
+  setsid "$@" </dev/null >>"$logf" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$E2E_WORK/proc/$name.pid"
+  printf '%s\n' "$1" >"$E2E_WORK/proc/$name.cmd"
+  log "started $name (pid $pid): $*"
+}
+
+# proc_pid NAME: the pid if that process is alive (and not a zombie).
+proc_pid() {
+  local f="$E2E_WORK/proc/$1.pid" pid
+  [[ -s "$f" ]] || return 1
+  pid="$(<"$f")"
+  kill -0 "$pid" 2>/dev/null || return 1
+  [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || return 1
+  echo "$pid"
+}
+proc_alive() { proc_pid "$1" >/dev/null; }
+
+# proc_stop NAME [SIGNAL] [GRACE_S]: signal (default TERM), wait up to GRACE_S
+# (default 10) for exit, then SIGKILL.
+proc_stop() {
+  local name="$1" sig="${2:-TERM}" grace="${3:-10}" pid i
+  if pid="$(proc_pid "$name")"; then
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for (( i = 0; i < grace * 10; i++ )); do
+      proc_alive "$name" || break
+      sleep 0.1
+    done
+    if proc_alive "$name"; then
+      log "$name (pid $pid) still running after ${grace}s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for (( i = 0; i < 50; i++ )); do proc_alive "$name" || break; sleep 0.1; done
+    fi
+    log "stopped $name (pid $pid, signal $sig)"
+  fi
+  rm -f "$E2E_WORK/proc/$name.pid"
+}
+
+# proc_stop_all: every process recorded in $E2E_WORK/proc (run.sh's trap).
+proc_stop_all() {
+  local f name
+  for f in "$E2E_WORK"/proc/*.pid; do
+    [[ -e "$f" ]] || continue
+    name="$(basename "$f" .pid)"
+    proc_stop "$name" TERM 10
+  done
+}
+
+http_ok() { curl -fsS --max-time 2 -o /dev/null "$1"; }
+
+# metric URL SERIES: the value of one sample line of a /metrics page, e.g.
+# metric http://127.0.0.1:8080/metrics 'leader_election_master_status{name="x"}'
+metric() {
+  curl -fsS --max-time 3 "$1" 2>/dev/null | awk -v s="$2" '$1 == s { print $2; found = 1 } END { exit !found }'
+}
+
+# ------------------------------------------------------------------ components
+
+# start_webhook: the webhook on $WEBHOOK_PORT with the certificates in $CERT_DIR.
+start_webhook() {
+  proc_start webhook "$WEBHOOK_BIN" --port "$WEBHOOK_PORT" --bind-address 127.0.0.1 \
+    --cert-dir "$CERT_DIR" --cert-poll-interval 200ms \
+    --metrics-bind-address "127.0.0.1:$WEBHOOK_METRICS_PORT" \
+    --health-probe-bind-address "127.0.0.1:$WEBHOOK_PROBE_PORT" --log-format text
+  wait_for 20 "webhook /readyz" http_ok "http://127.0.0.1:$WEBHOOK_PROBE_PORT/readyz"
+}
+
+# controller_ports NAME -> "METRICS_PORT PROBE_PORT" (controller, controller-b)
+controller_ports() {
+  case "$1" in
+    controller) echo "$CONTROLLER_METRICS_PORT $CONTROLLER_PROBE_PORT" ;;
+    controller-b) echo "$CONTROLLER_B_METRICS_PORT $CONTROLLER_B_PROBE_PORT" ;;
+    *) return 1 ;;
+  esac
+}
+
+# start_controller NAME [EXTRA_FLAGS...]: a leader-electing controller with the
+# suite's common flags (Prometheus on $PROM_PORT, 2 s autoscale interval, 10 s
+# scale-down window). Waits for /healthz (not for leadership).
+start_controller() {
+  local name="$1"; shift
+  local ports mp pp
+  ports="$(controller_ports "$name")" || fail "unknown controller name $name"
+  read -r mp pp <<<"$ports"
+  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$KUBECONFIG" \
+    --leader-elect --leader-election-id modelservice-controller \
+    --leader-election-namespace modelservice-system \
+    --default-image registry.local/model-server:e2e \
+    --prometheus-url "http://127.0.0.1:$PROM_PORT" \
+    --autoscale-interval 2s --scale-down-stabilization 10s \
+    --metrics-bind-address "127.0.0.1:$mp" --health-probe-bind-address "127.0.0.1:$pp" \
+    --log-format text "$@"
+  wait_for 30 "$name /healthz" http_ok "http://127.0.0.1:$pp/healthz"
+}
+
+# is_leader NAME: leader_election_master_status of that controller is 1.
+is_leader() {
+  local mp
+  mp="$(controller_ports "$1" | awk '{print $1}')"
+  [[ "$(metric "http://127.0.0.1:$mp/metrics" 'leader_election_master_status{name="modelservice-controller"}')" == 1 ]]
+}
+
+start_prometheus() {
+  proc_start prometheus "$PROMETHEUS_BIN" --config.file "$E2E_WORK/prometheus.yml" \
+    --storage.tsdb.path "$E2E_WORK/prometheus-data" \
+    --web.listen-address "127.0.0.1:$PROM_PORT" --log.level warn
+  wait_for 60 "prometheus ready" http_ok "http://127.0.0.1:$PROM_PORT/-/ready"
+}
+
+start_queue_exporter() {
+  proc_start queue-exporter python3 "$E2E_LIB_DIR/queue-exporter/queue_exporter.py" \
+    --port "$EXPORTER_PORT" --bind 127.0.0.1
+  wait_for 20 "queue exporter up" http_ok "http://127.0.0.1:$EXPORTER_PORT/metrics"
+}
+
+# set_queue NS NAME VALUE: the queue length the exporter reports for a ModelService.
+set_queue() {
+  curl -fsS --max-time 3 -X POST \
+    "http://127.0.0.1:$EXPORTER_PORT/set?namespace=$1&modelservice=$2&value=$3" >/dev/null
+}
+
+# prom_query EXPR: the JSON answer of Prometheus' /api/v1/query.
+prom_query() {
+  curl -fsS --max-time 5 -G "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"
+}
+
+# ------------------------------------------------------------------ audit log
+
+# audit_mark: the current number of lines of the audit log (a position).
+audit_mark() { wc -l <"$E2E_AUDIT_LOG" | tr -d ' '; }
+
+# controller_writes_since MARK: one line "verb resource ns/name code" per
+# write request (create/update/patch/delete) the controller made after MARK,
+# leases excluded (renewing the leader Lease is not reconciling).
+controller_writes_since() {
+  tail -n "+$(( $1 + 1 ))" "$E2E_AUDIT_LOG" | jq -r '
+    select(.stage == "ResponseComplete")
+    | select((.userAgent // "") | startswith("modelservice-controller"))
+    | select(.verb == "create" or .verb == "update" or .verb == "patch" or .verb == "delete" or .verb == "deletecollection")
+    | select(.objectRef.resource != "leases")
+    | "\(.verb) \(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "")/\(.objectRef.name // "") \(.responseStatus.code)"'
+}

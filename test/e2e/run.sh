@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# run.sh - the ModelService end-to-end suite against a real kube-apiserver.
+#
+# Usage: test/e2e/run.sh [--only REGEX] [--keep] [--no-build] [--verbose]
+#   --only REGEX  run only the cases whose file name (without .sh) matches
+#                 the extended regex (e.g. --only 'webhook|samples')
+#   --keep        leave the cluster, webhook, controller and Prometheus
+#                 running at the end (prints how to reach and stop them)
+#   --no-build    do not (re)build the C++ binaries; use those in BUILD_DIR
+#   --verbose     stream each case's output instead of printing it on failure
+#
+# What it does: builds build/webhook/modelservice-webhook and
+# build/controller/modelservice-controller (BUILD_DIR, default build/; a
+# Release configure if the directory is new), starts a fresh control plane
+# with test/e2e/cluster.sh in a new temporary directory (E2E_WORK), makes the
+# webhook's certificates, installs the CRD, RBAC and the local overlay's
+# webhook configurations (pointed at a free port, caBundle set), starts the
+# webhook and waits until an invalid object is really denied by it through the
+# API server, starts a queue-length exporter, Prometheus (scraping the
+# webhook, the controllers and the exporter every second) and the controller
+# (leader-electing). Then runs every test/e2e/cases/*.sh in name order, each
+# in its own shell with a time limit (header line `# timeout: SECONDS`), and
+# prints `N passed, N failed` (and `, N skipped`) as its last line. Exit status
+# 0 only if no case failed. Every process it started is stopped on exit.
+#
+# A case is a bash file sourced after lib.sh with `set -euo pipefail`; it
+# fails by exiting non-zero (lib.sh's fail/assert_*), is skipped by exiting
+# 77. Header lines: `# timeout: S` (default 180) and `# logs: NAME...`
+# (component logs whose tails are printed when it fails; default webhook and
+# controller).
+#
+# Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
+# queue-exporter}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (API server,
+# etcd, audit log). E2E_WORK is printed at the start and the end.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export E2E_ROOT="$(cd "$here/../.." && pwd)"
+
+only="" keep=0 build=1 verbose=0
+while (( $# )); do
+  case "$1" in
+    --only) [[ $# -ge 2 ]] || { echo "--only needs a pattern" >&2; exit 2; }; only="$2"; shift 2 ;;
+    --only=*) only="${1#--only=}"; shift ;;
+    --keep) keep=1; shift ;;
+    --no-build) build=0; shift ;;
+    --verbose|-v) verbose=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+BUILD_DIR="${BUILD_DIR:-build}"
+[[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$E2E_ROOT/$BUILD_DIR"
+suite_start=$SECONDS
+
+E2E_WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelservice-e2e.XXXXXX")"
+export E2E_WORK
+mkdir -p "$E2E_WORK/logs" "$E2E_WORK/cases" "$E2E_WORK/proc"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+say() { echo "run.sh: $*" >&2; }
+say "work dir $E2E_WORK"
+
+torn_down=0
+teardown() {
+  (( torn_down )) && return 0
+  torn_down=1
+  if (( keep )); then
+    say "--keep: everything is still running. To use it:"
+    say "  source $E2E_WORK/cluster/env   # KUBECONFIG, KUBECTL, ..."
+    say "  logs in $E2E_WORK/logs; stop with:"
+    say "  for p in $E2E_WORK/proc/*.pid; do kill \$(cat \$p); done; $here/cluster.sh --dir $E2E_WORK/cluster down"
+    return 0
+  fi
+  proc_stop_all 2>/dev/null || true
+  "$here/cluster.sh" --dir "$E2E_WORK/cluster" down >/dev/null 2>&1 || true
+  rm -rf "$E2E_WORK/cluster/etcd-data" "$E2E_WORK/prometheus-data"
+  say "stopped everything; logs kept in $E2E_WORK"
+}
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  teardown
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# setup_fail MSG [LOG...]: set-up failed; show log tails and exit.
+setup_fail() {
+  local msg="$1" f; shift
+  say "SETUP FAILED: $msg"
+  for f in "$@"; do
+    [[ -s "$f" ]] || continue
+    echo "----- last 30 lines of $f -----" >&2
+    tail -n 30 "$f" >&2
+  done
+  teardown
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+# ------------------------------------------------------------------ build
+export WEBHOOK_BIN="$BUILD_DIR/webhook/modelservice-webhook"
+export CONTROLLER_BIN="$BUILD_DIR/controller/modelservice-controller"
+if (( build )); then
+  t0=$SECONDS
+  if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
+    gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+    cmake -S "$E2E_ROOT" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$E2E_WORK/logs/build.log" 2>&1 \
+      || setup_fail "cmake configure" "$E2E_WORK/logs/build.log"
+  fi
+  cmake --build "$BUILD_DIR" --target modelservice-webhook modelservice-controller >>"$E2E_WORK/logs/build.log" 2>&1 \
+    || setup_fail "building the webhook and the controller" "$E2E_WORK/logs/build.log"
+  say "C++ build ok ($(( SECONDS - t0 ))s)"
+fi
+[[ -x "$WEBHOOK_BIN" ]] || setup_fail "no webhook binary at $WEBHOOK_BIN"
+[[ -x "$CONTROLLER_BIN" ]] || setup_fail "no controller binary at $CONTROLLER_BIN"
+PROMETHEUS_BIN="${PROMETHEUS_BIN:-$(command -v prometheus || true)}"
+[[ -x "$PROMETHEUS_BIN" ]] || setup_fail "prometheus not found (PROMETHEUS_BIN)"
+export PROMETHEUS_BIN
+
+# ------------------------------------------------------------------ cluster
+t0=$SECONDS
+"$here/cluster.sh" --dir "$E2E_WORK/cluster" up >"$E2E_WORK/logs/cluster-up.log" 2>&1 \
+  || setup_fail "cluster.sh up" "$E2E_WORK/logs/cluster-up.log"
+# shellcheck disable=SC1091
+source "$E2E_WORK/cluster/env"
+say "control plane up at $E2E_API_SERVER ($(( SECONDS - t0 ))s)"
+
+# ------------------------------------------------------------------ ports
+declare -A taken=()
+pick_port() {
+  local p
+  while true; do
+    p="$(free_port)"
+    [[ -z "${taken[$p]:-}" ]] && break
+  done
+  taken[$p]=1
+  echo "$p"
+}
+WEBHOOK_PORT="$(pick_port)"; taken[$WEBHOOK_PORT]=1
+WEBHOOK_METRICS_PORT="$(pick_port)"; taken[$WEBHOOK_METRICS_PORT]=1
+WEBHOOK_PROBE_PORT="$(pick_port)"; taken[$WEBHOOK_PROBE_PORT]=1
+CONTROLLER_METRICS_PORT="$(pick_port)"; taken[$CONTROLLER_METRICS_PORT]=1
+CONTROLLER_PROBE_PORT="$(pick_port)"; taken[$CONTROLLER_PROBE_PORT]=1
+CONTROLLER_B_METRICS_PORT="$(pick_port)"; taken[$CONTROLLER_B_METRICS_PORT]=1
+CONTROLLER_B_PROBE_PORT="$(pick_port)"; taken[$CONTROLLER_B_PROBE_PORT]=1
+PROM_PORT="$(pick_port)"; taken[$PROM_PORT]=1
+EXPORTER_PORT="$(pick_port)"; taken[$EXPORTER_PORT]=1
+CERT_DIR="$E2E_WORK/webhook-certs"
+
+{
+  echo "# generated by test/e2e/run.sh"
+  for v in E2E_ROOT E2E_WORK BUILD_DIR WEBHOOK_BIN CONTROLLER_BIN PROMETHEUS_BIN CERT_DIR \
+           WEBHOOK_PORT WEBHOOK_METRICS_PORT WEBHOOK_PROBE_PORT \
+           CONTROLLER_METRICS_PORT CONTROLLER_PROBE_PORT CONTROLLER_B_METRICS_PORT CONTROLLER_B_PROBE_PORT \
+           PROM_PORT EXPORTER_PORT; do
+    printf 'export %s=%q\n' "$v" "${!v}"
+  done
+} >"$E2E_WORK/suite.env"
+# shellcheck disable=SC1091
+source "$E2E_WORK/suite.env"
+
+# ------------------------------------------------------------------ install
+certs_out="$("$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$CERT_DIR" --ip 127.0.0.1 --dns localhost 2>"$E2E_WORK/logs/gen-certs.log")" \
+  || setup_fail "gen-certs.sh" "$E2E_WORK/logs/gen-certs.log"
+ca_bundle="$(tail -n 1 <<<"$certs_out")"
+[[ "$ca_bundle" == "$(base64 -w0 "$CERT_DIR/ca.crt")" ]] || setup_fail "gen-certs.sh did not print the caBundle last"
+
+# The local overlay, with the webhook URLs pointed at our port and the caBundle
+# filled in (the overlay hardcodes https://127.0.0.1:9443).
+"$KUBECTL" kustomize "$E2E_ROOT/manifests/overlays/local" >"$E2E_WORK/local-overlay.orig.yaml" 2>"$E2E_WORK/logs/install.log" \
+  || setup_fail "kubectl kustomize manifests/overlays/local" "$E2E_WORK/logs/install.log"
+sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$WEBHOOK_PORT/#" \
+    -e "s#caBundle: \"\"#caBundle: $ca_bundle#" \
+    "$E2E_WORK/local-overlay.orig.yaml" >"$E2E_WORK/local-overlay.yaml"
+[[ "$(grep -c "url: https://127.0.0.1:$WEBHOOK_PORT/\(mutate\|validate\)$" "$E2E_WORK/local-overlay.yaml")" == 2 ]] \
+  || setup_fail "could not point the overlay's webhook URLs at port $WEBHOOK_PORT (see $E2E_WORK/local-overlay.yaml)"
+[[ "$(grep -c "caBundle: $ca_bundle" "$E2E_WORK/local-overlay.yaml")" == 2 ]] \
+  || setup_fail "could not fill in the caBundle (see $E2E_WORK/local-overlay.yaml)"
+"$KUBECTL" apply -f "$E2E_WORK/local-overlay.yaml" >>"$E2E_WORK/logs/install.log" 2>&1 \
+  || setup_fail "kubectl apply of the local overlay" "$E2E_WORK/logs/install.log"
+"$KUBECTL" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >>"$E2E_WORK/logs/install.log" 2>&1 \
+  || setup_fail "CRD not Established" "$E2E_WORK/logs/install.log"
+
+# ------------------------------------------------------------------ webhook
+( start_webhook ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "webhook did not start" "$E2E_WORK/logs/webhook.log"
+# The API server loads webhook configurations asynchronously: wait until an
+# object that only the webhook rejects is really rejected by it.
+probe="$(ms_yaml e2e-webhook-probe 'model: probe' 'strategy:' '  type: RollingUpdate' '  rollingUpdate:' '    maxSurge: 0' '    maxUnavailable: 0')"
+t0=$SECONDS out=""
+while true; do
+  out="$("$KUBECTL" create --dry-run=server -f - <<<"$probe" 2>&1 || true)"
+  [[ "$out" == *'admission webhook "validate.modelservices.modelops.dev" denied the request'* ]] && break
+  (( SECONDS - t0 < 60 )) || setup_fail "the webhook is not reached through the API server after 60s; last answer: $out" \
+    "$E2E_WORK/logs/webhook.log" "$E2E_API_SERVER_LOG"
+  sleep 0.25
+done
+say "webhook on https://127.0.0.1:$WEBHOOK_PORT reached through the API server ($(( SECONDS - t0 ))s)"
+
+# ------------------------------------------------------------------ Prometheus + exporter
+sed -e "s/@WEBHOOK_METRICS_PORT@/$WEBHOOK_METRICS_PORT/g" \
+    -e "s/@CONTROLLER_METRICS_PORT@/$CONTROLLER_METRICS_PORT/g" \
+    -e "s/@CONTROLLER_B_METRICS_PORT@/$CONTROLLER_B_METRICS_PORT/g" \
+    -e "s/@EXPORTER_PORT@/$EXPORTER_PORT/g" \
+    "$here/prometheus/prometheus.yml.in" >"$E2E_WORK/prometheus.yml"
+if command -v promtool >/dev/null; then
+  promtool check config "$E2E_WORK/prometheus.yml" >>"$E2E_WORK/logs/setup.log" 2>&1 \
+    || setup_fail "promtool check config" "$E2E_WORK/logs/setup.log"
+fi
+( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "queue exporter did not start" "$E2E_WORK/logs/queue-exporter.log"
+( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "prometheus did not start" "$E2E_WORK/logs/prometheus.log"
+
+# ------------------------------------------------------------------ controller
+( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "controller did not start" "$E2E_WORK/logs/controller.log"
+if ( poll_until 30 is_leader controller ); then
+  say "controller up and leading"
+else
+  say "WARNING: the controller does not report leader_election_master_status 1 after 30s (see logs/controller.log)"
+fi
+say "set-up done in $(( SECONDS - suite_start ))s"
+
+# ------------------------------------------------------------------ cases
+
+# ensure_components: after a case, put back whatever it left stopped, so that
+# one failing case does not break the next ones.
+ensure_components() {
+  proc_alive webhook || { say "webhook not running after the case: restarting it"; ( start_webhook ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  proc_alive queue-exporter || { say "queue exporter not running: restarting it"; ( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  proc_alive prometheus || { say "prometheus not running: restarting it"; ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi
+  proc_alive controller || { say "controller not running: restarting it"; ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >/dev/null 2>&1; then
+    say "control plane not healthy after the case: restarting kube-apiserver"
+    "$here/cluster.sh" --dir "$E2E_WORK/cluster" restart-apiserver >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
+  fi
+}
+
+header() {  # header FILE KEY DEFAULT
+  local v
+  v="$(sed -n "s/^# $2: *//p" "$1" | head -n 1)"
+  echo "${v:-$3}"
+}
+
+passed=0 failed=0 skipped=0
+results=()
+shopt -s nullglob
+cases=("$here"/cases/*.sh)
+(( ${#cases[@]} )) || setup_fail "no cases in $here/cases"
+for c in "${cases[@]}"; do
+  name="$(basename "$c" .sh)"
+  if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
+  tmo="$(header "$c" timeout 180)"
+  comps="$(header "$c" logs "webhook controller")"
+  clog="$E2E_WORK/cases/$name.log"
+  echo "=== RUN   $name (timeout ${tmo}s)"
+  t0=$(now)
+  set +e
+  # timeout(1) puts the case in its own process group and signals the whole
+  # group on expiry; the case's EXIT traps run on SIGTERM.
+  if (( verbose )); then
+    timeout -k 10 "$tmo" bash -c 'set -euo pipefail; trap "exit 143" TERM; source "$E2E_ROOT/test/e2e/lib.sh"; source "$1"' \
+      "$name" "$c" > >(tee "$clog") 2>&1 &
+  else
+    timeout -k 10 "$tmo" bash -c 'set -euo pipefail; trap "exit 143" TERM; source "$E2E_ROOT/test/e2e/lib.sh"; source "$1"' \
+      "$name" "$c" >"$clog" 2>&1 &
+  fi
+  cpid=$!
+  wait "$cpid"; rc=$?
+  kill -KILL -- "-$cpid" 2>/dev/null  # background jobs the case left behind
+  set -e
+  dt="$(elapsed "$t0")"
+  if (( rc == 0 )); then
+    passed=$(( passed + 1 )); results+=("PASS  $name (${dt}s)")
+    echo "--- PASS  $name (${dt}s)"
+  elif (( rc == 77 )); then
+    skipped=$(( skipped + 1 )); results+=("SKIP  $name (${dt}s)")
+    echo "--- SKIP  $name (${dt}s): $(grep -m1 'SKIP' "$clog" || true)"
+  else
+    failed=$(( failed + 1 ))
+    why=""; (( rc == 124 || rc == 137 )) && why=" TIMED OUT after ${tmo}s"
+    results+=("FAIL  $name (${dt}s)$why")
+    echo "--- FAIL  $name (${dt}s, exit $rc)$why"
+    echo "    ----- last 60 lines of $clog -----"
+    tail -n 60 "$clog" | sed 's/^/    /'
+    for comp in $comps; do
+      f="$E2E_WORK/logs/$comp.log"
+      [[ "$comp" == apiserver ]] && f="$E2E_API_SERVER_LOG"
+      [[ -s "$f" ]] || continue
+      echo "    ----- last 25 lines of $f -----"
+      tail -n 25 "$f" | sed 's/^/    /'
+    done
+  fi
+  ensure_components
+done
+
+teardown
+echo
+echo "Summary ($(( SECONDS - suite_start ))s wall, logs in $E2E_WORK):"
+printf '  %s\n' "${results[@]}"
+summary="$passed passed, $failed failed"
+(( skipped )) && summary+=", $skipped skipped"
+echo "$summary"
+(( failed == 0 ))
