@@ -109,13 +109,14 @@ MetricType Family<Gauge>::type() const { return MetricType::kGauge; }
 template <>
 MetricType Family<Histogram>::type() const { return MetricType::kHistogram; }
 
-template <>
-void Family<Counter>::Serialize(std::string& out) const {
-  Header(out, name_, help_, "counter");
-  std::lock_guard<std::mutex> g(mu_);
-  for (const auto& [labels, m] : metrics_) {
-    out += name_;
-    AppendLabels(out, const_labels_, labels);
+// Counters and gauges: one sample line per label set.
+template <typename T>
+void SerializeScalar(std::string& out, const std::string& name, const std::string& help, const char* type,
+                     const Labels& const_labels, const std::map<Labels, std::unique_ptr<T>>& metrics) {
+  Header(out, name, help, type);
+  for (const auto& [labels, m] : metrics) {
+    out += name;
+    AppendLabels(out, const_labels, labels);
     out += ' ';
     out += FormatValue(m->Value());
     out += '\n';
@@ -123,16 +124,15 @@ void Family<Counter>::Serialize(std::string& out) const {
 }
 
 template <>
-void Family<Gauge>::Serialize(std::string& out) const {
-  Header(out, name_, help_, "gauge");
+void Family<Counter>::Serialize(std::string& out) const {
   std::lock_guard<std::mutex> g(mu_);
-  for (const auto& [labels, m] : metrics_) {
-    out += name_;
-    AppendLabels(out, const_labels_, labels);
-    out += ' ';
-    out += FormatValue(m->Value());
-    out += '\n';
-  }
+  SerializeScalar(out, name_, help_, "counter", const_labels_, metrics_);
+}
+
+template <>
+void Family<Gauge>::Serialize(std::string& out) const {
+  std::lock_guard<std::mutex> g(mu_);
+  SerializeScalar(out, name_, help_, "gauge", const_labels_, metrics_);
 }
 
 template <>

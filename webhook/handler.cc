@@ -40,4 +40,14 @@ std::string CheckModelServiceRequest(const json& request) {
   return {};
 }
 
+std::optional<json> Preflight(const json& request) {
+  const std::string op = StringField(request, "operation");
+  if (op == "DELETE" || op == "CONNECT") return Allowed();
+  if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
+  auto obj = request.find("object");
+  if (obj == request.end() || !obj->is_object())
+    return Denied(400, "BadRequest", "request.object is missing or not an object");
+  return std::nullopt;
+}
+
 }  // namespace ms::webhook

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace ms::webhook {
@@ -24,6 +25,11 @@ nlohmann::json Denied(int code, const std::string& reason, const std::string& me
 
 // The string at obj[key], or "" when absent or not a string.
 std::string StringField(const nlohmann::json& obj, const char* key);
+
+// The checks both handlers make first: DELETE and CONNECT are allowed
+// untouched; a request about another kind, or without an object, is denied
+// with 400. Returns the response to give, or nullopt to go on.
+std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
 
 // Checks the request is about a modelops.dev ModelService; returns an error
 // message when it is not.
