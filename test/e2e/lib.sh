@@ -234,7 +234,8 @@ controller_ports() {
   esac
 }
 
-# start_controller NAME [EXTRA_FLAGS...]: a leader-electing controller with the
+# start_controller NAME [--no-leader-elect] [EXTRA_FLAGS...]: a controller
+# (leader-electing unless --no-leader-elect) with the
 # suite's common flags (Prometheus on $PROM_PORT, 2 s autoscale interval, 10 s
 # scale-down window). Waits for /healthz (not for leadership).
 start_controller() {
@@ -242,9 +243,9 @@ start_controller() {
   local ports mp pp
   ports="$(controller_ports "$name")" || fail "unknown controller name $name"
   read -r mp pp <<<"$ports"
-  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$KUBECONFIG" \
-    --leader-elect --leader-election-id modelservice-controller \
-    --leader-election-namespace modelservice-system \
+  local le=(--leader-elect --leader-election-id modelservice-controller --leader-election-namespace modelservice-system)
+  if [[ "${1:-}" == --no-leader-elect ]]; then le=(); shift; fi
+  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$KUBECONFIG" "${le[@]}" \
     --default-image registry.local/model-server:e2e \
     --prometheus-url "http://127.0.0.1:$PROM_PORT" \
     --autoscale-interval 2s --scale-down-stabilization 10s \

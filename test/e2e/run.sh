@@ -197,7 +197,7 @@ while true; do
   out="$("$KUBECTL" create --dry-run=server -f - <<<"$probe" 2>&1 || true)"
   [[ "$out" == *'admission webhook "validate.modelservices.modelops.dev" denied the request'* ]] && break
   (( SECONDS - t0 < 60 )) || setup_fail "the webhook is not reached through the API server after 60s; last answer: $out" \
-    "$E2E_WORK/logs/webhook.log" "$E2E_API_SERVER_LOG"
+    "$E2E_WORK/logs/webhook.log" "$E2E_APISERVER_LOG"
   sleep 0.25
 done
 say "webhook on https://127.0.0.1:$WEBHOOK_PORT reached through the API server ($(( SECONDS - t0 ))s)"
@@ -289,7 +289,7 @@ for c in "${cases[@]}"; do
     tail -n 60 "$clog" | sed 's/^/    /'
     for comp in $comps; do
       f="$E2E_WORK/logs/$comp.log"
-      [[ "$comp" == apiserver ]] && f="$E2E_API_SERVER_LOG"
+      [[ "$comp" == apiserver ]] && f="$E2E_APISERVER_LOG"
       [[ -s "$f" ]] || continue
       echo "    ----- last 25 lines of $f -----"
       tail -n 25 "$f" | sed 's/^/    /'

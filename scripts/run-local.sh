@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# run-local.sh - set up, build and run the whole ModelService system on a local
+# control plane (kube-apiserver + etcd on loopback, test/e2e/cluster.sh), with
+# the webhook and the controller as local processes.
+#
+# Usage: scripts/run-local.sh [up|down|status]     (default: up)
+#   up      scripts/setup.sh (Debian packages), a Release build into build/
+#           (BUILD_DIR), the control plane in STATE_DIR, webhook certificates,
+#           the CRD + RBAC + local-overlay webhook configurations (caBundle
+#           set), the webhook and the controller in the background, the
+#           samples in manifests/samples/; then shows `kubectl get ms`, the
+#           defaults injected into the minimal sample and a rejection.
+#           Running `up` again stops whatever a previous `up` started and
+#           starts everything afresh (a new, empty cluster).
+#   down    stops the webhook, the controller and the control plane (keeps
+#           the logs in STATE_DIR).
+#   status  says what runs.
+#
+# Environment: MODELSERVICE_LOCAL_DIR (STATE_DIR, default /tmp/modelservice-local),
+# BUILD_DIR (default build), SKIP_SETUP=1 (do not run scripts/setup.sh),
+# SKIP_BUILD=1 (use the binaries already in BUILD_DIR).
+#
+# Files in STATE_DIR: kubeconfig and env (from cluster.sh), run/ (webhook
+# certificates, the generated webhook configurations, logs: run/webhook.log,
+# run/controller.log, pids).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+state="${MODELSERVICE_LOCAL_DIR:-/tmp/modelservice-local}"
+run="$state/run"
+cluster=("$root/test/e2e/cluster.sh" --dir "$state")
+BUILD_DIR="${BUILD_DIR:-build}"
+[[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$root/$BUILD_DIR"
+cmd="${1:-up}"
+
+say() { echo "run-local: $*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+# --------------------------------------------------------------- processes
+
+pid_alive() {  # pid_alive NAME: pid of run/NAME.pid if alive and ours
+  local f="$run/$1.pid" pid
+  [[ -s "$f" ]] || return 1
+  pid="$(<"$f")"
+  kill -0 "$pid" 2>/dev/null || return 1
+  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == *"modelservice-$1"* ]] || return 1
+  echo "$pid"
+}
+
+stop_proc() {  # stop_proc NAME
+  local pid i
+  if pid="$(pid_alive "$1")"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for (( i = 0; i < 100; i++ )); do pid_alive "$1" >/dev/null || break; sleep 0.1; done
+    if pid_alive "$1" >/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+    say "stopped $1 (pid $pid)"
+  fi
+  rm -f "$run/$1.pid"
+}
+
+start_proc() {  # start_proc NAME BINARY ARGS...
+  local name="$1"; shift
+  echo "==== $(date -u +%Y-%m-%dT%H:%M:%SZ) starting: $*" >>"$run/$name.log"
+  setsid "$@" </dev/null >>"$run/$name.log" 2>&1 &
+  echo $! >"$run/$name.pid"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+pick() {  # pick PREFERRED: PREFERRED if nobody listens there, else a free port
+  if port_free "$1"; then echo "$1"; else free_port; fi
+}
+
+wait_http() {  # wait_http URL SECONDS
+  local i
+  for (( i = 0; i < $2 * 4; i++ )); do
+    curl -fsS --max-time 1 -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.25
+  done
+  return 1
+}
+
+# --------------------------------------------------------------- commands
+
+do_down() {
+  stop_proc controller
+  stop_proc webhook
+  "${cluster[@]}" down >/dev/null 2>&1 || true
+  say "stopped (logs in $run)"
+}
+
+do_status() {
+  local rc=0 p
+  "${cluster[@]}" status || rc=1
+  for p in webhook controller; do
+    if pid="$(pid_alive "$p")"; then echo "$p: running (pid $pid, log $run/$p.log)"; else echo "$p: not running"; rc=1; fi
+  done
+  return $rc
+}
+
+do_up() {
+  # Idempotent: stop what a previous `up` started.
+  stop_proc controller
+  stop_proc webhook
+  mkdir -p "$run"
+
+  if [[ "${SKIP_SETUP:-0}" != 1 ]]; then
+    "$root/scripts/setup.sh"
+  fi
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    say "building (Release) into $BUILD_DIR"
+    if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
+      cmake -S "$root" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$run/build.log" 2>&1 \
+        || { tail -n 30 "$run/build.log" >&2; die "cmake configure failed"; }
+    fi
+    cmake --build "$BUILD_DIR" --target modelservice-webhook modelservice-controller >>"$run/build.log" 2>&1 \
+      || { tail -n 30 "$run/build.log" >&2; die "build failed (log: $run/build.log)"; }
+  fi
+  local webhook="$BUILD_DIR/webhook/modelservice-webhook" controller="$BUILD_DIR/controller/modelservice-controller"
+  [[ -x "$webhook" && -x "$controller" ]] || die "no binaries in $BUILD_DIR"
+
+  say "starting the control plane in $state (the first time builds kube-apiserver/etcd/kubectl: ~5 min)"
+  "${cluster[@]}" up >/dev/null || die "cluster.sh up failed"
+  # shellcheck disable=SC1091
+  source "$state/env"
+  local kc=("$KUBECTL")
+
+  # Ports: the README's defaults when free.
+  local wport mport pport cmport cpport
+  wport="$(pick 9443)"; mport="$(pick 8080)"; pport="$(pick 8081)"; cmport="$(pick 8082)"; cpport="$(pick 8083)"
+
+  say "webhook certificates in $run/certs"
+  local ca
+  ca="$("$root/certs-scripts/gen-certs.sh" --out "$run/certs" --ip 127.0.0.1 --dns localhost | tail -n 1)"
+
+  say "installing the CRD, RBAC and webhook configurations (local overlay, https://127.0.0.1:$wport)"
+  "${kc[@]}" kustomize "$root/manifests/overlays/local" \
+    | sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$wport/#" -e "s#caBundle: \"\"#caBundle: $ca#" \
+    >"$run/local-overlay.yaml"
+  [[ "$(grep -c "caBundle: $ca" "$run/local-overlay.yaml")" == 2 ]] || die "could not set the caBundle in $run/local-overlay.yaml"
+  "${kc[@]}" apply -f "$run/local-overlay.yaml" >"$run/install.log"
+  "${kc[@]}" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
+
+  start_proc webhook "$webhook" --port "$wport" --bind-address 127.0.0.1 --cert-dir "$run/certs" \
+    --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport" --log-format text
+  wait_http "http://127.0.0.1:$pport/readyz" 20 || { tail -n 20 "$run/webhook.log" >&2; die "the webhook did not become ready"; }
+  start_proc controller "$controller" --kubeconfig "$KUBECONFIG" --leader-elect \
+    --leader-election-id modelservice-controller --leader-election-namespace modelservice-system \
+    --metrics-bind-address "127.0.0.1:$cmport" --health-probe-bind-address "127.0.0.1:$cpport" --log-format text
+  wait_http "http://127.0.0.1:$cpport/healthz" 30 || { tail -n 20 "$run/controller.log" >&2; die "the controller did not become healthy"; }
+
+  # The API server loads webhook configurations asynchronously: wait until
+  # the webhook really answers through it.
+  local i out=""
+  for (( i = 0; i < 120; i++ )); do
+    out="$("${kc[@]}" apply --dry-run=server -f "$root/manifests/samples/invalid/surge-and-unavailable-zero.yaml" 2>&1 || true)"
+    [[ "$out" == *"admission webhook"*"denied the request"* ]] && break
+    sleep 0.25
+  done
+  [[ "$out" == *"admission webhook"*"denied the request"* ]] || die "the webhook is not reached through the API server: $out"
+
+  echo
+  echo "\$ kubectl apply -f manifests/samples/"
+  "${kc[@]}" apply -f "$root/manifests/samples/" 2>&1
+  sleep 2
+  echo
+  echo "\$ kubectl get ms"
+  "${kc[@]}" get ms
+  echo
+  echo "\$ kubectl get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller"
+  "${kc[@]}" get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller
+  echo
+  echo "# manifests/samples/minimal.yaml sets only spec.model; the mutating webhook added the rest:"
+  echo "\$ kubectl get ms minimal -o jsonpath='{.spec}'"
+  "${kc[@]}" get ms minimal -o jsonpath='{.spec}'; echo
+  echo
+  echo "# A rejection by the validating webhook:"
+  echo "\$ kubectl apply -f manifests/samples/invalid/surge-and-unavailable-zero.yaml"
+  "${kc[@]}" apply -f "$root/manifests/samples/invalid/surge-and-unavailable-zero.yaml" 2>&1 || true
+  echo "# ... and one by the CRD's schema:"
+  echo "\$ kubectl apply -f manifests/samples/invalid/replicas-0.yaml"
+  "${kc[@]}" apply -f "$root/manifests/samples/invalid/replicas-0.yaml" 2>&1 || true
+  cat <<EOF
+
+Running:
+  control plane  $E2E_API_SERVER (state in $state)
+  webhook        https://127.0.0.1:$wport  metrics http://127.0.0.1:$mport/metrics  log $run/webhook.log
+  controller     metrics http://127.0.0.1:$cmport/metrics  log $run/controller.log
+
+Use it:
+  export KUBECONFIG=$KUBECONFIG
+  kubectl get ms            # kubectl v1.34 built for this: $KUBECTL
+  kubectl apply -f manifests/samples/invalid/no-model.yaml
+Stop it:
+  scripts/run-local.sh down
+EOF
+}
+
+case "$cmd" in
+  up) do_up ;;
+  down) do_down ;;
+  status) do_status ;;
+  -h|--help|help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
+  *) die "unknown command $cmd (up|down|status)" ;;
+esac

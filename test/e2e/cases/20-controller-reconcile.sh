@@ -1,0 +1,123 @@
+# The controller turns a ModelService into a Deployment and a Service with the
+# contract's fields, adds its finalizer, reports Ready once the Deployment is
+# available, follows spec.replicas, reverts hand edits of owned fields, keeps
+# fields it does not own, and on delete removes the Deployment and the Service
+# before the ModelService goes away.
+# timeout: 180
+# logs: controller
+ns=e2e-ctrl
+new_ns "$ns"
+name=bert
+ms_yaml "$name" 'model: bert-base-uncased' 'version: "3"' 'image: registry.local/serve:1.4' 'replicas: 2' \
+  'port: 8081' 'gpus: 1' 'strategy:' '  type: RollingUpdate' '  rollingUpdate: {maxSurge: 1, maxUnavailable: 0}' \
+  | k -n "$ns" apply -f - >/dev/null
+uid="$(jp "ms/$name" '{.metadata.uid}' -n "$ns")"
+
+wait_for 30 "Deployment $ns/$name created" exists "$ns" deployment "$name"
+wait_for 30 "Service $ns/$name created" exists "$ns" service "$name"
+
+# ---- Deployment fields
+d="$(k -n "$ns" get deployment "$name" -o json)"
+labels='{"app.kubernetes.io/instance":"bert","app.kubernetes.io/managed-by":"modelservice-controller","app.kubernetes.io/name":"modelservice"}'
+owner="[{\"apiVersion\":\"modelops.dev/v1\",\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"ModelService\",\"name\":\"bert\",\"uid\":\"$uid\"}]"
+assert_eq "$(jq -cS .metadata.labels <<<"$d")" "$labels" "Deployment labels"
+assert_eq "$(jq -cS .metadata.ownerReferences <<<"$d")" "$owner" "Deployment ownerReferences"
+assert_eq "$(jq -r .spec.replicas <<<"$d")" 2 "Deployment replicas"
+assert_eq "$(jq -cS .spec.strategy <<<"$d")" '{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0},"type":"RollingUpdate"}' "Deployment strategy"
+sel="$(jq -cS .spec.selector.matchLabels <<<"$d")"
+[[ -n "$sel" && "$sel" != null ]] || fail "Deployment has no selector"
+assert_eq "$(jq -c --argjson s "$sel" '.spec.template.metadata.labels | contains($s)' <<<"$d")" true "template labels match the selector"
+assert_eq "$(jq -c '.spec.template.metadata.labels["app.kubernetes.io/instance"]' <<<"$d")" '"bert"' "template instance label"
+assert_eq "$(jq -r '.spec.template.spec.containers | length' <<<"$d")" 1 "number of containers"
+c="$(jq -c '.spec.template.spec.containers[0]' <<<"$d")"
+assert_eq "$(jq -r .name <<<"$c")" model "container name"
+assert_eq "$(jq -r .image <<<"$c")" registry.local/serve:1.4 "container image"
+assert_eq "$(jq -cS '[.env[] | select(.name == "MODEL_NAME" or .name == "MODEL_VERSION")] | sort_by(.name)' <<<"$c")" \
+  '[{"name":"MODEL_NAME","value":"bert-base-uncased"},{"name":"MODEL_VERSION","value":"3"}]' "container env"
+assert_eq "$(jq -cS '[.ports[] | {name, containerPort}]' <<<"$c")" '[{"containerPort":8081,"name":"http"}]' "container ports"
+assert_eq "$(jq -r '.resources.limits["nvidia.com/gpu"]' <<<"$c")" 1 "nvidia.com/gpu limit"
+assert_eq "$(jq -cS '.readinessProbe.httpGet | {path, port}' <<<"$c")" '{"path":"/healthz","port":"http"}' "readiness probe"
+
+# ---- Service fields
+s="$(k -n "$ns" get service "$name" -o json)"
+assert_eq "$(jq -cS .metadata.labels <<<"$s")" "$labels" "Service labels"
+assert_eq "$(jq -cS .metadata.ownerReferences <<<"$s")" "$owner" "Service ownerReferences"
+assert_eq "$(jq -r .spec.type <<<"$s")" ClusterIP "Service type"
+assert_eq "$(jq -cS '[.spec.ports[] | {port, targetPort}]' <<<"$s")" '[{"port":8081,"targetPort":"http"}]' "Service ports"
+assert_eq "$(jq -cS .spec.selector <<<"$s")" "$sel" "Service selector = Deployment selector"
+
+# ---- finalizer, status
+assert_contains "$(jp "ms/$name" '{.metadata.finalizers}' -n "$ns")" "modelops.dev/cleanup" "finalizers"
+wait_for 20 "status.observedGeneration = 1" test "$(jp "ms/$name" '{.status.observedGeneration}' -n "$ns")" = 1
+assert_eq "$(jp "ms/$name" '{.status.url}' -n "$ns")" "http://bert.e2e-ctrl.svc:8081" "status.url"
+assert_eq "$(jp "ms/$name" '{.status.desiredReplicas}' -n "$ns")" 2 "status.desiredReplicas"
+phase="$(jp "ms/$name" '{.status.phase}' -n "$ns")"
+[[ "$phase" == Pending || "$phase" == Progressing ]] || fail "phase before the Deployment is available: expected Pending or Progressing, got '$phase'"
+log "ok: phase before availability: $phase"
+
+mark_available "$ns" "$name"
+wait_for 20 "phase Ready after the Deployment became available" ms_phase_is "$ns" "$name" Ready
+st="$(k -n "$ns" get ms "$name" -o json)"
+assert_eq "$(jq -r .status.readyReplicas <<<"$st")" 2 "status.readyReplicas"
+assert_eq "$(jq -r .status.replicas <<<"$st")" 2 "status.replicas"
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" True "Ready condition"
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .status' <<<"$st")" False "Degraded condition"
+for t in Ready Progressing Degraded; do
+  cond="$(jq -c --arg t "$t" '.status.conditions[] | select(.type == $t)' <<<"$st")"
+  [[ -n "$cond" ]] || fail "no $t condition"
+  for fld in status reason lastTransitionTime observedGeneration; do
+    [[ "$(jq -r --arg f "$fld" '.[$f] // empty' <<<"$cond")" != "" ]] || fail "$t condition has no $fld: $cond"
+  done
+done
+log "ok: conditions Ready/Progressing/Degraded carry status, reason, lastTransitionTime, observedGeneration"
+row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4, $5}')"
+assert_eq "$row" "bert bert-base-uncased 2 2 Ready" "kubectl get ms row (NAME MODEL REPLICAS READY PHASE)"
+
+# Events about the ModelService.
+wait_for 15 "an Event about ModelService $name" bash -c \
+  "'$KUBECTL' -n '$ns' get events -o json | jq -e '[.items[] | select(.involvedObject.kind == \"ModelService\" and .involvedObject.name == \"$name\")] | length > 0'"
+
+# ---- scale up and down
+k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":4}}' >/dev/null
+wait_for 20 "Deployment replicas follow spec.replicas=4" deploy_replicas_is "$ns" "$name" 4
+wait_for 20 "status.desiredReplicas 4 and observedGeneration 2" bash -c \
+  "[[ \"\$('$KUBECTL' -n '$ns' get ms '$name' -o 'jsonpath={.status.desiredReplicas} {.status.observedGeneration}')\" == '4 2' ]]"
+phase="$(jp "ms/$name" '{.status.phase}' -n "$ns")"
+[[ "$phase" != Ready ]] || fail "phase Ready right after scaling to 4 with 2 ready replicas"
+mark_available "$ns" "$name"
+wait_for 20 "phase Ready at 4 replicas" ms_phase_is "$ns" "$name" Ready
+assert_eq "$(jp "ms/$name" '{.status.readyReplicas}' -n "$ns")" 4 "readyReplicas after scale-up"
+k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":1}}' >/dev/null
+wait_for 20 "Deployment replicas follow spec.replicas=1" deploy_replicas_is "$ns" "$name" 1
+mark_available "$ns" "$name"
+wait_for 20 "phase Ready at 1 replica" ms_phase_is "$ns" "$name" Ready
+
+# ---- hand edits: owned fields reverted, foreign fields kept
+k -n "$ns" annotate deployment "$name" e2e.modelops.dev/note=keep-me >/dev/null
+k -n "$ns" label deployment "$name" e2e.modelops.dev/team=qa >/dev/null
+k -n "$ns" patch deployment "$name" --type=json \
+  -p '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil.example/hijack:1"}]' >/dev/null
+wait_for 20 "hand-edited Deployment image put back" bash -c \
+  "[[ \"\$('$KUBECTL' -n '$ns' get deployment '$name' -o 'jsonpath={.spec.template.spec.containers[0].image}')\" == registry.local/serve:1.4 ]]"
+k -n "$ns" scale deployment "$name" --replicas=7 >/dev/null
+wait_for 20 "hand-scaled Deployment put back to 1" deploy_replicas_is "$ns" "$name" 1
+k -n "$ns" patch service "$name" --type=json -p '[{"op":"replace","path":"/spec/ports/0/port","value":9999}]' >/dev/null
+wait_for 20 "hand-edited Service port put back" bash -c \
+  "[[ \"\$('$KUBECTL' -n '$ns' get service '$name' -o 'jsonpath={.spec.ports[0].port}')\" == 8081 ]]"
+sleep 2
+assert_eq "$(jp "deployment/$name" '{.metadata.annotations.e2e\.modelops\.dev/note}' -n "$ns")" keep-me "hand-added annotation kept"
+assert_eq "$(jp "deployment/$name" '{.metadata.labels.e2e\.modelops\.dev/team}' -n "$ns")" qa "hand-added label kept"
+assert_eq "$(jp "deployment/$name" '{.spec.template.spec.containers[0].image}' -n "$ns")" registry.local/serve:1.4 "image still the desired one"
+
+# ---- a spec change rolls into the Deployment
+k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"image":"registry.local/serve:1.5","version":"4"}}' >/dev/null
+wait_for 20 "new image in the Deployment" bash -c \
+  "[[ \"\$('$KUBECTL' -n '$ns' get deployment '$name' -o 'jsonpath={.spec.template.spec.containers[0].image}')\" == registry.local/serve:1.5 ]]"
+assert_eq "$(k -n "$ns" get deployment "$name" -o json | jq -r '.spec.template.spec.containers[0].env[] | select(.name == "MODEL_VERSION") | .value')" 4 "MODEL_VERSION after update"
+
+# ---- delete: owned objects go first, then the ModelService
+k -n "$ns" delete ms "$name" --wait=false >/dev/null
+wait_for 30 "ModelService $name gone" gone "$ns" ms "$name"
+gone "$ns" deployment "$name" || fail "Deployment $name still exists after its ModelService is gone (no GC runs here: the finalizer flow must delete it)"
+gone "$ns" service "$name" || fail "Service $name still exists after its ModelService is gone"
+log "ok: Deployment and Service deleted before the ModelService disappeared"
