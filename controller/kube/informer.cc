@@ -125,7 +125,6 @@ void Informer::Run(const std::atomic<bool>& stop) {
   });
 
   bool need_list = true;
-  int gone_streak = 0;
   while (!Stopped()) {
     if (need_list) {
       if (!ListAll()) {
@@ -140,11 +139,9 @@ void Informer::Run(const std::atomic<bool>& stop) {
       case WatchOutcome::kGone:
         need_list = true;
         // A relist that at once meets 410 again would spin: back off then.
-        if (++gone_streak > 1) SleepFor(backoff_.Next());
+        if (++gone_streak_ > 1) SleepFor(backoff_.Next());
         break;
       case WatchOutcome::kEnded:
-        gone_streak = 0;
-        backoff_.Reset();
         break;
       case WatchOutcome::kFailed:
         SleepFor(backoff_.Next());
@@ -312,6 +309,15 @@ Informer::WatchOutcome Informer::WatchOnce() {
       },
       stop_);
   if (Stopped()) return WatchOutcome::kStopped;
+  // A stream that delivered events or stayed up a while was healthy: the
+  // next failure starts the backoff from the beginning. One that ends at once
+  // with nothing in it counts as a failure, so a misbehaving server does not
+  // make us spin.
+  const bool healthy = events > 0 || clock_.Now() - start >= std::chrono::seconds(1);
+  if (healthy) {
+    backoff_.Reset();
+    gone_streak_ = 0;
+  }
   if (gone || r.IsGone()) {
     if (r.IsGone() && logger_) logger_->info("informer {}: resourceVersion {} is gone: relisting", path_, rv);
     return WatchOutcome::kGone;
@@ -322,9 +328,6 @@ Informer::WatchOutcome Informer::WatchOnce() {
       logger_->warn("informer {}: watch failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
     return WatchOutcome::kFailed;
   }
-  // A stream that ends at once with nothing in it is treated as a failure so
-  // that a misbehaving server does not make us spin.
-  const bool healthy = events > 0 || clock_.Now() - start >= std::chrono::seconds(1);
   return healthy ? WatchOutcome::kEnded : WatchOutcome::kFailed;
 }
 

@@ -105,6 +105,7 @@ class Informer {
   const InformerOptions options_;
   Backoff backoff_;
   std::mt19937_64 rng_;  // watch timeout jitter
+  int gone_streak_ = 0;  // 410s in a row without a healthy stream (Run thread only)
 
   std::vector<EventHandler> handlers_;  // set before Run
 
