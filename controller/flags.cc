@@ -1,5 +1,7 @@
 #include "controller/flags.h"
 
+#include "shared/flags.h"
+
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -170,47 +172,9 @@ FlagsResult ParseFlags(const std::vector<std::string>& args) {
 }
 
 std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  if (s == "0") return std::chrono::milliseconds(0);
-  size_t i = 0;
-  bool negative = false;
-  if (s[0] == '-' || s[0] == '+') {
-    negative = s[0] == '-';
-    i = 1;
-  }
-  double total_ns = 0;
-  bool any = false;
-  while (i < s.size()) {
-    size_t start = i;
-    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-    if (start == i) return std::nullopt;
-    double num = 0;
-    if (!ParseDouble(s.substr(start, i - start), num)) return std::nullopt;
-    size_t ustart = i;
-    while (i < s.size() && !((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-    const std::string unit = s.substr(ustart, i - ustart);
-    double scale;
-    if (unit == "ns") {
-      scale = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s") {
-      scale = 1e3;
-    } else if (unit == "ms") {
-      scale = 1e6;
-    } else if (unit == "s") {
-      scale = 1e9;
-    } else if (unit == "m") {
-      scale = 60e9;
-    } else if (unit == "h") {
-      scale = 3600e9;
-    } else {
-      return std::nullopt;  // a unit is required
-    }
-    total_ns += num * scale;
-    any = true;
-  }
-  if (!any) return std::nullopt;
-  const auto ms = static_cast<long long>(total_ns / 1e6 + 0.5);
-  return std::chrono::milliseconds(negative ? -ms : ms);
+  std::chrono::milliseconds d{};
+  if (!ms::ParseDuration(s, &d)) return std::nullopt;
+  return d;
 }
 
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
@@ -224,18 +188,11 @@ std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
 }
 
 std::optional<BindAddress> ParseBindAddress(const std::string& s) {
-  BindAddress a;
-  if (s == "0") {
-    a.disabled = true;
-    return a;
-  }
-  const auto colon = s.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = s.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  a.host = host.empty() ? "0.0.0.0" : host;
-  if (!ParseInt(s.substr(colon + 1), a.port) || a.port < 0 || a.port > 65535) return std::nullopt;
-  return a;
+  if (s.empty()) return std::nullopt;
+  ms::HostPort hp;
+  if (!ms::ParseBindAddress(s, &hp)) return std::nullopt;
+  if (hp.port < 0) return BindAddress{"", 0, true};
+  return BindAddress{hp.host, hp.port, false};
 }
 
 std::string Usage(const std::string& program) {

@@ -6,15 +6,17 @@
 #include <string>
 
 #include "controller/kube/paths.h"
+#include "shared/api_types.h"
 
 namespace ms::controller {
 
-inline constexpr const char* kGroup = "modelops.dev";
-inline constexpr const char* kVersion = "v1";
-inline constexpr const char* kApiVersion = "modelops.dev/v1";
-inline constexpr const char* kKind = "ModelService";
-inline constexpr const char* kPlural = "modelservices";
-inline constexpr const char* kFinalizer = "modelops.dev/cleanup";
+// The API's names live once, in shared/api_types.h.
+inline constexpr const char* kGroup = api::kGroup;
+inline constexpr const char* kVersion = api::kVersion;
+inline constexpr const char* kApiVersion = api::kApiVersion;
+inline constexpr const char* kKind = api::kKind;
+inline constexpr const char* kPlural = api::kPlural;
+inline constexpr const char* kFinalizer = api::kFinalizer;
 inline constexpr const char* kControllerName = "modelservice";
 inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
 

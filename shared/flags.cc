@@ -132,9 +132,13 @@ bool ParseDuration(const std::string& s, std::chrono::milliseconds* out) {
       return false;
     }
     size_t ustart = i;
-    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') ++i;
     std::string unit = s.substr(ustart, i - ustart);
-    if (unit == "ms")
+    if (unit == "ns")
+      total_ms += n / 1e6;
+    else if (unit == "us" || unit == "\u00b5s")
+      total_ms += n / 1e3;
+    else if (unit == "ms")
       total_ms += n;
     else if (unit == "s")
       total_ms += n * 1000;
