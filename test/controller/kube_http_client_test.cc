@@ -52,7 +52,7 @@ class TestServer {
   std::thread thread;
 };
 
-class HttpClientTest : public ::testing::Test {
+class KubeHttpClientTest : public ::testing::Test {
  protected:
   void SetUp() override {}
   RestConfig Config() {
@@ -80,7 +80,7 @@ int ClosedPort() {
   return port;
 }
 
-TEST_F(HttpClientTest, GetDecodesJsonAndSendsHeaders) {
+TEST_F(KubeHttpClientTest, GetDecodesJsonAndSendsHeaders) {
   httplib::Headers seen;
   std::string seen_query;
   srv_.server.Get("/api/v1/namespaces/ns/services/a", [&](const httplib::Request& req, httplib::Response& res) {
@@ -104,7 +104,7 @@ TEST_F(HttpClientTest, GetDecodesJsonAndSendsHeaders) {
   EXPECT_EQ(header("User-Agent"), "kube-test/1.0");
 }
 
-TEST_F(HttpClientTest, NotFoundStatusIsDecoded) {
+TEST_F(KubeHttpClientTest, NotFoundStatusIsDecoded) {
   srv_.server.Get("/apis/apps/v1/namespaces/ns/deployments/x", [](const httplib::Request&, httplib::Response& res) {
     res.status = 404;
     res.set_content(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
@@ -142,7 +142,7 @@ TEST_F(HttpClientTest, NotFoundStatusIsDecoded) {
   EXPECT_EQ(b.error->message, "upstream down");
 }
 
-TEST_F(HttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
+TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
   std::mutex mu;
   std::vector<std::string> seen;  // "METHOD content-type body"
   auto record = [&](const httplib::Request& req, httplib::Response& res) {
@@ -178,7 +178,7 @@ TEST_F(HttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
   EXPECT_EQ(seen[5], "DELETE  ");
 }
 
-TEST_F(HttpClientTest, TransportErrorOnClosedPort) {
+TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(ClosedPort());
   metrics::Registry registry;
@@ -199,7 +199,7 @@ TEST_F(HttpClientTest, TransportErrorOnClosedPort) {
       << text;
 }
 
-TEST_F(HttpClientTest, RequestTimeout) {
+TEST_F(KubeHttpClientTest, RequestTimeout) {
   srv_.server.Get("/slow", [this](const httplib::Request&, httplib::Response& res) {
     // Slow until the test ends (bounded), so teardown does not wait long.
     for (int i = 0; i < 400 && !srv_.done.load(); ++i) std::this_thread::sleep_for(5ms);
@@ -217,7 +217,7 @@ TEST_F(HttpClientTest, RequestTimeout) {
   EXPECT_EQ(r.error->reason, "Transport");
 }
 
-TEST_F(HttpClientTest, MetricsCountCodesMethodsAndHost) {
+TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
   srv_.server.Get("/ok", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
   srv_.server.Put("/ok", [](const httplib::Request&, httplib::Response& res) {
     res.status = 409;
@@ -240,7 +240,7 @@ TEST_F(HttpClientTest, MetricsCountCodesMethodsAndHost) {
       << text;
 }
 
-TEST_F(HttpClientTest, TokenRereadAfter401) {
+TEST_F(KubeHttpClientTest, TokenRereadAfter401) {
   const fs::path dir = fs::temp_directory_path() / ("kube_http_token_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string token_file = (dir / "token").string();
@@ -270,7 +270,7 @@ TEST_F(HttpClientTest, TokenRereadAfter401) {
   fs::remove_all(dir);
 }
 
-TEST_F(HttpClientTest, RateLimitedInVirtualTime) {
+TEST_F(KubeHttpClientTest, RateLimitedInVirtualTime) {
   std::atomic<int> calls{0};
   srv_.server.Get("/r", [&](const httplib::Request&, httplib::Response& res) {
     ++calls;
@@ -298,7 +298,7 @@ TEST_F(HttpClientTest, RateLimitedInVirtualTime) {
   t.join();
 }
 
-TEST_F(HttpClientTest, ConcurrentRequestsFromManyThreads) {
+TEST_F(KubeHttpClientTest, ConcurrentRequestsFromManyThreads) {
   std::atomic<int> calls{0};
   srv_.server.Get(R"(/c/(\d+))", [&](const httplib::Request& req, httplib::Response& res) {
     ++calls;
@@ -326,7 +326,7 @@ TEST_F(HttpClientTest, ConcurrentRequestsFromManyThreads) {
   EXPECT_EQ(calls.load(), 200);
 }
 
-TEST_F(HttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
+TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
   const std::string stream =
       R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
       "\n"
@@ -369,7 +369,7 @@ TEST_F(HttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
   EXPECT_NE(registry.Serialize().find("code=\"200\""), std::string::npos);
 }
 
-TEST_F(HttpClientTest, WatchHttpErrorIsDecoded) {
+TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {
   srv_.server.Get("/w", [](const httplib::Request&, httplib::Response& res) {
     res.status = 410;
     res.set_content(R"({"kind":"Status","status":"Failure","message":"too old resource version",)"
@@ -402,7 +402,7 @@ void HangingWatch(TestServer& srv, bool first_event = true) {
   });
 }
 
-TEST_F(HttpClientTest, StopFlagEndsHangingWatchPromptly) {
+TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
   HangingWatch(srv_);
   srv_.Start();
   HttpClient client(Config(), clock_);
@@ -423,7 +423,7 @@ TEST_F(HttpClientTest, StopFlagEndsHangingWatchPromptly) {
   EXPECT_LT(returned - stopped_at, 1s);  // polled every 100 ms
 }
 
-TEST_F(HttpClientTest, ConsumerReturningFalseEndsWatch) {
+TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
   HangingWatch(srv_);
   srv_.Start();
   HttpClient client(Config(), clock_);
@@ -434,7 +434,7 @@ TEST_F(HttpClientTest, ConsumerReturningFalseEndsWatch) {
   EXPECT_EQ(events, 1);
 }
 
-TEST_F(HttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
+TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
   // No bytes at all (curl averages the speed over its last few seconds, so an
   // early event would delay the verdict).
   HangingWatch(srv_, /*first_event=*/false);
@@ -471,7 +471,7 @@ namespace {
 // TLS: a CA, a server certificate for 127.0.0.1 and a client certificate,
 // made with the openssl command line; the server requires the client
 // certificate (as a kube-apiserver with --client-ca-file does).
-class HttpClientTlsTest : public ::testing::Test {
+class KubeHttpClientTlsTest : public ::testing::Test {
  protected:
   // The certificates are made once for the suite (openssl takes a while).
   static void SetUpTestSuite() {
@@ -535,7 +535,7 @@ class HttpClientTlsTest : public ::testing::Test {
   FakeClock clock_;
 };
 
-TEST_F(HttpClientTlsTest, CaAndClientCertificateFromMemory) {
+TEST_F(KubeHttpClientTlsTest, CaAndClientCertificateFromMemory) {
   HttpClient client(Config(true, true), clock_);
   Result r = client.Get("/version");
   ASSERT_TRUE(r.ok()) << r.error->message;
@@ -543,7 +543,7 @@ TEST_F(HttpClientTlsTest, CaAndClientCertificateFromMemory) {
   EXPECT_TRUE(client.Get("/version").ok());  // a second request on the pooled handle
 }
 
-TEST_F(HttpClientTlsTest, UnknownServerCaIsRejected) {
+TEST_F(KubeHttpClientTlsTest, UnknownServerCaIsRejected) {
   HttpClient client(Config(false, true), clock_);
   Result r = client.Get("/version");
   EXPECT_EQ(r.code, 0);
@@ -551,14 +551,14 @@ TEST_F(HttpClientTlsTest, UnknownServerCaIsRejected) {
   EXPECT_EQ(r.error->reason, "Transport");
 }
 
-TEST_F(HttpClientTlsTest, InsecureSkipVerifyAcceptsUnknownCa) {
+TEST_F(KubeHttpClientTlsTest, InsecureSkipVerifyAcceptsUnknownCa) {
   RestConfig cfg = Config(false, true);
   cfg.insecure_skip_tls_verify = true;
   HttpClient client(cfg, clock_);
   EXPECT_TRUE(client.Get("/version").ok());
 }
 
-TEST_F(HttpClientTlsTest, MissingClientCertificateFails) {
+TEST_F(KubeHttpClientTlsTest, MissingClientCertificateFails) {
   HttpClient client(Config(true, false), clock_);
   Result r = client.Get("/version");
   EXPECT_FALSE(r.ok());

@@ -184,7 +184,7 @@ bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds lim
   return cond();
 }
 
-class InformerTest : public ::testing::Test {
+class KubeInformerTest : public ::testing::Test {
  protected:
   InformerOptions Options() {
     InformerOptions o;
@@ -209,7 +209,7 @@ class InformerTest : public ::testing::Test {
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-TEST_F(InformerTest, PagedListThenWatchEvents) {
+TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   client_.AddList(Page({Obj("a", "3"), Obj("b", "4")}, "10", "tok/en+1"));
   client_.AddList(Page({Obj("c", "5")}, "10"));
   client_.AddWatch({{Ev("ADDED", Obj("d", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))},
@@ -254,7 +254,7 @@ TEST_F(InformerTest, PagedListThenWatchEvents) {
   EXPECT_EQ(inf.List().size(), 3u);
 }
 
-TEST_F(InformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
+TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
   client_.AddList(Page({Obj("a", "3")}, "10"));
   client_.AddWatch({{Ev("BOOKMARK", {{"kind", "Deployment"}, {"metadata", {{"resourceVersion", "20"}}}})}, Ok()});
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
@@ -267,7 +267,7 @@ TEST_F(InformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
   EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a"}));
 }
 
-TEST_F(InformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjects) {
+TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjects) {
   client_.AddList(Page({Obj("a", "3"), Obj("b", "4"), Obj("same", "2")}, "10"));
   client_.AddWatch({{Ev("ERROR", {{"kind", "Status"},
                                   {"status", "Failure"},
@@ -289,7 +289,7 @@ TEST_F(InformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjects) 
   EXPECT_FALSE(inf.Get("ns/never").has_value());
 }
 
-TEST_F(InformerTest, GoneHttpAnswerRelists) {
+TEST_F(KubeInformerTest, GoneHttpAnswerRelists) {
   client_.AddList(Page({Obj("a", "3")}, "10"));
   client_.AddWatch({{}, HttpError(410, "Expired")});
   client_.AddList(Page({}, "60"));
@@ -303,7 +303,7 @@ TEST_F(InformerTest, GoneHttpAnswerRelists) {
   EXPECT_TRUE(inf.List().empty());
 }
 
-TEST_F(InformerTest, RepeatedGoneWithoutProgressBacksOff) {
+TEST_F(KubeInformerTest, RepeatedGoneWithoutProgressBacksOff) {
   client_.AddList(Page({}, "10"));
   client_.AddWatch({{}, HttpError(410, "Expired")});
   client_.AddList(Page({}, "20"));
@@ -324,7 +324,7 @@ TEST_F(InformerTest, RepeatedGoneWithoutProgressBacksOff) {
   EXPECT_GE(client_.list_times()[2] - client_.watch_times()[1], 200ms);
 }
 
-TEST_F(InformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
+TEST_F(KubeInformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
   client_.AddList(Transport());  // the first list fails too
   client_.AddList(Page({}, "10"));
   client_.AddWatch({{}, Transport()});
@@ -363,7 +363,7 @@ TEST_F(InformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@11"}));
 }
 
-TEST_F(InformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
+TEST_F(KubeInformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
   client_.AddList(Page({}, "10"));
   client_.AddWatch({{Ev("ERROR", {{"kind", "Status"}, {"reason", "InternalError"}, {"code", 500}})}, Ok()});
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
@@ -378,7 +378,7 @@ TEST_F(InformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
   EXPECT_GE(client_.watch_times()[1] - client_.watch_times()[0], 200ms);
 }
 
-TEST_F(InformerTest, NamespaceAndLabelSelectorInPaths) {
+TEST_F(KubeInformerTest, NamespaceAndLabelSelectorInPaths) {
   client_.AddList(Page({}, "1"));
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "app.kubernetes.io/name=modelservice",
                "team-a", Options());
@@ -390,7 +390,7 @@ TEST_F(InformerTest, NamespaceAndLabelSelectorInPaths) {
   EXPECT_TRUE(Contains(client_.watch_paths()[0], "&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice"));
 }
 
-TEST_F(InformerTest, StopFlagEndsRunPromptly) {
+TEST_F(KubeInformerTest, StopFlagEndsRunPromptly) {
   client_.AddList(Page({Obj("a", "1")}, "1"));
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   Start(inf);
@@ -401,7 +401,7 @@ TEST_F(InformerTest, StopFlagEndsRunPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - t, 1s);
 }
 
-TEST_F(InformerTest, StopMethodEndsRunDuringBackoff) {
+TEST_F(KubeInformerTest, StopMethodEndsRunDuringBackoff) {
   // Nothing scripted: every list fails and the informer sits in backoff.
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   Start(inf);
@@ -414,7 +414,7 @@ TEST_F(InformerTest, StopMethodEndsRunDuringBackoff) {
   EXPECT_FALSE(inf.WaitForSync(1s));  // stopped: does not wait
 }
 
-TEST_F(InformerTest, WaitForSyncTimesOutInVirtualTime) {
+TEST_F(KubeInformerTest, WaitForSyncTimesOutInVirtualTime) {
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   std::atomic<bool> result{true};
   std::atomic<bool> returned{false};
@@ -430,7 +430,7 @@ TEST_F(InformerTest, WaitForSyncTimesOutInVirtualTime) {
   waiter.join();
 }
 
-TEST_F(InformerTest, UnknownAndNamelessEventsAreIgnored) {
+TEST_F(KubeInformerTest, UnknownAndNamelessEventsAreIgnored) {
   client_.AddList(Page({}, "1"));
   client_.AddWatch({{Ev("WEIRD", Obj("x", "2")), Ev("ADDED", {{"metadata", {{"resourceVersion", "3"}}}}),
                      Ev("ADDED", Obj("ok", "4"))},
