@@ -301,13 +301,11 @@ ValidationOutcome ValidateModelService(const json& object, const SchemaValidator
   CheckFields(object, out.errors);
   CheckCrossFields(object, out.errors);
   out.warnings = Warnings(object);
-  // The schema as a safety net, for spec only (metadata and status are the API
-  // server's), when strings are bounded.
+  // The schema as a safety net, when the strings it matches patterns against
+  // (all in spec) are bounded. The object is validated in place (no copy).
   const json* spec = object.is_object() ? ObjectField(object, "spec") : nullptr;
   if (spec && StringsBounded(*spec, api::kMaxImageLength)) {
-    json probe = json::object();
-    probe["spec"] = *spec;
-    for (auto& e : schema.Validate(probe)) {
+    for (auto& e : schema.Validate(object)) {
       bool covered = std::any_of(out.errors.begin(), out.errors.end(),
                                  [&](const FieldError& f) { return PathCovers(f.path, e.path); });
       if (!covered) {

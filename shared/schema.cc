@@ -6,7 +6,9 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace ms {
 
@@ -37,7 +39,29 @@ std::string ContextToPath(const std::vector<std::string>& context) {
 
 }  // namespace
 
-SchemaValidator::SchemaValidator(std::string_view schema_json) : schema_(std::make_unique<valijson::Schema>()) {
+struct SchemaValidator::ValidatorPool {
+  std::mutex mu;
+  std::vector<std::unique_ptr<valijson::Validator>> free;
+
+  std::unique_ptr<valijson::Validator> Take() {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      if (!free.empty()) {
+        auto v = std::move(free.back());
+        free.pop_back();
+        return v;
+      }
+    }
+    return std::make_unique<valijson::Validator>(valijson::Validator::kStrongTypes);
+  }
+  void Give(std::unique_ptr<valijson::Validator> v) {
+    std::lock_guard<std::mutex> g(mu);
+    free.push_back(std::move(v));
+  }
+};
+
+SchemaValidator::SchemaValidator(std::string_view schema_json)
+    : schema_(std::make_unique<valijson::Schema>()), pool_(std::make_unique<ValidatorPool>()) {
   try {
     document_ = nlohmann::json::parse(schema_json);
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
@@ -52,15 +76,16 @@ SchemaValidator::~SchemaValidator() = default;
 
 std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& document) const {
   std::vector<SchemaError> out;
-  valijson::Validator validator(valijson::Validator::kStrongTypes);
+  auto validator = pool_->Take();
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(document);
   try {
-    validator.validate(*schema_, target, &results);
+    validator->validate(*schema_, target, &results);
   } catch (const std::exception& e) {
     out.push_back({"", std::string("schema validation failed: ") + e.what()});
-    return out;
+    return out;  // a validator that threw is dropped, not reused
   }
+  pool_->Give(std::move(validator));
   valijson::ValidationResults::Error err;
   while (results.popError(err)) {
     if (err.description.rfind("Failed to validate against schema associated with property", 0) == 0) continue;

@@ -11,6 +11,7 @@
 
 namespace valijson {
 class Schema;
+class Validator;
 }
 
 namespace ms {
@@ -32,15 +33,19 @@ class SchemaValidator {
   SchemaValidator& operator=(const SchemaValidator&) = delete;
 
   // Every violation (leaf errors only). Thread-safe: the compiled schema is
-  // shared read-only, each call has its own valijson::Validator. Callers must
-  // bound string lengths first (std::regex recursion, see notes).
+  // shared read-only; a valijson::Validator (which caches compiled regexes,
+  // without a lock) is taken from a pool for the call and given back, so
+  // patterns are compiled once per pooled validator, not per call. Callers
+  // must bound string lengths first (std::regex recursion, see notes).
   std::vector<SchemaError> Validate(const nlohmann::json& document) const;
 
   const nlohmann::json& document() const { return document_; }
 
  private:
+  struct ValidatorPool;
   nlohmann::json document_;
   std::unique_ptr<valijson::Schema> schema_;
+  std::unique_ptr<ValidatorPool> pool_;
 };
 
 }  // namespace ms
