@@ -1,5 +1,7 @@
 #include "controller/reconciler.h"
 
+#include "shared/metrics.h"
+
 #include <algorithm>
 
 #include "controller/resources.h"
@@ -152,7 +154,7 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
         std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
                           std::to_string(replicas) + " replicas";
         if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
-          msg += " (queue length " + std::to_string(observed.recommendation->queue_length) + ", target " +
+          msg += " (queue length " + metrics::FormatValue(observed.recommendation->queue_length) + ", target " +
                  std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
         }
         out.events.push_back({"Normal", "Scaled", "Scale", msg});
