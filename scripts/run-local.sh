@@ -99,6 +99,7 @@ do_status() {
 }
 
 do_up() {
+  cd "$root"  # so that the printed commands and paths are the README's
   # Idempotent: stop what a previous `up` started.
   stop_proc controller
   stop_proc webhook
@@ -161,11 +162,12 @@ do_up() {
 
   echo
   echo "\$ kubectl apply -f manifests/samples/"
-  "${kc[@]}" apply -f "$root/manifests/samples/" 2>&1
+  "${kc[@]}" apply -f manifests/samples/ 2>&1
   sleep 2
   echo
   echo "\$ kubectl get ms"
   "${kc[@]}" get ms
+  echo "# (gpt2-chat is autoscaled: without a Prometheus at --prometheus-url it stays Degraded, reason MetricsUnavailable)"
   echo
   echo "\$ kubectl get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller"
   "${kc[@]}" get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller
@@ -176,10 +178,10 @@ do_up() {
   echo
   echo "# A rejection by the validating webhook:"
   echo "\$ kubectl apply -f manifests/samples/invalid/surge-and-unavailable-zero.yaml"
-  "${kc[@]}" apply -f "$root/manifests/samples/invalid/surge-and-unavailable-zero.yaml" 2>&1 || true
+  "${kc[@]}" apply -f manifests/samples/invalid/surge-and-unavailable-zero.yaml 2>&1 || true
   echo "# ... and one by the CRD's schema:"
   echo "\$ kubectl apply -f manifests/samples/invalid/replicas-0.yaml"
-  "${kc[@]}" apply -f "$root/manifests/samples/invalid/replicas-0.yaml" 2>&1 || true
+  "${kc[@]}" apply -f manifests/samples/invalid/replicas-0.yaml 2>&1 || true
   cat <<EOF
 
 Running:

@@ -302,6 +302,10 @@ teardown
 echo
 echo "Summary ($(( SECONDS - suite_start ))s wall, logs in $E2E_WORK):"
 printf '  %s\n' "${results[@]}"
+if [[ -s "$E2E_WORK/timings.txt" ]]; then
+  echo "Timings:"
+  sed 's/^TIMING /  /' "$E2E_WORK/timings.txt"
+fi
 summary="$passed passed, $failed failed"
 (( skipped )) && summary+=", $skipped skipped"
 echo "$summary"
