@@ -104,6 +104,21 @@ TEST_F(KubeHttpClientTest, GetDecodesJsonAndSendsHeaders) {
   EXPECT_EQ(header("User-Agent"), "kube-test/1.0");
 }
 
+TEST_F(KubeHttpClientTest, SequentialRequestsReuseTheConnection) {
+  std::mutex mu;
+  std::vector<int> ports;
+  srv_.server.Get("/k", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> g(mu);
+    ports.push_back(req.remote_port);
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.Get("/k").ok());
+  ASSERT_EQ(ports.size(), 5u);
+  for (int p : ports) EXPECT_EQ(p, ports[0]);  // one keep-alive connection
+}
+
 TEST_F(KubeHttpClientTest, NotFoundStatusIsDecoded) {
   srv_.server.Get("/apis/apps/v1/namespaces/ns/deployments/x", [](const httplib::Request&, httplib::Response& res) {
     res.status = 404;
