@@ -63,7 +63,7 @@ source "$here/lib.sh"
 say() { echo "run.sh: $*" >&2; }
 say "work dir $E2E_WORK"
 
-torn_down=0
+torn_down=0 cpid=""
 teardown() {
   (( torn_down )) && return 0
   torn_down=1
@@ -74,6 +74,8 @@ teardown() {
     say "  for p in $E2E_WORK/proc/*.pid; do kill \$(cat \$p); done; $here/cluster.sh --dir $E2E_WORK/cluster down"
     return 0
   fi
+  # A case still running (interrupted suite): its whole process group.
+  if [[ -n "${cpid:-}" ]]; then kill -TERM -- "-$cpid" 2>/dev/null || true; fi
   proc_stop_all 2>/dev/null || true
   "$here/cluster.sh" --dir "$E2E_WORK/cluster" down >/dev/null 2>&1 || true
   rm -rf "$E2E_WORK/cluster/etcd-data" "$E2E_WORK/prometheus-data"
@@ -272,6 +274,7 @@ for c in "${cases[@]}"; do
   cpid=$!
   wait "$cpid"; rc=$?
   kill -KILL -- "-$cpid" 2>/dev/null  # background jobs the case left behind
+  cpid=""
   set -e
   dt="$(elapsed "$t0")"
   if (( rc == 0 )); then
