@@ -65,8 +65,7 @@ const Fixtures& F() {
 
 // Fails the benchmark (instead of timing the wrong thing) when the reply is
 // not what the scenario expects.
-void Serve(benchmark::State& state, const std::string& body, const ms::webhook::Handler& handler,
-           const char* expect) {
+void Serve(benchmark::State& state, const std::string& body, const ms::webhook::Handler& handler, const char* expect) {
   {
     ms::webhook::Outcome outcome;
     auto reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
@@ -89,9 +88,7 @@ void BM_ServeReview_ValidateValid(benchmark::State& state) {
 void BM_ServeReview_ValidateInvalid(benchmark::State& state) {
   Serve(state, F().invalid, F().validating, "\"allowed\":false");
 }
-void BM_ServeReview_Mutate(benchmark::State& state) {
-  Serve(state, F().mutate, F().mutating, "\"patch\"");
-}
+void BM_ServeReview_Mutate(benchmark::State& state) { Serve(state, F().mutate, F().mutating, "\"patch\""); }
 
 void BM_JsonParse(benchmark::State& state, const std::string* body) {
   for (auto _ : state) {

@@ -35,20 +35,29 @@ bool IsPermanent(const kube::Result& r) {
 
 const char* Verb(ActionType t) {
   switch (t) {
-    case ActionType::kPatchModelService: return "patch";
-    case ActionType::kCreate: return "create";
-    case ActionType::kUpdate: return "update";
-    case ActionType::kDelete: return "delete";
+    case ActionType::kPatchModelService:
+      return "patch";
+    case ActionType::kCreate:
+      return "create";
+    case ActionType::kUpdate:
+      return "update";
+    case ActionType::kDelete:
+      return "delete";
   }
   return "write";
 }
 
 }  // namespace
 
-Executor::Executor(kube::Client& client, EventRecorder& events, autoscale::Autoscaler* autoscaler,
-                   const Clock& clock, Options options, std::shared_ptr<spdlog::logger> logger, CachedReads cache)
-    : client_(client), events_(events), autoscaler_(autoscaler), clock_(clock), options_(std::move(options)),
-      logger_(std::move(logger)), cache_(std::move(cache)) {}
+Executor::Executor(kube::Client& client, EventRecorder& events, autoscale::Autoscaler* autoscaler, const Clock& clock,
+                   Options options, std::shared_ptr<spdlog::logger> logger, CachedReads cache)
+    : client_(client),
+      events_(events),
+      autoscaler_(autoscaler),
+      clock_(clock),
+      options_(std::move(options)),
+      logger_(std::move(logger)),
+      cache_(std::move(cache)) {}
 
 kube::Result Executor::Read(const std::function<std::optional<json>(const std::string&)>& cache, bool fresh,
                             const std::string& key, const std::string& path) {
@@ -80,9 +89,8 @@ ReconcileResult Executor::Reconcile(const std::string& key) {
     json ms = std::move(ms_r.body);
 
     Observed observed;
-    for (auto [cache, path, slot] :
-         {std::tuple{&cache_.deployment, DeploymentPath(ns, name), &observed.deployment},
-          std::tuple{&cache_.service, ServicePath(ns, name), &observed.service}}) {
+    for (auto [cache, path, slot] : {std::tuple{&cache_.deployment, DeploymentPath(ns, name), &observed.deployment},
+                                     std::tuple{&cache_.service, ServicePath(ns, name), &observed.service}}) {
       kube::Result r = Read(*cache, fresh, key, path);
       if (r.ok()) {
         *slot = std::move(r.body);
@@ -121,10 +129,18 @@ ReconcileResult Executor::Reconcile(const std::string& key) {
     for (const Action& a : actions.writes) {
       kube::Result r;
       switch (a.type) {
-        case ActionType::kPatchModelService: r = client_.Patch(a.path, kube::PatchType::kMerge, a.body); break;
-        case ActionType::kCreate: r = client_.Create(a.path, a.body); break;
-        case ActionType::kUpdate: r = client_.Update(a.path, a.body); break;
-        case ActionType::kDelete: r = client_.Delete(a.path); break;
+        case ActionType::kPatchModelService:
+          r = client_.Patch(a.path, kube::PatchType::kMerge, a.body);
+          break;
+        case ActionType::kCreate:
+          r = client_.Create(a.path, a.body);
+          break;
+        case ActionType::kUpdate:
+          r = client_.Update(a.path, a.body);
+          break;
+        case ActionType::kDelete:
+          r = client_.Delete(a.path);
+          break;
       }
       result.writes++;
       const std::string what = std::string(Verb(a.type)) + " " + a.kind + " " + key;
@@ -246,10 +262,10 @@ Controller::Controller(Executor& executor, WorkQueue& queue, const Clock& clock,
                            .Help("Length of time per reconciliation per controller")
                            .Register(*registry)
                            .Add({{"controller", config_.name}},
-                                metrics::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35,
-                                                          0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
-                                                          2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20,
-                                                          25, 30, 40, 50, 60});
+                                metrics::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3,  0.35,
+                                                          0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1.0,  1.25, 1.5,
+                                                          1.75,  2.0,  2.5,   3.0,  3.5, 4.0,  4.5, 5,    6,    7,
+                                                          8,     9,    10,    15,   20,  25,   30,  40,   50,   60});
     replicas_ = &metrics::BuildGauge()
                      .Name("modelservice_replicas")
                      .Help("Replicas of a ModelService: desired (what the controller asks for) and ready")
@@ -337,7 +353,8 @@ void Controller::Handle(const std::string& key, const ReconcileResult& r, double
       queue_.AddAfter(key, r.requeue_after);
       break;
   }
-  if (reconcile_total_ != nullptr) reconcile_total_->Add({{"controller", config_.name}, {"result", result}}).Increment();
+  if (reconcile_total_ != nullptr)
+    reconcile_total_->Add({{"controller", config_.name}, {"result", result}}).Increment();
 
   if (replicas_ != nullptr) {
     const auto [ns, name] = SplitKey(key);

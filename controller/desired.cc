@@ -52,8 +52,7 @@ void Ensure(json& obj, const char* key, const json& value, const std::string& fi
   drift.push_back(field);
 }
 
-void EnsureLabels(json& meta, const std::map<std::string, std::string>& want, const std::string& field,
-                  Drift& drift) {
+void EnsureLabels(json& meta, const std::map<std::string, std::string>& want, const std::string& field, Drift& drift) {
   const json* labels = meta.contains("labels") && meta["labels"].is_object() ? &meta["labels"] : nullptr;
   bool ok = labels != nullptr;
   if (ok) {
@@ -121,8 +120,7 @@ void EnsureEnv(json& container, const std::string& name, const std::string& valu
   for (auto& e : env) {
     if (!e.is_object() || e.value("name", "") != name) continue;
     // An empty value is omitted by the API server.
-    const bool same = !e.contains("valueFrom") &&
-                      (e.contains("value") ? e["value"] == value : value.empty());
+    const bool same = !e.contains("valueFrom") && (e.contains("value") ? e["value"] == value : value.empty());
     if (!same) {
       e = json{{"name", name}};
       if (!value.empty()) e["value"] = value;
@@ -251,8 +249,8 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
 }
 
 json OwnerReference(const ModelServiceSpec& spec) {
-  return {{"apiVersion", kApiVersion}, {"kind", kKind},          {"name", spec.name},
-          {"uid", spec.uid},           {"controller", true},     {"blockOwnerDeletion", true}};
+  return {{"apiVersion", kApiVersion}, {"kind", kKind},      {"name", spec.name},
+          {"uid", spec.uid},           {"controller", true}, {"blockOwnerDeletion", true}};
 }
 
 std::string ControllerUid(const json& object) {
@@ -267,19 +265,20 @@ std::string ControllerUid(const json& object) {
 
 json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "Deployment"},
-          {"metadata",
-           {{"name", spec.name},
-            {"namespace", spec.ns},
-            {"labels", labels},
-            {"ownerReferences", json::array({OwnerReference(spec)})}}},
-          {"spec",
-           {{"replicas", replicas},
-            {"selector", {{"matchLabels", LabelsJson(SelectorLabels(spec.name))}}},
-            {"strategy", DesiredStrategy(spec)},
-            {"template",
-             {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", spec.name},
+        {"namespace", spec.ns},
+        {"labels", labels},
+        {"ownerReferences", json::array({OwnerReference(spec)})}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", LabelsJson(SelectorLabels(spec.name))}}},
+        {"strategy", DesiredStrategy(spec)},
+        {"template",
+         {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
 }
 
 json DesiredService(const ModelServiceSpec& spec) {
@@ -293,7 +292,8 @@ json DesiredService(const ModelServiceSpec& spec) {
           {"spec",
            {{"type", "ClusterIP"},
             {"selector", LabelsJson(SelectorLabels(spec.name))},
-            {"ports", json::array({{{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}}})}}}};
+            {"ports",
+             json::array({{{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}}})}}}};
 }
 
 Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current) {

@@ -11,8 +11,8 @@ namespace ms::controller {
 
 using nlohmann::json;
 
-json BuildEvent(const json& regarding, const Event& event, const std::string& reporting_instance,
-                Clock::WallTime now, uint64_t sequence) {
+json BuildEvent(const json& regarding, const Event& event, const std::string& reporting_instance, Clock::WallTime now,
+                uint64_t sequence) {
   const json& meta = regarding.contains("metadata") ? regarding["metadata"] : json::object();
   const std::string name = meta.value("name", "unknown");
   const std::string ns = meta.value("namespace", "default");

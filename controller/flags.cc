@@ -45,9 +45,7 @@ struct FlagDef {
   std::function<std::string(Flags&, const std::string&)> set;
 };
 
-std::string Positive(const char* name, int v) {
-  return v >= 1 ? "" : std::string("--") + name + " must be at least 1";
-}
+std::string Positive(const char* name, int v) { return v >= 1 ? "" : std::string("--") + name + " must be at least 1"; }
 
 std::map<std::string, FlagDef> Definitions() {
   std::map<std::string, FlagDef> d;
@@ -89,7 +87,8 @@ std::map<std::string, FlagDef> Definitions() {
                          return std::string();
                        }};
   d["kube-api-burst"] = {false, [](Flags& f, const std::string& v) {
-                           if (!ParseInt(v, f.kube_api_burst)) return "invalid integer \"" + v + "\" for --kube-api-burst";
+                           if (!ParseInt(v, f.kube_api_burst))
+                             return "invalid integer \"" + v + "\" for --kube-api-burst";
                            return Positive("kube-api-burst", f.kube_api_burst);
                          }};
   auto addr = [](std::string Flags::*field, const char* name) {
@@ -107,12 +106,13 @@ std::map<std::string, FlagDef> Definitions() {
                        return std::string();
                      }};
   auto level = FlagDef{false, [](Flags& f, const std::string& v) {
-                         static const char* kLevels[] = {"trace", "debug", "info",     "warn", "warning",
-                                                         "error", "critical", "off"};
+                         static const char* kLevels[] = {"trace",   "debug", "info",     "warn",
+                                                         "warning", "error", "critical", "off"};
                          int n = 0;
                          bool ok = ParseInt(v, n) && n >= 0;
                          for (const char* l : kLevels) ok = ok || v == l;
-                         if (!ok) return "invalid log level \"" + v + "\" (a number for -v, or trace|debug|info|warn|error)";
+                         if (!ok)
+                           return "invalid log level \"" + v + "\" (a number for -v, or trace|debug|info|warn|error)";
                          f.log_level = v;
                          return std::string();
                        }};

@@ -38,13 +38,17 @@ std::string DefaultIdentity() {
 LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config,
                              LeaderCallbacks callbacks, metrics::Registry* registry,
                              std::shared_ptr<spdlog::logger> logger)
-    : store_(store), clock_(clock), config_(std::move(config)), callbacks_(std::move(callbacks)),
+    : store_(store),
+      clock_(clock),
+      config_(std::move(config)),
+      callbacks_(std::move(callbacks)),
       logger_(std::move(logger)) {
   if (registry != nullptr) {
     auto& family = metrics::BuildGauge()
                        .Name("leader_election_master_status")
-                       .Help("Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
-                             "indicates master. 'name' is the string used to identify the lease.")
+                       .Help(
+                           "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+                           "indicates master. 'name' is the string used to identify the lease.")
                        .Register(*registry);
     master_status_ = &family.Add({{"name", config_.name}});
     master_status_->Set(0);
@@ -75,8 +79,9 @@ bool LeaderElector::TryAcquireOrRenew() {
   if (got.IsNotFound()) {
     kube::Result created = store_.Create(BuildLease(nullptr, false));
     if (!created.ok()) {
-      if (logger_) logger_->info("lease {}: create failed: {} {}", store_.Describe(), created.code,
-                                 created.error ? created.error->message : "");
+      if (logger_)
+        logger_->info("lease {}: create failed: {} {}", store_.Describe(), created.code,
+                      created.error ? created.error->message : "");
       return false;
     }
     observed_spec_ = created.body.value("spec", json::object());
@@ -86,8 +91,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     return true;
   }
   if (!got.ok()) {
-    if (logger_) logger_->warn("lease {}: get failed: {} {}", store_.Describe(), got.code,
-                               got.error ? got.error->message : "");
+    if (logger_)
+      logger_->warn("lease {}: get failed: {} {}", store_.Describe(), got.code, got.error ? got.error->message : "");
     return false;
   }
 

@@ -58,9 +58,9 @@ class KubeLeaseStore final : public LeaseStore {
 };
 
 struct LeaderElectionConfig {
-  std::string name;       // the Lease name (--leader-election-id)
-  std::string ns;         // its namespace
-  std::string identity;   // holderIdentity; see DefaultIdentity()
+  std::string name;      // the Lease name (--leader-election-id)
+  std::string ns;        // its namespace
+  std::string identity;  // holderIdentity; see DefaultIdentity()
   std::chrono::seconds lease_duration{15};
   std::chrono::seconds renew_deadline{10};
   std::chrono::seconds retry_period{2};
@@ -119,10 +119,10 @@ class LeaderElector {
   State state_ = State::kFollower;
 
   // Touched only by the thread that runs Step()/Release().
-  std::string observed_record_;              // the lease spec last seen, serialized
+  std::string observed_record_;  // the lease spec last seen, serialized
   nlohmann::json observed_spec_;
-  Clock::TimePoint observed_time_{};          // when we saw it change, on our clock
-  Clock::TimePoint last_renew_{};             // our last successful acquire/renew
+  Clock::TimePoint observed_time_{};  // when we saw it change, on our clock
+  Clock::TimePoint last_renew_{};     // our last successful acquire/renew
   std::string observed_resource_version_;
 };
 

@@ -138,9 +138,9 @@ int Run(int argc, char** argv) {
                flags.ns.empty() ? "all" : flags.ns);
 
   KubeEventRecorder recorder(client, clock, identity, logger);
-  autoscale::PrometheusAutoscaler autoscaler(
-      std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock,
-      flags.scale_down_stabilization, autoscale::kDefaultTolerance, &registry, logger);
+  autoscale::PrometheusAutoscaler autoscaler(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url),
+                                             flags.prometheus_query, clock, flags.scale_down_stabilization,
+                                             autoscale::kDefaultTolerance, &registry, logger);
 
   const std::string owned_selector = std::string(kLabelManagedBy) + "=" + kManagedByValue;
   kube::Informer ms_informer(client, clock, logger, ModelServicesPath(), "", flags.ns);

@@ -31,8 +31,7 @@ class RateLimiter {
 // base * 2^failures, capped at max_delay.
 class ItemExponentialFailureRateLimiter final : public RateLimiter {
  public:
-  ItemExponentialFailureRateLimiter(Clock::Duration base, Clock::Duration max_delay)
-      : base_(base), max_(max_delay) {}
+  ItemExponentialFailureRateLimiter(Clock::Duration base, Clock::Duration max_delay) : base_(base), max_(max_delay) {}
 
   Clock::Duration When(const std::string& item) override {
     std::lock_guard<std::mutex> g(mu_);
@@ -117,8 +116,8 @@ class MaxOfRateLimiter final : public RateLimiter {
 // with an overall 10 qps / burst 100 bucket.
 inline std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const Clock& clock) {
   std::vector<std::unique_ptr<RateLimiter>> v;
-  v.push_back(std::make_unique<ItemExponentialFailureRateLimiter>(std::chrono::milliseconds(5),
-                                                                  std::chrono::seconds(1000)));
+  v.push_back(
+      std::make_unique<ItemExponentialFailureRateLimiter>(std::chrono::milliseconds(5), std::chrono::seconds(1000)));
   v.push_back(std::make_unique<BucketRateLimiter>(clock, 10.0, 100));
   return std::make_unique<MaxOfRateLimiter>(std::move(v));
 }

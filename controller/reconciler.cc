@@ -135,7 +135,8 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   bool deployment_changing = false;
   if (!observed.deployment) {
     if (!observed.failure) {
-      out.writes.push_back({ActionType::kCreate, "Deployment", DeploymentsPath(spec.ns), DesiredDeployment(spec, replicas)});
+      out.writes.push_back(
+          {ActionType::kCreate, "Deployment", DeploymentsPath(spec.ns), DesiredDeployment(spec, replicas)});
       out.events.push_back({"Normal", "Created", "Create",
                             "Created Deployment " + key + " with " + std::to_string(replicas) + " replicas"});
     }

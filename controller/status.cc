@@ -41,9 +41,9 @@ const json* FindCondition(const json* status, const std::string& type) {
 json MakeCondition(const json* current_status, const std::string& type, const std::string& status,
                    const std::string& reason, const std::string& message, int64_t generation, Clock::WallTime now) {
   std::string transition = FormatTime(now);
-  if (const json* old = FindCondition(current_status, type);
-      old != nullptr && old->value("status", "") == status && old->contains("lastTransitionTime") &&
-      (*old)["lastTransitionTime"].is_string()) {
+  if (const json* old = FindCondition(current_status, type); old != nullptr && old->value("status", "") == status &&
+                                                             old->contains("lastTransitionTime") &&
+                                                             (*old)["lastTransitionTime"].is_string()) {
     transition = (*old)["lastTransitionTime"].get<std::string>();
   }
   return {{"type", type},
@@ -116,7 +116,8 @@ json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::W
     conditions.push_back(MakeCondition(in.current_status, "Ready", "False", "DeploymentNotFound",
                                        "the Deployment does not exist yet", in.generation, now));
   } else {
-    conditions.push_back(MakeCondition(in.current_status, "Ready", "False", "ReplicasNotReady", counts, in.generation, now));
+    conditions.push_back(
+        MakeCondition(in.current_status, "Ready", "False", "ReplicasNotReady", counts, in.generation, now));
   }
   // Progressing
   if (in.failure_reason) {
@@ -130,7 +131,8 @@ json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::W
                                        "creating the Deployment and the Service", in.generation, now));
   } else if (!all_ready) {
     const std::string msg = std::to_string(updated) + "/" + std::to_string(desired) + " replicas updated, " + counts;
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "True", in.deployment_changing ? "Updating" : "RollingOut",
+    conditions.push_back(MakeCondition(in.current_status, "Progressing", "True",
+                                       in.deployment_changing ? "Updating" : "RollingOut",
                                        in.deployment_changing ? "updating the Deployment" : msg, in.generation, now));
   } else {
     conditions.push_back(MakeCondition(in.current_status, "Progressing", "False", "Complete",

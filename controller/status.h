@@ -17,14 +17,14 @@
 namespace ms::controller {
 
 struct StatusInput {
-  const nlohmann::json* current_status = nullptr;        // the ModelService's status (may be null)
-  int64_t generation = 0;                                  // metadata.generation
-  const nlohmann::json* deployment = nullptr;             // null: not found (or being created)
+  const nlohmann::json* current_status = nullptr;  // the ModelService's status (may be null)
+  int64_t generation = 0;                          // metadata.generation
+  const nlohmann::json* deployment = nullptr;      // null: not found (or being created)
   int desired_replicas = 1;
-  bool deployment_changing = false;                        // this reconcile writes the Deployment spec
+  bool deployment_changing = false;  // this reconcile writes the Deployment spec
   bool autoscaled = false;
   std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
-  std::optional<std::string> failure_reason;               // set: phase Failed
+  std::optional<std::string> failure_reason;                // set: phase Failed
   std::string failure_message;
 };
 

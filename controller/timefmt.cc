@@ -32,8 +32,8 @@ std::string FormatMicroTime(Clock::WallTime t) { return Format(t, true); }
 std::optional<Clock::WallTime> ParseTime(const std::string& s) {
   std::tm tm{};
   int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &consumed) != 6) {
     return std::nullopt;
   }
   tm.tm_year -= 1900;

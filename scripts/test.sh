@@ -30,6 +30,8 @@ run_ctest() {  # run_ctest BUILD_DIR [cmake args...]
 }
 
 python3 tools/gen-crd.py --check
+# Formatting is part of the build's hygiene: clang-format with .clang-format.
+git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 if ((plain)); then
   echo "== ctest (RelWithDebInfo) =="

@@ -23,8 +23,7 @@ class Clock {
   virtual WallTime WallNow() const = 0;
   // Blocks until `deadline` or until `cv` is notified (spurious wake-ups
   // allowed, like condition_variable::wait_until). The caller holds `lock`.
-  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                         TimePoint deadline) const = 0;
+  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) const = 0;
 };
 
 // The real clock.
@@ -32,8 +31,7 @@ class SystemClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::steady_clock::now(); }
   WallTime WallNow() const override { return std::chrono::system_clock::now(); }
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) const override {
+  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) const override {
     cv.wait_until(lock, deadline);
   }
 };

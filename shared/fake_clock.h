@@ -25,8 +25,7 @@ class FakeClock final : public Clock {
   }
   // Waits in real time for a notification, but returns as soon as virtual time
   // reaches `deadline` (checked on every Advance()).
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) const override {
+  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) const override {
     if (Now() >= deadline) return;
     {
       std::lock_guard<std::mutex> g(mu_);

@@ -16,9 +16,7 @@ class EscapedMessageFlag final : public spdlog::custom_flag_formatter {
     auto escaped = JsonEscape(std::string_view(msg.payload.data(), msg.payload.size()));
     dest.append(escaped.data(), escaped.data() + escaped.size());
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<EscapedMessageFlag>();
-  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessageFlag>(); }
 };
 
 }  // namespace
@@ -47,8 +45,8 @@ std::optional<spdlog::level::level_enum> ParseLevel(const std::string& s) {
   return std::nullopt;
 }
 
-std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format,
-                                           spdlog::level::level_enum level, spdlog::sink_ptr sink) {
+std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format, spdlog::level::level_enum level,
+                                           spdlog::sink_ptr sink) {
   if (!sink) sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>(name, sink);
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
@@ -69,13 +67,27 @@ std::string JsonEscape(std::string_view s) {
   o.reserve(s.size() + 8);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
-      case '\b': o += "\\b"; break;
-      case '\f': o += "\\f"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\b':
+        o += "\\b";
+        break;
+      case '\f':
+        o += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];

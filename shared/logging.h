@@ -20,8 +20,7 @@ std::optional<Format> ParseFormat(const std::string& s);
 std::optional<spdlog::level::level_enum> ParseLevel(const std::string& s);
 
 // A logger writing to stderr (or to `sink` when given, for tests).
-std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format,
-                                           spdlog::level::level_enum level,
+std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format, spdlog::level::level_enum level,
                                            spdlog::sink_ptr sink = nullptr);
 
 // JSON string escaping (RFC 8259), shared with the formatter and tests.

@@ -2,13 +2,13 @@
 
 #include <unistd.h>
 
+#include <sys/resource.h>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <sys/resource.h>
-#include <filesystem>
 
 namespace ms::metrics {
 
@@ -20,8 +20,7 @@ void AtomicAdd(std::atomic<double>& a, double v) {
   }
 }
 
-void AppendLabels(std::string& out, const Labels& const_labels, const Labels& labels,
-                  const std::string* le = nullptr) {
+void AppendLabels(std::string& out, const Labels& const_labels, const Labels& labels, const std::string* le = nullptr) {
   if (const_labels.empty() && labels.empty() && le == nullptr) return;
   out += '{';
   bool first = true;
@@ -63,8 +62,7 @@ void Gauge::Increment(double v) { AtomicAdd(value_, v); }
 
 Histogram::Histogram(BucketBoundaries buckets) : bounds_(std::move(buckets)) {
   for (size_t i = 1; i < bounds_.size(); ++i)
-    if (!(bounds_[i] > bounds_[i - 1]))
-      throw std::invalid_argument("histogram buckets must be strictly increasing");
+    if (!(bounds_[i] > bounds_[i - 1])) throw std::invalid_argument("histogram buckets must be strictly increasing");
   counts_.assign(bounds_.size() + 1, 0);
 }
 
@@ -91,9 +89,7 @@ Histogram::Snapshot Histogram::Collect() const {
   return s;
 }
 
-BucketBoundaries DefaultBuckets() {
-  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-}
+BucketBoundaries DefaultBuckets() { return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}; }
 
 BucketBoundaries ExponentialBuckets(double start, double factor, int count) {
   BucketBoundaries b;
@@ -103,11 +99,17 @@ BucketBoundaries ExponentialBuckets(double start, double factor, int count) {
 }
 
 template <>
-MetricType Family<Counter>::type() const { return MetricType::kCounter; }
+MetricType Family<Counter>::type() const {
+  return MetricType::kCounter;
+}
 template <>
-MetricType Family<Gauge>::type() const { return MetricType::kGauge; }
+MetricType Family<Gauge>::type() const {
+  return MetricType::kGauge;
+}
 template <>
-MetricType Family<Histogram>::type() const { return MetricType::kHistogram; }
+MetricType Family<Histogram>::type() const {
+  return MetricType::kHistogram;
+}
 
 // Counters and gauges: one sample line per label set.
 template <typename T>
@@ -166,14 +168,12 @@ void Family<Histogram>::Serialize(std::string& out) const {
 }
 
 void Registry::Insert(std::unique_ptr<FamilyBase> family, const Labels& const_labels) {
-  if (!IsValidMetricName(family->name()))
-    throw std::invalid_argument("invalid metric name: " + family->name());
+  if (!IsValidMetricName(family->name())) throw std::invalid_argument("invalid metric name: " + family->name());
   for (const auto& [k, v] : const_labels)
     if (!IsValidLabelName(k)) throw std::invalid_argument("invalid label name: " + k);
   std::lock_guard<std::mutex> g(mu_);
   for (const auto& f : families_)
-    if (f->name() == family->name())
-      throw std::invalid_argument("duplicate metric family: " + family->name());
+    if (f->name() == family->name()) throw std::invalid_argument("duplicate metric family: " + family->name());
   families_.push_back(std::move(family));
 }
 
@@ -195,8 +195,8 @@ bool IsValidMetricName(const std::string& n) {
   if (n.empty()) return false;
   for (size_t i = 0; i < n.size(); ++i) {
     char c = n[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-              (i > 0 && c >= '0' && c <= '9');
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (i > 0 && c >= '0' && c <= '9');
     if (!ok) return false;
   }
   return true;
@@ -206,8 +206,7 @@ bool IsValidLabelName(const std::string& n) {
   if (n.empty() || n.rfind("__", 0) == 0 || n == "le") return false;
   for (size_t i = 0; i < n.size(); ++i) {
     char c = n[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
     if (!ok) return false;
   }
   return true;
@@ -225,10 +224,14 @@ std::string EscapeLabelValue(const std::string& v) {
   std::string o;
   o.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') o += "\\\\";
-    else if (c == '"') o += "\\\"";
-    else if (c == '\n') o += "\\n";
-    else o += c;
+    if (c == '\\')
+      o += "\\\\";
+    else if (c == '"')
+      o += "\\\"";
+    else if (c == '\n')
+      o += "\\n";
+    else
+      o += c;
   }
   return o;
 }
@@ -237,20 +240,40 @@ std::string EscapeHelp(const std::string& v) {
   std::string o;
   o.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') o += "\\\\";
-    else if (c == '\n') o += "\\n";
-    else o += c;
+    if (c == '\\')
+      o += "\\\\";
+    else if (c == '\n')
+      o += "\\n";
+    else
+      o += c;
   }
   return o;
 }
 
 void RegisterProcessMetrics(Registry& registry) {
-  auto& cpu = BuildCounter().Name("process_cpu_seconds_total").Help("Total user and system CPU time spent in seconds.").Register(registry).Add({});
-  auto& rss = BuildGauge().Name("process_resident_memory_bytes").Help("Resident memory size in bytes.").Register(registry).Add({});
-  auto& vsz = BuildGauge().Name("process_virtual_memory_bytes").Help("Virtual memory size in bytes.").Register(registry).Add({});
-  auto& start = BuildGauge().Name("process_start_time_seconds").Help("Start time of the process since unix epoch in seconds.").Register(registry).Add({});
+  auto& cpu = BuildCounter()
+                  .Name("process_cpu_seconds_total")
+                  .Help("Total user and system CPU time spent in seconds.")
+                  .Register(registry)
+                  .Add({});
+  auto& rss = BuildGauge()
+                  .Name("process_resident_memory_bytes")
+                  .Help("Resident memory size in bytes.")
+                  .Register(registry)
+                  .Add({});
+  auto& vsz = BuildGauge()
+                  .Name("process_virtual_memory_bytes")
+                  .Help("Virtual memory size in bytes.")
+                  .Register(registry)
+                  .Add({});
+  auto& start = BuildGauge()
+                    .Name("process_start_time_seconds")
+                    .Help("Start time of the process since unix epoch in seconds.")
+                    .Register(registry)
+                    .Add({});
   auto& fds = BuildGauge().Name("process_open_fds").Help("Number of open file descriptors.").Register(registry).Add({});
-  auto& maxfds = BuildGauge().Name("process_max_fds").Help("Maximum number of open file descriptors.").Register(registry).Add({});
+  auto& maxfds =
+      BuildGauge().Name("process_max_fds").Help("Maximum number of open file descriptors.").Register(registry).Add({});
 
   const long ticks = sysconf(_SC_CLK_TCK);
   const long page = sysconf(_SC_PAGESIZE);

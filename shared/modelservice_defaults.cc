@@ -32,8 +32,9 @@ void DefaultSpec(json& spec, const std::string& base, jsonpatch::Patch& patch) {
   add(spec, base, "gpus", api::kDefaultGpus);
 
   if (!spec.contains("strategy")) {
-    json strategy = {{"type", api::kStrategyRollingUpdate},
-                     {"rollingUpdate", {{"maxSurge", api::kDefaultMaxSurge}, {"maxUnavailable", api::kDefaultMaxUnavailable}}}};
+    json strategy = {
+        {"type", api::kStrategyRollingUpdate},
+        {"rollingUpdate", {{"maxSurge", api::kDefaultMaxSurge}, {"maxUnavailable", api::kDefaultMaxUnavailable}}}};
     add(spec, base, "strategy", strategy);
   } else if (spec["strategy"].is_object()) {
     json& strategy = spec["strategy"];

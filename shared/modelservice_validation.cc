@@ -15,13 +15,20 @@ using nlohmann::json;
 
 const char* TypeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::null: return "null";
-    case json::value_t::number_float: return "number";
-    default: return "integer";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::number_float:
+      return "number";
+    default:
+      return "integer";
   }
 }
 
@@ -38,13 +45,13 @@ int64_t AsInt64(const json& v) {
   if (v.is_number_unsigned()) {
     auto u = v.get<uint64_t>();
     return u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                           : static_cast<int64_t>(u);
+                                                                          : static_cast<int64_t>(u);
   }
   return v.get<int64_t>();
 }
 
-void CheckIntRange(const json& obj, const char* key, const std::string& path, int64_t lo,
-                   std::optional<int64_t> hi, std::vector<FieldError>& errors) {
+void CheckIntRange(const json& obj, const char* key, const std::string& path, int64_t lo, std::optional<int64_t> hi,
+                   std::vector<FieldError>& errors) {
   auto it = obj.find(key);
   if (it == obj.end()) return;
   if (!IsInteger(*it)) {
@@ -54,8 +61,8 @@ void CheckIntRange(const json& obj, const char* key, const std::string& path, in
   int64_t n = AsInt64(*it);
   if (hi) {
     if (n < lo || n > *hi)
-      errors.push_back(FieldError::Invalid(path, *it,
-                                           "must be between " + std::to_string(lo) + " and " + std::to_string(*hi)));
+      errors.push_back(
+          FieldError::Invalid(path, *it, "must be between " + std::to_string(lo) + " and " + std::to_string(*hi)));
   } else if (n < lo) {
     errors.push_back(FieldError::Invalid(path, *it, "must be greater than or equal to " + std::to_string(lo)));
   }
@@ -182,8 +189,8 @@ void CheckFields(const json& object, std::vector<FieldError>& errors) {
         if (!t->is_string())
           errors.push_back(TypeError("spec.strategy.type", *t, "string"));
         else if (*t != api::kStrategyRollingUpdate && *t != api::kStrategyRecreate)
-          errors.push_back(FieldError::Unsupported("spec.strategy.type", *t,
-                                                   {api::kStrategyRollingUpdate, api::kStrategyRecreate}));
+          errors.push_back(
+              FieldError::Unsupported("spec.strategy.type", *t, {api::kStrategyRollingUpdate, api::kStrategyRecreate}));
       }
       if (auto ru = strategy.find("rollingUpdate"); ru != strategy.end()) {
         if (!ru->is_object()) {
@@ -232,9 +239,9 @@ void CheckCrossFields(const json& object, std::vector<FieldError>& errors) {
     auto mn = as->find("minReplicas");
     auto mx = as->find("maxReplicas");
     if (mn != as->end() && mx != as->end() && IsInteger(*mn) && IsInteger(*mx) && AsInt64(*mn) > AsInt64(*mx))
-      errors.push_back(FieldError::Invalid("spec.autoscaling.minReplicas", *mn,
-                                           "must be less than or equal to maxReplicas (" +
-                                               std::to_string(AsInt64(*mx)) + ")"));
+      errors.push_back(
+          FieldError::Invalid("spec.autoscaling.minReplicas", *mn,
+                              "must be less than or equal to maxReplicas (" + std::to_string(AsInt64(*mx)) + ")"));
   }
 }
 

@@ -12,7 +12,7 @@
 namespace valijson {
 class Schema;
 class Validator;
-}
+}  // namespace valijson
 
 namespace ms {
 

@@ -16,8 +16,12 @@ json Allowed() { return json{{"allowed", true}}; }
 
 json Denied(int code, const std::string& reason, const std::string& message) {
   return json{{"allowed", false},
-              {"status", {{"metadata", json::object()}, {"status", "Failure"}, {"code", code}, {"reason", reason},
-                          {"message", message}}}};
+              {"status",
+               {{"metadata", json::object()},
+                {"status", "Failure"},
+                {"code", code},
+                {"reason", reason},
+                {"message", message}}}};
 }
 
 std::string CheckModelServiceRequest(const json& request) {
@@ -32,8 +36,7 @@ std::string CheckModelServiceRequest(const json& request) {
   if (obj != request.end() && obj->is_object()) {
     auto av = obj->find("apiVersion");
     auto ok = obj->find("kind");
-    if (ok != obj->end() && *ok != api::kKind)
-      return "request.object is not a ModelService (kind " + ok->dump() + ")";
+    if (ok != obj->end() && *ok != api::kKind) return "request.object is not a ModelService (kind " + ok->dump() + ")";
     if (av != obj->end() && (!av->is_string() || av->get<std::string>().rfind(std::string(api::kGroup) + "/", 0) != 0))
       return "request.object is not a modelops.dev object (apiVersion " + av->dump() + ")";
   }

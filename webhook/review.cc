@@ -49,11 +49,11 @@ bool NestingExceeds(std::string_view text, int limit) {
   return false;
 }
 
-HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
-                      Outcome* outcome) {
+HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler, Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
-    return Plain(413, "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
-                          std::to_string(kMaxBodyBytes),
+    return Plain(413,
+                 "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
+                     std::to_string(kMaxBodyBytes),
                  outcome);
   if (!IsJsonContentType(content_type))
     return Plain(415, "unsupported Content-Type \"" + std::string(content_type) + "\": expected application/json",
@@ -70,8 +70,7 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
   auto kind = review.find("kind");
-  if (kind == review.end() || *kind != "AdmissionReview")
-    return Plain(400, "expected kind AdmissionReview", outcome);
+  if (kind == review.end() || *kind != "AdmissionReview") return Plain(400, "expected kind AdmissionReview", outcome);
   if (api_version == review.end() || !api_version->is_string())
     return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
   if (*api_version == "admission.k8s.io/v1beta1")
@@ -82,8 +81,7 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
   if (*api_version != "admission.k8s.io/v1")
     return Plain(400, "unsupported apiVersion " + api_version->dump() + ": expected admission.k8s.io/v1", outcome);
   auto request = review.find("request");
-  if (request == review.end() || !request->is_object())
-    return Plain(400, "AdmissionReview has no request", outcome);
+  if (request == review.end() || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty())
     return Plain(400, "AdmissionReview request has no uid", outcome);

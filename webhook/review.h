@@ -31,9 +31,9 @@ struct Outcome {
   std::string operation;  // CREATE, UPDATE, ... ("" when the review was unreadable)
   std::string decision;   // "allowed", "denied" or "rejected" (not a valid review)
   std::string uid;
-  std::string object;     // namespace/name
-  std::string message;    // the denial or rejection message
-  int status_code = 0;    // response.status.code of a denial
+  std::string object;   // namespace/name
+  std::string message;  // the denial or rejection message
+  int status_code = 0;  // response.status.code of a denial
 };
 
 HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,

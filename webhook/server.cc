@@ -136,8 +136,10 @@ void Server::Route(const Handler& handler) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     latency_.Add({{"webhook", path}}, metrics::ExponentialBuckets(0.00005, 2, 16)).Observe(seconds);
     requests_.Add({{"webhook", path}, {"code", std::to_string(reply.status)}}).Increment();
-    decisions_.Add({{"webhook", path}, {"operation", outcome.operation.empty() ? "UNKNOWN" : outcome.operation},
-                    {"decision", outcome.decision}})
+    decisions_
+        .Add({{"webhook", path},
+              {"operation", outcome.operation.empty() ? "UNKNOWN" : outcome.operation},
+              {"decision", outcome.decision}})
         .Increment();
     in_flight.Decrement();
 

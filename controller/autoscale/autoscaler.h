@@ -16,11 +16,11 @@ struct Spec {
 };
 
 struct Recommendation {
-  bool metrics_ok = false;        // false: keep current replicas, set Degraded
-  std::string reason;             // "MetricsUnavailable" when !metrics_ok
-  std::string message;            // why, for the condition and the Event
-  double queue_length = 0;        // L as read
-  int desired_replicas = 0;       // valid when metrics_ok
+  bool metrics_ok = false;   // false: keep current replicas, set Degraded
+  std::string reason;        // "MetricsUnavailable" when !metrics_ok
+  std::string message;       // why, for the condition and the Event
+  double queue_length = 0;   // L as read
+  int desired_replicas = 0;  // valid when metrics_ok
 };
 
 class Autoscaler {

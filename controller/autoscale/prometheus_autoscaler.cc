@@ -19,9 +19,8 @@ std::string WindowText(Clock::Duration d) {
 }  // namespace
 
 PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
-                                           const Clock& clock, Clock::Duration stabilization_window,
-                                           double tolerance, metrics::Registry* registry,
-                                           std::shared_ptr<spdlog::logger> logger)
+                                           const Clock& clock, Clock::Duration stabilization_window, double tolerance,
+                                           metrics::Registry* registry, std::shared_ptr<spdlog::logger> logger)
     : source_(std::move(source)),
       template_(std::move(query_template)),
       clock_(clock),
@@ -55,8 +54,8 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
     if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
     rec.metrics_ok = false;
     rec.reason = kReasonMetricsUnavailable;
-    rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query +
-                  "); keeping " + std::to_string(current_replicas) + " replicas";
+    rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query + "); keeping " +
+                  std::to_string(current_replicas) + " replicas";
     rec.desired_replicas = current_replicas;
     if (logger_) logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
     return rec;
@@ -93,11 +92,11 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
                    std::to_string(current_replicas) + " replicas, keeping " + std::to_string(raw);
   }
   if (desired > raw) {
-    rec.message += "; scale-down held at " + std::to_string(desired) + " by the " + WindowText(window_) +
-                   " stabilization window";
+    rec.message +=
+        "; scale-down held at " + std::to_string(desired) + " by the " + WindowText(window_) + " stabilization window";
   }
-  if (logger_) logger_->debug("autoscaler {}/{}: current {}, desired {}: {}", ns, name, current_replicas, desired,
-                              rec.message);
+  if (logger_)
+    logger_->debug("autoscaler {}/{}: current {}, desired {}: {}", ns, name, current_replicas, desired, rec.message);
   return rec;
 }
 

@@ -89,7 +89,8 @@ bool ParseSampleValue(const json& v, double& out) {
 QueryResult ParsePair(const json& pair, const std::string& what) {
   if (!pair.is_array() || pair.size() != 2) return QueryResult::Error("malformed " + what + ": expected [time, value]");
   double v = 0;
-  if (!ParseSampleValue(pair[1], v)) return QueryResult::Error("malformed " + what + " value " + Snippet(pair[1].dump()));
+  if (!ParseSampleValue(pair[1], v))
+    return QueryResult::Error("malformed " + what + " value " + Snippet(pair[1].dump()));
   if (std::isnan(v)) return QueryResult::Error(what + " is NaN");
   if (std::isinf(v)) return QueryResult::Error(what + " is " + (v > 0 ? "+Inf" : "-Inf"));
   return QueryResult::Value(v);
@@ -171,7 +172,8 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
     if (!v.ok) return v;
     sum += v.value;
   }
-  if (!std::isfinite(sum)) return QueryResult::Error("the sum of " + std::to_string(result->size()) + " series overflows");
+  if (!std::isfinite(sum))
+    return QueryResult::Error("the sum of " + std::to_string(result->size()) + " series overflows");
   return QueryResult::Value(sum);
 }
 
@@ -184,7 +186,8 @@ PrometheusClient::~PrometheusClient() { curl_global_cleanup(); }
 
 QueryResult PrometheusClient::Query(const std::string& promql) {
   if (base_url_.rfind("http://", 0) != 0 && base_url_.rfind("https://", 0) != 0) {
-    return QueryResult::Error("invalid Prometheus URL \"" + Snippet(base_url_) + "\": want http(s)://host[:port][/prefix]");
+    return QueryResult::Error("invalid Prometheus URL \"" + Snippet(base_url_) +
+                              "\": want http(s)://host[:port][/prefix]");
   }
   // Everything the handle points at is declared before it, so it outlives
   // the handle.

@@ -49,8 +49,8 @@ class QuerySource {
 struct PrometheusClientOptions {
   std::chrono::milliseconds timeout{5000};          // whole request
   std::chrono::milliseconds connect_timeout{2000};  // capped at `timeout`
-  std::string ca_file;   // for https; empty: the system CA store
-  std::string no_proxy;  // CURLOPT_NOPROXY when non-empty ("*": never proxy)
+  std::string ca_file;                              // for https; empty: the system CA store
+  std::string no_proxy;                             // CURLOPT_NOPROXY when non-empty ("*": never proxy)
   std::size_t max_response_bytes = 8 * 1024 * 1024;
 };
 

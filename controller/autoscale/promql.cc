@@ -10,11 +10,21 @@ std::string QuotePromQLString(std::string_view v) {
   for (char ch : v) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c >= 0x7f) {
           out += "\\x";
@@ -90,8 +100,10 @@ std::string RenderQuery(std::string_view tmpl, std::string_view ns, std::string_
     const std::string_view literal = tmpl.substr(i, j + 1 - i);
     const std::string_view content = tmpl.substr(i + 1, j - i - 1);
     const std::string_view* value = nullptr;
-    if (content == "NS") value = &ns;
-    else if (content == "NAME") value = &name;
+    if (content == "NS")
+      value = &ns;
+    else if (content == "NAME")
+      value = &name;
     if (value == nullptr) {
       out.append(literal);
     } else if (AfterRegexMatcher(out)) {

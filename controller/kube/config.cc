@@ -167,15 +167,15 @@ RestConfig LoadInClusterConfig(const EnvLookup& env, const std::string& sa_dir) 
   auto host = env("KUBERNETES_SERVICE_HOST");
   auto port = env("KUBERNETES_SERVICE_PORT");
   if (!host || host->empty() || !port || port->empty())
-    throw std::runtime_error(
-        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+    throw std::runtime_error("in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
   RestConfig cfg;
   const bool ipv6 = host->find(':') != std::string::npos;
   cfg.server = "https://" + (ipv6 ? "[" + *host + "]" : *host) + ":" + *port;
   const fs::path dir(sa_dir);
   cfg.token_file = (dir / "token").string();
   cfg.bearer_token = Trim(ReadFileOrThrow(cfg.token_file, "in-cluster config: service account token"));
-  if (cfg.bearer_token.empty()) throw std::runtime_error("in-cluster config: service account token " + cfg.token_file + " is empty");
+  if (cfg.bearer_token.empty())
+    throw std::runtime_error("in-cluster config: service account token " + cfg.token_file + " is empty");
   cfg.ca_pem = ReadFileOrThrow((dir / "ca.crt").string(), "in-cluster config: service account CA");
   return cfg;
 }

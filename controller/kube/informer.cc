@@ -324,8 +324,7 @@ Informer::WatchOutcome Informer::WatchOnce() {
   }
   if (failed) return WatchOutcome::kFailed;
   if (!r.ok()) {
-    if (logger_)
-      logger_->warn("informer {}: watch failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
+    if (logger_) logger_->warn("informer {}: watch failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
     return WatchOutcome::kFailed;
   }
   return healthy ? WatchOutcome::kEnded : WatchOutcome::kFailed;

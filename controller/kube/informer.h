@@ -11,8 +11,8 @@
 //   inf.WaitForSync(std::chrono::seconds(30));
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <spdlog/logger.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>

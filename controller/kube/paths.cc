@@ -7,8 +7,8 @@ std::string UrlEncode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                            c == '-' || c == '.' || c == '_' || c == '~';
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                            c == '.' || c == '_' || c == '~';
     if (unreserved) {
       out += static_cast<char>(c);
     } else {
@@ -42,13 +42,13 @@ std::string CollectionPath(std::string_view group, std::string_view version, std
   return out;
 }
 
-std::string ObjectPath(std::string_view group, std::string_view version, std::string_view resource,
-                       std::string_view ns, std::string_view name) {
+std::string ObjectPath(std::string_view group, std::string_view version, std::string_view resource, std::string_view ns,
+                       std::string_view name) {
   return CollectionPath(group, version, resource, ns) + "/" + UrlEncode(name);
 }
 
-std::string StatusPath(std::string_view group, std::string_view version, std::string_view resource,
-                       std::string_view ns, std::string_view name) {
+std::string StatusPath(std::string_view group, std::string_view version, std::string_view resource, std::string_view ns,
+                       std::string_view name) {
   return ObjectPath(group, version, resource, ns, name) + "/status";
 }
 

@@ -26,12 +26,12 @@ std::string CollectionPath(std::string_view group, std::string_view version, std
                            std::string_view ns = {});
 
 // One object; `ns` empty for cluster-scoped resources.
-std::string ObjectPath(std::string_view group, std::string_view version, std::string_view resource,
-                       std::string_view ns, std::string_view name);
+std::string ObjectPath(std::string_view group, std::string_view version, std::string_view resource, std::string_view ns,
+                       std::string_view name);
 
 // The status subresource of one object.
-std::string StatusPath(std::string_view group, std::string_view version, std::string_view resource,
-                       std::string_view ns, std::string_view name);
+std::string StatusPath(std::string_view group, std::string_view version, std::string_view resource, std::string_view ns,
+                       std::string_view name);
 
 // Narrows an all-namespaces collection path ("/apis/apps/v1/deployments") to
 // one namespace ("/apis/apps/v1/namespaces/ns/deployments"). Returns the path

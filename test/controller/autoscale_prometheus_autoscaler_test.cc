@@ -121,9 +121,9 @@ TEST_F(AutoscalerTest, SustainedDipScalesDownExactlyAfterTheWindow) {
     clock_.Advance(10s);
     EXPECT_EQ(Step(10, spec_), 8) << "t=" << t;
   }
-  clock_.Advance(10s);            // t = 300: the t=0 sample is at the window's edge
+  clock_.Advance(10s);  // t = 300: the t=0 sample is at the window's edge
   EXPECT_EQ(Step(10, spec_), 8);
-  clock_.Advance(1ms);            // t = 300.001: it has left
+  clock_.Advance(1ms);  // t = 300.001: it has left
   EXPECT_EQ(Step(10, spec_), 2);
 }
 
@@ -135,15 +135,15 @@ TEST_F(AutoscalerTest, ScalesDownToTheHighestRecommendationOfTheWindow) {
   clock_.Advance(100s);
   EXPECT_EQ(Step(20, spec_), 8);  // t = 200: raw 4
   clock_.Advance(50s);
-  EXPECT_EQ(Step(5, spec_), 8);   // t = 250: raw 1
+  EXPECT_EQ(Step(5, spec_), 8);  // t = 250: raw 1
   clock_.Advance(51s);
-  EXPECT_EQ(Step(5, spec_), 6);   // t = 301: 8 expired; max(6, 4, 1, 1)
+  EXPECT_EQ(Step(5, spec_), 6);  // t = 301: 8 expired; max(6, 4, 1, 1)
   clock_.Advance(100s);
-  EXPECT_EQ(Step(5, spec_), 4);   // t = 401: 6 expired
+  EXPECT_EQ(Step(5, spec_), 4);  // t = 401: 6 expired
   clock_.Advance(49s);
-  EXPECT_EQ(Step(5, spec_), 4);   // t = 450: 4 (t=200) still inside
+  EXPECT_EQ(Step(5, spec_), 4);  // t = 450: 4 (t=200) still inside
   clock_.Advance(51s);
-  EXPECT_EQ(Step(5, spec_), 1);   // t = 501
+  EXPECT_EQ(Step(5, spec_), 1);  // t = 501
 }
 
 TEST_F(AutoscalerTest, MessageExplainsAHeldScaleDown) {

@@ -93,7 +93,8 @@ TEST(AutoscalePrometheusParse, EmptyVectorIsNoSeries) {
 }
 
 TEST(AutoscalePrometheusParse, ErrorsAreSurfaced) {
-  auto r = ParseQueryResponse(400, R"({"status":"error","errorType":"bad_data","error":"1:5: parse error: unexpected"})");
+  auto r =
+      ParseQueryResponse(400, R"({"status":"error","errorType":"bad_data","error":"1:5: parse error: unexpected"})");
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("HTTP 400"));
   EXPECT_THAT(r.error, HasSubstr("bad_data"));
@@ -116,8 +117,7 @@ TEST(AutoscalePrometheusParse, ErrorsAreSurfaced) {
               HasSubstr("no data.result"));
   EXPECT_THAT(ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"matrix","result":[]}})").error,
               HasSubstr("unsupported resultType \"matrix\""));
-  EXPECT_THAT(ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"string","result":[1,"x"]}})")
-                  .error,
+  EXPECT_THAT(ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"string","result":[1,"x"]}})").error,
               HasSubstr("unsupported"));
   EXPECT_THAT(ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"scalar","result":[1]}})").error,
               HasSubstr("malformed"));
@@ -145,9 +145,8 @@ TEST(AutoscalePrometheusUrl, EncodingAndPrefixes) {
 class FakePrometheus {
  public:
   explicit FakePrometheus(const std::string& prefix) {
-    server_.Get(prefix + "/api/v1/query", [this](const httplib::Request& req, httplib::Response& res) {
-      Handle(req, res);
-    });
+    server_.Get(prefix + "/api/v1/query",
+                [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(1ms);
@@ -187,10 +186,12 @@ class FakePrometheus {
          {200, R"({"status":"success","data":{"resultType":"vector","result":[)"
                R"({"metric":{"pod":"a"},"value":[1,"2"]},{"metric":{"pod":"b"},"value":[1,"3"]}]}})"}},
         {"case:empty", {200, R"({"status":"success","data":{"resultType":"vector","result":[]}})"}},
-        {"case:nan", {200, R"({"status":"success","data":{"resultType":"vector","result":[)"
-                           R"({"metric":{},"value":[1,"NaN"]}]}})"}},
-        {"case:inf", {200, R"({"status":"success","data":{"resultType":"vector","result":[)"
-                           R"({"metric":{},"value":[1,"+Inf"]}]}})"}},
+        {"case:nan",
+         {200, R"({"status":"success","data":{"resultType":"vector","result":[)"
+               R"({"metric":{},"value":[1,"NaN"]}]}})"}},
+        {"case:inf",
+         {200, R"({"status":"success","data":{"resultType":"vector","result":[)"
+               R"({"metric":{},"value":[1,"+Inf"]}]}})"}},
         {"case:error",
          {400, R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:4: parse error"})"}},
         {"case:500", {500, "upstream exploded"}},
@@ -208,9 +209,9 @@ class FakePrometheus {
       res.set_content(it->second.second, it->second.first == 500 ? "text/plain" : "application/json");
       return;
     }
-    res.set_content(R"({"status":"success","data":{"resultType":"scalar","result":[1,")" +
-                        std::to_string(q.size()) + R"("]}})",
-                    "application/json");
+    res.set_content(
+        R"({"status":"success","data":{"resultType":"scalar","result":[1,")" + std::to_string(q.size()) + R"("]}})",
+        "application/json");
   }
 
   httplib::Server server_;

@@ -51,11 +51,26 @@ Lexed Lex(const std::string& q) {
         if (i + 1 >= q.size()) break;
         char e = q[i + 1];
         switch (e) {
-          case '\\': lit.push_back('\\'); i += 2; continue;
-          case '"': lit.push_back('"'); i += 2; continue;
-          case 'n': lit.push_back('\n'); i += 2; continue;
-          case 'r': lit.push_back('\r'); i += 2; continue;
-          case 't': lit.push_back('\t'); i += 2; continue;
+          case '\\':
+            lit.push_back('\\');
+            i += 2;
+            continue;
+          case '"':
+            lit.push_back('"');
+            i += 2;
+            continue;
+          case 'n':
+            lit.push_back('\n');
+            i += 2;
+            continue;
+          case 'r':
+            lit.push_back('\r');
+            i += 2;
+            continue;
+          case 't':
+            lit.push_back('\t');
+            i += 2;
+            continue;
           case 'x':
             if (i + 3 < q.size() && Hex(q[i + 2]) >= 0 && Hex(q[i + 3]) >= 0) {
               lit.push_back(static_cast<char>(Hex(q[i + 2]) * 16 + Hex(q[i + 3])));
@@ -98,15 +113,8 @@ TEST(AutoscalePromQL, QuoteBasics) {
 
 TEST(AutoscalePromQL, HostileNameCannotBreakOut) {
   const std::vector<std::string> hostile = {
-      "x\"}) or vector(1000) #",
-      "x\\\"} or up{a=\"",
-      "a\\",
-      "\\\\\"",
-      "n}\nor vector(9)",
-      "\"",
-      "}",
-      std::string("nul\0byte", 8),
-      "name\r\n\t\"\\}{)(#",
+      "x\"}) or vector(1000) #",   "x\\\"} or up{a=\"",   "a\\", "\\\\\"", "n}\nor vector(9)", "\"", "}",
+      std::string("nul\0byte", 8), "name\r\n\t\"\\}{)(#",
   };
   for (const std::string& ns : {std::string("default"), std::string("ns\"}\\\n")}) {
     for (const std::string& name : hostile) {

@@ -25,8 +25,7 @@ class FakeApi final : public kube::Client {
     std::string method, path;
   };
   // Return a Result to answer the call instead of the store.
-  std::function<std::optional<kube::Result>(const std::string& method, const std::string& path, const json& body)>
-      hook;
+  std::function<std::optional<kube::Result>(const std::string& method, const std::string& path, const json& body)> hook;
 
   kube::Result Get(const std::string& path) override {
     std::lock_guard<std::mutex> g(mu_);
@@ -208,8 +207,11 @@ TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
   EXPECT_EQ(r.desired_replicas, 2);
 
   // The Deployment controller rolls it out.
-  api.objects[kDepPath]["status"] = {{"observedGeneration", 1}, {"replicas", 2}, {"updatedReplicas", 2},
-                                     {"readyReplicas", 2}, {"availableReplicas", 2}};
+  api.objects[kDepPath]["status"] = {{"observedGeneration", 1},
+                                     {"replicas", 2},
+                                     {"updatedReplicas", 2},
+                                     {"readyReplicas", 2},
+                                     {"availableReplicas", 2}};
   api.calls.clear();
   r = exec.Reconcile("ml/bert");
   EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess);
@@ -228,8 +230,11 @@ TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
 TEST_F(Fixture, StatusConflictRereadsAndRetriesWithoutClobbering) {
   api.Put(kMsPath, NewModelService());
   ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
-  api.objects[kDepPath]["status"] = {{"observedGeneration", 1}, {"replicas", 2}, {"updatedReplicas", 2},
-                                     {"readyReplicas", 2}, {"availableReplicas", 2}};
+  api.objects[kDepPath]["status"] = {{"observedGeneration", 1},
+                                     {"replicas", 2},
+                                     {"updatedReplicas", 2},
+                                     {"readyReplicas", 2},
+                                     {"availableReplicas", 2}};
   // Someone edits the ModelService (new label, new generation) just before
   // our status write lands.
   bool edited = false;
@@ -418,10 +423,11 @@ TEST(Resync, SpreadsKeysOverTheInterval) {
 }
 
 TEST(OwnerKey, MapsControllerReferenceOfModelService) {
-  json d = {{"metadata",
-             {{"namespace", "ml"},
-              {"ownerReferences",
-               {{{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "bert"}, {"controller", true}}}}}}};
+  json d = {
+      {"metadata",
+       {{"namespace", "ml"},
+        {"ownerReferences",
+         {{{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "bert"}, {"controller", true}}}}}}};
   EXPECT_EQ(OwnerKey(d), "ml/bert");
   d["metadata"]["ownerReferences"][0]["kind"] = "ReplicaSet";
   EXPECT_EQ(OwnerKey(d), "");

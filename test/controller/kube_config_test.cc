@@ -51,7 +51,7 @@ EnvLookup Env(std::map<std::string, std::string> vars) {
 const std::string kCaPem = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
 const std::string kCaB64 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
 const std::string kCertB64 = "Q0VSVA==";  // CERT
-const std::string kKeyB64 = "S0VZ";      // KEY
+const std::string kKeyB64 = "S0VZ";       // KEY
 
 std::string RunThrowMessage(const std::function<void()>& f) {
   try {
@@ -188,8 +188,7 @@ users:
 )");
   EXPECT_NE(RunThrowMessage([&] { LoadKubeconfig(path); }).find("context \"gone\" not found"), std::string::npos);
   EXPECT_NE(RunThrowMessage([&] { LoadKubeconfig(path, "noserver"); }).find("has no server"), std::string::npos);
-  EXPECT_NE(RunThrowMessage([&] { LoadKubeconfig(path, "nocluster"); }).find("cluster \"missing\""),
-            std::string::npos);
+  EXPECT_NE(RunThrowMessage([&] { LoadKubeconfig(path, "nocluster"); }).find("cluster \"missing\""), std::string::npos);
   std::string badca = RunThrowMessage([&] { LoadKubeconfig(path, "badca"); });
   EXPECT_NE(badca.find("nope.crt"), std::string::npos) << badca;
   EXPECT_NE(badca.find("certificate-authority"), std::string::npos) << badca;

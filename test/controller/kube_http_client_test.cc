@@ -205,7 +205,8 @@ TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
   EXPECT_EQ(r.error->reason, "Transport");
   EXPECT_FALSE(r.error->message.empty());
   std::atomic<bool> stop{false};
-  Result w = client.Watch("/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop);
+  Result w = client.Watch(
+      "/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop);
   EXPECT_EQ(w.code, 0);
   EXPECT_EQ(w.error->reason, "Transport");
   const std::string text = registry.Serialize();
@@ -233,7 +234,8 @@ TEST_F(KubeHttpClientTest, RequestTimeout) {
 }
 
 TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
-  srv_.server.Get("/ok", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  srv_.server.Get("/ok",
+                  [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
   srv_.server.Put("/ok", [](const httplib::Request&, httplib::Response& res) {
     res.status = 409;
     res.set_content(R"({"kind":"Status","reason":"Conflict","code":409})", "application/json");
@@ -342,13 +344,12 @@ TEST_F(KubeHttpClientTest, ConcurrentRequestsFromManyThreads) {
 }
 
 TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
-  const std::string stream =
-      R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
-      "\n"
-      R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"2"}}})"
-      "\n"
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"3"}}})"
-      "\n";
+  const std::string stream = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
+                             "\n"
+                             R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"2"}}})"
+                             "\n"
+                             R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"3"}}})"
+                             "\n";
   std::string seen_query;
   srv_.server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
     seen_query = req.get_param_value("watch");
@@ -395,7 +396,8 @@ TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {
   HttpClient client(Config(), clock_);
   std::atomic<bool> stop{false};
   int events = 0;
-  Result r = client.Watch("/w", [&](const WatchEvent&) { return ++events > 0; }, stop);
+  Result r = client.Watch(
+      "/w", [&](const WatchEvent&) { return ++events > 0; }, stop);
   EXPECT_TRUE(r.IsGone());
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, "Expired");
@@ -408,7 +410,8 @@ void HangingWatch(TestServer& srv, bool first_event = true) {
   srv.server.Get("/hang", [&srv, first_event](const httplib::Request&, httplib::Response& res) {
     res.set_chunked_content_provider("application/json", [&srv, first_event](size_t offset, httplib::DataSink& sink) {
       if (offset == 0 && first_event) {
-        const std::string e = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})" "\n";
+        const std::string e = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                              "\n";
         sink.write(e.data(), e.size());
       }
       std::this_thread::sleep_for(5ms);
@@ -425,7 +428,13 @@ TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
   std::atomic<int> events{0};
   std::chrono::steady_clock::time_point returned;
   std::thread t([&] {
-    Result r = client.Watch("/hang", [&](const WatchEvent&) { ++events; return true; }, stop);
+    Result r = client.Watch(
+        "/hang",
+        [&](const WatchEvent&) {
+          ++events;
+          return true;
+        },
+        stop);
     returned = std::chrono::steady_clock::now();
     EXPECT_TRUE(r.ok());
   });
@@ -444,7 +453,13 @@ TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
   HttpClient client(Config(), clock_);
   std::atomic<bool> stop{false};
   int events = 0;
-  Result r = client.Watch("/hang", [&](const WatchEvent&) { ++events; return false; }, stop);
+  Result r = client.Watch(
+      "/hang",
+      [&](const WatchEvent&) {
+        ++events;
+        return false;
+      },
+      stop);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(events, 1);
 }
@@ -459,7 +474,8 @@ TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
   HttpClient client(Config(), clock_, nullptr, nullptr, opts);
   std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
-  Result r = client.Watch("/hang", [](const WatchEvent&) { return true; }, stop);
+  Result r = client.Watch(
+      "/hang", [](const WatchEvent&) { return true; }, stop);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
   EXPECT_EQ(r.code, 0);
   ASSERT_TRUE(r.error.has_value());
@@ -496,9 +512,9 @@ class KubeHttpClientTlsTest : public ::testing::Test {
     const std::string d = dir_.string();
     const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     const std::string script =
-        "cd " + d + " && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext" +
-        " && openssl req -x509" + key + " -keyout ca.key -out ca.crt -days 1 -subj /CN=test-ca" +
-        " && openssl req" + key + " -keyout server.key -out server.csr -subj /CN=127.0.0.1" +
+        "cd " + d + " && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext" + " && openssl req -x509" + key +
+        " -keyout ca.key -out ca.crt -days 1 -subj /CN=test-ca" + " && openssl req" + key +
+        " -keyout server.key -out server.csr -subj /CN=127.0.0.1" +
         " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1"
         " -extfile san.ext" +
         " && openssl req" + key + " -keyout client.key -out client.csr -subj /O=system:masters/CN=admin" +

@@ -28,10 +28,8 @@ json Obj(const std::string& name, const std::string& rv, const std::string& ns =
 Result Page(std::vector<json> items, const std::string& rv, const std::string& cont = "") {
   Result r;
   r.code = 200;
-  r.body = {{"kind", "DeploymentList"},
-            {"apiVersion", "apps/v1"},
-            {"metadata", {{"resourceVersion", rv}}},
-            {"items", items}};
+  r.body = {
+      {"kind", "DeploymentList"}, {"apiVersion", "apps/v1"}, {"metadata", {{"resourceVersion", rv}}}, {"items", items}};
   if (!cont.empty()) r.body["metadata"]["continue"] = cont;
   return r;
 }
@@ -149,7 +147,9 @@ class Recorder {
   EventHandler Handler() {
     return EventHandler{
         [this](const json& o) { Push("add " + Key(o)); },
-        [this](const json& a, const json& b) { Push("update " + Key(a) + "->" + b["metadata"]["resourceVersion"].get<std::string>()); },
+        [this](const json& a, const json& b) {
+          Push("update " + Key(a) + "->" + b["metadata"]["resourceVersion"].get<std::string>());
+        },
         [this](const json& o) { Push("delete " + Key(o)); },
     };
   }
@@ -212,8 +212,8 @@ bool Contains(const std::string& s, const std::string& part) { return s.find(par
 TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   client_.AddList(Page({Obj("a", "3"), Obj("b", "4")}, "10", "tok/en+1"));
   client_.AddList(Page({Obj("c", "5")}, "10"));
-  client_.AddWatch({{Ev("ADDED", Obj("d", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))},
-                    Ok()});
+  client_.AddWatch(
+      {{Ev("ADDED", Obj("d", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))}, Ok()});
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   inf.AddEventHandler(rec_.Handler());
   EXPECT_FALSE(inf.HasSynced());
@@ -239,7 +239,7 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_EQ(client_.list_paths().size(), 2u);  // no relist
 
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/c@5", "add ns/d@11",
-                                                     "update ns/a@3->12", "delete ns/b@13"}));
+                                                    "update ns/a@3->12", "delete ns/b@13"}));
   EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
   EXPECT_EQ(inf.LastResourceVersion(), "13");
   auto a = inf.Get("ns/a");
@@ -284,7 +284,7 @@ TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjec
   EXPECT_EQ(client_.list_paths().size(), 2u);
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=50"));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/same@2", "delete ns/b@4",
-                                                     "update ns/a@3->7", "add ns/c@8"}));
+                                                    "update ns/a@3->7", "add ns/c@8"}));
   EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/same"}));
   EXPECT_FALSE(inf.Get("ns/never").has_value());
 }
@@ -380,13 +380,14 @@ TEST_F(KubeInformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
 
 TEST_F(KubeInformerTest, NamespaceAndLabelSelectorInPaths) {
   client_.AddList(Page({}, "1"));
-  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "app.kubernetes.io/name=modelservice",
-               "team-a", Options());
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "app.kubernetes.io/name=modelservice", "team-a",
+               Options());
   EXPECT_EQ(inf.path(), "/apis/apps/v1/namespaces/team-a/deployments");
   Start(inf);
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 1; }));
-  EXPECT_EQ(client_.list_paths()[0],
-            "/apis/apps/v1/namespaces/team-a/deployments?limit=500&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice");
+  EXPECT_EQ(
+      client_.list_paths()[0],
+      "/apis/apps/v1/namespaces/team-a/deployments?limit=500&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice");
   EXPECT_TRUE(Contains(client_.watch_paths()[0], "&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice"));
 }
 

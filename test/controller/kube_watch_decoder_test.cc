@@ -69,8 +69,10 @@ TEST(KubeWatchDecoder, MalformedLinesReportedAndSkipped) {
   Collector c;
   c.decoder.Feed("{not json}\n");
   c.decoder.Feed("[1,2]\n");
-  c.decoder.Feed(R"({"object":{}})" "\n");
-  c.decoder.Feed(R"({"type":"ADDED","object":"str"})" "\n");
+  c.decoder.Feed(R"({"object":{}})"
+                 "\n");
+  c.decoder.Feed(R"({"type":"ADDED","object":"str"})"
+                 "\n");
   c.decoder.Feed(kAdded + "\n");
   EXPECT_EQ(c.errors.size(), 4u);
   EXPECT_EQ(c.decoder.errors(), 4u);
@@ -89,13 +91,19 @@ TEST(KubeWatchDecoder, FinishDecodesTrailingLineWithoutNewline) {
 TEST(KubeWatchDecoder, OversizedLineIsDroppedAndStreamResumes) {
   std::vector<WatchEvent> events;
   std::vector<std::string> errors;
-  WatchDecoder d([&](const WatchEvent& e) { events.push_back(e); return true; },
-                 [&](const std::string& m) { errors.push_back(m); }, /*max_line=*/64);
+  WatchDecoder d(
+      [&](const WatchEvent& e) {
+        events.push_back(e);
+        return true;
+      },
+      [&](const std::string& m) { errors.push_back(m); }, /*max_line=*/64);
   const std::string big = R"({"type":"ADDED","object":{"data":")" + std::string(200, 'x') + R"("}})";
   // Split across chunks so the limit trips while buffering.
   d.Feed(big.substr(0, 50));
   d.Feed(big.substr(50, 100));
-  d.Feed(big.substr(150) + "\n" + R"({"type":"DELETED","object":{}})" "\n");
+  d.Feed(big.substr(150) + "\n" +
+         R"({"type":"DELETED","object":{}})"
+         "\n");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("longer than 64"), std::string::npos);
   ASSERT_EQ(events.size(), 1u);

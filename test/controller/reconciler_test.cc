@@ -151,9 +151,12 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
   EXPECT_EQ(s->path, "/api/v1/namespaces/ml/services");
   const json& dep = d->body;
   EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller");
-  EXPECT_EQ(dep["metadata"]["ownerReferences"][0],
-            json({{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "bert"}, {"uid", "uid-1"},
-                  {"controller", true}, {"blockOwnerDeletion", true}}));
+  EXPECT_EQ(dep["metadata"]["ownerReferences"][0], json({{"apiVersion", "modelops.dev/v1"},
+                                                         {"kind", "ModelService"},
+                                                         {"name", "bert"},
+                                                         {"uid", "uid-1"},
+                                                         {"controller", true},
+                                                         {"blockOwnerDeletion", true}}));
   EXPECT_EQ(dep["spec"]["replicas"], 2);
   const json& c = Container(dep);
   EXPECT_EQ(c["name"], "model");
@@ -167,7 +170,8 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
   EXPECT_EQ(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
   const json& svc = s->body;
   EXPECT_EQ(svc["spec"]["type"], "ClusterIP");
-  EXPECT_EQ(svc["spec"]["ports"][0], json({{"name", "http"}, {"port", 8080}, {"targetPort", "http"}, {"protocol", "TCP"}}));
+  EXPECT_EQ(svc["spec"]["ports"][0],
+            json({{"name", "http"}, {"port", 8080}, {"targetPort", "http"}, {"protocol", "TCP"}}));
   EXPECT_EQ(svc["spec"]["selector"],
             json({{"app.kubernetes.io/name", "modelservice"}, {"app.kubernetes.io/instance", "bert"}}));
   EXPECT_TRUE(HasEvent(a, "Created"));
@@ -365,9 +369,13 @@ TEST(Reconciler, StatusPendingProgressingReady) {
   ms["status"] = *a.status;
 
   json dep = ServerDeployment();
-  dep["status"] = {{"observedGeneration", 1}, {"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 1},
+  dep["status"] = {{"observedGeneration", 1},
+                   {"replicas", 2},
+                   {"updatedReplicas", 2},
+                   {"readyReplicas", 1},
                    {"availableReplicas", 1}};
-  Actions b = Reconcile(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
+  Actions b =
+      Reconcile(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
   ASSERT_TRUE(b.status);
   EXPECT_EQ((*b.status)["phase"], "Progressing");
   EXPECT_EQ((*b.status)["readyReplicas"], 1);
@@ -396,8 +404,8 @@ TEST(Reconciler, StatusPendingProgressingReady) {
 
 TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
   json dep = ServerDeployment();
-  dep["status"]["conditions"][1] = {{"type", "Progressing"}, {"status", "False"},
-                                    {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
+  dep["status"]["conditions"][1] = {
+      {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
   dep["status"]["readyReplicas"] = 1;
   Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   ASSERT_TRUE(a.status);
@@ -431,7 +439,7 @@ TEST(Reconciler, AutoscaleRecommendationApplied) {
 TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
-  ms["spec"]["replicas"] = 9;  // ignored with autoscaling
+  ms["spec"]["replicas"] = 9;     // ignored with autoscaling
   json dep = ServerDeployment();  // 2 replicas
   Observed obs{dep, ServerService(),
                autoscale::Recommendation{false, "MetricsUnavailable", "prometheus: connection refused", 0, 0},

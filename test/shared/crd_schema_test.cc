@@ -1,8 +1,8 @@
 // The CRD in manifests/ carries the same constraints as the schema the
 // webhook compiles (shared/schema/), and no defaults.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "shared/schema.h"
 

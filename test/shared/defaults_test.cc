@@ -38,7 +38,8 @@ TEST(Defaults, DependentDefaults) {
   json recreate = {{"spec", {{"model", "m"}, {"strategy", {{"type", "Recreate"}}}}}};
   EXPECT_FALSE(Apply(recreate)["spec"]["strategy"].contains("rollingUpdate"));
   // replicas follows autoscaling.minReplicas.
-  json as = {{"spec", {{"model", "m"}, {"autoscaling", {{"minReplicas", 3}, {"maxReplicas", 9}, {"targetQueueLength", 5}}}}}};
+  json as = {
+      {"spec", {{"model", "m"}, {"autoscaling", {{"minReplicas", 3}, {"maxReplicas", 9}, {"targetQueueLength", 5}}}}}};
   EXPECT_EQ(Apply(as)["spec"]["replicas"], 3);
   json as2 = {{"spec", {{"model", "m"}, {"autoscaling", {{"maxReplicas", 9}, {"targetQueueLength", 5}}}}}};
   EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["minReplicas"], 1);

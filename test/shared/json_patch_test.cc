@@ -17,9 +17,8 @@ TEST(JsonPatch, BuildsOps) {
   p.Add("/spec", nlohmann::json::object());
   p.Replace("/spec/replicas", 2);
   p.Remove("/spec/x");
-  EXPECT_EQ(p.Dump(),
-            R"([{"op":"add","path":"/spec","value":{}},{"op":"replace","path":"/spec/replicas","value":2},)"
-            R"({"op":"remove","path":"/spec/x"}])");
+  EXPECT_EQ(p.Dump(), R"([{"op":"add","path":"/spec","value":{}},{"op":"replace","path":"/spec/replicas","value":2},)"
+                      R"({"op":"remove","path":"/spec/x"}])");
   // The ops apply as RFC 6902 says (nlohmann implements it independently).
   nlohmann::json doc = {{"spec", {{"x", 1}}}};
   nlohmann::json applied = nlohmann::json::object().patch(nlohmann::json::array({p.ops()[0]}));

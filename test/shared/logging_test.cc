@@ -1,8 +1,8 @@
 #include "shared/logging.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/ostream_sink.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 

@@ -39,7 +39,8 @@ TEST(Metrics, SameLabelsSameMetric) {
 
 TEST(Metrics, HistogramCumulativeBuckets) {
   Registry r;
-  auto& h = BuildHistogram().Name("lat_seconds").Help("Latency.").Register(r).Add({{"w", "v"}}, BucketBoundaries{0.1, 1});
+  auto& h =
+      BuildHistogram().Name("lat_seconds").Help("Latency.").Register(r).Add({{"w", "v"}}, BucketBoundaries{0.1, 1});
   h.Observe(0.05);
   h.Observe(0.1);  // le is inclusive
   h.Observe(0.5);
@@ -103,8 +104,12 @@ std::string SampleExposition() {
   auto& lat = BuildHistogram().Name("controller_runtime_webhook_latency_seconds").Help("Latency.").Register(r);
   lat.Add({{"webhook", "/validate"}}, DefaultBuckets()).Observe(0.003);
   lat.Add({{"webhook", "/mutate"}}, ExponentialBuckets(0.0001, 2, 10)).Observe(0.3);
-  BuildGauge().Name("modelservice_replicas").Help("Replicas \"quoted\" \\ help.").Register(r)
-      .Add({{"namespace", "ns"}, {"name", "we\"ird\\na\nme"}, {"kind", "desired"}}).Set(3);
+  BuildGauge()
+      .Name("modelservice_replicas")
+      .Help("Replicas \"quoted\" \\ help.")
+      .Register(r)
+      .Add({{"namespace", "ns"}, {"name", "we\"ird\\na\nme"}, {"kind", "desired"}})
+      .Set(3);
   BuildGauge().Name("nan_value").Help("NaN.").Register(r).Add({}).Set(std::numeric_limits<double>::quiet_NaN());
   return r.Serialize();
 }
@@ -139,14 +144,16 @@ print("\n".join(sorted(out)))
   ASSERT_EQ(res.exit_code, 0) << res.output;
   const auto& o = res.output;
   EXPECT_NE(o.find("counter|controller_runtime_webhook_requests_total|code=200,webhook=/validate|12.0"),
-            std::string::npos) << o;
+            std::string::npos)
+      << o;
   EXPECT_NE(o.find("histogram|controller_runtime_webhook_latency_seconds_bucket|le=0.005,webhook=/validate|1.0"),
-            std::string::npos) << o;
-  EXPECT_NE(o.find("histogram|controller_runtime_webhook_latency_seconds_count|webhook=/mutate|1.0"),
-            std::string::npos) << o;
+            std::string::npos)
+      << o;
+  EXPECT_NE(o.find("histogram|controller_runtime_webhook_latency_seconds_count|webhook=/mutate|1.0"), std::string::npos)
+      << o;
   // The escaped label value round-trips exactly.
-  EXPECT_NE(o.find("gauge|modelservice_replicas|kind=desired,name=we\"ird\\na\nme,namespace=ns|3.0"),
-            std::string::npos) << o;
+  EXPECT_NE(o.find("gauge|modelservice_replicas|kind=desired,name=we\"ird\\na\nme,namespace=ns|3.0"), std::string::npos)
+      << o;
   EXPECT_NE(o.find("gauge|nan_value||nan"), std::string::npos) << o;
 }
 

@@ -95,11 +95,13 @@ TEST_F(ValidationTest, StrategyRules) {
   EXPECT_EQ(Message(o),
             "spec.strategy.type: Unsupported value: \"Rolling\": supported values: \"RollingUpdate\", \"Recreate\"");
   o["spec"]["strategy"] = {{"type", "Recreate"}, {"rollingUpdate", {{"maxSurge", 1}}}};
-  EXPECT_EQ(Message(o), "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'");
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'");
   o["spec"]["strategy"] = {{"type", "Recreate"}};
   EXPECT_EQ(Message(o), "");
   o["spec"]["strategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 0}, {"maxUnavailable", "0%"}}}};
-  EXPECT_EQ(Message(o), "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"0%\": may not be 0 when maxSurge is 0");
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"0%\": may not be 0 when maxSurge is 0");
   o["spec"]["strategy"]["rollingUpdate"] = {{"maxSurge", "150%"}, {"maxUnavailable", -1}};
   EXPECT_EQ(Message(o),
             "spec.strategy.rollingUpdate.maxSurge: Invalid value: \"150%\": must be an integer >= 0 or a percentage "
@@ -112,9 +114,11 @@ TEST_F(ValidationTest, StrategyRules) {
 TEST_F(ValidationTest, AutoscalingRulesAndWarnings) {
   json o = Valid();
   o["spec"]["autoscaling"] = {{"minReplicas", 5}, {"maxReplicas", 3}, {"targetQueueLength", 4}};
-  EXPECT_EQ(Message(o), "spec.autoscaling.minReplicas: Invalid value: 5: must be less than or equal to maxReplicas (3)");
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.minReplicas: Invalid value: 5: must be less than or equal to maxReplicas (3)");
   o["spec"]["autoscaling"] = json::object();
-  EXPECT_EQ(Message(o), "spec.autoscaling.maxReplicas: Required value; spec.autoscaling.targetQueueLength: Required value");
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.maxReplicas: Required value; spec.autoscaling.targetQueueLength: Required value");
   o["spec"]["autoscaling"] = {{"maxReplicas", 10}, {"targetQueueLength", 0}};
   EXPECT_EQ(Message(o), "spec.autoscaling.targetQueueLength: Invalid value: 0: must be greater than or equal to 1");
 
@@ -143,21 +147,54 @@ TEST_F(ValidationTest, ListsEveryError) {
 // The hand-written single-field checks and the compiled schema must agree:
 // an object breaks the schema exactly when CheckFields reports an error.
 TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
-  std::vector<json> values = {json(nullptr), json(true), json(0), json(1), json(-1), json(16), json(17),
-                              json(100), json(101), json(65535), json(65536), json(2.5), json::parse("1e2"),
-                              json(""), json("x"), json("a b"), json("25%"), json("0%"), json("100%"),
-                              json("101%"), json("5"), json(std::string(254, 'a')), json::object(),
-                              json::array(), json("Recreate"), json("RollingUpdate")};
-  std::vector<std::vector<std::string>> paths = {
-      {"model"}, {"version"}, {"image"}, {"replicas"}, {"port"}, {"gpus"}, {"strategy"}, {"strategy", "type"},
-      {"strategy", "rollingUpdate"}, {"strategy", "rollingUpdate", "maxSurge"},
-      {"strategy", "rollingUpdate", "maxUnavailable"}, {"autoscaling"}, {"autoscaling", "minReplicas"},
-      {"autoscaling", "maxReplicas"}, {"autoscaling", "targetQueueLength"}};
+  std::vector<json> values = {json(nullptr),
+                              json(true),
+                              json(0),
+                              json(1),
+                              json(-1),
+                              json(16),
+                              json(17),
+                              json(100),
+                              json(101),
+                              json(65535),
+                              json(65536),
+                              json(2.5),
+                              json::parse("1e2"),
+                              json(""),
+                              json("x"),
+                              json("a b"),
+                              json("25%"),
+                              json("0%"),
+                              json("100%"),
+                              json("101%"),
+                              json("5"),
+                              json(std::string(254, 'a')),
+                              json::object(),
+                              json::array(),
+                              json("Recreate"),
+                              json("RollingUpdate")};
+  std::vector<std::vector<std::string>> paths = {{"model"},
+                                                 {"version"},
+                                                 {"image"},
+                                                 {"replicas"},
+                                                 {"port"},
+                                                 {"gpus"},
+                                                 {"strategy"},
+                                                 {"strategy", "type"},
+                                                 {"strategy", "rollingUpdate"},
+                                                 {"strategy", "rollingUpdate", "maxSurge"},
+                                                 {"strategy", "rollingUpdate", "maxUnavailable"},
+                                                 {"autoscaling"},
+                                                 {"autoscaling", "minReplicas"},
+                                                 {"autoscaling", "maxReplicas"},
+                                                 {"autoscaling", "targetQueueLength"}};
   int checked = 0;
   for (const auto& path : paths) {
     for (const auto& v : values) {
-      json o = {{"spec", {{"model", "m"}, {"strategy", {{"rollingUpdate", json::object()}}},
-                          {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}}}};
+      json o = {{"spec",
+                 {{"model", "m"},
+                  {"strategy", {{"rollingUpdate", json::object()}}},
+                  {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}}}};
       json* cur = &o["spec"];
       for (size_t i = 0; i + 1 < path.size(); ++i) cur = &(*cur)[path[i]];
       (*cur)[path.back()] = v;

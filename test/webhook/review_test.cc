@@ -23,7 +23,8 @@ class ReviewTest : public ::testing::Test {
   MutatingHandler mutating_;
 
   static json Review(json spec, const std::string& op = "CREATE") {
-    json object = {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"},
+    json object = {{"apiVersion", "modelops.dev/v1"},
+                   {"kind", "ModelService"},
                    {"metadata", {{"name", "bert-qa"}, {"namespace", "default"}}}};
     if (!spec.is_null()) object["spec"] = std::move(spec);
     return {{"apiVersion", "admission.k8s.io/v1"},
@@ -58,8 +59,7 @@ class ReviewTest : public ::testing::Test {
 
 TEST_F(ReviewTest, AllowsAValidObjectWithExactlyUidAndAllowed) {
   auto r = Validate(Review({{"model", "bert-base-uncased"}, {"image", "i"}, {"replicas", 2}}).dump());
-  EXPECT_EQ(json::parse(r.body),
-            json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+  EXPECT_EQ(json::parse(r.body), json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
               "response":{"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true}})"));
 }
 
@@ -93,8 +93,7 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   std::string decoded;
   ASSERT_TRUE(jsonpatch::Base64Decode(resp["patch"].get<std::string>(), decoded));
   auto patched = review["request"]["object"].patch(json::parse(decoded));
-  EXPECT_EQ(patched["spec"],
-            json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
+  EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
               "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
   // Reinvocation on the patched object: allowed, no patch.
   review["request"]["object"] = patched;
@@ -114,8 +113,10 @@ TEST_F(ReviewTest, DeleteAndConnectPassUntouched) {
     auto review = Review(nullptr, op);
     review["request"]["object"] = nullptr;
     review["request"]["oldObject"] = {{"spec", {{"replicas", 0}}}};
-    EXPECT_EQ(Response(Validate(review.dump())), json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
-    EXPECT_EQ(Response(Mutate(review.dump())), json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+    EXPECT_EQ(Response(Validate(review.dump())),
+              json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+    EXPECT_EQ(Response(Mutate(review.dump())),
+              json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
   }
 }
 
@@ -193,8 +194,8 @@ TEST_F(ReviewTest, ContentTypeIsChecked) {
 }
 
 TEST_F(ReviewTest, NumbersOfEveryShapeAreDeniedNotCrashed) {
-  for (const char* replicas : {"\"2\"", "2.5", "1e2", "99999999999999999999999999", "18446744073709551616",
-                               "-0", "true", "null", "{}", "[]"}) {
+  for (const char* replicas : {"\"2\"", "2.5", "1e2", "99999999999999999999999999", "18446744073709551616", "-0",
+                               "true", "null", "{}", "[]"}) {
     std::string body = Review({{"model", "m"}}).dump();
     auto pos = body.find("\"model\":\"m\"");
     body.insert(pos, std::string("\"replicas\":") + replicas + ",");

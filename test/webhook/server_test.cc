@@ -90,8 +90,8 @@ Reply Request(const std::string& url, const std::string& body, const ClientOptio
 }
 
 std::string ReviewBody(const json& spec, const std::string& uid = "uid-1") {
-  json object = {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"metadata", {{"name", "a"}}},
-                 {"spec", spec}};
+  json object = {
+      {"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"metadata", {{"name", "a"}}}, {"spec", spec}};
   return json{{"apiVersion", "admission.k8s.io/v1"},
               {"kind", "AdmissionReview"},
               {"request",
@@ -124,8 +124,8 @@ class ServerTest : public ::testing::Test {
     options.key_file = dir_.File("tls.key");
     if (options.cert_poll_interval == std::chrono::milliseconds(1000))
       options.cert_poll_interval = std::chrono::milliseconds(50);
-    server_ = std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, registry_,
-                                       logger_);
+    server_ =
+        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, registry_, logger_);
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
   }
@@ -168,9 +168,13 @@ TEST_F(ServerTest, ValidatesAndMutatesOverTls) {
 
   auto text = registry_.Serialize();
   EXPECT_NE(text.find("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate\"} 1\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("modelservice_admission_decisions_total{decision=\"denied\",operation=\"CREATE\",webhook=\"/validate\"} 1\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "modelservice_admission_decisions_total{decision=\"denied\",operation=\"CREATE\",webhook=\"/validate\"} 1\n"),
+      std::string::npos)
+      << text;
   EXPECT_NE(text.find("controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} 0\n"), std::string::npos);
 }
@@ -382,8 +386,8 @@ TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
   (void)before;
 
   // The certificate now served is the last one written.
-  auto res = test::Run("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
-                       " -CAfile " + dir_.File("ca.crt") + " 2>/dev/null | openssl x509 -noout -ext subjectAltName");
+  auto res = test::Run("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) + " -CAfile " +
+                       dir_.File("ca.crt") + " 2>/dev/null | openssl x509 -noout -ext subjectAltName");
   EXPECT_NE(res.output.find("rotation-3.example"), std::string::npos) << res.output;
 }
 
@@ -393,7 +397,9 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
   // A new certificate with the old key: a mismatched pair.
   test::TempDir other;
   ASSERT_EQ(test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path() +
-                      " --ip 127.0.0.1").exit_code, 0);
+                      " --ip 127.0.0.1")
+                .exit_code,
+            0);
   test::WriteFile(dir_.File("tls.crt"), test::ReadFile(other.File("tls.crt")));
   EXPECT_FALSE(server_->certificates()->ReloadIfChanged());
   EXPECT_EQ(server_->certificates()->generation(), gen0);
@@ -402,10 +408,11 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
 
 TEST_F(ServerTest, ExpiredCertificateIsServedButRefusedByVerifyingClients) {
   // openssl x509 -days 0 ... gives notAfter == notBefore: expired at once.
-  auto res = test::Run("cd " + dir_.path() +
-                       " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
-                       " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
-                       " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
+  auto res =
+      test::Run("cd " + dir_.path() +
+                " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
+                " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
+                " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
   ASSERT_EQ(res.exit_code, 0) << res.output;
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   Start();
