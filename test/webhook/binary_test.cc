@@ -1,0 +1,190 @@
+// The modelservice-webhook program itself: flags, probes, /metrics checked
+// by promtool, JSON logs, graceful SIGTERM.
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "test/support/test_support.h"
+
+extern char** environ;
+
+namespace {
+
+using nlohmann::json;
+
+size_t Collect(char* p, size_t s, size_t n, void* ud) {
+  static_cast<std::string*>(ud)->append(p, s * n);
+  return s * n;
+}
+
+// GET or POST with curl; returns the status (0 on transport failure).
+long Fetch(const std::string& url, std::string* body, const std::string& ca = {}, const std::string& post = {}) {
+  CURL* h = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+  if (!ca.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, ca.c_str());
+  if (!post.empty()) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, post.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  }
+  long status = 0;
+  if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(h);
+  return status;
+}
+
+int FreePort() {
+  auto r =
+      ms::test::Run("python3 -c 'import socket;s=socket.socket();s.bind((\"127.0.0.1\",0));print(s.getsockname()[1])'");
+  return std::stoi(r.output);
+}
+
+class WebhookBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto res = ms::test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + dir_.path() +
+                             " --ip 127.0.0.1");
+    ASSERT_EQ(res.exit_code, 0) << res.output;
+    port_ = FreePort();
+    metrics_ = FreePort();
+    probes_ = FreePort();
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // Starts the program with stdout+stderr into log.txt.
+  void Spawn(std::vector<std::string> args) {
+    std::vector<std::string> all = {MS_WEBHOOK_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, dir_.File("log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    ASSERT_EQ(posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  std::vector<std::string> StandardArgs() {
+    return {"--port",
+            std::to_string(port_),
+            "--bind-address",
+            "127.0.0.1",
+            "--cert-dir",
+            dir_.path(),
+            "--metrics-bind-address",
+            "127.0.0.1:" + std::to_string(metrics_),
+            "--health-probe-bind-address",
+            "127.0.0.1:" + std::to_string(probes_),
+            "--log-format",
+            "json"};
+  }
+  bool WaitReady() {
+    for (int i = 0; i < 100; ++i) {
+      std::string body;
+      if (Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &body) == 200) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // Waits for the process to exit; returns its exit code or -1 on timeout.
+  int WaitExit(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+  ms::test::TempDir dir_;
+  int port_ = 0, metrics_ = 0, probes_ = 0;
+  pid_t pid_ = -1;
+};
+
+TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
+  Spawn(StandardArgs());
+  ASSERT_TRUE(WaitReady()) << ms::test::ReadFile(dir_.File("log.txt"));
+  std::string body;
+  EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/healthz", &body), 200);
+
+  // One denied review, so the log has a denial line and the metrics a sample.
+  std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",
+    "operation":"CREATE","namespace":"default","name":"x","kind":{"group":"modelops.dev","version":"v1",
+    "kind":"ModelService"},"object":{"apiVersion":"modelops.dev/v1","kind":"ModelService",
+    "metadata":{"name":"x"},"spec":{"model":"m","replicas":0}}}})";
+  std::string reply;
+  ASSERT_EQ(Fetch("https://127.0.0.1:" + std::to_string(port_) + "/validate", &reply, dir_.File("ca.crt"), review),
+            200);
+  EXPECT_EQ(json::parse(reply)["response"]["allowed"], false);
+
+  std::string metrics;
+  ASSERT_EQ(Fetch("http://127.0.0.1:" + std::to_string(metrics_) + "/metrics", &metrics), 200);
+  EXPECT_NE(metrics.find("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("process_resident_memory_bytes "), std::string::npos);
+  auto check = ms::test::Run(std::string(MS_PROMTOOL) + " check metrics", metrics);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
+
+  // Every log line is one JSON object; the denial is logged with its reason.
+  std::istringstream log(ms::test::ReadFile(dir_.File("log.txt")));
+  std::string line;
+  bool denial = false, stopped = false;
+  int lines = 0;
+  while (std::getline(log, line)) {
+    ++lines;
+    json j;
+    ASSERT_NO_THROW(j = json::parse(line)) << line;
+    auto msg = j["msg"].get<std::string>();
+    if (msg.find("denied /validate CREATE default/x") != std::string::npos &&
+        msg.find("spec.replicas: Invalid value: 0: must be between 1 and 100") != std::string::npos)
+      denial = true;
+    if (msg == "stopped") stopped = true;
+  }
+  EXPECT_GE(lines, 3);
+  EXPECT_TRUE(denial);
+  EXPECT_TRUE(stopped);
+}
+
+TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {
+  auto help = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--tls-min-version"), std::string::npos);
+  auto bad = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --no-such-flag");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("unknown flag: --no-such-flag"), std::string::npos) << bad.output;
+  auto tls = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --tls-min-version 1.1 --log-format text");
+  EXPECT_EQ(tls.exit_code, 2);
+  EXPECT_NE(tls.output.find("invalid --tls-min-version 1.1"), std::string::npos) << tls.output;
+  auto nocert = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --cert-dir /nonexistent --port 0 --log-format text" +
+                              " --metrics-bind-address 0 --health-probe-bind-address 0");
+  EXPECT_EQ(nocert.exit_code, 1);
+  EXPECT_NE(nocert.output.find("cannot read /nonexistent/tls.crt"), std::string::npos) << nocert.output;
+}
+
+}  // namespace
