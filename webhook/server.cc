@@ -33,11 +33,36 @@ Server::Server(ServerOptions options, std::vector<const Handler*> handlers, metr
                      .Name("modelservice_admission_decisions_total")
                      .Help("Admission decisions by webhook, operation and decision (allowed, denied, rejected).")
                      .Register(registry)) {
-  for (const Handler* h : handlers_) {
-    // Pre-create the series so dashboards see zeros before traffic.
-    in_flight_.Add({{"webhook", h->path()}});
-    latency_.Add({{"webhook", h->path()}}, metrics::ExponentialBuckets(0.00005, 2, 16));
-  }
+  // Pre-create the series so dashboards see zeros before traffic.
+  for (const Handler* h : handlers_) route_metrics_[h->path()] = ResolveMetrics(h->path());
+}
+
+Server::RouteMetrics Server::ResolveMetrics(const std::string& path) {
+  RouteMetrics m;
+  m.in_flight = &in_flight_.Add({{"webhook", path}});
+  m.latency = &latency_.Add({{"webhook", path}}, metrics::ExponentialBuckets(0.00005, 2, 16));
+  // Every code ServeReview and the pre-routing hook answer with.
+  for (int code : {200, 400, 411, 413, 415})
+    m.requests[code] = &requests_.Add({{"webhook", path}, {"code", std::to_string(code)}});
+  for (const char* op : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
+    for (const char* decision : {"allowed", "denied"})
+      m.decisions[{op, decision}] = &decisions_.Add({{"webhook", path}, {"operation", op}, {"decision", decision}});
+  m.decisions[{"UNKNOWN", "rejected"}] =
+      &decisions_.Add({{"webhook", path}, {"operation", "UNKNOWN"}, {"decision", "rejected"}});
+  return m;
+}
+
+metrics::Counter& Server::RequestCounter(RouteMetrics& m, const std::string& path, int code) {
+  auto it = m.requests.find(code);
+  if (it != m.requests.end()) return *it->second;
+  return requests_.Add({{"webhook", path}, {"code", std::to_string(code)}});  // rare: thread-safe slow path
+}
+
+metrics::Counter& Server::DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
+                                          const std::string& decision) {
+  auto it = m.decisions.find({operation, decision});
+  if (it != m.decisions.end()) return *it->second;
+  return decisions_.Add({{"webhook", path}, {"operation", operation}, {"decision", decision}});
 }
 
 Server::~Server() { Stop(); }
@@ -123,8 +148,10 @@ bool Server::Start(std::string* error) {
 
 void Server::Route(const Handler& handler) {
   const std::string path = handler.path();
-  server_->Post(path, [this, &handler, path](const httplib::Request& req, httplib::Response& res) {
-    auto& in_flight = in_flight_.Add({{"webhook", path}});
+  RouteMetrics& m = route_metrics_[path];
+  if (!m.in_flight) m = ResolveMetrics(path);
+  server_->Post(path, [this, &handler, &m, path](const httplib::Request& req, httplib::Response& res) {
+    auto& in_flight = *m.in_flight;
     in_flight.Increment();
     const auto start = std::chrono::steady_clock::now();
 
@@ -134,13 +161,9 @@ void Server::Route(const Handler& handler) {
     res.set_content(std::move(reply.body), reply.content_type.c_str());
 
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    latency_.Add({{"webhook", path}}, metrics::ExponentialBuckets(0.00005, 2, 16)).Observe(seconds);
-    requests_.Add({{"webhook", path}, {"code", std::to_string(reply.status)}}).Increment();
-    decisions_
-        .Add({{"webhook", path},
-              {"operation", outcome.operation.empty() ? "UNKNOWN" : outcome.operation},
-              {"decision", outcome.decision}})
-        .Increment();
+    m.latency->Observe(seconds);
+    RequestCounter(m, path, reply.status).Increment();
+    DecisionCounter(m, path, outcome.operation.empty() ? "UNKNOWN" : outcome.operation, outcome.decision).Increment();
     in_flight.Decrement();
 
     if (outcome.decision == "denied") {

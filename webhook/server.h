@@ -7,6 +7,7 @@
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -46,7 +47,19 @@ class Server {
   tls::CertificateReloader* certificates() { return reloader_.get(); }
 
  private:
+  // The metrics of one route, resolved once: label maps are not built and
+  // families not searched on every request.
+  struct RouteMetrics {
+    metrics::Gauge* in_flight = nullptr;
+    metrics::Histogram* latency = nullptr;
+    std::map<int, metrics::Counter*> requests;                                   // by HTTP code
+    std::map<std::pair<std::string, std::string>, metrics::Counter*> decisions;  // (operation, decision)
+  };
   void Route(const Handler& handler);
+  RouteMetrics ResolveMetrics(const std::string& path);
+  metrics::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
+  metrics::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
+                                    const std::string& decision);
 
   ServerOptions options_;
   std::vector<const Handler*> handlers_;
@@ -55,6 +68,7 @@ class Server {
   metrics::Family<metrics::Histogram>& latency_;
   metrics::Family<metrics::Gauge>& in_flight_;
   metrics::Family<metrics::Counter>& decisions_;
+  std::map<std::string, RouteMetrics> route_metrics_;  // filled before serving, then read-only
   std::unique_ptr<tls::CertificateReloader> reloader_;
   std::unique_ptr<tls::ReloadLoop> reload_loop_;
   std::unique_ptr<httplib::SSLServer> server_;
