@@ -28,8 +28,4 @@ class Patch {
   nlohmann::json ops_ = nlohmann::json::array();
 };
 
-std::string Base64Encode(std::string_view data);
-// Returns false on malformed input.
-bool Base64Decode(std::string_view in, std::string& out);
-
 }  // namespace ms::jsonpatch

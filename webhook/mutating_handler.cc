@@ -1,5 +1,6 @@
 #include "webhook/mutating_handler.h"
 
+#include "shared/base64.h"
 #include "shared/json_patch.h"
 #include "shared/modelservice_defaults.h"
 
@@ -15,7 +16,7 @@ json MutatingHandler::Handle(const json& request) const {
   json response = Allowed();
   if (!patch.empty()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = jsonpatch::Base64Encode(patch.Dump());
+    response["patch"] = Base64Encode(patch.Dump());
   }
   return response;
 }

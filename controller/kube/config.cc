@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "controller/kube/base64.h"
+#include "shared/base64.h"
 
 namespace ms::kube {
 

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "controller/kube/base64.h"
 #include "controller/kube/paths.h"
 #include "controller/kube/status.h"
 
@@ -55,17 +54,6 @@ TEST(KubePaths, ObjectKeyAndResourceVersion) {
   EXPECT_EQ(ObjectKey(nlohmann::json::parse(R"({"metadata":{}})")), "");
   EXPECT_EQ(ObjectKey(nlohmann::json::parse("[1]")), "");
   EXPECT_EQ(ResourceVersionOf(nlohmann::json::object()), "");
-}
-
-TEST(KubeBase64, DecodesStandardWithWhitespaceAndRejectsGarbage) {
-  EXPECT_EQ(Base64Decode("aGVsbG8gd29ybGQ="), "hello world");
-  EXPECT_EQ(Base64Decode("aGVs\nbG8g d29y\r\nbGQ"), "hello world");
-  EXPECT_EQ(Base64Decode(""), "");
-  EXPECT_EQ(Base64Decode("YQ=="), "a");
-  EXPECT_EQ(Base64Decode("YWI="), "ab");
-  EXPECT_FALSE(Base64Decode("a$bc").has_value());
-  EXPECT_FALSE(Base64Decode("YQ==YQ").has_value());
-  EXPECT_FALSE(Base64Decode("Y").has_value());
 }
 
 TEST(KubeStatus, DecodesMetav1Status) {

@@ -26,21 +26,5 @@ TEST(JsonPatch, BuildsOps) {
   (void)doc;
 }
 
-TEST(Base64, RoundTripsAllLengths) {
-  std::string data;
-  for (int i = 0; i < 300; ++i) {
-    std::string out;
-    ASSERT_TRUE(Base64Decode(Base64Encode(data), out));
-    ASSERT_EQ(out, data);
-    data += static_cast<char>(i * 7);
-  }
-  EXPECT_EQ(Base64Encode("Man"), "TWFu");
-  EXPECT_EQ(Base64Encode("Ma"), "TWE=");
-  EXPECT_EQ(Base64Encode("M"), "TQ==");
-  std::string out;
-  EXPECT_FALSE(Base64Decode("TQ=a", out));
-  EXPECT_FALSE(Base64Decode("T!==", out));
-}
-
 }  // namespace
 }  // namespace ms::jsonpatch

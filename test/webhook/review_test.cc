@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "shared/json_patch.h"
+#include "shared/base64.h"
 #include "webhook/mutating_handler.h"
 #include "webhook/validating_handler.h"
 
@@ -90,8 +90,9 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   auto resp = Response(Mutate(review.dump()));
   EXPECT_EQ(resp["allowed"], true);
   EXPECT_EQ(resp["patchType"], "JSONPatch");
-  std::string decoded;
-  ASSERT_TRUE(jsonpatch::Base64Decode(resp["patch"].get<std::string>(), decoded));
+  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  ASSERT_TRUE(decoded_opt.has_value());
+  const std::string& decoded = *decoded_opt;
   auto patched = review["request"]["object"].patch(json::parse(decoded));
   EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
               "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
@@ -103,8 +104,9 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
 
 TEST_F(ReviewTest, MutateAddsSpecWhenAbsent) {
   auto resp = Response(Mutate(Review(nullptr).dump()));
-  std::string decoded;
-  ASSERT_TRUE(jsonpatch::Base64Decode(resp["patch"].get<std::string>(), decoded));
+  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  ASSERT_TRUE(decoded_opt.has_value());
+  const std::string& decoded = *decoded_opt;
   EXPECT_EQ(json::parse(decoded)[0], json::parse(R"({"op":"add","path":"/spec","value":{}})"));
 }
 
