@@ -220,35 +220,28 @@ std::string FormatValue(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string EscapeLabelValue(const std::string& v) {
+namespace {
+// Backslash and newline always; the double quote only inside label values.
+std::string Escape(const std::string& v, bool quote) {
   std::string o;
   o.reserve(v.size());
   for (char c : v) {
     if (c == '\\')
       o += "\\\\";
-    else if (c == '"')
+    else if (c == '\n')
+      o += "\\n";
+    else if (quote && c == '"')
       o += "\\\"";
-    else if (c == '\n')
-      o += "\\n";
     else
       o += c;
   }
   return o;
 }
+}  // namespace
 
-std::string EscapeHelp(const std::string& v) {
-  std::string o;
-  o.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\')
-      o += "\\\\";
-    else if (c == '\n')
-      o += "\\n";
-    else
-      o += c;
-  }
-  return o;
-}
+std::string EscapeLabelValue(const std::string& v) { return Escape(v, true); }
+
+std::string EscapeHelp(const std::string& v) { return Escape(v, false); }
 
 void RegisterProcessMetrics(Registry& registry) {
   auto& cpu = BuildCounter()
