@@ -4,7 +4,6 @@
 // thread with sigwait(). Exit codes: 0 after SIGTERM/SIGINT (in-flight
 // reconciles finished, Lease released), 1 when leadership is lost or start-up
 // fails, 2 on bad flags.
-#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -28,6 +27,7 @@
 #include "controller/resources.h"
 #include "controller/workqueue.h"
 #include "shared/clock.h"
+#include "shared/http_endpoints.h"
 #include "shared/logging.h"
 #include "shared/metrics.h"
 
@@ -49,31 +49,6 @@ struct Lifecycle {
     this->*field = true;
     cv.notify_all();
   }
-};
-
-// An HTTP server on its own thread; stopped and joined on destruction.
-class HttpEndpoint {
- public:
-  HttpEndpoint() = default;
-  ~HttpEndpoint() { Stop(); }
-  httplib::Server& server() { return server_; }
-
-  bool Start(const BindAddress& addr) {
-    server_.set_tcp_nodelay(true);
-    if (!server_.bind_to_port(addr.host.c_str(), addr.port)) return false;
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    return true;
-  }
-  void Stop() {
-    if (thread_.joinable()) {
-      server_.stop();
-      thread_.join();
-    }
-  }
-
- private:
-  httplib::Server server_;
-  std::thread thread_;
 };
 
 int Run(int argc, char** argv) {
@@ -169,37 +144,28 @@ int Run(int argc, char** argv) {
   auto synced = [&] { return ms_informer.HasSynced() && dep_informer.HasSynced() && svc_informer.HasSynced(); };
   const auto metrics_addr = ParseBindAddress(flags.metrics_bind_address);
   const auto probe_addr = ParseBindAddress(flags.health_probe_bind_address);
-  HttpEndpoint metrics_http, probe_http;
-  auto add_metrics = [&](httplib::Server& s) {
-    s.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-      res.set_content(registry.Serialize(), metrics::kContentType);
-    });
-  };
-  auto add_probes = [&](httplib::Server& s) {
-    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-    s.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
-      if (synced()) {
-        res.set_content("ok", "text/plain");
-      } else {
-        res.status = 503;
-        res.set_content("informer caches not synced", "text/plain");
-      }
-    });
+  EndpointServer metrics_http(logger), probe_http(logger);
+  auto healthy = [] { return true; };
+  auto ready = [&](std::string* why) {
+    if (synced()) return true;
+    *why = "informer caches not synced";
+    return false;
   };
   const bool same_addr = metrics_addr && probe_addr && !metrics_addr->disabled && !probe_addr->disabled &&
                          metrics_addr->host == probe_addr->host && metrics_addr->port == probe_addr->port;
+  std::string listen_error;
   if (metrics_addr && !metrics_addr->disabled) {
-    add_metrics(metrics_http.server());
-    if (same_addr) add_probes(metrics_http.server());
-    if (!metrics_http.Start(*metrics_addr)) {
-      logger->error("cannot listen on {} for metrics", flags.metrics_bind_address);
+    metrics_http.ServeMetrics(registry);
+    if (same_addr) metrics_http.ServeProbes(healthy, ready);
+    if (!metrics_http.Start(metrics_addr->host, metrics_addr->port, &listen_error)) {
+      logger->error("metrics endpoint: {}", listen_error);
       return 1;
     }
   }
   if (probe_addr && !probe_addr->disabled && !same_addr) {
-    add_probes(probe_http.server());
-    if (!probe_http.Start(*probe_addr)) {
-      logger->error("cannot listen on {} for probes", flags.health_probe_bind_address);
+    probe_http.ServeProbes(healthy, ready);
+    if (!probe_http.Start(probe_addr->host, probe_addr->port, &listen_error)) {
+      logger->error("probe endpoint: {}", listen_error);
       return 1;
     }
   }
