@@ -93,9 +93,19 @@ bool Server::Start(std::string* error) {
 
   // Runs before the body is read: refuse what would make us buffer an
   // unbounded body (chunked encoding bypasses payload_max_length in 0.11).
-  server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+  // Requests refused before routing are counted and logged like the others.
+  auto refuse = [this](const httplib::Request& req, int status, const std::string& why) {
+    auto it = route_metrics_.find(req.path);
+    if (it != route_metrics_.end()) {
+      RequestCounter(it->second, req.path, status).Increment();
+      DecisionCounter(it->second, req.path, "UNKNOWN", "rejected").Increment();
+    }
+    logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path, req.remote_addr, status, why);
+  };
+  server_->set_pre_routing_handler([refuse](const httplib::Request& req, httplib::Response& res) {
     auto te = Header(req, "Transfer-Encoding");
     if (!te.empty()) {
+      refuse(req, 411, "Transfer-Encoding " + te);
       res.status = 411;
       res.set_content("Transfer-Encoding is not supported: send a Content-Length\n", "text/plain; charset=utf-8");
       return httplib::Server::HandlerResponse::Handled;
@@ -105,6 +115,7 @@ bool Server::Start(std::string* error) {
       char* end = nullptr;
       unsigned long long n = std::strtoull(cl.c_str(), &end, 10);
       if (end == cl.c_str() || *end != '\0' || n > kMaxBodyBytes) {
+        refuse(req, 413, "Content-Length " + cl);
         res.status = 413;
         res.set_content("request body too large: the limit is " + std::to_string(kMaxBodyBytes) + " bytes\n",
                         "text/plain; charset=utf-8");

@@ -201,6 +201,14 @@ TEST_F(ServerTest, BodyOverThreeMiBIs413AndServerStaysUp) {
   EXPECT_EQ(r.status, 413) << r.error;
   EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos);
   ExpectServing();
+  auto text = registry_.Serialize();
+  EXPECT_NE(text.find("controller_runtime_webhook_requests_total{code=\"413\",webhook=\"/validate\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("modelservice_admission_decisions_total{decision=\"rejected\",operation=\"UNKNOWN\","
+                      "webhook=\"/validate\"} 1\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(ServerTest, ChunkedBodyIsRefusedBeforeItIsRead) {
