@@ -40,27 +40,26 @@ void EndpointServer::ServeMetrics(const metrics::Registry& registry) {
 }
 
 bool EndpointServer::Start(const std::string& host, int port, std::string* error) {
-  if (port == 0) {
-    port_ = server_.bind_to_any_port(host);
-    if (port_ < 0) {
-      if (error) *error = "cannot bind " + host + ":0";
-      return false;
-    }
-  } else {
-    if (!server_.bind_to_port(host, port)) {
-      if (error) *error = "cannot bind " + host + ":" + std::to_string(port);
-      return false;
-    }
-    port_ = port;
-  }
-  thread_ = std::thread([this] { server_.listen_after_bind(); });
-  return true;
+  port_ = BindAndServe(server_, host, port, thread_, error);
+  return port_ >= 0;
 }
 
-void EndpointServer::Stop() {
-  if (thread_.joinable()) {
-    server_.stop();
-    thread_.join();
+void EndpointServer::Stop() { StopServing(server_, thread_); }
+
+int BindAndServe(httplib::Server& server, const std::string& host, int port, std::thread& thread, std::string* error) {
+  const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    if (error) *error = "cannot bind " + host + ":" + std::to_string(port);
+    return -1;
+  }
+  thread = std::thread([&server] { server.listen_after_bind(); });
+  return bound;
+}
+
+void StopServing(httplib::Server& server, std::thread& thread) {
+  if (thread.joinable()) {
+    server.stop();
+    thread.join();
   }
 }
 

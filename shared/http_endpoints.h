@@ -14,6 +14,14 @@
 
 namespace ms {
 
+// Binds `server` to host:port (port 0: any free port) and runs
+// listen_after_bind() on `thread`. Returns the bound port, or -1 with `error`
+// set when the address cannot be bound.
+int BindAndServe(httplib::Server& server, const std::string& host, int port, std::thread& thread, std::string* error);
+// Stops a server started by BindAndServe: closes the listener, lets requests
+// in flight finish and joins `thread`. A no-op when it was not started.
+void StopServing(httplib::Server& server, std::thread& thread);
+
 class EndpointServer {
  public:
   explicit EndpointServer(std::shared_ptr<spdlog::logger> logger);

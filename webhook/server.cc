@@ -1,6 +1,6 @@
 #include "webhook/server.h"
 
-#include "webhook/review.h"
+#include "shared/http_endpoints.h"
 
 namespace ms::webhook {
 
@@ -95,12 +95,11 @@ bool Server::Start(std::string* error) {
   // unbounded body (chunked encoding bypasses payload_max_length in 0.11).
   // Requests refused before routing are counted and logged like the others.
   auto refuse = [this](const httplib::Request& req, int status, const std::string& why) {
+    Outcome outcome;
+    outcome.decision = "rejected";
+    outcome.message = why;
     auto it = route_metrics_.find(req.path);
-    if (it != route_metrics_.end()) {
-      RequestCounter(it->second, req.path, status).Increment();
-      DecisionCounter(it->second, req.path, "UNKNOWN", "rejected").Increment();
-    }
-    logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path, req.remote_addr, status, why);
+    Record(req, it != route_metrics_.end() ? &it->second : nullptr, status, outcome);
   };
   server_->set_pre_routing_handler([refuse](const httplib::Request& req, httplib::Response& res) {
     auto te = Header(req, "Transfer-Encoding");
@@ -139,29 +138,33 @@ bool Server::Start(std::string* error) {
   });
   for (const Handler* h : handlers_) Route(*h);
 
-  if (options_.port == 0) {
-    port_ = server_->bind_to_any_port(options_.host);
-    if (port_ < 0) {
-      if (error) *error = "cannot bind " + options_.host + ":0";
-      return false;
-    }
-  } else {
-    if (!server_->bind_to_port(options_.host, options_.port)) {
-      if (error) *error = "cannot bind " + options_.host + ":" + std::to_string(options_.port);
-      return false;
-    }
-    port_ = options_.port;
-  }
+  port_ = BindAndServe(*server_, options_.host, options_.port, thread_, error);
+  if (port_ < 0) return false;
   reload_loop_ = std::make_unique<tls::ReloadLoop>(*reloader_, options_.cert_poll_interval);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
   return true;
+}
+
+void Server::Record(const httplib::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
+  const std::string operation = outcome.operation.empty() ? "UNKNOWN" : outcome.operation;
+  if (m) {
+    RequestCounter(*m, req.path, status).Increment();
+    DecisionCounter(*m, req.path, operation, outcome.decision).Increment();
+  }
+  if (outcome.decision == "denied") {
+    logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.object, outcome.uid,
+                  outcome.status_code, outcome.message);
+  } else if (outcome.decision == "rejected") {
+    logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path, req.remote_addr, status,
+                  outcome.message);
+  } else {
+    logger_->debug("allowed {} {} {} (uid {})", req.path, outcome.operation, outcome.object, outcome.uid);
+  }
 }
 
 void Server::Route(const Handler& handler) {
   const std::string path = handler.path();
-  RouteMetrics& m = route_metrics_[path];
-  if (!m.in_flight) m = ResolveMetrics(path);
-  server_->Post(path, [this, &handler, &m, path](const httplib::Request& req, httplib::Response& res) {
+  RouteMetrics& m = route_metrics_.at(path);  // resolved in the constructor
+  server_->Post(path, [this, &handler, &m](const httplib::Request& req, httplib::Response& res) {
     auto& in_flight = *m.in_flight;
     in_flight.Increment();
     const auto start = std::chrono::steady_clock::now();
@@ -173,19 +176,8 @@ void Server::Route(const Handler& handler) {
 
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     m.latency->Observe(seconds);
-    RequestCounter(m, path, reply.status).Increment();
-    DecisionCounter(m, path, outcome.operation.empty() ? "UNKNOWN" : outcome.operation, outcome.decision).Increment();
     in_flight.Decrement();
-
-    if (outcome.decision == "denied") {
-      logger_->info("denied {} {} {} (uid {}, code {}): {}", path, outcome.operation, outcome.object, outcome.uid,
-                    outcome.status_code, outcome.message);
-    } else if (outcome.decision == "rejected") {
-      logger_->warn("rejected a request to {} from {} with HTTP {}: {}", path, req.remote_addr, reply.status,
-                    outcome.message);
-    } else {
-      logger_->debug("allowed {} {} {} (uid {})", path, outcome.operation, outcome.object, outcome.uid);
-    }
+    Record(req, &m, reply.status, outcome);
   });
   auto method_not_allowed = [path](const httplib::Request&, httplib::Response& res) {
     res.status = 405;
@@ -198,10 +190,7 @@ void Server::Route(const Handler& handler) {
 }
 
 void Server::Stop() {
-  if (thread_.joinable()) {
-    server_->stop();  // closes the listener; workers finish their requests
-    thread_.join();
-  }
+  if (server_) StopServing(*server_, thread_);  // workers finish their requests
   reload_loop_.reset();
 }
 

@@ -16,6 +16,7 @@
 #include "shared/metrics.h"
 #include "shared/tls.h"
 #include "webhook/handler.h"
+#include "webhook/review.h"
 
 namespace ms::webhook {
 
@@ -56,6 +57,9 @@ class Server {
     std::map<std::pair<std::string, std::string>, metrics::Counter*> decisions;  // (operation, decision)
   };
   void Route(const Handler& handler);
+  // Counts a finished request (when `m` is its route's metrics) and logs it:
+  // denials at info with the reason, rejections at warn, allows at debug.
+  void Record(const httplib::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
   RouteMetrics ResolveMetrics(const std::string& path);
   metrics::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
   metrics::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
