@@ -243,6 +243,23 @@ std::string EscapeLabelValue(const std::string& v) { return Escape(v, true); }
 
 std::string EscapeHelp(const std::string& v) { return Escape(v, false); }
 
+namespace {
+// The fields of /proc/self/stat, numbered as proc(5) does (fields[1] is the
+// pid, fields[2] the command); fields 1 and 2 are not parsed. Empty on error.
+std::vector<std::string> ReadProcSelfStat() {
+  std::ifstream f("/proc/self/stat");
+  std::string line;
+  std::getline(f, line);
+  auto rp = line.rfind(')');  // the command may contain spaces and ')'
+  if (rp == std::string::npos || rp + 2 > line.size()) return {};
+  std::vector<std::string> fields(3);
+  std::istringstream is(line.substr(rp + 2));
+  std::string tok;
+  while (is >> tok) fields.push_back(tok);
+  return fields;
+}
+}  // namespace
+
 void RegisterProcessMetrics(Registry& registry) {
   auto& cpu = BuildCounter()
                   .Name("process_cpu_seconds_total")
@@ -281,40 +298,18 @@ void RegisterProcessMetrics(Registry& registry) {
       }
     }
   }
-  // The start time does not change: read it once.
-  {
-    std::ifstream f("/proc/self/stat");
-    std::string line;
-    std::getline(f, line);
-    auto rp = line.rfind(')');
-    if (rp != std::string::npos) {
-      std::istringstream is(line.substr(rp + 2));
-      std::string tok;
-      // Field 3 (state) is the first token after ") "; starttime is field 22.
-      for (int field = 3; field <= 22 && (is >> tok); ++field)
-        if (field == 22) start.Set(boot_time + std::stod(tok) / static_cast<double>(ticks));
-    }
-  }
+  // The start time does not change: read it once (field 22, in clock ticks
+  // since boot).
+  if (auto fields = ReadProcSelfStat(); fields.size() > 22)
+    start.Set(boot_time + std::stod(fields[22]) / static_cast<double>(ticks));
   registry.AddCollectHook([&cpu, &rss, &vsz, &fds, &maxfds, ticks, page] {
-    std::ifstream f("/proc/self/stat");
-    std::string line;
-    std::getline(f, line);
-    auto rp = line.rfind(')');
-    if (rp != std::string::npos) {
-      std::istringstream is(line.substr(rp + 2));
-      std::string tok;
-      double utime = 0, stime = 0, vsize = 0, rsspages = 0;
-      for (int field = 3; field <= 24 && (is >> tok); ++field) {
-        if (field == 14) utime = std::stod(tok);
-        if (field == 15) stime = std::stod(tok);
-        if (field == 23) vsize = std::stod(tok);
-        if (field == 24) rsspages = std::stod(tok);
-      }
-      double total = (utime + stime) / static_cast<double>(ticks);
+    // utime 14, stime 15 (ticks); vsize 23 (bytes); rss 24 (pages).
+    if (auto fields = ReadProcSelfStat(); fields.size() > 24) {
+      double total = (std::stod(fields[14]) + std::stod(fields[15])) / static_cast<double>(ticks);
       double delta = total - cpu.Value();
       if (delta > 0) cpu.Increment(delta);
-      vsz.Set(vsize);
-      rss.Set(rsspages * static_cast<double>(page));
+      vsz.Set(std::stod(fields[23]));
+      rss.Set(std::stod(fields[24]) * static_cast<double>(page));
     }
     std::error_code ec;
     double n = 0;
