@@ -233,7 +233,8 @@ std::string OwnerKey(const json& object) {
   if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return "";
   for (const auto& ref : meta["ownerReferences"]) {
     if (!ref.is_object() || !ref.value("controller", false)) continue;
-    if (ref.value("kind", "") != kKind || ref.value("apiVersion", "").rfind(std::string(kGroup) + "/", 0) != 0) {
+    if (ref.value("kind", "") != api::kKind ||
+        ref.value("apiVersion", "").rfind(std::string(api::kGroup) + "/", 0) != 0) {
       return "";
     }
     return meta.value("namespace", "") + "/" + ref.value("name", "");

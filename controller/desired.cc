@@ -249,8 +249,12 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
 }
 
 json OwnerReference(const ModelServiceSpec& spec) {
-  return {{"apiVersion", kApiVersion}, {"kind", kKind},      {"name", spec.name},
-          {"uid", spec.uid},           {"controller", true}, {"blockOwnerDeletion", true}};
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", api::kKind},
+          {"name", spec.name},
+          {"uid", spec.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
 }
 
 std::string ControllerUid(const json& object) {

@@ -19,8 +19,8 @@ json BuildEvent(const json& regarding, const Event& event, const std::string& re
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   char suffix[40];
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos) + sequence);
-  json ref = {{"apiVersion", regarding.value("apiVersion", kApiVersion)},
-              {"kind", regarding.value("kind", kKind)},
+  json ref = {{"apiVersion", regarding.value("apiVersion", api::kApiVersion)},
+              {"kind", regarding.value("kind", api::kKind)},
               {"name", name},
               {"namespace", ns}};
   if (meta.contains("uid")) ref["uid"] = meta["uid"];

@@ -60,7 +60,7 @@ bool OwnedOrAdoptable(const json& obj, const std::string& uid) {
 
 void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
   out.deleting = true;
-  if (!HasFinalizer(ms, kFinalizer)) return;  // not ours to hold up
+  if (!HasFinalizer(ms, api::kFinalizer)) return;  // not ours to hold up
   bool waiting = false;
   auto remove = [&](const std::optional<json>& obj, const std::string& kind, const std::string& path) {
     if (!obj || ControllerUid(*obj) != spec.uid) return;  // gone, or not ours
@@ -80,7 +80,7 @@ void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Obser
   }
   json finalizers = json::array();
   for (const auto& f : Finalizers(ms)) {
-    if (f != kFinalizer) finalizers.push_back(f);
+    if (f != api::kFinalizer) finalizers.push_back(f);
   }
   out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
                         FinalizerPatch(ms, finalizers)});
@@ -113,9 +113,9 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
     return out;
   }
 
-  if (!HasFinalizer(ms, kFinalizer)) {
+  if (!HasFinalizer(ms, api::kFinalizer)) {
     json finalizers = Finalizers(ms);
-    finalizers.push_back(kFinalizer);
+    finalizers.push_back(api::kFinalizer);
     out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
                           FinalizerPatch(ms, finalizers)});
   }

@@ -1,5 +1,6 @@
-// Names the controller shares with the API: the ModelService group, the
-// labels and finalizer it sets, and the API paths of the objects it touches.
+// What only the controller names: its own name, the labels it sets, and
+// the API paths of the objects it touches (the API's own names, group,
+// kind, finalizer, are in shared/api_types.h).
 #pragma once
 
 #include <map>
@@ -10,13 +11,6 @@
 
 namespace ms::controller {
 
-// The API's names live once, in shared/api_types.h.
-inline constexpr const char* kGroup = api::kGroup;
-inline constexpr const char* kVersion = api::kVersion;
-inline constexpr const char* kApiVersion = api::kApiVersion;
-inline constexpr const char* kKind = api::kKind;
-inline constexpr const char* kPlural = api::kPlural;
-inline constexpr const char* kFinalizer = api::kFinalizer;
 inline constexpr const char* kControllerName = "modelservice";
 inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
 
@@ -36,13 +30,13 @@ inline std::map<std::string, std::string> SelectorLabels(const std::string& name
 }
 
 inline std::string ModelServicesPath(const std::string& ns = {}) {
-  return kube::CollectionPath(kGroup, kVersion, kPlural, ns);
+  return kube::CollectionPath(api::kGroup, api::kVersion, api::kPlural, ns);
 }
 inline std::string ModelServicePath(const std::string& ns, const std::string& name) {
-  return kube::ObjectPath(kGroup, kVersion, kPlural, ns, name);
+  return kube::ObjectPath(api::kGroup, api::kVersion, api::kPlural, ns, name);
 }
 inline std::string ModelServiceStatusPath(const std::string& ns, const std::string& name) {
-  return kube::StatusPath(kGroup, kVersion, kPlural, ns, name);
+  return kube::StatusPath(api::kGroup, api::kVersion, api::kPlural, ns, name);
 }
 inline std::string DeploymentsPath(const std::string& ns = {}) {
   return kube::CollectionPath("apps", "v1", "deployments", ns);
