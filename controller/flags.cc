@@ -1,6 +1,7 @@
 #include "controller/flags.h"
 
 #include "shared/flags.h"
+#include "shared/logging.h"
 
 #include <charconv>
 #include <fstream>
@@ -101,16 +102,13 @@ std::map<std::string, FlagDef> Definitions() {
   d["metrics-bind-address"] = addr(&Flags::metrics_bind_address, "metrics-bind-address");
   d["health-probe-bind-address"] = addr(&Flags::health_probe_bind_address, "health-probe-bind-address");
   d["log-format"] = {false, [](Flags& f, const std::string& v) {
-                       if (v != "json" && v != "text") return "invalid --log-format \"" + v + "\": json or text";
+                       if (!log::ParseFormat(v)) return "invalid --log-format \"" + v + "\": json or text";
                        f.log_format = v;
                        return std::string();
                      }};
   auto level = FlagDef{false, [](Flags& f, const std::string& v) {
-                         static const char* kLevels[] = {"trace",   "debug", "info",     "warn",
-                                                         "warning", "error", "critical", "off"};
-                         int n = 0;
-                         bool ok = ParseInt(v, n) && n >= 0;
-                         for (const char* l : kLevels) ok = ok || v == l;
+                         // The same parser main() applies the level with.
+                         const bool ok = log::ParseLevel(v).has_value();
                          if (!ok)
                            return "invalid log level \"" + v + "\" (a number for -v, or trace|debug|info|warn|error)";
                          f.log_level = v;

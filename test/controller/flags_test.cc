@@ -65,6 +65,9 @@ TEST(Flags, Errors) {
   EXPECT_NE(err({"--metrics-bind-address=8080"}).find("invalid address"), std::string::npos);
   EXPECT_NE(err({"positional"}).find("unexpected argument"), std::string::npos);
   EXPECT_NE(err({"-v=loud"}).find("invalid log level"), std::string::npos);
+  // Checked with the parser main() applies: a level it cannot apply is an error, not a silent "info".
+  EXPECT_NE(err({"-v=1000"}).find("invalid log level"), std::string::npos);
+  EXPECT_FALSE(ParseFlags({"-v=4"}).error);
 }
 
 TEST(Flags, Help) {
