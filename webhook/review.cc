@@ -1,5 +1,7 @@
 #include "webhook/review.h"
 
+#include "webhook/review_parser.h"
+
 namespace ms::webhook {
 
 using nlohmann::json;
@@ -12,6 +14,10 @@ HttpReply Plain(int status, std::string message, Outcome* outcome) {
     outcome->message = message;
   }
   return {status, "text/plain; charset=utf-8", std::move(message) + "\n"};
+}
+
+HttpReply TooDeep(Outcome* outcome) {
+  return Plain(400, "request body nests deeper than " + std::to_string(kMaxNestingDepth) + " levels", outcome);
 }
 
 bool IsJsonContentType(std::string_view ct) {
@@ -58,14 +64,24 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
   if (!IsJsonContentType(content_type))
     return Plain(415, "unsupported Content-Type \"" + std::string(content_type) + "\": expected application/json",
                  outcome);
-  if (NestingExceeds(body, kMaxNestingDepth))
-    return Plain(400, "request body nests deeper than " + std::to_string(kMaxNestingDepth) + " levels", outcome);
-
+  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
   json review;
-  try {
-    review = json::parse(body);
-  } catch (const json::parse_error& e) {
-    return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
+  if (fast.status == FastParse::kOk) {
+    review = std::move(fast.value);
+  } else {
+    // Not valid for the fast path: nlohmann's parser gives the verdict and
+    // the message, after the depth check that keeps its recursion bounded.
+    if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
+    // JSON has no raw NUL bytes; nlohmann's parser would stop at one and
+    // ignore what follows.
+    if (auto nul = body.find('\0'); nul != std::string_view::npos)
+      return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
+    try {
+      review = json::parse(body);
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
+      return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
+    }
   }
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");

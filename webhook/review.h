@@ -2,7 +2,9 @@
 // I/O, so every bad-input case is unit-testable without a socket.
 //
 //   200 + AdmissionReview v1   a well-formed review (allowed or denied)
-//   400 text/plain             body not JSON, nested too deep, not an
+//   400 text/plain             body not JSON (nlohmann's message; a NUL byte
+//                              or a number beyond a double are not JSON
+//                              either), nested too deep, not an
 //                              AdmissionReview, admission.k8s.io/v1beta1
 //                              (refused: configure admissionReviewVersions [v1]),
 //                              no request.uid

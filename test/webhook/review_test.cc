@@ -164,6 +164,13 @@ TEST_F(ReviewTest, UnreadableRequestsGetPlain400sAndNeverAnAllow) {
   std::vector<BadInput> cases = {
       {"not json", "this is not json", 400, "request body is not valid JSON"},
       {"truncated json", Review({{"model", "m"}}).dump().substr(0, 40), 400, "request body is not valid JSON"},
+      {"number out of range", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","x":1e400})", 400,
+       "request body is not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
+      {"NUL after the document", std::string("{}\0{", 4), 400,
+       "request body is not valid JSON: a NUL byte at offset 2"},
+      {"lone surrogate escape", R"({"apiVersion":"\uDC00"})", 400, "request body is not valid JSON"},
+      {"deeply nested inside a valid prefix", R"({"apiVersion":"admission.k8s.io/v1","request":)" + deep, 400,
+       "request body nests deeper than 64 levels"},
       {"json array", "[1,2,3]", 400, "request body is not a JSON object"},
       {"json but not a review", R"({"hello":"world"})", 400, "expected kind AdmissionReview"},
       {"v1beta1", v1beta1.dump(), 400, "admission.k8s.io/v1beta1 AdmissionReview is not supported"},
