@@ -1,5 +1,6 @@
 // modelservice-webhook: the validating and mutating admission webhook for
 // ModelService (design.md §2, §4).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   std::string client_ca;
   std::string metrics_addr = ":8080", probe_addr = ":8081";
   std::string log_format = "json", log_level = "info";
-  int threads = 32;
+  int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
 
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   flags.String("log-format", &log_format, "log format: json or text");
   flags.String("log-level", &log_level, "log level: debug, info, warn, error, or a verbosity number");
   flags.Alias("v", "log-level");
-  flags.Int("threads", &threads, "worker threads (each open keep-alive connection holds one)");
+  flags.Int("threads", &threads, "event loops serving HTTPS connections (each serves any number of them)");
   flags.Duration("cert-poll-interval", &cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &read_timeout, "time allowed to read a request before the connection is closed");
 
@@ -103,8 +104,7 @@ int main(int argc, char** argv) {
   options.tls.client_ca_file = client_ca;
   options.threads = threads;
   options.cert_poll_interval = cert_poll;
-  options.read_timeout = std::chrono::duration_cast<std::chrono::seconds>(read_timeout);
-  if (options.read_timeout.count() < 1) options.read_timeout = std::chrono::seconds(1);
+  options.read_timeout = std::max(read_timeout, std::chrono::milliseconds(100));
 
   ms::webhook::Server server(options, {&validating, &mutating}, registry, logger);
   std::string error;

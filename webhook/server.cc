@@ -1,16 +1,8 @@
 #include "webhook/server.h"
 
-#include "shared/http_endpoints.h"
+#include <openssl/err.h>
 
 namespace ms::webhook {
-
-namespace {
-
-std::string Header(const httplib::Request& req, const char* name) {
-  return req.has_header(name) ? req.get_header_value(name) : std::string();
-}
-
-}  // namespace
 
 Server::Server(ServerOptions options, std::vector<const Handler*> handlers, metrics::Registry& registry,
                std::shared_ptr<spdlog::logger> logger)
@@ -42,7 +34,7 @@ Server::RouteMetrics Server::ResolveMetrics(const std::string& path) {
   m.in_flight = &in_flight_.Add({{"webhook", path}});
   m.latency = &latency_.Add({{"webhook", path}}, metrics::ExponentialBuckets(0.00005, 2, 16));
   // Every code ServeReview and the pre-routing hook answer with.
-  for (int code : {200, 400, 411, 413, 415})
+  for (int code : {200, 400, 408, 411, 413, 415})
     m.requests[code] = &requests_.Add({{"webhook", path}, {"code", std::to_string(code)}});
   for (const char* op : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
     for (const char* decision : {"allowed", "denied"})
@@ -74,77 +66,45 @@ bool Server::Start(std::string* error) {
     if (error) *error = e.what();
     return false;
   }
+  ctx_.reset(SSL_CTX_new(TLS_server_method()));
   std::string tls_error;
-  server_ = std::make_unique<httplib::SSLServer>([this, &tls_error](SSL_CTX& ctx) {
-    return tls::ConfigureServerContext(ctx, options_.tls, *reloader_, &tls_error);
-  });
-  if (!server_->is_valid()) {
+  if (!ctx_) {
+    tls_error = ERR_error_string(ERR_get_error(), nullptr);
+  } else {
+    SSL_CTX_set_options(ctx_.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  }
+  if (!ctx_ || !tls::ConfigureServerContext(*ctx_, options_.tls, *reloader_, &tls_error)) {
     if (error) *error = "TLS set-up failed: " + tls_error;
     return false;
   }
-  server_->set_tcp_nodelay(true);
-  server_->set_keep_alive_max_count(1000000);
-  server_->set_keep_alive_timeout(options_.keep_alive_timeout.count());
-  server_->set_read_timeout(options_.read_timeout.count(), 0);
-  server_->set_write_timeout(options_.read_timeout.count(), 0);
-  server_->set_payload_max_length(kMaxBodyBytes);
-  const int threads = options_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };  // owned by httplib
+  for (const Handler* h : handlers_) routes_[h->path()] = Route{h, &route_metrics_.at(h->path())};
 
-  // Runs before the body is read: refuse what would make us buffer an
-  // unbounded body (chunked encoding bypasses payload_max_length in 0.11).
-  // Requests refused before routing are counted and logged like the others.
-  auto refuse = [this](const httplib::Request& req, int status, const std::string& why) {
-    Outcome outcome;
-    outcome.decision = "rejected";
-    outcome.message = why;
-    auto it = route_metrics_.find(req.path);
-    Record(req, it != route_metrics_.end() ? &it->second : nullptr, status, outcome);
-  };
-  server_->set_pre_routing_handler([refuse](const httplib::Request& req, httplib::Response& res) {
-    auto te = Header(req, "Transfer-Encoding");
-    if (!te.empty()) {
-      refuse(req, 411, "Transfer-Encoding " + te);
-      res.status = 411;
-      res.set_content("Transfer-Encoding is not supported: send a Content-Length\n", "text/plain; charset=utf-8");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    auto cl = Header(req, "Content-Length");
-    if (!cl.empty()) {
-      char* end = nullptr;
-      unsigned long long n = std::strtoull(cl.c_str(), &end, 10);
-      if (end == cl.c_str() || *end != '\0' || n > kMaxBodyBytes) {
-        refuse(req, 413, "Content-Length " + cl);
-        res.status = 413;
-        res.set_content("request body too large: the limit is " + std::to_string(kMaxBodyBytes) + " bytes\n",
-                        "text/plain; charset=utf-8");
-        res.set_header("Connection", "close");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  server_->set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    logger_->error("internal error serving {}: {}", req.path, what);
-    res.status = 500;
-    res.set_content("internal error\n", "text/plain; charset=utf-8");
-  });
-  for (const Handler* h : handlers_) Route(*h);
-
-  port_ = BindAndServe(*server_, options_.host, options_.port, thread_, error);
-  if (port_ < 0) return false;
+  http::HttpsServerOptions o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.threads = options_.threads;
+  o.limits.max_body_bytes = kMaxBodyBytes;
+  o.limits.read_timeout = options_.read_timeout;
+  o.limits.idle_timeout = options_.keep_alive_timeout;
+  server_ = std::make_unique<http::HttpsServer>(
+      o, *ctx_, [this](const http::Request& req) { return Serve(req); },
+      [this](const http::Request& req, const http::Response& res) { Refused(req, res); }, logger_);
+  if (!server_->Start(error)) return false;
+  port_ = server_->port();
   reload_loop_ = std::make_unique<tls::ReloadLoop>(*reloader_, options_.cert_poll_interval);
   return true;
 }
 
-void Server::Record(const httplib::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
+void Server::Refused(const http::Request& req, const http::Response& res) {
+  Outcome outcome;
+  outcome.decision = "rejected";
+  outcome.message = res.body;
+  while (!outcome.message.empty() && outcome.message.back() == '\n') outcome.message.pop_back();
+  auto it = route_metrics_.find(req.path);
+  Record(req, it != route_metrics_.end() ? &it->second : nullptr, res.status, outcome);
+}
+
+void Server::Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
   const std::string operation = outcome.operation.empty() ? "UNKNOWN" : outcome.operation;
   if (m) {
     RequestCounter(*m, req.path, status).Increment();
@@ -154,43 +114,37 @@ void Server::Record(const httplib::Request& req, RouteMetrics* m, int status, co
     logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.object, outcome.uid,
                   outcome.status_code, outcome.message);
   } else if (outcome.decision == "rejected") {
-    logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path, req.remote_addr, status,
-                  outcome.message);
+    logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path.empty() ? "?" : req.path,
+                  req.remote_addr, status, outcome.message);
   } else {
     logger_->debug("allowed {} {} {} (uid {})", req.path, outcome.operation, outcome.object, outcome.uid);
   }
 }
 
-void Server::Route(const Handler& handler) {
-  const std::string path = handler.path();
-  RouteMetrics& m = route_metrics_.at(path);  // resolved in the constructor
-  server_->Post(path, [this, &handler, &m](const httplib::Request& req, httplib::Response& res) {
-    auto& in_flight = *m.in_flight;
-    in_flight.Increment();
-    const auto start = std::chrono::steady_clock::now();
+http::Response Server::Serve(const http::Request& req) {
+  auto route = routes_.find(req.path);
+  if (route == routes_.end()) return http::Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
+  if (req.method != "POST")
+    return http::Response{405, "text/plain; charset=utf-8", req.path + " accepts POST only\n", {{"Allow", "POST"}}};
 
-    Outcome outcome;
-    HttpReply reply = ServeReview(req.body, Header(req, "Content-Type"), handler, &outcome);
-    res.status = reply.status;
-    res.set_content(std::move(reply.body), reply.content_type.c_str());
+  RouteMetrics& m = *route->second.metrics;
+  m.in_flight->Increment();
+  const auto start = std::chrono::steady_clock::now();
 
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    m.latency->Observe(seconds);
-    in_flight.Decrement();
-    Record(req, &m, reply.status, outcome);
-  });
-  auto method_not_allowed = [path](const httplib::Request&, httplib::Response& res) {
-    res.status = 405;
-    res.set_header("Allow", "POST");
-    res.set_content(path + " accepts POST only\n", "text/plain; charset=utf-8");
-  };
-  server_->Get(path, method_not_allowed);
-  server_->Put(path, method_not_allowed);
-  server_->Delete(path, method_not_allowed);
+  Outcome outcome;
+  const std::string* content_type = req.Header("content-type");
+  HttpReply reply = ServeReview(req.body, content_type ? std::string_view(*content_type) : std::string_view(),
+                                *route->second.handler, &outcome);
+
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.latency->Observe(seconds);
+  m.in_flight->Decrement();
+  Record(req, &m, reply.status, outcome);
+  return http::Response{reply.status, std::move(reply.content_type), std::move(reply.body), {}};
 }
 
 void Server::Stop() {
-  if (server_) StopServing(*server_, thread_);  // workers finish their requests
+  if (server_) server_->Stop();  // requests being received are answered first
   reload_loop_.reset();
 }
 

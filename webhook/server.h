@@ -1,18 +1,19 @@
 // The HTTPS admission server: routes POST /validate and /mutate to their
 // Handlers through ServeReview, over TLS with hot certificate reload, with
-// the controller-runtime webhook metrics.
+// the controller-runtime webhook metrics. The transport is
+// shared/https_server.h; this file only routes, counts and logs.
 #pragma once
 
-#include <httplib.h>
+#include <openssl/ssl.h>
 #include <spdlog/logger.h>
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "shared/https_server.h"
 #include "shared/metrics.h"
 #include "shared/tls.h"
 #include "webhook/handler.h"
@@ -25,9 +26,9 @@ struct ServerOptions {
   int port = 9443;  // 0: any free port (tests)
   std::string cert_file, key_file;
   tls::ServerTlsOptions tls;
-  int threads = 32;  // each keep-alive connection holds one while it is open
-  std::chrono::seconds read_timeout{10};
-  std::chrono::seconds keep_alive_timeout{30};
+  int threads = 2;  // event loops; each serves any number of connections
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds keep_alive_timeout{30000};
   std::chrono::milliseconds cert_poll_interval{1000};
 };
 
@@ -56,10 +57,16 @@ class Server {
     std::map<int, metrics::Counter*> requests;                                   // by HTTP code
     std::map<std::pair<std::string, std::string>, metrics::Counter*> decisions;  // (operation, decision)
   };
-  void Route(const Handler& handler);
+  struct Route {
+    const Handler* handler;
+    RouteMetrics* metrics;
+  };
+  http::Response Serve(const http::Request& req);
+  // A request the HTTP layer refused before routing (411, 413, 408, ...).
+  void Refused(const http::Request& req, const http::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
-  void Record(const httplib::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
+  void Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
   RouteMetrics ResolveMetrics(const std::string& path);
   metrics::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
   metrics::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
@@ -73,10 +80,11 @@ class Server {
   metrics::Family<metrics::Gauge>& in_flight_;
   metrics::Family<metrics::Counter>& decisions_;
   std::map<std::string, RouteMetrics> route_metrics_;  // filled before serving, then read-only
+  std::map<std::string, Route, std::less<>> routes_;   // likewise
   std::unique_ptr<tls::CertificateReloader> reloader_;
   std::unique_ptr<tls::ReloadLoop> reload_loop_;
-  std::unique_ptr<httplib::SSLServer> server_;
-  std::thread thread_;
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
+  std::unique_ptr<http::HttpsServer> server_;
   int port_ = -1;
 };
 
