@@ -182,7 +182,8 @@ class HttpsServer::Loop {
       socklen_t len = sizeof addr;
       int fd = accept4(server_.listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
+            !server_.stopping_.load())
           server_.logger_->warn("accept: {}", std::strerror(errno));
         return;
       }
@@ -494,6 +495,9 @@ bool HttpsServer::Start(std::string* error) {
 void HttpsServer::Stop() {
   if (threads_.empty() && listen_fd_ < 0) return;
   stopping_.store(true, std::memory_order_release);
+  // Stop listening at once: new connections are refused, not left queued
+  // until the loops finish draining.
+  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
   for (auto& loop : loops_) loop->Wake();
   for (auto& t : threads_) t.join();
   threads_.clear();

@@ -50,6 +50,7 @@ struct ClientOptions {
   long max_version = CURL_SSLVERSION_MAX_DEFAULT;
   std::string content_type = "application/json";
   bool chunked = false;
+  bool expect_continue = false;  // curl's Expect: 100-continue (off by default here)
   std::string method = "POST";
 };
 
@@ -73,7 +74,7 @@ Reply Request(CURL* h, const std::string& url, const std::string& body, const Cl
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   }
   headers.l = curl_slist_append(headers.l, ("Content-Type: " + o.content_type).c_str());
-  headers.l = curl_slist_append(headers.l, "Expect:");
+  headers.l = curl_slist_append(headers.l, o.expect_continue ? "Expect: 100-continue" : "Expect:");
   if (o.chunked) headers.l = curl_slist_append(headers.l, "Transfer-Encoding: chunked");
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.l);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Collect);
@@ -101,6 +102,65 @@ std::string ReviewBody(const json& spec, const std::string& uid = "uid-1") {
                 {"namespace", "default"},
                 {"object", object}}}}
       .dump();
+}
+
+// A TLS client on a raw socket, for what libcurl will not do: many
+// connections at once, pipelining, sending part of a request.
+class RawTls {
+ public:
+  explicit RawTls(int port) : ctx_(SSL_CTX_new(TLS_client_method()), SSL_CTX_free), ssl_(nullptr, SSL_free) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ssl_.reset(SSL_new(ctx_.get()));
+    SSL_set_fd(ssl_.get(), fd_);
+  }
+  ~RawTls() { close(fd_); }
+  bool Handshake() { return connected_ && SSL_connect(ssl_.get()) == 1; }
+  bool Write(const std::string& data) {
+    return SSL_write(ssl_.get(), data.data(), static_cast<int>(data.size())) == static_cast<int>(data.size());
+  }
+  // Reads until `count` complete responses (by Content-Length) have arrived,
+  // or the connection ends; returns what was read.
+  std::string ReadResponses(int count) {
+    std::string got;
+    char buf[4096];
+    while (Complete(got) < count) {
+      const int n = SSL_read(ssl_.get(), buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+  static int Complete(const std::string& s) {
+    int count = 0;
+    size_t pos = 0;
+    for (;;) {
+      const size_t end = s.find("\r\n\r\n", pos);
+      if (end == std::string::npos) return count;
+      const size_t cl = s.find("Content-Length: ", pos);
+      const size_t len = cl < end ? std::stoul(s.substr(cl + 16)) : 0;
+      if (s.size() < end + 4 + len) return count;
+      pos = end + 4 + len;
+      ++count;
+    }
+  }
+
+ private:
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_;
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl_;
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::string PostReview(const std::string& body, const std::string& extra_headers = "") {
+  return "POST /validate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra_headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 class ServerTest : public ::testing::Test {
@@ -280,13 +340,81 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   ExpectServing();
 }
 
-TEST_F(ServerTest, PlainHttpToTheTlsPortFailsAndServerStaysUp) {
+TEST_F(ServerTest, PlainHttpToTheTlsPortGetsA400SayingSoAndServerStaysUp) {
   Start();
   auto r = Request("http://127.0.0.1:" + std::to_string(server_->port()) + "/validate", ReviewBody({{"model", "m"}}),
                    ClientOptions{});
-  EXPECT_NE(r.status, 200);
-  EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos);
+  EXPECT_EQ(r.status, 400) << r.error;
+  EXPECT_EQ(r.body, "Client sent an HTTP request to an HTTPS server.\n");
   ExpectServing();
+}
+
+// Connections do not hold threads: far more keep-alive connections than
+// event loops are all served at once.
+TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
+  ServerOptions o;
+  o.threads = 2;
+  Start(o);
+  std::vector<std::unique_ptr<RawTls>> clients;
+  for (int i = 0; i < 100; ++i) {
+    clients.push_back(std::make_unique<RawTls>(server_->port()));
+    ASSERT_TRUE(clients.back()->Handshake()) << "connection " << i;
+  }
+  for (size_t i = 0; i < clients.size(); ++i)
+    ASSERT_TRUE(clients[i]->Write(PostReview(ReviewBody({{"model", "m"}}, "c" + std::to_string(i)))));
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const std::string got = clients[i]->ReadResponses(1);
+    ASSERT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "connection " << i << ": " << got;
+    EXPECT_NE(got.find("\"uid\":\"c" + std::to_string(i) + "\""), std::string::npos) << got;
+  }
+}
+
+TEST_F(ServerTest, PipelinedReviewsAreAnsweredInOrderOnOneConnection) {
+  Start();
+  RawTls c(server_->port());
+  ASSERT_TRUE(c.Handshake());
+  ASSERT_TRUE(c.Write(PostReview(ReviewBody({{"model", "m"}}, "first")) +
+                      PostReview(ReviewBody({{"model", "BAD MODEL"}}, "second")) +
+                      PostReview(ReviewBody({{"model", "m"}}, "third"))));
+  const std::string got = c.ReadResponses(3);
+  const size_t first = got.find("\"uid\":\"first\""), second = got.find("\"uid\":\"second\""),
+               third = got.find("\"uid\":\"third\"");
+  ASSERT_NE(third, std::string::npos) << got;
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_NE(got.find("\"code\":422"), std::string::npos) << got;
+}
+
+TEST_F(ServerTest, ExpectContinueIsHonoured) {
+  Start();
+  ClientOptions o = Trusting();
+  o.expect_continue = true;
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), o);
+  ASSERT_EQ(r.code, CURLE_OK) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["response"]["allowed"], true);
+}
+
+// Stop() lets a request that is arriving finish and be answered, closes
+// idle connections, and refuses new ones.
+TEST_F(ServerTest, StopAnswersTheRequestBeingReceivedThenCloses) {
+  Start();
+  RawTls idle(server_->port()), busy(server_->port());
+  ASSERT_TRUE(idle.Handshake());
+  ASSERT_TRUE(busy.Handshake());
+  const std::string request = PostReview(ReviewBody({{"model", "m"}}, "in-flight"));
+  ASSERT_TRUE(busy.Write(request.substr(0, request.size() / 2)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has read the first half
+  std::thread stopper([this] { server_->Stop(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(idle.ReadResponses(1), "") << "an idle connection was not closed";
+  ASSERT_TRUE(busy.Write(request.substr(request.size() / 2)));
+  const std::string got = busy.ReadResponses(1);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+  EXPECT_NE(got.find("\"uid\":\"in-flight\""), std::string::npos) << got;
+  stopper.join();
+  RawTls late(server_->port());
+  EXPECT_FALSE(late.Handshake()) << "a connection was accepted after Stop()";
 }
 
 TEST_F(ServerTest, UntrustedClientCannotVerifyTheServer) {
