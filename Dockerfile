@@ -14,7 +14,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev \
-      libspdlog-dev libcurl4-openssl-dev libyaml-cpp-dev \
+      rapidjson-dev libspdlog-dev libcurl4-openssl-dev libyaml-cpp-dev \
+      libjemalloc-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -35,11 +36,11 @@ RUN cmake -S . -B build -G Ninja \
 FROM debian:bookworm-slim
 ARG DEBIAN_FRONTEND=noninteractive
 # Runtime libraries of the -dev packages above (header-only: valijson,
-# nlohmann-json). libcpp-httplib0.11 pulls in zlib1g and libbrotli1.
+# nlohmann-json, rapidjson). libcpp-httplib0.11 pulls in zlib1g and libbrotli1.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libssl3 libspdlog1.10 libfmt9 libcurl4 \
-      libyaml-cpp0.7 ca-certificates \
+      libyaml-cpp0.7 libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home \

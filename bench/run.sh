@@ -12,7 +12,7 @@
 #   --duration SEC      seconds per measured run (default 10)
 #   --warmup SEC        seconds of discarded warm-up before each run (default 2)
 #   --connections LIST  comma-separated keep-alive connection counts (default 4,16)
-#   --server-threads N  the webhook's --threads (default 32, its default)
+#   --server-threads N  the webhook's --threads, its event loops (default 2, its default)
 #   --build-dir DIR     CMake build directory (default build-bench in the repository)
 #   --no-build          use the binaries already in --build-dir
 #   --out FILE          report file (default bench/results/webhook.md)
@@ -28,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-duration=10 warmup=2 conns="4,16" server_threads=32 quick=0 build=1
+duration=10 warmup=2 conns="4,16" server_threads=2 quick=0 build=1
 build_dir="$repo/build-bench" out="" callgrind=1
 micro_min_time=0.5
 while (($#)); do
