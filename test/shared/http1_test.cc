@@ -23,8 +23,7 @@ class Http1Test : public ::testing::Test {
   }
 
   Connection& Conn() {
-    if (!conn_)
-      conn_ = std::make_unique<Connection>(limits_, handler_, hook_, "10.0.0.7", t0_);
+    if (!conn_) conn_ = std::make_unique<Connection>(limits_, handler_, hook_, "10.0.0.7", t0_);
     return *conn_;
   }
   // Feeds bytes and returns (and clears) what the connection answered.
@@ -39,9 +38,8 @@ class Http1Test : public ::testing::Test {
   std::vector<std::pair<Request, Response>> refused_;
   Connection::Handler handler_ = [this](const Request& r) {
     seen_.push_back(r);
-    return Response{200, "application/json", "{\"path\":\"" + r.path + "\",\"n\":" + std::to_string(seen_.size()) +
-                                                 "}",
-                    {}};
+    return Response{
+        200, "application/json", "{\"path\":\"" + r.path + "\",\"n\":" + std::to_string(seen_.size()) + "}", {}};
   };
   Connection::RefusalHook hook_ = [this](const Request& r, const Response& res) { refused_.emplace_back(r, res); };
   TimePoint t0_{std::chrono::seconds(1000)};
@@ -77,11 +75,12 @@ TEST_F(Http1Test, ByteByByteArrivalAndBareLineFeeds) {
 }
 
 TEST_F(Http1Test, PipelinedRequestsAreAnsweredInOrder) {
-  const std::string out = Feed(
-      "POST /one HTTP/1.1\r\nContent-Length: 1\r\n\r\nxPOST /two HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET /thr");
-  EXPECT_EQ(out,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/one\",\"n\":1}"
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/two\",\"n\":2}");
+  const std::string out =
+      Feed("POST /one HTTP/1.1\r\nContent-Length: 1\r\n\r\nxPOST /two HTTP/1.1\r\nContent-Length: 0\r\n\r\nGET /thr");
+  EXPECT_EQ(
+      out,
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/one\",\"n\":1}"
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/two\",\"n\":2}");
   EXPECT_FALSE(Conn().idle());  // the third has begun
   Feed("ee HTTP/1.1\r\n\r\n");
   ASSERT_EQ(seen_.size(), 3u);
@@ -169,8 +168,8 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
     const std::string out = Feed(c.bytes);
     const std::string body = c.message + "\n";
     EXPECT_EQ(out, "HTTP/1.1 " + std::to_string(c.status) + " " + ReasonPhrase(c.status) +
-                       "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-                       std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+                       "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
+                       "\r\nConnection: close\r\n\r\n" + body);
     EXPECT_TRUE(Conn().closing());
     EXPECT_TRUE(seen_.empty());
     ASSERT_EQ(refused_.size(), 1u);
