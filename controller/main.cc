@@ -4,8 +4,6 @@
 // thread with sigwait(). Exit codes: 0 after SIGTERM/SIGINT (in-flight
 // reconciles finished, Lease released), 1 when leadership is lost or start-up
 // fails, 2 on bad flags.
-#include <pthread.h>
-#include <signal.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -30,6 +28,7 @@
 #include "shared/http_endpoints.h"
 #include "shared/logging.h"
 #include "shared/metrics.h"
+#include "shared/signals.h"
 
 namespace {
 
@@ -71,28 +70,12 @@ int Run(int argc, char** argv) {
   auto logger = log::MakeLogger("controller", format, level);
 
   // Signals: blocked in every thread (inherited), taken by one thread.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGUSR1);  // internal: wakes the signal thread at exit
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  BlockTerminationSignals();
   Lifecycle life;
-  std::thread signal_thread([&] {
-    int sig = 0;
-    while (sigwait(&sigs, &sig) == 0) {
-      if (sig == SIGUSR1) return;
-      logger->info("received signal {}; shutting down", sig);
-      life.Set(&Lifecycle::shutdown);
-    }
+  SignalWatcher signal_watcher([&](int sig) {
+    logger->info("received signal {}; shutting down", sig);
+    life.Set(&Lifecycle::shutdown);
   });
-  struct SignalThreadGuard {
-    std::thread& t;
-    ~SignalThreadGuard() {
-      pthread_kill(t.native_handle(), SIGUSR1);
-      t.join();
-    }
-  } signal_guard{signal_thread};
 
   SystemClock clock;
   metrics::Registry registry;
