@@ -8,64 +8,77 @@ namespace ms {
 FlagSet::FlagSet(std::string program, std::string description)
     : program_(std::move(program)), description_(std::move(description)) {}
 
-void FlagSet::Add(const std::string& name, Flag flag) { flags_[name] = std::move(flag); }
+void FlagSet::Add(const std::string& name, const std::string& help, std::string default_value, bool is_bool,
+                  std::function<std::string(const std::string&)> set) {
+  flags_[name] = Flag{help, std::move(default_value), is_bool, std::move(set), nullptr};
+}
 
 void FlagSet::String(const std::string& name, std::string* target, const std::string& help) {
-  Add(name, {help, *target, false, [target](const std::string& v) {
-               *target = v;
-               return std::string();
-             }});
+  Add(name, help, *target, false, [target](const std::string& v) {
+    *target = v;
+    return std::string();
+  });
 }
 
 void FlagSet::Int(const std::string& name, int* target, const std::string& help) {
-  Add(name, {help, std::to_string(*target), false, [target, name](const std::string& v) {
-               int n = 0;
-               auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-               if (r.ec != std::errc() || r.ptr != v.data() + v.size())
-                 return "invalid value \"" + v + "\" for --" + name + ": not an integer";
-               *target = n;
-               return std::string();
-             }});
+  Add(name, help, std::to_string(*target), false, [target, name](const std::string& v) {
+    int n = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+      return "invalid value \"" + v + "\" for --" + name + ": not an integer";
+    *target = n;
+    return std::string();
+  });
 }
 
 void FlagSet::Double(const std::string& name, double* target, const std::string& help) {
   std::ostringstream def;
   def << *target;
-  Add(name, {help, def.str(), false, [target, name](const std::string& v) {
-               try {
-                 size_t pos = 0;
-                 double d = std::stod(v, &pos);
-                 if (pos != v.size()) throw std::invalid_argument(v);
-                 *target = d;
-                 return std::string();
-               } catch (const std::exception&) {
-                 return "invalid value \"" + v + "\" for --" + name + ": not a number";
-               }
-             }});
+  Add(name, help, def.str(), false, [target, name](const std::string& v) {
+    try {
+      size_t pos = 0;
+      double d = std::stod(v, &pos);
+      if (pos != v.size()) throw std::invalid_argument(v);
+      *target = d;
+      return std::string();
+    } catch (const std::exception&) {
+      return "invalid value \"" + v + "\" for --" + name + ": not a number";
+    }
+  });
 }
 
 void FlagSet::Bool(const std::string& name, bool* target, const std::string& help) {
-  Add(name, {help, *target ? "true" : "false", true, [target, name](const std::string& v) {
-               if (v == "true" || v == "1" || v.empty()) {
-                 *target = true;
-               } else if (v == "false" || v == "0") {
-                 *target = false;
-               } else {
-                 return "invalid value \"" + v + "\" for --" + name + ": not a boolean";
-               }
-               return std::string();
-             }});
+  Add(name, help, *target ? "true" : "false", true, [target, name](const std::string& v) {
+    if (v == "true" || v == "1" || v.empty()) {
+      *target = true;
+    } else if (v == "false" || v == "0") {
+      *target = false;
+    } else {
+      return "invalid value \"" + v + "\" for --" + name + ": not a boolean";
+    }
+    return std::string();
+  });
 }
 
 void FlagSet::Duration(const std::string& name, std::chrono::milliseconds* target, const std::string& help) {
-  Add(name, {help, FormatDuration(*target), false, [target, name](const std::string& v) {
-               if (!ParseDuration(v, target))
-                 return "invalid value \"" + v + "\" for --" + name + ": not a duration (e.g. 300ms, 15s, 5m)";
-               return std::string();
-             }});
+  Add(name, help, FormatDuration(*target), false, [target, name](const std::string& v) {
+    if (!ParseDuration(v, target))
+      return "invalid value \"" + v + "\" for --" + name + ": not a duration (e.g. 300ms, 15s, 5m)";
+    return std::string();
+  });
 }
 
 void FlagSet::Alias(const std::string& shorthand, const std::string& name) { aliases_[shorthand] = name; }
+
+void FlagSet::Validate(const std::string& name, std::function<std::string()> check) {
+  flags_.at(name).check = std::move(check);
+}
+
+std::string FlagSet::Parse(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{program_.c_str()};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return Parse(static_cast<int>(argv.size()), argv.data());
+}
 
 std::string FlagSet::Parse(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
@@ -92,6 +105,8 @@ std::string FlagSet::Parse(int argc, const char* const* argv) {
       value = argv[++i];
     }
     if (auto err = it->second.set(value); !err.empty()) return err;
+    if (it->second.check)
+      if (auto err = it->second.check(); !err.empty()) return err;
   }
   return {};
 }

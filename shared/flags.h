@@ -22,9 +22,15 @@ class FlagSet {
   void Duration(const std::string& name, std::chrono::milliseconds* target, const std::string& help);
   // A single-dash alias for a flag, e.g. Alias("v", "log-level").
   void Alias(const std::string& shorthand, const std::string& name);
+  // A check run each time the flag is set, after its value was parsed into
+  // its target: returns "" or the error to report (e.g. "--concurrency must
+  // be at least 1").
+  void Validate(const std::string& name, std::function<std::string()> check);
 
   // Returns "" on success, else the error. `help_requested()` after --help/-h.
   std::string Parse(int argc, const char* const* argv);
+  // The same, for arguments without the program name.
+  std::string Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_; }
   std::string Usage() const;
 
@@ -34,8 +40,10 @@ class FlagSet {
     std::string default_value;
     bool is_bool = false;
     std::function<std::string(const std::string&)> set;  // returns error or ""
+    std::function<std::string()> check;                  // optional
   };
-  void Add(const std::string& name, Flag flag);
+  void Add(const std::string& name, const std::string& help, std::string default_value, bool is_bool,
+           std::function<std::string(const std::string&)> set);
   std::string program_, description_;
   std::map<std::string, Flag> flags_;
   std::map<std::string, std::string> aliases_;

@@ -58,9 +58,11 @@ TEST(Flags, Errors) {
   auto err = [](std::vector<std::string> a) { return ParseFlags(a).error.value_or(""); };
   EXPECT_NE(err({"--nope"}).find("unknown flag: --nope"), std::string::npos);
   EXPECT_NE(err({"--concurrency"}).find("needs an argument"), std::string::npos);
-  EXPECT_NE(err({"--concurrency=zero"}).find("invalid integer"), std::string::npos);
-  EXPECT_NE(err({"--concurrency=0"}).find("at least 1"), std::string::npos);
-  EXPECT_NE(err({"--autoscale-interval=15"}).find("invalid duration"), std::string::npos);
+  EXPECT_EQ(err({"--concurrency=zero"}), "invalid value \"zero\" for --concurrency: not an integer");
+  EXPECT_EQ(err({"--concurrency=0"}), "--concurrency must be at least 1");
+  EXPECT_EQ(err({"--kube-api-qps=0"}), "--kube-api-qps must be a positive number");
+  EXPECT_EQ(err({"--autoscale-interval=15"}),
+            "invalid value \"15\" for --autoscale-interval: not a duration (e.g. 300ms, 15s, 5m)");
   EXPECT_NE(err({"--log-format=xml"}).find("json or text"), std::string::npos);
   EXPECT_NE(err({"--metrics-bind-address=8080"}).find("invalid address"), std::string::npos);
   EXPECT_NE(err({"positional"}).find("unexpected argument"), std::string::npos);
