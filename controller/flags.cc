@@ -79,12 +79,6 @@ FlagsResult ParseFlags(const std::vector<std::string>& args) {
   return res;
 }
 
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s) {
-  std::chrono::milliseconds d{};
-  if (!ms::ParseDuration(s, &d)) return std::nullopt;
-  return d;
-}
-
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
   std::ifstream in(namespace_file);
   std::string ns;
@@ -93,14 +87,6 @@ std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
     if (!ns.empty()) return ns;
   }
   return "default";
-}
-
-std::optional<BindAddress> ParseBindAddress(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  ms::HostPort hp;
-  if (!ms::ParseBindAddress(s, &hp)) return std::nullopt;
-  if (hp.port < 0) return BindAddress{"", 0, true};
-  return BindAddress{hp.host, hp.port, false};
 }
 
 std::string Usage(const std::string& program) {

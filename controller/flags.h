@@ -41,20 +41,8 @@ FlagsResult ParseFlags(const std::vector<std::string>& args);
 
 std::string Usage(const std::string& program);
 
-// Go time.ParseDuration subset: a sequence of <number><unit>, units ns, us,
-// ms, s, m, h; decimals allowed ("1.5s"); "0" alone is zero.
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s);
-
 // The namespace in `sa_dir`/namespace (in cluster), else "default".
 std::string DefaultLeaderElectionNamespace(
     const std::string& namespace_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-
-struct BindAddress {
-  std::string host;  // "0.0.0.0" for ":8080"
-  int port = 0;
-  bool disabled = false;  // "0"
-};
-// ":8080", "127.0.0.1:8080", "[::1]:8080", or "0" (disabled).
-std::optional<BindAddress> ParseBindAddress(const std::string& s);
 
 }  // namespace ms::controller

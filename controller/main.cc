@@ -125,32 +125,20 @@ int Run(int argc, char** argv) {
 
   // HTTP endpoints.
   auto synced = [&] { return ms_informer.HasSynced() && dep_informer.HasSynced() && svc_informer.HasSynced(); };
-  const auto metrics_addr = ParseBindAddress(flags.metrics_bind_address);
-  const auto probe_addr = ParseBindAddress(flags.health_probe_bind_address);
-  EndpointServer metrics_http(logger), probe_http(logger);
-  auto healthy = [] { return true; };
+  HostPort metrics_addr, probe_addr;  // both checked when the flags were parsed
+  ms::ParseBindAddress(flags.metrics_bind_address, &metrics_addr);
+  ms::ParseBindAddress(flags.health_probe_bind_address, &probe_addr);
+  SideEndpoints side(logger);
   auto ready = [&](std::string* why) {
     if (synced()) return true;
     *why = "informer caches not synced";
     return false;
   };
-  const bool same_addr = metrics_addr && probe_addr && !metrics_addr->disabled && !probe_addr->disabled &&
-                         metrics_addr->host == probe_addr->host && metrics_addr->port == probe_addr->port;
   std::string listen_error;
-  if (metrics_addr && !metrics_addr->disabled) {
-    metrics_http.ServeMetrics(registry);
-    if (same_addr) metrics_http.ServeProbes(healthy, ready);
-    if (!metrics_http.Start(metrics_addr->host, metrics_addr->port, &listen_error)) {
-      logger->error("metrics endpoint: {}", listen_error);
-      return 1;
-    }
-  }
-  if (probe_addr && !probe_addr->disabled && !same_addr) {
-    probe_http.ServeProbes(healthy, ready);
-    if (!probe_http.Start(probe_addr->host, probe_addr->port, &listen_error)) {
-      logger->error("probe endpoint: {}", listen_error);
-      return 1;
-    }
+  if (!side.Start(
+          metrics_addr, probe_addr, registry, [] { return true; }, ready, &listen_error)) {
+    logger->error("{}", listen_error);
+    return 1;
   }
 
   // Informers run on every replica, so a standby has warm caches.
@@ -215,8 +203,7 @@ int Run(int argc, char** argv) {
     elector_thread.join();
   }
   stop_all_informers();
-  metrics_http.Stop();
-  probe_http.Stop();
+  side.Stop();
   logger->info("stopped (exit code {})", exit_code);
   logger->flush();
   return exit_code;

@@ -10,17 +10,10 @@
 #include <string>
 #include <thread>
 
+#include "shared/flags.h"
 #include "shared/metrics.h"
 
 namespace ms {
-
-// Binds `server` to host:port (port 0: any free port) and runs
-// listen_after_bind() on `thread`. Returns the bound port, or -1 with `error`
-// set when the address cannot be bound.
-int BindAndServe(httplib::Server& server, const std::string& host, int port, std::thread& thread, std::string* error);
-// Stops a server started by BindAndServe: closes the listener, lets requests
-// in flight finish and joins `thread`. A no-op when it was not started.
-void StopServing(httplib::Server& server, std::thread& thread);
 
 class EndpointServer {
  public:
@@ -46,6 +39,24 @@ class EndpointServer {
   httplib::Server server_;
   std::thread thread_;
   int port_ = -1;
+};
+
+// A program's side endpoints: /metrics on the metrics address and the probes
+// on the probe address, or all three on one server when the two addresses
+// are the same; a disabled address ("0", port -1) serves nothing.
+class SideEndpoints {
+ public:
+  explicit SideEndpoints(std::shared_ptr<spdlog::logger> logger);
+  // False, with an error naming the endpoint, when an address cannot be bound.
+  bool Start(const HostPort& metrics_address, const HostPort& probe_address, const metrics::Registry& registry,
+             std::function<bool()> healthy, std::function<bool(std::string*)> ready, std::string* error);
+  void Stop();
+  int metrics_port() const { return metrics_.port(); }
+  int probe_port() const { return shared_ ? metrics_.port() : probes_.port(); }
+
+ private:
+  EndpointServer metrics_, probes_;
+  bool shared_ = false;
 };
 
 }  // namespace ms

@@ -114,25 +114,18 @@ int main(int argc, char** argv) {
   }
   std::atomic<bool> serving{true};
 
-  ms::EndpointServer metrics_server(logger), probe_server(logger);
-  if (metrics_hp.port >= 0) {
-    metrics_server.ServeMetrics(registry);
-    if (!metrics_server.Start(metrics_hp.host, metrics_hp.port, &error)) {
-      logger->critical("metrics server: {}", error);
-      return 1;
-    }
-  }
-  if (probe_hp.port >= 0) {
-    probe_server.ServeProbes([] { return true; },
-                             [&serving](std::string* why) {
-                               if (serving) return true;
-                               *why = "shutting down";
-                               return false;
-                             });
-    if (!probe_server.Start(probe_hp.host, probe_hp.port, &error)) {
-      logger->critical("probe server: {}", error);
-      return 1;
-    }
+  // /metrics and the probes; on one server when both flags name the same address.
+  ms::SideEndpoints side(logger);
+  if (!side.Start(
+          metrics_hp, probe_hp, registry, [] { return true; },
+          [&serving](std::string* why) {
+            if (serving) return true;
+            *why = "shutting down";
+            return false;
+          },
+          &error)) {
+    logger->critical("{}", error);
+    return 1;
   }
   logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", bind_host, server.port(),
                tls_min, client_ca.empty() ? "" : ", client certificates required");
@@ -141,8 +134,7 @@ int main(int argc, char** argv) {
   logger->info("received signal {}: finishing requests in flight and shutting down", sig);
   serving = false;
   server.Stop();
-  probe_server.Stop();
-  metrics_server.Stop();
+  side.Stop();
   logger->info("stopped");
   logger->flush();
   return 0;

@@ -84,35 +84,6 @@ TEST(Flags, Help) {
   }
 }
 
-TEST(Durations, GoStyle) {
-  EXPECT_EQ(ParseDuration("15s"), milliseconds(15000));
-  EXPECT_EQ(ParseDuration("5m"), milliseconds(300000));
-  EXPECT_EQ(ParseDuration("300ms"), milliseconds(300));
-  EXPECT_EQ(ParseDuration("1h30m"), milliseconds(5400000));
-  EXPECT_EQ(ParseDuration("1.5s"), milliseconds(1500));
-  EXPECT_EQ(ParseDuration("0"), milliseconds(0));
-  EXPECT_FALSE(ParseDuration(""));
-  EXPECT_FALSE(ParseDuration("15"));
-  EXPECT_FALSE(ParseDuration("s"));
-  EXPECT_FALSE(ParseDuration("10x"));
-}
-
-TEST(BindAddress, Forms) {
-  auto a = ParseBindAddress(":8080");
-  ASSERT_TRUE(a);
-  EXPECT_EQ(a->host, "0.0.0.0");
-  EXPECT_EQ(a->port, 8080);
-  a = ParseBindAddress("127.0.0.1:9");
-  ASSERT_TRUE(a);
-  EXPECT_EQ(a->host, "127.0.0.1");
-  a = ParseBindAddress("[::1]:80");
-  ASSERT_TRUE(a);
-  EXPECT_EQ(a->host, "::1");
-  EXPECT_TRUE(ParseBindAddress("0")->disabled);
-  EXPECT_FALSE(ParseBindAddress("8080"));
-  EXPECT_FALSE(ParseBindAddress(":99999"));
-}
-
 TEST(LeaderElectionNamespace, FromFileElseDefault) {
   EXPECT_EQ(DefaultLeaderElectionNamespace("/nonexistent/namespace"), "default");
   const std::string path = ::testing::TempDir() + "/ns-file";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace ms {
 namespace {
 
@@ -65,4 +67,40 @@ TEST(Flags, DurationsAndAddresses) {
 }
 
 }  // namespace
+TEST(Flags, GoStyleDurations) {
+  auto parse = [](const std::string& s) -> std::optional<std::chrono::milliseconds> {
+    std::chrono::milliseconds d{};
+    if (!ParseDuration(s, &d)) return std::nullopt;
+    return d;
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(parse("15s"), milliseconds(15000));
+  EXPECT_EQ(parse("5m"), milliseconds(300000));
+  EXPECT_EQ(parse("1h30m"), milliseconds(5400000));
+  EXPECT_EQ(parse("1.5s"), milliseconds(1500));
+  EXPECT_EQ(parse("0"), milliseconds(0));
+  for (const char* bad : {"", "15", "s", "10x", "-5s"}) EXPECT_FALSE(parse(bad)) << bad;
+}
+
+TEST(Flags, BindAddressForms) {
+  HostPort hp;
+  ASSERT_TRUE(ParseBindAddress("[::1]:80", &hp));
+  EXPECT_EQ(hp.host, "::1");
+  EXPECT_EQ(hp.port, 80);
+  EXPECT_FALSE(ParseBindAddress("8080", &hp));
+  EXPECT_FALSE(ParseBindAddress(":99999", &hp));
+  EXPECT_FALSE(ParseBindAddress(":http", &hp));
+}
+
+TEST(Flags, ValidateRunsAfterEachSetAndReportsItsError) {
+  int n = 1;
+  FlagSet f("prog", "test");
+  f.Int("n", &n, "a count");
+  f.Validate("n", [&n] { return n >= 1 ? std::string() : std::string("--n must be at least 1"); });
+  EXPECT_EQ(f.Parse({"--n=3"}), "");
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(f.Parse({"--n", "0"}), "--n must be at least 1");
+  EXPECT_EQ(f.Parse({"--n=x"}), "invalid value \"x\" for --n: not an integer");
+}
+
 }  // namespace ms
