@@ -11,7 +11,7 @@
 #                       writes bench/results/webhook-quick.md unless --out is given
 #   --duration SEC      seconds per measured run (default 10)
 #   --warmup SEC        seconds of discarded warm-up before each run (default 2)
-#   --connections LIST  comma-separated keep-alive connection counts (default 4,16)
+#   --connections LIST  comma-separated keep-alive connection counts (default 4,8,16)
 #   --server-threads N  the webhook's --threads, its event loops (default 2, its default)
 #   --build-dir DIR     CMake build directory (default build-bench in the repository)
 #   --no-build          use the binaries already in --build-dir
@@ -28,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-duration=10 warmup=2 conns="4,16" server_threads=2 quick=0 build=1
+duration=10 warmup=2 conns="4,8,16" server_threads=2 quick=0 build=1
 build_dir="$repo/build-bench" out="" callgrind=1
 micro_min_time=0.5
 while (($#)); do
@@ -150,7 +150,9 @@ IFS=',' read -ra conn_list <<<"$conns"
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name method path fixture expect status <<<"$s"
   for c in "${conn_list[@]}"; do
-    t=1; ((c >= 8)) && t=2
+    # One wrk thread: on 2 shared cores a second client thread competes with the
+    # server's event loops, and its scheduling delays land in the latencies.
+    t=1
     ((warmup > 0)) && run_wrk "$method" "$path" "$fixture" "$expect" "$status" "$c" "$t" "$warmup"
     before=$(cpu_ticks)
     run_wrk "$method" "$path" "$fixture" "$expect" "$status" "$c" "$t" "$duration"
@@ -229,7 +231,8 @@ mkdir -p "$(dirname "$out")"
   echo "  (1/5/15 min) before the wrk runs: $load_before; after: $load_after (other work on the machine counts too)."
   echo "- Server: Release build, \`--threads $server_threads --log-level warn\`, TLS 1.3 (ECDSA P-256 from"
   echo "  certs-scripts/gen-certs.sh), metrics endpoint on. Client: wrk, HTTP/1.1 keep-alive, one request"
-  echo "  in flight per connection, ${duration} s per run after a ${warmup} s warm-up, bench/review.lua"
+  echo "  in flight per connection, one wrk thread (a second would compete with the server's loops for the two"
+  echo "  cores), ${duration} s per run after a ${warmup} s warm-up, bench/review.lua"
   echo "  (POST application/json; every answer checked: status 200 and the expected decision)."
   echo "- Latency is wrk's per-request time (client-observed, includes client queueing on shared cores)."
   echo "- Server CPU = the webhook's user+sys time over the run (100% = one core); client CPU likewise for wrk."

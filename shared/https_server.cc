@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -118,6 +119,7 @@ class HttpsServer::Loop {
         epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, server_.listen_fd_, nullptr);
       }
       if (draining) {
+        AdoptInbox();  // closes connections handed over meanwhile
         // Idle connections go now; those in the middle of a request get
         // their answer first.
         for (auto it = conns_.begin(); it != conns_.end();) {
@@ -142,6 +144,7 @@ class HttpsServer::Loop {
         if (tag == kWakeTag) {
           std::uint64_t v;
           [[maybe_unused]] auto r = ::read(wake_.get(), &v, sizeof v);
+          AdoptInbox();
         } else if (tag == kListenTag) {
           if (!draining) Accept();
         } else {
@@ -176,6 +179,9 @@ class HttpsServer::Loop {
   };
   using Conns = std::unordered_map<int, std::unique_ptr<Conn>>;
 
+  // Accepts what is pending and gives each connection to the loop that owns
+  // the fewest (this one on a tie): with EPOLLEXCLUSIVE one loop is woken for
+  // a burst of connections, and keeping them all would leave the others idle.
   void Accept() {
     for (int i = 0; i < 64; ++i) {
       sockaddr_storage addr{};
@@ -193,31 +199,70 @@ class HttpsServer::Loop {
                               server_.open_connections_.load());
         continue;
       }
-      const int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      auto c = std::make_unique<Conn>();
-      c->ssl.reset(SSL_new(&server_.ctx_));
-      if (!c->ssl || SSL_set_fd(c->ssl.get(), fd) != 1) {
-        server_.logger_->error("SSL_new: {}", OpenSslError());
-        ERR_clear_error();
-        continue;
-      }
-      SSL_set_accept_state(c->ssl.get());
-      c->remote = PeerAddress(addr);
-      c->accepted = Clock::now();
-      c->fd = std::move(owned);
-      c->interest = EPOLLIN | EPOLLRDHUP;
-      epoll_event ev{};
-      ev.events = c->interest;
-      ev.data.u64 = static_cast<std::uint64_t>(fd);
-      if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-        server_.logger_->error("epoll_ctl(add): {}", std::strerror(errno));
-        continue;
-      }
       ++server_.open_connections_;
-      auto [it, inserted] = conns_.emplace(fd, std::move(c));
-      Drive(it, EPOLLIN);  // the ClientHello may be there already
+      Loop* target = this;
+      for (auto& loop : server_.loops_)
+        if (loop->load_.load() < target->load_.load()) target = loop.get();
+      ++target->load_;
+      if (target == this) {
+        Adopt(std::move(owned), addr);
+      } else {
+        {
+          std::lock_guard lock(target->inbox_mu_);
+          target->inbox_.push_back({std::move(owned), addr});
+        }
+        target->Wake();
+      }
     }
+  }
+
+  // Connections other loops accepted for this one.
+  void AdoptInbox() {
+    std::vector<Handed> handed;
+    {
+      std::lock_guard lock(inbox_mu_);
+      handed.swap(inbox_);
+    }
+    for (auto& h : handed) Adopt(std::move(h.fd), h.addr);
+  }
+
+  // Takes ownership of an accepted connection (counted in open_connections_
+  // and load_ already) and starts its handshake.
+  void Adopt(UniqueFd owned, const sockaddr_storage& addr) {
+    const int fd = owned.get();
+    auto forget = [this] {
+      --server_.open_connections_;
+      --load_;
+    };
+    if (server_.stopping_.load()) {
+      forget();
+      return;
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Conn>();
+    c->ssl.reset(SSL_new(&server_.ctx_));
+    if (!c->ssl || SSL_set_fd(c->ssl.get(), fd) != 1) {
+      server_.logger_->error("SSL_new: {}", OpenSslError());
+      ERR_clear_error();
+      forget();
+      return;
+    }
+    SSL_set_accept_state(c->ssl.get());
+    c->remote = PeerAddress(addr);
+    c->accepted = Clock::now();
+    c->fd = std::move(owned);
+    c->interest = EPOLLIN | EPOLLRDHUP;
+    epoll_event ev{};
+    ev.events = c->interest;
+    ev.data.u64 = static_cast<std::uint64_t>(fd);
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      server_.logger_->error("epoll_ctl(add): {}", std::strerror(errno));
+      forget();
+      return;
+    }
+    auto [it, inserted] = conns_.emplace(fd, std::move(c));
+    Drive(it, EPOLLIN);  // the ClientHello may be there already
   }
 
   Conns::iterator Close(Conns::iterator it) {
@@ -228,6 +273,7 @@ class HttpsServer::Loop {
     }
     epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
     --server_.open_connections_;
+    --load_;
     ERR_clear_error();
     return conns_.erase(it);
   }
@@ -416,10 +462,18 @@ class HttpsServer::Loop {
     }
   }
 
+  struct Handed {
+    UniqueFd fd;
+    sockaddr_storage addr;
+  };
+
   HttpsServer& server_;
   UniqueFd epoll_;
   UniqueFd wake_;
   Conns conns_;
+  std::atomic<size_t> load_{0};  // connections owned or handed to this loop
+  std::mutex inbox_mu_;
+  std::vector<Handed> inbox_;  // guarded by inbox_mu_
 };
 
 HttpsServer::HttpsServer(HttpsServerOptions options, SSL_CTX& ctx, Connection::Handler handler,
