@@ -12,7 +12,10 @@
 #   --duration SEC      seconds per measured run (default 10)
 #   --warmup SEC        seconds of discarded warm-up before each run (default 2)
 #   --connections LIST  comma-separated keep-alive connection counts (default 4,8,16)
-#   --server-threads N  the webhook's --threads, its event loops (default 2, its default)
+#   --server-threads N  the webhook's --threads, its event loops (default 1: on 2 cores
+#                       shared with wrk, the server gets one and wrk the other; the
+#                       webhook's own default, 2, is measured with --server-threads 2
+#                       into bench/results/webhook-2loops.md)
 #   --build-dir DIR     CMake build directory (default build-bench in the repository)
 #   --no-build          use the binaries already in --build-dir
 #   --out FILE          report file (default bench/results/webhook.md)
@@ -28,7 +31,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-duration=10 warmup=2 conns="4,8,16" server_threads=2 quick=0 build=1
+duration=10 warmup=2 conns="4,8,16" server_threads=1 quick=0 build=1
 build_dir="$repo/build-bench" out="" callgrind=1
 micro_min_time=0.5
 while (($#)); do
@@ -42,7 +45,7 @@ while (($#)); do
     --build-dir) build_dir=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
