@@ -148,7 +148,7 @@ class HttpsServer::Loop {
         } else if (tag == kListenTag) {
           if (!draining) Accept();
         } else {
-          auto it = conns_.find(static_cast<int>(tag));
+          auto it = conns_.find(tag);
           if (it != conns_.end()) Drive(it, events[static_cast<size_t>(i)].events);
         }
       }
@@ -176,8 +176,10 @@ class HttpsServer::Loop {
     std::uint32_t interest = 0;
     Clock::time_point accepted;
     Clock::time_point write_blocked_since{};
+    bool write_wants_read = false;  // SSL_write needs to read first (a TLS 1.3 key update)
+    std::uint64_t id = 0;           // the epoll tag: never reused, unlike the fd
   };
-  using Conns = std::unordered_map<int, std::unique_ptr<Conn>>;
+  using Conns = std::unordered_map<std::uint64_t, std::unique_ptr<Conn>>;
 
   // Accepts what is pending and gives each connection to the loop that owns
   // the fewest (this one on a tie): with EPOLLEXCLUSIVE one loop is woken for
@@ -255,13 +257,15 @@ class HttpsServer::Loop {
     c->interest = EPOLLIN | EPOLLRDHUP;
     epoll_event ev{};
     ev.events = c->interest;
-    ev.data.u64 = static_cast<std::uint64_t>(fd);
+    c->id = next_id_++;
+    ev.data.u64 = c->id;
     if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
       server_.logger_->error("epoll_ctl(add): {}", std::strerror(errno));
       forget();
       return;
     }
-    auto [it, inserted] = conns_.emplace(fd, std::move(c));
+    const std::uint64_t id = c->id;
+    auto [it, inserted] = conns_.emplace(id, std::move(c));
     Drive(it, EPOLLIN);  // the ClientHello may be there already
   }
 
@@ -282,13 +286,15 @@ class HttpsServer::Loop {
   // closing, or too much output is queued (a client that sends without
   // reading); level-triggered EPOLLIN would otherwise spin.
   void SetInterest(Conn& c, bool want_write) {
-    const bool want_read = !c.http || (!c.http->closing() && c.http->output().size() < kMaxQueuedOutput);
+    const bool blocked = c.write_blocked_since != Clock::time_point{};
+    const bool want_read =
+        !c.http || c.write_wants_read || (!blocked && !c.http->closing() && c.http->output().size() < kMaxQueuedOutput);
     const std::uint32_t interest = (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write || !want_read ? EPOLLOUT : 0u);
     if (interest == c.interest) return;
     c.interest = interest;
     epoll_event ev{};
     ev.events = interest;
-    ev.data.u64 = static_cast<std::uint64_t>(c.fd.get());
+    ev.data.u64 = c.id;
     epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
   }
 
@@ -334,7 +340,7 @@ class HttpsServer::Loop {
     c.interest = 0;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = static_cast<std::uint64_t>(c.fd.get());
+    ev.data.u64 = c.id;
     epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
     c.interest = ev.events;
   }
@@ -366,6 +372,19 @@ class HttpsServer::Loop {
     Connection& http = *c.http;
     bool want_write = false;
     bool failed = false;
+    if (c.write_blocked_since != Clock::time_point{}) {
+      // An answer is waiting to go out: nothing more is read until it has
+      // (SSL_write must be retried with the same bytes, and this is the
+      // backpressure on a client that sends without reading).
+      if (!Flush(c, &want_write) || (events & (EPOLLHUP | EPOLLERR))) {
+        Close(it);
+        return;
+      }
+      if (c.write_blocked_since != Clock::time_point{}) {
+        SetInterest(c, want_write);
+        return;
+      }
+    }
     // Read what there is (OpenSSL reads ahead, so this is usually one
     // system call), answering complete requests as they come.
     char buf[16 * 1024];
@@ -416,12 +435,14 @@ class HttpsServer::Loop {
       const int err = SSL_get_error(c.ssl.get(), n);
       if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
         *want_write = err == SSL_ERROR_WANT_WRITE;
+        c.write_wants_read = err == SSL_ERROR_WANT_READ;
         if (c.write_blocked_since == Clock::time_point{}) c.write_blocked_since = Clock::now();
         return true;
       }
       return false;
     }
     c.write_blocked_since = {};
+    c.write_wants_read = false;
     return true;
   }
 
@@ -472,6 +493,7 @@ class HttpsServer::Loop {
   UniqueFd wake_;
   Conns conns_;
   std::atomic<size_t> load_{0};  // connections owned or handed to this loop
+  std::uint64_t next_id_ = 1;
   std::mutex inbox_mu_;
   std::vector<Handed> inbox_;  // guarded by inbox_mu_
 };

@@ -110,6 +110,9 @@ class RawTls {
  public:
   explicit RawTls(int port) : ctx_(SSL_CTX_new(TLS_client_method()), SSL_CTX_free), ssl_(nullptr, SSL_free) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (port >= 0) Connect(port);
+  }
+  void Connect(int port) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -119,6 +122,13 @@ class RawTls {
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ssl_.reset(SSL_new(ctx_.get()));
     SSL_set_fd(ssl_.get(), fd_);
+  }
+  // Before connecting: a small receive buffer and a send timeout.
+  RawTls(int port, int rcvbuf, int send_timeout_s) : RawTls(-1) {
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    timeval tv{send_timeout_s, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    Connect(port);
   }
   ~RawTls() { close(fd_); }
   bool Handshake() { return connected_ && SSL_connect(ssl_.get()) == 1; }
@@ -157,6 +167,14 @@ class RawTls {
   int fd_ = -1;
   bool connected_ = false;
 };
+
+// Reads until the server ends the connection; returns the seconds it took.
+double SecondsUntilClosed(RawTls& c) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!c.ReadResponses(1000000).empty()) {
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 std::string PostReview(const std::string& body, const std::string& extra_headers = "") {
   return "POST /validate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra_headers +
@@ -367,6 +385,29 @@ TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
     ASSERT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "connection " << i << ": " << got;
     EXPECT_NE(got.find("\"uid\":\"c" + std::to_string(i) + "\""), std::string::npos) << got;
   }
+}
+
+// A client that sends and never reads: the server stops reading from it once
+// its answers back up (nothing is buffered without bound), keeps serving
+// others, and drops it when the answers have waited a read timeout.
+TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
+  ServerOptions o;
+  o.read_timeout = std::chrono::seconds(1);
+  Start(o);
+  RawTls hog(server_->port(), 4096, 2);
+  ASSERT_TRUE(hog.Handshake());
+  // Reviews until the writes time out: the server's socket buffers take a
+  // few MB of answers before its writes block.
+  std::string chunk;
+  for (int i = 0; i < 100; ++i) chunk += PostReview(ReviewBody({{"model", "m"}}, "hog-" + std::to_string(i)));
+  size_t sent = 0;
+  const size_t cap = 256u << 20;
+  while (sent < cap && hog.Write(chunk)) sent += chunk.size();
+  EXPECT_LT(sent, cap) << "the server read everything although its answers were not read";
+  ExpectServing();
+  // SO_RCVTIMEO is 10 s: closing comes from the server, well before.
+  EXPECT_LT(SecondsUntilClosed(hog), 8.0);
+  ExpectServing();
 }
 
 TEST_F(ServerTest, PipelinedReviewsAreAnsweredInOrderOnOneConnection) {
