@@ -133,7 +133,7 @@ class HttpsServer::Loop {
         }
         if (conns_.empty()) return;
       }
-      const int timeout_ms = conns_.empty() ? 1000 : 100;
+      const int timeout_ms = conns_.empty() && accept_paused_until_ == Clock::time_point{} ? 1000 : 100;
       const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
       if (n < 0 && errno != EINTR) {
         server_.logger_->error("epoll_wait: {}", std::strerror(errno));
@@ -156,6 +156,7 @@ class HttpsServer::Loop {
       if (now >= next_sweep) {
         next_sweep = now + std::chrono::milliseconds(100);
         Sweep(now);
+        ResumeAcceptingIfDue(now);
       }
     }
   }
@@ -190,9 +191,15 @@ class HttpsServer::Loop {
       socklen_t len = sizeof addr;
       int fd = accept4(server_.listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
-            !server_.stopping_.load())
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors or memory: the pending connection stays in the
+          // backlog and the listener stays readable, so stop watching it for
+          // a moment instead of spinning on it.
+          PauseAccepting();
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
+                   !server_.stopping_.load()) {
           server_.logger_->warn("accept: {}", std::strerror(errno));
+        }
         return;
       }
       UniqueFd owned(fd);
@@ -216,6 +223,26 @@ class HttpsServer::Loop {
         target->Wake();
       }
     }
+  }
+
+  void PauseAccepting() {
+    const auto now = Clock::now();
+    if (now >= next_accept_warning_) {
+      server_.logger_->warn("accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
+                            server_.open_connections_.load());
+      next_accept_warning_ = now + std::chrono::seconds(10);
+    }
+    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, server_.listen_fd_, nullptr);
+    accept_paused_until_ = now + std::chrono::milliseconds(100);
+  }
+
+  void ResumeAcceptingIfDue(Clock::time_point now) {
+    if (accept_paused_until_ == Clock::time_point{} || now < accept_paused_until_ || server_.stopping_.load()) return;
+    accept_paused_until_ = {};
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.u64 = kListenTag;
+    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, server_.listen_fd_, &ev);
   }
 
   // Connections other loops accepted for this one.
@@ -494,6 +521,8 @@ class HttpsServer::Loop {
   Conns conns_;
   std::atomic<size_t> load_{0};  // connections owned or handed to this loop
   std::uint64_t next_id_ = 1;
+  Clock::time_point accept_paused_until_{};
+  Clock::time_point next_accept_warning_{};
   std::mutex inbox_mu_;
   std::vector<Handed> inbox_;  // guarded by inbox_mu_
 };

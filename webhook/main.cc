@@ -1,5 +1,7 @@
 // modelservice-webhook: the validating and mutating admission webhook for
 // ModelService (design.md §2, §4).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -18,6 +20,12 @@
 
 int main(int argc, char** argv) {
   ms::BlockTerminationSignals();
+  // Each API server connection holds a descriptor: take the hard limit, as
+  // Go programs do at start (the soft limit is often 1024).
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
 
   int port = 9443;
   std::string bind_host = "0.0.0.0";

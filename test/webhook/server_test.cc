@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -408,6 +409,42 @@ TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
   // SO_RCVTIMEO is 10 s: closing comes from the server, well before.
   EXPECT_LT(SecondsUntilClosed(hog), 8.0);
   ExpectServing();
+}
+
+// Out of file descriptors, accept() fails while the connection waits in the
+// backlog: the server pauses accepting instead of spinning, and serves the
+// connection once descriptors are free again.
+TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection) {
+  ServerOptions o;
+  o.cert_poll_interval = std::chrono::hours(1);  // nothing else opens files meanwhile
+  Start(o);
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  // The client's socket takes the last allowed descriptor; the server's
+  // accept() finds none.
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(lowest_free) + 1;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto cpu_seconds = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  RawTls c(server_->port());
+  const double cpu_before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double cpu_used = cpu_seconds() - cpu_before;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_LT(cpu_used, 0.1) << "the server spun on a listener it could not accept from";
+  ASSERT_TRUE(c.Handshake());
+  ASSERT_TRUE(c.Write(PostReview(ReviewBody({{"model", "m"}}, "after-emfile"))));
+  const std::string got = c.ReadResponses(1);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+  EXPECT_NE(got.find("after-emfile"), std::string::npos) << got;
 }
 
 TEST_F(ServerTest, PipelinedReviewsAreAnsweredInOrderOnOneConnection) {
