@@ -415,6 +415,11 @@ TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
 // backlog: the server pauses accepting instead of spinning, and serves the
 // connection once descriptors are free again.
 TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizers' runtime opens files itself (UBSan's vptr check reads
+  // /proc/self/maps) and reports false errors when it cannot.
+  GTEST_SKIP() << "needs free descriptors for the sanitizer runtime";
+#endif
   ServerOptions o;
   o.cert_poll_interval = std::chrono::hours(1);  // nothing else opens files meanwhile
   Start(o);
