@@ -92,10 +92,7 @@ class HttpsServer::Loop {
     ev.events = EPOLLIN;
     ev.data.u64 = kWakeTag;
     epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev);
-    // EPOLLEXCLUSIVE: a new connection wakes one loop, not all.
-    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-    ev.data.u64 = kListenTag;
-    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, server_.listen_fd_, &ev) != 0) {
+    if (!WatchListener()) {
       *error = std::string("epoll_ctl(listener): ") + std::strerror(errno);
       return false;
     }
@@ -124,7 +121,7 @@ class HttpsServer::Loop {
         // their answer first.
         for (auto it = conns_.begin(); it != conns_.end();) {
           Conn& c = *it->second;
-          const bool idle = c.lingering || (c.open && c.http->idle() && c.http->output().empty());
+          const bool idle = c.lingering || (c.http && c.http->idle() && c.http->output().empty());
           if (idle || Clock::now() >= drain_deadline) {
             it = Close(it);
           } else {
@@ -171,11 +168,10 @@ class HttpsServer::Loop {
     std::unique_ptr<SSL, SslDeleter> ssl;
     std::unique_ptr<Connection> http;  // once the handshake is done
     std::string remote;
-    bool open = false;       // handshake done
     bool lingering = false;  // answered and shut for writing; reading what the client still sends
     size_t linger_budget = 0;
     std::uint32_t interest = 0;
-    Clock::time_point accepted;
+    Clock::time_point deadline;  // of the handshake, then of the linger
     Clock::time_point write_blocked_since{};
     bool write_wants_read = false;  // SSL_write needs to read first (a TLS 1.3 key update)
     std::uint64_t id = 0;           // the epoll tag: never reused, unlike the fd
@@ -239,10 +235,15 @@ class HttpsServer::Loop {
   void ResumeAcceptingIfDue(Clock::time_point now) {
     if (accept_paused_until_ == Clock::time_point{} || now < accept_paused_until_ || server_.stopping_.load()) return;
     accept_paused_until_ = {};
+    WatchListener();
+  }
+
+  // EPOLLEXCLUSIVE: a new connection wakes one loop, not all.
+  bool WatchListener() {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLEXCLUSIVE;
     ev.data.u64 = kListenTag;
-    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, server_.listen_fd_, &ev);
+    return epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, server_.listen_fd_, &ev) == 0;
   }
 
   // Connections other loops accepted for this one.
@@ -279,7 +280,7 @@ class HttpsServer::Loop {
     }
     SSL_set_accept_state(c->ssl.get());
     c->remote = PeerAddress(addr);
-    c->accepted = Clock::now();
+    c->deadline = Clock::now() + server_.options_.limits.read_timeout;
     c->fd = std::move(owned);
     c->interest = EPOLLIN | EPOLLRDHUP;
     epoll_event ev{};
@@ -298,7 +299,7 @@ class HttpsServer::Loop {
 
   Conns::iterator Close(Conns::iterator it) {
     Conn& c = *it->second;
-    if (c.open && !c.lingering) {
+    if (c.http && !c.lingering) {
       ERR_clear_error();
       SSL_shutdown(c.ssl.get());  // close_notify, best effort
     }
@@ -316,7 +317,10 @@ class HttpsServer::Loop {
     const bool blocked = c.write_blocked_since != Clock::time_point{};
     const bool want_read =
         !c.http || c.write_wants_read || (!blocked && !c.http->closing() && c.http->output().size() < kMaxQueuedOutput);
-    const std::uint32_t interest = (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write || !want_read ? EPOLLOUT : 0u);
+    Watch(c, (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write || !want_read ? EPOLLOUT : 0u));
+  }
+
+  void Watch(Conn& c, std::uint32_t interest) {
     if (interest == c.interest) return;
     c.interest = interest;
     epoll_event ev{};
@@ -330,7 +334,6 @@ class HttpsServer::Loop {
     ERR_clear_error();
     const int r = SSL_do_handshake(c.ssl.get());
     if (r == 1) {
-      c.open = true;
       c.http = std::make_unique<Connection>(server_.options_.limits, server_.handler_, server_.on_refusal_, c.remote,
                                             Clock::now());
       return true;
@@ -363,13 +366,9 @@ class HttpsServer::Loop {
     ::shutdown(c.fd.get(), SHUT_WR);
     c.lingering = true;
     c.linger_budget = server_.options_.limits.max_body_bytes + (1u << 20);
-    c.accepted = Clock::now();  // the linger deadline counts from here
-    c.interest = 0;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = c.id;
-    epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
-    c.interest = ev.events;
+    c.deadline =
+        Clock::now() + std::min<Clock::duration>(server_.options_.limits.read_timeout, std::chrono::seconds(2));
+    Watch(c, EPOLLIN | EPOLLRDHUP);
   }
 
   void Linger(Conns::iterator it) {
@@ -393,9 +392,7 @@ class HttpsServer::Loop {
       Linger(it);
       return;
     }
-    if (!c.open) {
-      if (!Handshake(it)) return;
-    }
+    if (!c.http && !Handshake(it)) return;
     Connection& http = *c.http;
     bool want_write = false;
     bool failed = false;
@@ -478,12 +475,12 @@ class HttpsServer::Loop {
     for (auto it = conns_.begin(); it != conns_.end();) {
       Conn& c = *it->second;
       if (c.lingering) {
-        if (now >= c.accepted + std::min<Clock::duration>(timeout, std::chrono::seconds(2))) {
+        if (now >= c.deadline) {
           it = Close(it);
           continue;
         }
-      } else if (!c.open) {
-        if (now >= c.accepted + timeout) {
+      } else if (!c.http) {
+        if (now >= c.deadline) {
           server_.logger_->debug("TLS handshake with {} not finished within the read timeout", c.remote);
           it = Close(it);
           continue;
