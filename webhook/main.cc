@@ -104,15 +104,15 @@ int main(int argc, char** argv) {
   ms::webhook::MutatingHandler mutating;
 
   ms::webhook::ServerOptions options;
-  options.host = bind_host;
-  options.port = port;
+  options.http.host = bind_host;
+  options.http.port = port;
   options.cert_file = cert_dir + "/" + cert_name;
   options.key_file = cert_dir + "/" + key_name;
   options.tls.min_version = min_version;
   options.tls.client_ca_file = client_ca;
-  options.threads = threads;
+  options.http.threads = threads;
   options.cert_poll_interval = cert_poll;
-  options.read_timeout = std::max(read_timeout, std::chrono::milliseconds(100));
+  options.http.limits.read_timeout = std::max(read_timeout, std::chrono::milliseconds(100));
 
   ms::webhook::Server server(options, {&validating, &mutating}, registry, logger);
   std::string error;

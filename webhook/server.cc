@@ -7,7 +7,6 @@ namespace ms::webhook {
 Server::Server(ServerOptions options, std::vector<const Handler*> handlers, metrics::Registry& registry,
                std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
-      handlers_(std::move(handlers)),
       logger_(std::move(logger)),
       requests_(metrics::BuildCounter()
                     .Name("controller_runtime_webhook_requests_total")
@@ -26,7 +25,7 @@ Server::Server(ServerOptions options, std::vector<const Handler*> handlers, metr
                      .Help("Admission decisions by webhook, operation and decision (allowed, denied, rejected).")
                      .Register(registry)) {
   // Pre-create the series so dashboards see zeros before traffic.
-  for (const Handler* h : handlers_) route_metrics_[h->path()] = ResolveMetrics(h->path());
+  for (const Handler* h : handlers) routes_[h->path()] = Route{h, ResolveMetrics(h->path())};
 }
 
 Server::RouteMetrics Server::ResolveMetrics(const std::string& path) {
@@ -68,24 +67,14 @@ bool Server::Start(std::string* error) {
   }
   ctx_.reset(SSL_CTX_new(TLS_server_method()));
   std::string tls_error;
-  if (!ctx_) {
-    tls_error = ERR_error_string(ERR_get_error(), nullptr);
-  } else {
-    SSL_CTX_set_options(ctx_.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-  }
+  if (!ctx_) tls_error = ERR_error_string(ERR_get_error(), nullptr);
   if (!ctx_ || !tls::ConfigureServerContext(*ctx_, options_.tls, *reloader_, &tls_error)) {
     if (error) *error = "TLS set-up failed: " + tls_error;
     return false;
   }
-  for (const Handler* h : handlers_) routes_[h->path()] = Route{h, &route_metrics_.at(h->path())};
 
-  http::HttpsServerOptions o;
-  o.host = options_.host;
-  o.port = options_.port;
-  o.threads = options_.threads;
+  http::HttpsServerOptions o = options_.http;
   o.limits.max_body_bytes = kMaxBodyBytes;
-  o.limits.read_timeout = options_.read_timeout;
-  o.limits.idle_timeout = options_.keep_alive_timeout;
   server_ = std::make_unique<http::HttpsServer>(
       o, *ctx_, [this](const http::Request& req) { return Serve(req); },
       [this](const http::Request& req, const http::Response& res) { Refused(req, res); }, logger_);
@@ -100,8 +89,8 @@ void Server::Refused(const http::Request& req, const http::Response& res) {
   outcome.decision = "rejected";
   outcome.message = res.body;
   while (!outcome.message.empty() && outcome.message.back() == '\n') outcome.message.pop_back();
-  auto it = route_metrics_.find(req.path);
-  Record(req, it != route_metrics_.end() ? &it->second : nullptr, res.status, outcome);
+  auto it = routes_.find(req.path);
+  Record(req, it != routes_.end() ? &it->second.metrics : nullptr, res.status, outcome);
 }
 
 void Server::Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
@@ -127,7 +116,7 @@ http::Response Server::Serve(const http::Request& req) {
   if (req.method != "POST")
     return http::Response{405, "text/plain; charset=utf-8", req.path + " accepts POST only\n", {{"Allow", "POST"}}};
 
-  RouteMetrics& m = *route->second.metrics;
+  RouteMetrics& m = route->second.metrics;
   m.in_flight->Increment();
   const auto start = std::chrono::steady_clock::now();
 

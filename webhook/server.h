@@ -22,13 +22,11 @@
 namespace ms::webhook {
 
 struct ServerOptions {
-  std::string host = "0.0.0.0";
-  int port = 9443;  // 0: any free port (tests)
+  // Address, event loops and timeouts; limits.max_body_bytes is always
+  // kMaxBodyBytes, the API server's limit.
+  http::HttpsServerOptions http;
   std::string cert_file, key_file;
   tls::ServerTlsOptions tls;
-  int threads = 2;  // event loops; each serves any number of connections
-  std::chrono::milliseconds read_timeout{10000};
-  std::chrono::milliseconds keep_alive_timeout{30000};
   std::chrono::milliseconds cert_poll_interval{1000};
 };
 
@@ -59,7 +57,7 @@ class Server {
   };
   struct Route {
     const Handler* handler;
-    RouteMetrics* metrics;
+    RouteMetrics metrics;
   };
   http::Response Serve(const http::Request& req);
   // A request the HTTP layer refused before routing (411, 413, 408, ...).
@@ -73,14 +71,12 @@ class Server {
                                     const std::string& decision);
 
   ServerOptions options_;
-  std::vector<const Handler*> handlers_;
   std::shared_ptr<spdlog::logger> logger_;
   metrics::Family<metrics::Counter>& requests_;
   metrics::Family<metrics::Histogram>& latency_;
   metrics::Family<metrics::Gauge>& in_flight_;
   metrics::Family<metrics::Counter>& decisions_;
-  std::map<std::string, RouteMetrics> route_metrics_;  // filled before serving, then read-only
-  std::map<std::string, Route, std::less<>> routes_;   // likewise
+  std::map<std::string, Route, std::less<>> routes_;  // by path; filled before serving, then read-only
   std::unique_ptr<tls::CertificateReloader> reloader_;
   std::unique_ptr<tls::ReloadLoop> reload_loop_;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};

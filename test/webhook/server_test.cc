@@ -197,8 +197,8 @@ class ServerTest : public ::testing::Test {
     ASSERT_EQ(res.exit_code, 0) << res.output;
   }
   void Start(ServerOptions options = {}) {
-    options.host = "127.0.0.1";
-    options.port = 0;
+    options.http.host = "127.0.0.1";
+    options.http.port = 0;
     options.cert_file = dir_.File("tls.crt");
     options.key_file = dir_.File("tls.key");
     if (options.cert_poll_interval == std::chrono::milliseconds(1000))
@@ -321,7 +321,7 @@ TEST_F(ServerTest, NotJsonIs400WithPlainMessage) {
 // A raw TLS client that sends the headers and half of the body, then stalls.
 TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   ServerOptions o;
-  o.read_timeout = std::chrono::seconds(1);
+  o.http.limits.read_timeout = std::chrono::seconds(1);
   Start(o);
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
@@ -372,7 +372,7 @@ TEST_F(ServerTest, PlainHttpToTheTlsPortGetsA400SayingSoAndServerStaysUp) {
 // event loops are all served at once.
 TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
   ServerOptions o;
-  o.threads = 2;
+  o.http.threads = 2;
   Start(o);
   std::vector<std::unique_ptr<RawTls>> clients;
   for (int i = 0; i < 100; ++i) {
@@ -393,7 +393,7 @@ TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
 // others, and drops it when the answers have waited a read timeout.
 TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
   ServerOptions o;
-  o.read_timeout = std::chrono::seconds(1);
+  o.http.limits.read_timeout = std::chrono::seconds(1);
   Start(o);
   RawTls hog(server_->port(), 4096, 2);
   ASSERT_TRUE(hog.Handshake());
@@ -552,8 +552,8 @@ TEST_F(ServerTest, ClientCertificateRequiredWhenClientCaIsSet) {
 TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
   test::WriteFile(dir_.File("tls.key"), "garbage");
   ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
+  o.http.host = "127.0.0.1";
+  o.http.port = 0;
   o.cert_file = dir_.File("tls.crt");
   o.key_file = dir_.File("tls.key");
   Server s(o, {&validating_, &mutating_}, registry_, logger_);
