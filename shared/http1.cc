@@ -159,23 +159,19 @@ bool Connection::ParseHead() {
 
   Request request;
   request.remote_addr = remote_addr_;
-  head_.reset();
+  // Refuses with what could be parsed of the request so far.
+  auto refuse = [&](int status, std::string message) {
+    head_ = std::move(request);
+    Refuse(status, std::move(message));
+    return false;
+  };
   size_t pos = 0;
   bool first = true;
   for (;;) {
     const size_t nl = input_.find('\n', pos);
-    if (nl == std::string::npos) {
-      if (input_.size() > limits_.max_header_bytes) {
-        head_ = std::move(request);
-        Refuse(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
-      }
-      return false;
-    }
-    if (nl + 1 > limits_.max_header_bytes) {
-      head_ = std::move(request);
-      Refuse(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
-      return false;
-    }
+    if ((nl == std::string::npos ? input_.size() : nl + 1) > limits_.max_header_bytes)
+      return refuse(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
+    if (nl == std::string::npos) return false;
     std::string_view line(input_.data() + pos, nl - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     pos = nl + 1;
@@ -184,50 +180,31 @@ bool Connection::ParseHead() {
       first = false;
       const size_t sp1 = line.find(' ');
       const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-        head_ = std::move(request);
-        Refuse(400, "malformed request line");
-        return false;
-      }
+      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+        return refuse(400, "malformed request line");
       request.method = std::string(line.substr(0, sp1));
       request.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
       request.path = request.target.substr(0, request.target.find('?'));
       const std::string_view version = line.substr(sp2 + 1);
-      if (!IsToken(request.method) || request.target.empty() || request.target.front() != '/') {
-        head_ = std::move(request);
-        Refuse(400, "malformed request line");
-        return false;
-      }
+      if (!IsToken(request.method) || request.target.empty() || request.target.front() != '/')
+        return refuse(400, "malformed request line");
       if (version == "HTTP/1.1") {
         request.minor_version = 1;
       } else if (version == "HTTP/1.0") {
         request.minor_version = 0;
       } else {
-        head_ = std::move(request);
         const bool http = version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[6] == '.';
-        Refuse(http ? 505 : 400,
-               http ? "HTTP version not supported: HTTP/1.1 and HTTP/1.0 are" : "malformed request line");
-        return false;
+        return refuse(http ? 505 : 400,
+                      http ? "HTTP version not supported: HTTP/1.1 and HTTP/1.0 are" : "malformed request line");
       }
       continue;
     }
     if (line.empty()) break;  // end of the head
-    if (line.front() == ' ' || line.front() == '\t') {
-      head_ = std::move(request);
-      Refuse(400, "obsolete header line folding is not accepted");
-      return false;
-    }
+    if (line.front() == ' ' || line.front() == '\t') return refuse(400, "obsolete header line folding is not accepted");
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
-      head_ = std::move(request);
-      Refuse(400, "malformed header line");
-      return false;
-    }
-    if (request.headers.size() >= limits_.max_headers) {
-      head_ = std::move(request);
-      Refuse(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
-      return false;
-    }
+    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return refuse(400, "malformed header line");
+    if (request.headers.size() >= limits_.max_headers)
+      return refuse(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
     request.headers.emplace_back(Lower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
   }
   input_.erase(0, pos);

@@ -240,8 +240,8 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
   if (builder.too_deep()) {
     result.status = FastParse::kTooDeep;
   } else if (parsed && stream.Tell() == body.size()) {
-    // (A NUL byte ends RapidJSON's text but not nlohmann's: such a body
-    // falls back.)
+    // (A NUL byte ends RapidJSON's text before the body's end: such a body
+    // falls back, and ServeReview refuses it.)
     result.status = FastParse::kOk;
   }
   if (result.status != FastParse::kOk) result.value = nullptr;
