@@ -10,8 +10,8 @@ namespace ms::controller {
 namespace {
 
 // The flag set over `f`: one definition gives parsing, checks and the help.
-FlagSet Definitions(Flags& f) {
-  FlagSet fs("modelservice-controller",
+FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
+  FlagSet fs(program,
              "The ModelService controller: reconciles modelops.dev/v1 ModelServices into Deployments and Services,\n"
              "writes their status and Events, and autoscales them by queue length.");
   auto at_least_one = [](const char* name, const int& v) {
@@ -91,13 +91,7 @@ std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
 
 std::string Usage(const std::string& program) {
   Flags defaults;
-  FlagSet fs = Definitions(defaults);
-  std::string usage = fs.Usage();
-  // The program name as invoked.
-  const std::string name = "modelservice-controller";
-  for (size_t pos = usage.find(name); pos != std::string::npos; pos = usage.find(name, pos + program.size()))
-    usage.replace(pos, name.size(), program);
-  return usage;
+  return Definitions(defaults, program).Usage();
 }
 
 }  // namespace ms::controller

@@ -76,6 +76,9 @@ TEST(Flags, Help) {
   EXPECT_TRUE(ParseFlags({"--help"}).flags.help);
   EXPECT_TRUE(ParseFlags({"-h"}).flags.help);
   const std::string u = Usage("prog");
+  EXPECT_NE(u.find("\n  prog [flags]\n"), std::string::npos) << u;
+  // The program name is not substituted into defaults that happen to spell it.
+  EXPECT_NE(u.find("(default \"modelservice-controller\")"), std::string::npos) << u;
   for (const char* f : {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace",
                         "--concurrency", "--namespace", "--default-image", "--prometheus-url", "--prometheus-query",
                         "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps", "--kube-api-burst",
