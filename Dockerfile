@@ -22,7 +22,8 @@ WORKDIR /src
 # Only what the two programs are built from (test/ and bench/ are not needed
 # with MS_BUILD_TESTS=OFF and MS_BUILD_BENCH=OFF).
 COPY CMakeLists.txt ./
-COPY shared/ shared/
+COPY api/ api/
+COPY base/ base/
 COPY webhook/ webhook/
 COPY controller/ controller/
 

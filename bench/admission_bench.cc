@@ -6,7 +6,7 @@
 //   JsonDump/*              dumping the response AdmissionReview, alone
 //   ValidateModelService    the hand-written checks + the schema safety net
 //   SchemaValidate/*        ms::SchemaValidator::Validate (a valijson::Validator
-//                           constructed per call, as shared/schema.cc does)
+//                           constructed per call, as api/schema.cc does)
 //   Valijson/*              valijson directly: a fresh Validator per call vs
 //                           one reused Validator (its regex cache kept), to
 //                           show what constructing one per call costs
@@ -28,12 +28,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "shared/modelservice_validation.h"
-#include "shared/schema.h"
-#include "webhook/mutating_handler.h"
-#include "webhook/review.h"
-#include "webhook/review_parser.h"
-#include "webhook/validating_handler.h"
+#include "api/schema.h"
+#include "api/validation.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/review.h"
+#include "webhook/admission/review_parser.h"
+#include "webhook/admission/validating_handler.h"
 
 #ifndef MS_BENCH_FIXTURES
 #error "MS_BENCH_FIXTURES must name the fixtures directory"
@@ -166,7 +166,7 @@ const valijson::Schema& Compiled() {
   return c.schema;
 }
 
-// What shared/schema.cc does today: a Validator per call, so every `pattern`
+// What api/schema.cc does today: a Validator per call, so every `pattern`
 // is compiled into a std::regex again on every validation.
 void BM_Valijson_FreshValidatorPerCall(benchmark::State& state, const std::string* body) {
   const json probe = SpecProbe(*body);

@@ -13,10 +13,10 @@
 #include <iterator>
 #include <string>
 
-#include "shared/schema.h"
-#include "webhook/mutating_handler.h"
-#include "webhook/review.h"
-#include "webhook/validating_handler.h"
+#include "api/schema.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/review.h"
+#include "webhook/admission/validating_handler.h"
 
 #ifndef MS_BENCH_FIXTURES
 #error "MS_BENCH_FIXTURES must name the fixtures directory"

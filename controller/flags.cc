@@ -1,7 +1,7 @@
 #include "controller/flags.h"
 
-#include "shared/flags.h"
-#include "shared/logging.h"
+#include "base/flags.h"
+#include "base/logging.h"
 
 #include <fstream>
 

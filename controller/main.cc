@@ -13,22 +13,22 @@
 #include <mutex>
 #include <thread>
 
+#include "base/clock.h"
+#include "base/logging.h"
+#include "base/metrics.h"
+#include "base/side_endpoints.h"
+#include "base/signals.h"
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
-#include "controller/controller.h"
-#include "controller/events.h"
 #include "controller/flags.h"
 #include "controller/kube/config.h"
 #include "controller/kube/http_client.h"
-#include "controller/kube/informer.h"
-#include "controller/leader_election.h"
-#include "controller/resources.h"
-#include "controller/workqueue.h"
-#include "shared/clock.h"
-#include "shared/http_endpoints.h"
-#include "shared/logging.h"
-#include "shared/metrics.h"
-#include "shared/signals.h"
+#include "controller/modelservice/controller.h"
+#include "controller/modelservice/events.h"
+#include "controller/modelservice/resources.h"
+#include "controller/runtime/informer.h"
+#include "controller/runtime/leader_election.h"
+#include "controller/runtime/workqueue.h"
 
 namespace {
 

@@ -7,16 +7,16 @@
 #include <cstdio>
 #include <iostream>
 
-#include "shared/flags.h"
-#include "shared/http_endpoints.h"
-#include "shared/logging.h"
-#include "shared/metrics.h"
-#include "shared/schema.h"
-#include "shared/signals.h"
-#include "shared/tls.h"
-#include "webhook/mutating_handler.h"
+#include "api/schema.h"
+#include "base/flags.h"
+#include "base/logging.h"
+#include "base/metrics.h"
+#include "base/side_endpoints.h"
+#include "base/signals.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
-#include "webhook/validating_handler.h"
+#include "webhook/transport/tls.h"
 
 int main(int argc, char** argv) {
   ms::BlockTerminationSignals();

@@ -1,7 +1,7 @@
 // The HTTPS admission server: routes POST /validate and /mutate to their
 // Handlers through ServeReview, over TLS with hot certificate reload, with
 // the controller-runtime webhook metrics. The transport is
-// shared/https_server.h; this file only routes, counts and logs.
+// webhook/transport/https_server.h; this file only routes, counts and logs.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "shared/https_server.h"
-#include "shared/metrics.h"
-#include "shared/tls.h"
-#include "webhook/handler.h"
-#include "webhook/review.h"
+#include "base/metrics.h"
+#include "webhook/admission/handler.h"
+#include "webhook/admission/review.h"
+#include "webhook/transport/https_server.h"
+#include "webhook/transport/tls.h"
 
 namespace ms::webhook {
 

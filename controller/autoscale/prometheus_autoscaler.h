@@ -38,12 +38,12 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.h"
+#include "base/metrics.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/autoscale/formula.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/autoscale/promql.h"
-#include "shared/clock.h"
-#include "shared/metrics.h"
 
 namespace spdlog {
 class logger;

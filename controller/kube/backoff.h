@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "shared/clock.h"
+#include "base/clock.h"
 
 namespace ms::kube {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "shared/base64.h"
+#include "base/base64.h"
 
 namespace ms::kube {
 

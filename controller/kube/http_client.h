@@ -13,10 +13,10 @@
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
+#include "base/metrics.h"
 #include "controller/kube/client.h"
 #include "controller/kube/config.h"
-#include "shared/clock.h"
-#include "shared/metrics.h"
 
 namespace ms::kube {
 

@@ -7,7 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "shared/clock.h"
+#include "base/clock.h"
 
 namespace ms::kube {
 

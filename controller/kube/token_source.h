@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "shared/clock.h"
+#include "base/clock.h"
 
 namespace ms::kube {
 

@@ -14,10 +14,10 @@
 #include <atomic>
 #include <thread>
 
-#include "shared/logging.h"
+#include "base/logging.h"
 #include "test/support/test_support.h"
-#include "webhook/mutating_handler.h"
-#include "webhook/validating_handler.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/validating_handler.h"
 
 namespace ms::webhook {
 namespace {

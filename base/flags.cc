@@ -1,0 +1,198 @@
+#include "base/flags.h"
+
+#include <charconv>
+#include <sstream>
+
+namespace ms {
+
+FlagSet::FlagSet(std::string program, std::string description)
+    : program_(std::move(program)), description_(std::move(description)) {}
+
+void FlagSet::Add(const std::string& name, const std::string& help, std::string default_value, bool is_bool,
+                  std::function<std::string(const std::string&)> set) {
+  flags_[name] = Flag{help, std::move(default_value), is_bool, std::move(set), nullptr};
+}
+
+void FlagSet::String(const std::string& name, std::string* target, const std::string& help) {
+  Add(name, help, *target, false, [target](const std::string& v) {
+    *target = v;
+    return std::string();
+  });
+}
+
+void FlagSet::Int(const std::string& name, int* target, const std::string& help) {
+  Add(name, help, std::to_string(*target), false, [target, name](const std::string& v) {
+    int n = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+      return "invalid value \"" + v + "\" for --" + name + ": not an integer";
+    *target = n;
+    return std::string();
+  });
+}
+
+void FlagSet::Double(const std::string& name, double* target, const std::string& help) {
+  std::ostringstream def;
+  def << *target;
+  Add(name, help, def.str(), false, [target, name](const std::string& v) {
+    try {
+      size_t pos = 0;
+      double d = std::stod(v, &pos);
+      if (pos != v.size()) throw std::invalid_argument(v);
+      *target = d;
+      return std::string();
+    } catch (const std::exception&) {
+      return "invalid value \"" + v + "\" for --" + name + ": not a number";
+    }
+  });
+}
+
+void FlagSet::Bool(const std::string& name, bool* target, const std::string& help) {
+  Add(name, help, *target ? "true" : "false", true, [target, name](const std::string& v) {
+    if (v == "true" || v == "1" || v.empty()) {
+      *target = true;
+    } else if (v == "false" || v == "0") {
+      *target = false;
+    } else {
+      return "invalid value \"" + v + "\" for --" + name + ": not a boolean";
+    }
+    return std::string();
+  });
+}
+
+void FlagSet::Duration(const std::string& name, std::chrono::milliseconds* target, const std::string& help) {
+  Add(name, help, FormatDuration(*target), false, [target, name](const std::string& v) {
+    if (!ParseDuration(v, target))
+      return "invalid value \"" + v + "\" for --" + name + ": not a duration (e.g. 300ms, 15s, 5m)";
+    return std::string();
+  });
+}
+
+void FlagSet::Alias(const std::string& shorthand, const std::string& name) { aliases_[shorthand] = name; }
+
+void FlagSet::Validate(const std::string& name, std::function<std::string()> check) {
+  flags_.at(name).check = std::move(check);
+}
+
+std::string FlagSet::Parse(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{program_.c_str()};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return Parse(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string FlagSet::Parse(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      help_ = true;
+      return {};
+    }
+    if (arg.size() < 2 || arg[0] != '-') return "unexpected argument \"" + arg + "\"";
+    bool double_dash = arg.rfind("--", 0) == 0;
+    std::string body = arg.substr(double_dash ? 2 : 1);
+    std::string name = body, value;
+    bool has_value = false;
+    if (auto eq = body.find('='); eq != std::string::npos) {
+      name = body.substr(0, eq);
+      value = body.substr(eq + 1);
+      has_value = true;
+    }
+    if (auto a = aliases_.find(name); a != aliases_.end()) name = a->second;
+    auto it = flags_.find(name);
+    if (it == flags_.end()) return "unknown flag: " + arg + " (see --help)";
+    if (!has_value && !it->second.is_bool) {
+      if (i + 1 >= argc) return "flag needs an argument: --" + name;
+      value = argv[++i];
+    }
+    if (auto err = it->second.set(value); !err.empty()) return err;
+    if (it->second.check)
+      if (auto err = it->second.check(); !err.empty()) return err;
+  }
+  return {};
+}
+
+std::string FlagSet::Usage() const {
+  std::ostringstream os;
+  os << description_ << "\n\nUsage:\n  " << program_ << " [flags]\n\nFlags:\n";
+  for (const auto& [name, f] : flags_) {
+    std::string shorthand;
+    for (const auto& [s, n] : aliases_)
+      if (n == name) shorthand = "-" + s + ", ";
+    os << "      " << shorthand << "--" << name;
+    if (!f.is_bool) os << " value";
+    os << "\n            " << f.help;
+    if (!f.default_value.empty() && f.default_value != "false") os << " (default \"" << f.default_value << "\")";
+    os << "\n";
+  }
+  os << "  -h, --help\n            help for " << program_ << "\n";
+  return os.str();
+}
+
+bool ParseDuration(const std::string& s, std::chrono::milliseconds* out) {
+  if (s.empty()) return false;
+  if (s == "0") {
+    *out = std::chrono::milliseconds(0);
+    return true;
+  }
+  double total_ms = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t start = i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (start == i) return false;
+    double n = 0;
+    try {
+      n = std::stod(s.substr(start, i - start));
+    } catch (const std::exception&) {
+      return false;
+    }
+    size_t ustart = i;
+    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') ++i;
+    std::string unit = s.substr(ustart, i - ustart);
+    if (unit == "ns")
+      total_ms += n / 1e6;
+    else if (unit == "us" || unit == "\u00b5s")
+      total_ms += n / 1e3;
+    else if (unit == "ms")
+      total_ms += n;
+    else if (unit == "s")
+      total_ms += n * 1000;
+    else if (unit == "m")
+      total_ms += n * 60000;
+    else if (unit == "h")
+      total_ms += n * 3600000;
+    else
+      return false;
+  }
+  *out = std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+  return true;
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  auto ms = d.count();
+  if (ms % 1000 != 0) return std::to_string(ms) + "ms";
+  auto s = ms / 1000;
+  if (s != 0 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s != 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
+bool ParseBindAddress(const std::string& s, HostPort* out) {
+  if (s.empty() || s == "0") {
+    *out = {"", -1};
+    return true;
+  }
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string host = s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  std::string port = s.substr(colon + 1);
+  int p = 0;
+  auto r = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (r.ec != std::errc() || r.ptr != port.data() + port.size() || p < 0 || p > 65535) return false;
+  *out = {host, p};
+  return true;
+}
+
+}  // namespace ms

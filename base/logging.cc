@@ -1,0 +1,104 @@
+#include "base/logging.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <cstdio>
+
+namespace ms::log {
+
+namespace {
+
+// %* in the JSON pattern: the message, JSON-escaped.
+class EscapedMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    auto escaped = JsonEscape(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(escaped.data(), escaped.data() + escaped.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessageFlag>(); }
+};
+
+}  // namespace
+
+std::optional<Format> ParseFormat(const std::string& s) {
+  if (s == "json") return Format::kJson;
+  if (s == "text") return Format::kText;
+  return std::nullopt;
+}
+
+std::optional<spdlog::level::level_enum> ParseLevel(const std::string& s) {
+  using spdlog::level::level_enum;
+  if (s == "trace") return level_enum::trace;
+  if (s == "debug") return level_enum::debug;
+  if (s == "info") return level_enum::info;
+  if (s == "warn" || s == "warning") return level_enum::warn;
+  if (s == "error") return level_enum::err;
+  if (s == "critical") return level_enum::critical;
+  if (s == "off") return level_enum::off;
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 4) {
+    int v = std::stoi(s);
+    if (v == 0) return level_enum::info;
+    if (v <= 3) return level_enum::debug;
+    return level_enum::trace;
+  }
+  return std::nullopt;
+}
+
+std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format, spdlog::level::level_enum level,
+                                           spdlog::sink_ptr sink) {
+  if (!sink) sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  auto logger = std::make_shared<spdlog::logger>(name, sink);
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  if (format == Format::kJson) {
+    formatter->add_flag<EscapedMessageFlag>('*').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","logger":"%n","msg":"%*"})");
+  } else {
+    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %n: %v");
+  }
+  logger->set_formatter(std::move(formatter));
+  logger->set_level(level);
+  logger->flush_on(spdlog::level::warn);
+  return logger;
+}
+
+std::string JsonEscape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size() + 8);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\b':
+        o += "\\b";
+        break;
+      case '\f':
+        o += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += static_cast<char>(c);
+        }
+    }
+  }
+  return o;
+}
+
+}  // namespace ms::log

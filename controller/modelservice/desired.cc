@@ -1,0 +1,372 @@
+#include "controller/modelservice/desired.h"
+
+#include <algorithm>
+
+#include "controller/modelservice/resources.h"
+
+namespace ms::controller {
+
+using nlohmann::json;
+
+namespace {
+
+int IntOr(const json& obj, const char* key, int def) {
+  if (!obj.is_object()) return def;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_integer()) return def;
+  return it->get<int>();
+}
+
+std::string StringOr(const json& obj, const char* key, const std::string& def) {
+  if (!obj.is_object()) return def;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return def;
+  return it->get<std::string>();
+}
+
+bool IsIntOrPercent(const json& v) { return v.is_number_integer() || v.is_string(); }
+
+json LabelsJson(const std::map<std::string, std::string>& labels) {
+  json out = json::object();
+  for (const auto& [k, v] : labels) out[k] = v;
+  return out;
+}
+
+// A JSON object at `obj[key]`, created when missing or not an object.
+json& ObjectAt(json& obj, const char* key) {
+  json& v = obj[key];
+  if (!v.is_object()) v = json::object();
+  return v;
+}
+json& ArrayAt(json& obj, const char* key) {
+  json& v = obj[key];
+  if (!v.is_array()) v = json::array();
+  return v;
+}
+
+// Sets obj[key] = value when different; records `field`.
+void Ensure(json& obj, const char* key, const json& value, const std::string& field, Drift& drift) {
+  auto it = obj.find(key);
+  if (it != obj.end() && *it == value) return;
+  obj[key] = value;
+  drift.push_back(field);
+}
+
+void EnsureLabels(json& meta, const std::map<std::string, std::string>& want, const std::string& field, Drift& drift) {
+  const json* labels = meta.contains("labels") && meta["labels"].is_object() ? &meta["labels"] : nullptr;
+  bool ok = labels != nullptr;
+  if (ok) {
+    for (const auto& [k, v] : want) {
+      auto it = labels->find(k);
+      if (it == labels->end() || *it != v) ok = false;
+    }
+  }
+  if (ok) return;
+  json& l = ObjectAt(meta, "labels");
+  for (const auto& [k, v] : want) l[k] = v;
+  drift.push_back(field);
+}
+
+void EnsureOwnerReference(json& meta, const ModelServiceSpec& spec, Drift& drift) {
+  const json want = OwnerReference(spec);
+  json& refs = ArrayAt(meta, "ownerReferences");
+  for (auto& ref : refs) {
+    if (ref.is_object() && ref.value("uid", "") == spec.uid) {
+      if (ref != want) {
+        ref = want;
+        drift.push_back("metadata.ownerReferences");
+      }
+      return;
+    }
+  }
+  refs.push_back(want);
+  drift.push_back("metadata.ownerReferences");
+}
+
+json GpuQuantity(int gpus) { return std::to_string(gpus); }
+
+bool SameQuantity(const json& have, int gpus) {
+  if (have.is_string()) return have.get<std::string>() == std::to_string(gpus);
+  if (have.is_number_integer()) return have.get<long long>() == gpus;
+  return false;
+}
+
+json DesiredContainer(const ModelServiceSpec& spec) {
+  json env = json::array({{{"name", "MODEL_NAME"}, {"value", spec.model}}});
+  json version = {{"name", "MODEL_VERSION"}};
+  if (!spec.version.empty()) version["value"] = spec.version;
+  env.push_back(version);
+  json c = {{"name", "model"},
+            {"image", spec.image},
+            {"env", env},
+            {"ports", json::array({{{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}}})},
+            {"readinessProbe", {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}}}};
+  if (spec.gpus > 0) {
+    c["resources"] = {{"limits", {{"nvidia.com/gpu", GpuQuantity(spec.gpus)}}}};
+  } else {
+    c["resources"] = json::object();
+  }
+  return c;
+}
+
+json DesiredStrategy(const ModelServiceSpec& spec) {
+  if (spec.strategy_type == "Recreate") return {{"type", "Recreate"}};
+  return {{"type", "RollingUpdate"},
+          {"rollingUpdate", {{"maxSurge", spec.max_surge}, {"maxUnavailable", spec.max_unavailable}}}};
+}
+
+void EnsureEnv(json& container, const std::string& name, const std::string& value, Drift& drift) {
+  json& env = ArrayAt(container, "env");
+  for (auto& e : env) {
+    if (!e.is_object() || e.value("name", "") != name) continue;
+    // An empty value is omitted by the API server.
+    const bool same = !e.contains("valueFrom") && (e.contains("value") ? e["value"] == value : value.empty());
+    if (!same) {
+      e = json{{"name", name}};
+      if (!value.empty()) e["value"] = value;
+      drift.push_back("env." + name);
+    }
+    return;
+  }
+  json e = {{"name", name}};
+  if (!value.empty()) e["value"] = value;
+  env.push_back(e);
+  drift.push_back("env." + name);
+}
+
+void EnsureContainer(const ModelServiceSpec& spec, json& podspec, Drift& drift) {
+  json& containers = ArrayAt(podspec, "containers");
+  json* c = nullptr;
+  for (auto& candidate : containers) {
+    if (candidate.is_object() && candidate.value("name", "") == "model") c = &candidate;
+  }
+  if (c == nullptr) {
+    containers.push_back(DesiredContainer(spec));
+    drift.push_back("container model");
+    return;
+  }
+  Ensure(*c, "image", spec.image, "image", drift);
+  EnsureEnv(*c, "MODEL_NAME", spec.model, drift);
+  EnsureEnv(*c, "MODEL_VERSION", spec.version, drift);
+
+  // containerPort `port` named http.
+  json& ports = ArrayAt(*c, "ports");
+  bool found = false;
+  for (auto& p : ports) {
+    if (!p.is_object() || p.value("name", "") != "http") continue;
+    found = true;
+    Ensure(p, "containerPort", spec.port, "containerPort", drift);
+  }
+  if (!found) {
+    ports.push_back({{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}});
+    drift.push_back("containerPort");
+  }
+
+  // resources.limits["nvidia.com/gpu"]: = gpus when > 0, absent when 0.
+  static const char* kGpu = "nvidia.com/gpu";
+  const json* limits = nullptr;
+  if (c->contains("resources") && (*c)["resources"].is_object() && (*c)["resources"].contains("limits") &&
+      (*c)["resources"]["limits"].is_object()) {
+    limits = &(*c)["resources"]["limits"];
+  }
+  const bool has = limits != nullptr && limits->contains(kGpu);
+  if (spec.gpus > 0 && (!has || !SameQuantity((*limits)[kGpu], spec.gpus))) {
+    json& res = ObjectAt(*c, "resources");
+    ObjectAt(res, "limits")[kGpu] = GpuQuantity(spec.gpus);
+    // Requests of an extended resource must equal its limit.
+    if (res.contains("requests") && res["requests"].is_object() && res["requests"].contains(kGpu)) {
+      res["requests"][kGpu] = GpuQuantity(spec.gpus);
+    }
+    drift.push_back("resources.limits.nvidia.com/gpu");
+  } else if (spec.gpus == 0 && has) {
+    json& res = (*c)["resources"];
+    res["limits"].erase(kGpu);
+    if (res["limits"].empty()) res.erase("limits");
+    if (res.contains("requests") && res["requests"].is_object()) {
+      res["requests"].erase(kGpu);
+      if (res["requests"].empty()) res.erase("requests");
+    }
+    drift.push_back("resources.limits.nvidia.com/gpu");
+  }
+
+  // readinessProbe: HTTP GET /healthz on http; no other handler.
+  bool probe_ok = false;
+  if (c->contains("readinessProbe") && (*c)["readinessProbe"].is_object()) {
+    const json& p = (*c)["readinessProbe"];
+    probe_ok = p.contains("httpGet") && p["httpGet"].is_object() && p["httpGet"].value("path", "") == "/healthz" &&
+               p["httpGet"].contains("port") && p["httpGet"]["port"] == "http" && !p.contains("exec") &&
+               !p.contains("tcpSocket") && !p.contains("grpc");
+  }
+  if (!probe_ok) {
+    json& p = ObjectAt(*c, "readinessProbe");
+    p.erase("exec");
+    p.erase("tcpSocket");
+    p.erase("grpc");
+    json& get = ObjectAt(p, "httpGet");
+    get["path"] = "/healthz";
+    get["port"] = "http";
+    drift.push_back("readinessProbe");
+  }
+}
+
+}  // namespace
+
+ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
+  ModelServiceSpec s;
+  const json empty = json::object();
+  const json& meta = ms.contains("metadata") && ms["metadata"].is_object() ? ms["metadata"] : empty;
+  const json& spec = ms.contains("spec") && ms["spec"].is_object() ? ms["spec"] : empty;
+  s.name = StringOr(meta, "name", "");
+  s.ns = StringOr(meta, "namespace", "default");
+  s.uid = StringOr(meta, "uid", "");
+  s.model = StringOr(spec, "model", "");
+  s.version = StringOr(spec, "version", "");
+  s.image = StringOr(spec, "image", "");
+  if (s.image.empty()) s.image = opts.default_image;
+  s.replicas = std::max(1, IntOr(spec, "replicas", 1));
+  s.port = IntOr(spec, "port", 8080);
+  s.gpus = std::max(0, IntOr(spec, "gpus", 0));
+  if (spec.contains("strategy") && spec["strategy"].is_object()) {
+    const json& st = spec["strategy"];
+    if (StringOr(st, "type", "RollingUpdate") == "Recreate") s.strategy_type = "Recreate";
+    if (st.contains("rollingUpdate") && st["rollingUpdate"].is_object()) {
+      const json& ru = st["rollingUpdate"];
+      if (ru.contains("maxSurge") && IsIntOrPercent(ru["maxSurge"])) s.max_surge = ru["maxSurge"];
+      if (ru.contains("maxUnavailable") && IsIntOrPercent(ru["maxUnavailable"])) {
+        s.max_unavailable = ru["maxUnavailable"];
+      }
+    }
+  }
+  if (spec.contains("autoscaling") && spec["autoscaling"].is_object()) {
+    const json& a = spec["autoscaling"];
+    autoscale::Spec as;
+    as.min_replicas = std::max(1, IntOr(a, "minReplicas", 1));
+    as.max_replicas = std::max(as.min_replicas, IntOr(a, "maxReplicas", as.min_replicas));
+    as.target_queue_length = std::max(1, IntOr(a, "targetQueueLength", 1));
+    s.autoscaling = as;
+  }
+  return s;
+}
+
+json OwnerReference(const ModelServiceSpec& spec) {
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", api::kKind},
+          {"name", spec.name},
+          {"uid", spec.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+std::string ControllerUid(const json& object) {
+  if (!object.contains("metadata") || !object["metadata"].contains("ownerReferences")) return "";
+  const json& refs = object["metadata"]["ownerReferences"];
+  if (!refs.is_array()) return "";
+  for (const auto& r : refs) {
+    if (r.is_object() && r.value("controller", false)) return r.value("uid", "");
+  }
+  return "";
+}
+
+json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
+  const json labels = LabelsJson(InstanceLabels(spec.name));
+  return {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", spec.name},
+        {"namespace", spec.ns},
+        {"labels", labels},
+        {"ownerReferences", json::array({OwnerReference(spec)})}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", LabelsJson(SelectorLabels(spec.name))}}},
+        {"strategy", DesiredStrategy(spec)},
+        {"template",
+         {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
+}
+
+json DesiredService(const ModelServiceSpec& spec) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", spec.name},
+            {"namespace", spec.ns},
+            {"labels", LabelsJson(InstanceLabels(spec.name))},
+            {"ownerReferences", json::array({OwnerReference(spec)})}}},
+          {"spec",
+           {{"type", "ClusterIP"},
+            {"selector", LabelsJson(SelectorLabels(spec.name))},
+            {"ports",
+             json::array({{{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}}})}}}};
+}
+
+Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current) {
+  Drift drift;
+  json& meta = ObjectAt(current, "metadata");
+  EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
+  EnsureOwnerReference(meta, spec, drift);
+
+  json& dspec = ObjectAt(current, "spec");
+  Ensure(dspec, "replicas", replicas, "spec.replicas", drift);
+
+  json& strategy = ObjectAt(dspec, "strategy");
+  if (spec.strategy_type == "Recreate") {
+    const bool ok = strategy.value("type", "") == "Recreate" && !strategy.contains("rollingUpdate");
+    if (!ok) {
+      strategy = {{"type", "Recreate"}};
+      drift.push_back("spec.strategy");
+    }
+  } else {
+    const json want = DesiredStrategy(spec);
+    const bool ok = strategy.value("type", "") == "RollingUpdate" && strategy.contains("rollingUpdate") &&
+                    strategy["rollingUpdate"].is_object() &&
+                    strategy["rollingUpdate"].value("maxSurge", json()) == spec.max_surge &&
+                    strategy["rollingUpdate"].value("maxUnavailable", json()) == spec.max_unavailable;
+    if (!ok) {
+      strategy = want;
+      drift.push_back("spec.strategy");
+    }
+  }
+
+  json& tmpl = ObjectAt(dspec, "template");
+  EnsureLabels(ObjectAt(tmpl, "metadata"), InstanceLabels(spec.name), "spec.template.metadata.labels", drift);
+  EnsureContainer(spec, ObjectAt(tmpl, "spec"), drift);
+  return drift;
+}
+
+Drift RepairService(const ModelServiceSpec& spec, json& current) {
+  Drift drift;
+  json& meta = ObjectAt(current, "metadata");
+  EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
+  EnsureOwnerReference(meta, spec, drift);
+
+  json& sspec = ObjectAt(current, "spec");
+  if (sspec.value("type", "ClusterIP") != "ClusterIP") {
+    sspec["type"] = "ClusterIP";
+    drift.push_back("spec.type");
+  }
+  Ensure(sspec, "selector", LabelsJson(SelectorLabels(spec.name)), "spec.selector", drift);
+
+  json& ports = ArrayAt(sspec, "ports");
+  bool found = false;
+  for (auto& p : ports) {
+    if (!p.is_object() || p.value("name", "") != "http") continue;
+    found = true;
+    Ensure(p, "port", spec.port, "spec.ports", drift);
+    Ensure(p, "targetPort", "http", "spec.ports", drift);
+  }
+  if (!found) {
+    ports.push_back({{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}});
+    drift.push_back("spec.ports");
+  }
+  // Several fields may report the same path; keep each once.
+  drift.erase(std::unique(drift.begin(), drift.end()), drift.end());
+  return drift;
+}
+
+int DeploymentReplicas(const json& deployment) {
+  if (deployment.contains("spec") && deployment["spec"].is_object()) return IntOr(deployment["spec"], "replicas", 1);
+  return 1;
+}
+
+}  // namespace ms::controller

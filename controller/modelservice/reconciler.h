@@ -1,0 +1,81 @@
+// The reconciler: a PURE function from (ModelService, observed world) to the
+// actions that bring the world to the spec (design.md §3). It performs no
+// I/O; the executor (controller.h) applies the actions through the API.
+//
+// Guarantees:
+//  - Only owned fields are compared (desired.h); an unchanged world yields no
+//    write and no status update.
+//  - First reconcile adds the finalizer (merge patch carrying the
+//    resourceVersion, i.e. with a precondition); deletion deletes the owned
+//    Deployment and Service, and removes the finalizer once both are gone.
+//  - The status is written only when the computed status differs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "controller/autoscale/autoscaler.h"
+#include "controller/modelservice/desired.h"
+#include "controller/modelservice/events.h"
+
+namespace ms::controller {
+
+using WallTime = Clock::WallTime;
+
+// A write the executor could not make and will not retry blindly (e.g. a 422
+// on create): the next Reconcile reports it as phase Failed.
+struct WriteFailure {
+  std::string reason;   // e.g. CreateFailed
+  std::string message;  // e.g. "create Deployment ns/a: 422 Invalid: ..."
+};
+
+struct Observed {
+  std::optional<nlohmann::json> deployment;  // nullopt: not found
+  std::optional<nlohmann::json> service;     // nullopt: not found
+  // The autoscaler's answer, asked for before reconciling an autoscaled object.
+  std::optional<autoscale::Recommendation> recommendation;
+  std::optional<WriteFailure> failure;
+};
+
+enum class ActionType {
+  kPatchModelService,  // merge patch (finalizers)
+  kCreate,
+  kUpdate,  // PUT of the whole object, with its resourceVersion
+  kDelete,
+};
+
+struct Action {
+  ActionType type;
+  std::string kind;  // ModelService | Deployment | Service
+  std::string path;  // collection path for kCreate, object path otherwise
+  nlohmann::json body;
+};
+
+struct Actions {
+  std::vector<Action> writes;            // in order
+  std::optional<nlohmann::json> status;  // the new status, when it differs
+  std::vector<Event> events;
+  // Replicas for the modelservice_replicas gauges.
+  int desired_replicas = 0;
+  int ready_replicas = 0;
+  bool deleting = false;
+  // Wait and look again (e.g. an owned object is still being deleted).
+  bool requeue = false;
+
+  size_t NumWrites() const { return writes.size() + (status ? 1 : 0); }
+};
+
+Actions Reconcile(const nlohmann::json& model_service, const Observed& observed, const Options& opts, WallTime now);
+
+// The replicas the Deployment should have: spec.replicas, or with
+// autoscaling the recommendation when metrics are ok, else the Deployment's
+// current replicas (clamp(spec.replicas) when there is no Deployment yet).
+int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed);
+
+bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
+
+}  // namespace ms::controller

@@ -1,0 +1,52 @@
+// What only the controller names: its own name, the labels it sets, and
+// the API paths of the objects it touches (the API's own names, group,
+// kind, finalizer, are in api/types.h).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "api/types.h"
+#include "controller/kube/paths.h"
+
+namespace ms::controller {
+
+inline constexpr const char* kControllerName = "modelservice";
+inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
+
+inline constexpr const char* kLabelName = "app.kubernetes.io/name";
+inline constexpr const char* kLabelInstance = "app.kubernetes.io/instance";
+inline constexpr const char* kLabelManagedBy = "app.kubernetes.io/managed-by";
+inline constexpr const char* kLabelNameValue = "modelservice";
+inline constexpr const char* kManagedByValue = "modelservice-controller";
+
+// The three labels on the Deployment, its pods and the Service.
+inline std::map<std::string, std::string> InstanceLabels(const std::string& name) {
+  return {{kLabelName, kLabelNameValue}, {kLabelInstance, name}, {kLabelManagedBy, kManagedByValue}};
+}
+// The Deployment's and the Service's selector.
+inline std::map<std::string, std::string> SelectorLabels(const std::string& name) {
+  return {{kLabelName, kLabelNameValue}, {kLabelInstance, name}};
+}
+
+inline std::string ModelServicesPath(const std::string& ns = {}) {
+  return kube::CollectionPath(api::kGroup, api::kVersion, api::kPlural, ns);
+}
+inline std::string ModelServicePath(const std::string& ns, const std::string& name) {
+  return kube::ObjectPath(api::kGroup, api::kVersion, api::kPlural, ns, name);
+}
+inline std::string ModelServiceStatusPath(const std::string& ns, const std::string& name) {
+  return kube::StatusPath(api::kGroup, api::kVersion, api::kPlural, ns, name);
+}
+inline std::string DeploymentsPath(const std::string& ns = {}) {
+  return kube::CollectionPath("apps", "v1", "deployments", ns);
+}
+inline std::string DeploymentPath(const std::string& ns, const std::string& name) {
+  return kube::ObjectPath("apps", "v1", "deployments", ns, name);
+}
+inline std::string ServicesPath(const std::string& ns = {}) { return kube::CollectionPath("", "v1", "services", ns); }
+inline std::string ServicePath(const std::string& ns, const std::string& name) {
+  return kube::ObjectPath("", "v1", "services", ns, name);
+}
+
+}  // namespace ms::controller

@@ -1,0 +1,42 @@
+// The ModelService status (design.md §3) computed from what was observed:
+// phase, replica counts, url and the Ready / Progressing / Degraded
+// conditions. A condition keeps its lastTransitionTime while its status does
+// not change, so recomputing the status of an unchanged world gives back the
+// current status exactly (and the reconciler then writes nothing).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "controller/autoscale/autoscaler.h"
+#include "controller/modelservice/desired.h"
+
+namespace ms::controller {
+
+struct StatusInput {
+  const nlohmann::json* current_status = nullptr;  // the ModelService's status (may be null)
+  int64_t generation = 0;                          // metadata.generation
+  const nlohmann::json* deployment = nullptr;      // null: not found (or being created)
+  int desired_replicas = 1;
+  bool deployment_changing = false;  // this reconcile writes the Deployment spec
+  bool autoscaled = false;
+  std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
+  std::optional<std::string> failure_reason;                // set: phase Failed
+  std::string failure_message;
+};
+
+nlohmann::json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now);
+
+// One condition, keeping lastTransitionTime from `current_status` when the
+// condition of that type had the same status.
+nlohmann::json MakeCondition(const nlohmann::json* current_status, const std::string& type, const std::string& status,
+                             const std::string& reason, const std::string& message, int64_t generation,
+                             Clock::WallTime now);
+
+// The condition of `type` in `status`, or null.
+const nlohmann::json* FindCondition(const nlohmann::json* status, const std::string& type);
+
+}  // namespace ms::controller

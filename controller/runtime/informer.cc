@@ -1,0 +1,333 @@
+#include "controller/runtime/informer.h"
+
+#include <algorithm>
+#include <stop_token>
+#include <thread>
+#include <utility>
+
+#include "controller/kube/paths.h"
+#include "controller/kube/status.h"
+
+namespace ms::kube {
+
+namespace {
+
+uint64_t SeedOr(uint64_t seed) { return seed != 0 ? seed : std::random_device{}(); }
+
+enum class DeltaType { kAdd, kUpdate, kDelete };
+struct Delta {
+  DeltaType type;
+  nlohmann::json old_obj;
+  nlohmann::json new_obj;
+};
+
+std::string MetadataString(const nlohmann::json& body, const char* field) {
+  if (!body.is_object()) return {};
+  auto md = body.find("metadata");
+  if (md == body.end() || !md->is_object()) return {};
+  auto it = md->find(field);
+  if (it == md->end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Informer::Informer(Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+                   std::string collection_path, std::string label_selector, std::string ns, InformerOptions options)
+    : client_(client),
+      clock_(clock),
+      logger_(std::move(logger)),
+      path_(NamespacedCollectionPath(collection_path, ns)),
+      label_selector_(std::move(label_selector)),
+      options_(options),
+      backoff_(options.initial_backoff, options.max_backoff, options.backoff_jitter, SeedOr(options.seed)),
+      rng_(SeedOr(options.seed) + 1) {}
+
+Informer::~Informer() = default;
+
+void Informer::AddEventHandler(EventHandler handler) { handlers_.push_back(std::move(handler)); }
+
+bool Informer::Stopped() const { return stop_.load(); }
+
+void Informer::Stop() {
+  stop_.store(true);
+  std::lock_guard<std::mutex> g(wait_mu_);
+  wait_cv_.notify_all();
+}
+
+bool Informer::HasSynced() const { return synced_.load(); }
+
+bool Informer::WaitForSync(Clock::Duration timeout) const {
+  const auto deadline = clock_.Now() + timeout;
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  while (!synced_.load() && !Stopped()) {
+    const auto now = clock_.Now();
+    if (now >= deadline) break;
+    clock_.WaitUntil(wait_cv_, lock, std::min<Clock::TimePoint>(deadline, now + std::chrono::milliseconds(50)));
+  }
+  return synced_.load();
+}
+
+std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
+  std::shared_lock<std::shared_mutex> g(cache_mu_);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<nlohmann::json> Informer::List() const {
+  std::shared_lock<std::shared_mutex> g(cache_mu_);
+  std::vector<nlohmann::json> out;
+  out.reserve(cache_.size());
+  for (const auto& [k, v] : cache_) out.push_back(v);
+  return out;
+}
+
+std::vector<std::string> Informer::Keys() const {
+  std::shared_lock<std::shared_mutex> g(cache_mu_);
+  std::vector<std::string> out;
+  out.reserve(cache_.size());
+  for (const auto& [k, v] : cache_) out.push_back(k);
+  return out;
+}
+
+std::string Informer::LastResourceVersion() const {
+  std::shared_lock<std::shared_mutex> g(cache_mu_);
+  return resource_version_;
+}
+
+void Informer::SetResourceVersion(const std::string& rv) {
+  std::unique_lock<std::shared_mutex> g(cache_mu_);
+  resource_version_ = rv;
+}
+
+std::string Informer::Query(std::string path) const {
+  if (!label_selector_.empty()) path = WithQuery(path, "labelSelector", label_selector_);
+  return path;
+}
+
+void Informer::SleepFor(Clock::Duration d) {
+  const auto deadline = clock_.Now() + d;
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  while (!Stopped() && clock_.Now() < deadline) clock_.WaitUntil(wait_cv_, lock, deadline);
+}
+
+void Informer::Run(const std::atomic<bool>& stop) {
+  // The caller's flag is relayed into stop_, which the watch polls.
+  std::jthread relay([this, &stop](std::stop_token st) {
+    while (!st.stop_requested() && !Stopped()) {
+      if (stop.load()) {
+        Stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+
+  bool need_list = true;
+  while (!Stopped()) {
+    if (need_list) {
+      if (!ListAll()) {
+        SleepFor(backoff_.Next());
+        continue;
+      }
+      need_list = false;
+    }
+    switch (WatchOnce()) {
+      case WatchOutcome::kStopped:
+        break;
+      case WatchOutcome::kGone:
+        need_list = true;
+        // A relist that at once meets 410 again would spin: back off then.
+        if (++gone_streak_ > 1) SleepFor(backoff_.Next());
+        break;
+      case WatchOutcome::kEnded:
+        break;
+      case WatchOutcome::kFailed:
+        SleepFor(backoff_.Next());
+        break;
+    }
+  }
+  relay.request_stop();
+  if (logger_) logger_->debug("informer {}: stopped", path_);
+}
+
+bool Informer::ListAll() {
+  std::map<std::string, nlohmann::json> items;
+  std::string cont;
+  std::string rv;
+  do {
+    std::string path = WithQuery(path_, "limit", std::to_string(options_.page_size));
+    if (!cont.empty()) path = WithQuery(path, "continue", cont);
+    const Result r = client_.List(Query(path));
+    if (Stopped()) return false;
+    if (!r.ok()) {
+      if (logger_)
+        logger_->warn("informer {}: list failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
+      return false;
+    }
+    if (!r.body.is_object()) {
+      if (logger_) logger_->warn("informer {}: list answer is not an object", path_);
+      return false;
+    }
+    std::string kind = r.body.value("kind", "");
+    if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
+    const std::string api_version = r.body.value("apiVersion", "");
+    if (auto it = r.body.find("items"); it != r.body.end() && it->is_array()) {
+      for (const auto& item : *it) {
+        std::string key = ObjectKey(item);
+        if (key.empty()) continue;
+        nlohmann::json obj = item;
+        // Items of a typed list carry no kind/apiVersion; watch events do.
+        if (!obj.contains("kind") && !kind.empty()) obj["kind"] = kind;
+        if (!obj.contains("apiVersion") && !api_version.empty()) obj["apiVersion"] = api_version;
+        items[std::move(key)] = std::move(obj);
+      }
+    }
+    rv = MetadataString(r.body, "resourceVersion");
+    cont = MetadataString(r.body, "continue");
+  } while (!cont.empty());
+  if (logger_) logger_->debug("informer {}: listed {} objects at resourceVersion {}", path_, items.size(), rv);
+  Replace(std::move(items), rv);
+  return true;
+}
+
+void Informer::Replace(std::map<std::string, nlohmann::json> items, const std::string& rv) {
+  std::vector<Delta> deltas;
+  {
+    std::unique_lock<std::shared_mutex> g(cache_mu_);
+    for (const auto& [key, old_obj] : cache_) {
+      if (items.find(key) == items.end()) deltas.push_back({DeltaType::kDelete, old_obj, nullptr});
+    }
+    for (const auto& [key, obj] : items) {
+      auto it = cache_.find(key);
+      if (it == cache_.end()) {
+        deltas.push_back({DeltaType::kAdd, nullptr, obj});
+      } else if (it->second != obj) {
+        deltas.push_back({DeltaType::kUpdate, it->second, obj});
+      }
+    }
+    cache_ = std::move(items);
+    resource_version_ = rv;
+  }
+  for (const auto& d : deltas) {
+    for (const auto& h : handlers_) {
+      switch (d.type) {
+        case DeltaType::kAdd:
+          if (h.on_add) h.on_add(d.new_obj);
+          break;
+        case DeltaType::kUpdate:
+          if (h.on_update) h.on_update(d.old_obj, d.new_obj);
+          break;
+        case DeltaType::kDelete:
+          if (h.on_delete) h.on_delete(d.old_obj);
+          break;
+      }
+    }
+  }
+  if (!synced_.exchange(true)) {
+    std::lock_guard<std::mutex> g(wait_mu_);
+    wait_cv_.notify_all();
+  }
+}
+
+bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
+  if (event.type == "ERROR") {
+    const Status s = StatusFromJson(event.object, 0);
+    if (IsGone(s)) {
+      gone = true;
+      if (logger_) logger_->info("informer {}: watch expired ({}): relisting", path_, s.message);
+    } else {
+      failed = true;
+      if (logger_) logger_->warn("informer {}: watch error {} {}: {}", path_, s.code, s.reason, s.message);
+    }
+    return false;
+  }
+  const std::string rv = ResourceVersionOf(event.object);
+  if (event.type == "BOOKMARK") {
+    if (!rv.empty()) SetResourceVersion(rv);
+    return true;
+  }
+  const std::string key = ObjectKey(event.object);
+  if (key.empty()) {
+    if (logger_) logger_->warn("informer {}: {} event without metadata.name ignored", path_, event.type);
+    return true;
+  }
+  if (event.type == "ADDED" || event.type == "MODIFIED") {
+    std::optional<nlohmann::json> old_obj;
+    {
+      std::unique_lock<std::shared_mutex> g(cache_mu_);
+      auto& slot = cache_[key];
+      if (!slot.is_null()) old_obj = std::move(slot);
+      slot = event.object;
+      if (!rv.empty()) resource_version_ = rv;
+    }
+    for (const auto& h : handlers_) {
+      if (old_obj) {
+        if (h.on_update) h.on_update(*old_obj, event.object);
+      } else if (h.on_add) {
+        h.on_add(event.object);
+      }
+    }
+    return true;
+  }
+  if (event.type == "DELETED") {
+    {
+      std::unique_lock<std::shared_mutex> g(cache_mu_);
+      cache_.erase(key);
+      if (!rv.empty()) resource_version_ = rv;
+    }
+    for (const auto& h : handlers_) {
+      if (h.on_delete) h.on_delete(event.object);
+    }
+    return true;
+  }
+  if (logger_) logger_->warn("informer {}: unknown watch event type {} ignored", path_, event.type);
+  return true;
+}
+
+Informer::WatchOutcome Informer::WatchOnce() {
+  const auto min_s = std::max<int64_t>(1, options_.min_watch_timeout.count());
+  std::uniform_int_distribution<int64_t> pick(min_s, 2 * min_s - 1);
+  const int64_t timeout_s = pick(rng_);
+  const std::string rv = LastResourceVersion();
+  std::string path = WithQuery(path_, "watch", "true");
+  path = WithQuery(path, "allowWatchBookmarks", "true");
+  if (!rv.empty()) path = WithQuery(path, "resourceVersion", rv);
+  path = WithQuery(path, "timeoutSeconds", std::to_string(timeout_s));
+  path = Query(path);
+
+  const auto start = clock_.Now();
+  size_t events = 0;
+  bool gone = false;
+  bool failed = false;
+  const Result r = client_.Watch(
+      path,
+      [&](const WatchEvent& e) {
+        ++events;
+        return HandleEvent(e, gone, failed) && !Stopped();
+      },
+      stop_);
+  if (Stopped()) return WatchOutcome::kStopped;
+  // A stream that delivered events or stayed up a while was healthy: the
+  // next failure starts the backoff from the beginning. One that ends at once
+  // with nothing in it counts as a failure, so a misbehaving server does not
+  // make us spin.
+  const bool healthy = events > 0 || clock_.Now() - start >= std::chrono::seconds(1);
+  if (healthy) {
+    backoff_.Reset();
+    gone_streak_ = 0;
+  }
+  if (gone || r.IsGone()) {
+    if (r.IsGone() && logger_) logger_->info("informer {}: resourceVersion {} is gone: relisting", path_, rv);
+    return WatchOutcome::kGone;
+  }
+  if (failed) return WatchOutcome::kFailed;
+  if (!r.ok()) {
+    if (logger_) logger_->warn("informer {}: watch failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
+    return WatchOutcome::kFailed;
+  }
+  return healthy ? WatchOutcome::kEnded : WatchOutcome::kFailed;
+}
+
+}  // namespace ms::kube

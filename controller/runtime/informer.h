@@ -1,0 +1,122 @@
+// A shared informer for one resource collection, after client-go's reflector:
+// LIST (paged) then WATCH from the list's resourceVersion with bookmarks;
+// re-watch from the last resourceVersion when a stream ends; RELIST on 410
+// Gone (an HTTP answer or an ERROR event), delivering deletes for objects
+// that vanished; reconnect with jittered exponential backoff when the API
+// server is unreachable. Keeps a thread-safe cache keyed "ns/name".
+//
+//   Informer inf(client, clock, logger, "/apis/modelops.dev/v1/modelservices");
+//   inf.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
+//   std::thread t([&] { inf.Run(stop); });
+//   inf.WaitForSync(std::chrono::seconds(30));
+#pragma once
+
+#include <spdlog/logger.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "controller/kube/backoff.h"
+#include "controller/kube/client.h"
+
+namespace ms::kube {
+
+// Handlers run on the informer's Run() thread, one event at a time, outside
+// the cache lock (they may call Get/List). Any may be empty.
+struct EventHandler {
+  std::function<void(const nlohmann::json& obj)> on_add;
+  std::function<void(const nlohmann::json& old_obj, const nlohmann::json& new_obj)> on_update;
+  std::function<void(const nlohmann::json& obj)> on_delete;
+};
+
+struct InformerOptions {
+  int page_size = 500;
+  // The server-side watch timeout is drawn from [min_watch_timeout, 2 * min_watch_timeout).
+  std::chrono::seconds min_watch_timeout{300};
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{30'000};
+  double backoff_jitter = 0.2;
+  uint64_t seed = 0;  // 0: random
+};
+
+class Informer {
+ public:
+  // `collection_path` is the all-namespaces collection, e.g.
+  // "/apis/apps/v1/deployments"; `ns` narrows it to one namespace;
+  // `label_selector` is a selector string such as "a=b,c=d".
+  Informer(Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string collection_path,
+           std::string label_selector = "", std::string ns = "", InformerOptions options = {});
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Add handlers before Run().
+  void AddEventHandler(EventHandler handler);
+
+  // Lists and watches until `stop` becomes true or Stop() is called. Blocks.
+  // Call once per Informer.
+  void Run(const std::atomic<bool>& stop);
+  void Stop();
+
+  // True once the first list has been applied (and its adds delivered).
+  bool HasSynced() const;
+  // Waits (in the clock's time) until synced; false on timeout or stop.
+  bool WaitForSync(Clock::Duration timeout) const;
+
+  std::optional<nlohmann::json> Get(const std::string& key) const;
+  std::vector<nlohmann::json> List() const;
+  std::vector<std::string> Keys() const;
+  // The last resourceVersion seen (list, event or bookmark).
+  std::string LastResourceVersion() const;
+  // The path the informer lists (namespace applied, no query).
+  const std::string& path() const { return path_; }
+
+ private:
+  enum class WatchOutcome { kEnded, kGone, kFailed, kStopped };
+
+  bool Stopped() const;
+  bool ListAll();  // false on failure (already logged)
+  WatchOutcome WatchOnce();
+  // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
+  bool HandleEvent(const WatchEvent& event, bool& gone, bool& failed);
+  void Replace(std::map<std::string, nlohmann::json> items, const std::string& rv);
+  void SleepFor(Clock::Duration d);
+  std::string Query(std::string path) const;
+  void SetResourceVersion(const std::string& rv);
+
+  Client& client_;
+  const Clock& clock_;
+  std::shared_ptr<spdlog::logger> logger_;
+  const std::string path_;
+  const std::string label_selector_;
+  const InformerOptions options_;
+  Backoff backoff_;
+  std::mt19937_64 rng_;  // watch timeout jitter
+  int gone_streak_ = 0;  // 410s in a row without a healthy stream (Run thread only)
+
+  std::vector<EventHandler> handlers_;  // set before Run
+
+  mutable std::shared_mutex cache_mu_;
+  std::map<std::string, nlohmann::json> cache_;
+  std::string resource_version_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
+  mutable std::mutex wait_mu_;
+  mutable std::condition_variable wait_cv_;
+};
+
+}  // namespace ms::kube

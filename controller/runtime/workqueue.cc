@@ -1,0 +1,179 @@
+#include "controller/runtime/workqueue.h"
+
+#include <algorithm>
+
+namespace ms::controller {
+
+namespace {
+double Seconds(Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+WorkQueueMetrics::WorkQueueMetrics(metrics::Registry& registry)
+    : depth(metrics::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry)),
+      adds(metrics::BuildCounter()
+               .Name("workqueue_adds_total")
+               .Help("Total number of adds handled by workqueue")
+               .Register(registry)),
+      retries(metrics::BuildCounter()
+                  .Name("workqueue_retries_total")
+                  .Help("Total number of retries handled by workqueue")
+                  .Register(registry)),
+      queue_duration(metrics::BuildHistogram()
+                         .Name("workqueue_queue_duration_seconds")
+                         .Help("How long in seconds an item stays in workqueue before being requested")
+                         .Register(registry)),
+      work_duration(metrics::BuildHistogram()
+                        .Name("workqueue_work_duration_seconds")
+                        .Help("How long in seconds processing an item from workqueue takes")
+                        .Register(registry)) {}
+
+WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics* m, std::unique_ptr<RateLimiter> limiter)
+    : name_(std::move(name)),
+      clock_(clock),
+      limiter_(limiter ? std::move(limiter) : DefaultControllerRateLimiter(clock)) {
+  if (m != nullptr) {
+    const metrics::Labels l{{"name", name_}};
+    // Same buckets as controller-runtime: 1e-8 .. 1e3 s, factor 10.
+    const auto buckets = metrics::ExponentialBuckets(1e-8, 10, 12);
+    depth_ = &m->depth.Add(l);
+    adds_ = &m->adds.Add(l);
+    retries_ = &m->retries.Add(l);
+    queue_duration_ = &m->queue_duration.Add(l, buckets);
+    work_duration_ = &m->work_duration.Add(l, buckets);
+  }
+  delay_thread_ = std::thread([this] { DelayLoop(); });
+}
+
+WorkQueue::~WorkQueue() {
+  ShutDown();
+  if (delay_thread_.joinable()) delay_thread_.join();
+}
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard<std::mutex> g(mu_);
+  AddLocked(key);
+}
+
+void WorkQueue::AddLocked(const std::string& key) {
+  if (shutting_down_) return;
+  if (dirty_.count(key) != 0) return;
+  if (adds_ != nullptr) adds_->Increment();
+  dirty_.insert(key);
+  added_at_.emplace(key, clock_.Now());
+  if (processing_.count(key) != 0) return;  // queued again at Done()
+  queue_.push_back(key);
+  if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+  cv_.notify_one();
+}
+
+void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (shutting_down_) return;
+  if (delay <= Clock::Duration::zero()) {
+    AddLocked(key);
+    return;
+  }
+  const auto ready = clock_.Now() + delay;
+  auto [it, inserted] = waiting_.emplace(key, ready);
+  if (!inserted && ready < it->second) it->second = ready;
+  delay_cv_.notify_all();
+}
+
+void WorkQueue::AddRateLimited(const std::string& key) {
+  const auto delay = limiter_->When(key);
+  if (retries_ != nullptr) retries_->Increment();
+  AddAfter(key, delay);
+}
+
+void WorkQueue::Forget(const std::string& key) { limiter_->Forget(key); }
+
+int WorkQueue::NumRequeues(const std::string& key) { return limiter_->NumRequeues(key); }
+
+std::optional<std::string> WorkQueue::Get() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
+  if (queue_.empty()) return std::nullopt;
+  std::string key = std::move(queue_.front());
+  queue_.pop_front();
+  if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+  const auto now = clock_.Now();
+  if (auto it = added_at_.find(key); it != added_at_.end()) {
+    if (queue_duration_ != nullptr) queue_duration_->Observe(Seconds(now - it->second));
+    added_at_.erase(it);
+  }
+  started_at_[key] = now;
+  processing_.insert(key);
+  dirty_.erase(key);
+  return key;
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (auto it = started_at_.find(key); it != started_at_.end()) {
+    if (work_duration_ != nullptr) work_duration_->Observe(Seconds(clock_.Now() - it->second));
+    started_at_.erase(it);
+  }
+  processing_.erase(key);
+  if (dirty_.count(key) != 0) {
+    queue_.push_back(key);
+    if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+    cv_.notify_one();
+  } else if (processing_.empty()) {
+    cv_.notify_all();  // drain waiters
+  }
+}
+
+void WorkQueue::ShutDown() {
+  std::lock_guard<std::mutex> g(mu_);
+  shutting_down_ = true;
+  waiting_.clear();
+  cv_.notify_all();
+  delay_cv_.notify_all();
+}
+
+void WorkQueue::ShutDownWithDrain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  shutting_down_ = true;
+  waiting_.clear();
+  cv_.notify_all();
+  delay_cv_.notify_all();
+  cv_.wait(lock, [this] { return processing_.empty(); });
+}
+
+bool WorkQueue::ShuttingDown() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return shutting_down_;
+}
+
+size_t WorkQueue::Len() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return queue_.size();
+}
+
+size_t WorkQueue::NumWaiting() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return waiting_.size();
+}
+
+void WorkQueue::DelayLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    const auto now = clock_.Now();
+    auto next = now + std::chrono::hours(1);
+    std::vector<std::string> ready;
+    for (const auto& [key, at] : waiting_) {
+      if (at <= now) {
+        ready.push_back(key);
+      } else {
+        next = std::min(next, at);
+      }
+    }
+    for (const auto& key : ready) {
+      waiting_.erase(key);
+      AddLocked(key);
+    }
+    clock_.WaitUntil(delay_cv_, lock, next);
+  }
+}
+
+}  // namespace ms::controller

@@ -1,0 +1,105 @@
+// A rate-limited, delaying work queue with client-go/controller-runtime
+// semantics:
+//  - Add deduplicates: a key queued but not yet handed out is queued once
+//    (the dirty set).
+//  - A key handed out by Get() is in the processing set until Done(); it is
+//    never handed to a second worker meanwhile. Re-added while processing, it
+//    is queued again when Done() is called.
+//  - Get() blocks until a key is available or the queue shuts down; after
+//    ShutDown() the keys already queued are still handed out, then Get()
+//    returns nullopt.
+//  - AddAfter waits on the injected Clock; AddRateLimited asks the limiter.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "controller/runtime/rate_limiter.h"
+
+namespace ms::controller {
+
+// The workqueue_* metric families, registered once per registry and shared by
+// every queue (each queue adds its `name` label).
+class WorkQueueMetrics {
+ public:
+  explicit WorkQueueMetrics(metrics::Registry& registry);
+
+  metrics::Family<metrics::Gauge>& depth;
+  metrics::Family<metrics::Counter>& adds;
+  metrics::Family<metrics::Counter>& retries;
+  metrics::Family<metrics::Histogram>& queue_duration;
+  metrics::Family<metrics::Histogram>& work_duration;
+};
+
+class WorkQueue {
+ public:
+  // `metrics` may be null; `limiter` null means DefaultControllerRateLimiter.
+  WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics* metrics = nullptr,
+            std::unique_ptr<RateLimiter> limiter = nullptr);
+  ~WorkQueue();  // shuts down and joins the delay thread
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  void Add(const std::string& key);
+  // Adds `key` once `delay` has passed on the clock (now if delay <= 0). A key
+  // already waiting keeps the earlier of the two times.
+  void AddAfter(const std::string& key, Clock::Duration delay);
+  // AddAfter(key, limiter.When(key)); counts a retry.
+  void AddRateLimited(const std::string& key);
+  void Forget(const std::string& key);
+  int NumRequeues(const std::string& key);
+
+  // Blocks; nullopt once shut down and empty.
+  std::optional<std::string> Get();
+  void Done(const std::string& key);
+
+  // Stops accepting keys and wakes Get() callers.
+  void ShutDown();
+  // ShutDown(), then waits until every key handed out has been Done().
+  void ShutDownWithDrain();
+  bool ShuttingDown() const;
+
+  size_t Len() const;         // keys queued (not processing, not waiting)
+  size_t NumWaiting() const;  // keys waiting for AddAfter
+
+  const std::string& name() const { return name_; }
+
+ private:
+  void AddLocked(const std::string& key);
+  void DelayLoop();
+
+  const std::string name_;
+  const Clock& clock_;
+  std::unique_ptr<RateLimiter> limiter_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;        // Get() waiters, drain waiters
+  std::condition_variable delay_cv_;  // the delay thread
+  std::deque<std::string> queue_;
+  std::set<std::string> dirty_;
+  std::set<std::string> processing_;
+  std::map<std::string, Clock::TimePoint> added_at_;    // for queue_duration
+  std::map<std::string, Clock::TimePoint> started_at_;  // for work_duration
+  std::map<std::string, Clock::TimePoint> waiting_;     // key -> ready time
+  bool shutting_down_ = false;
+
+  metrics::Gauge* depth_ = nullptr;
+  metrics::Counter* adds_ = nullptr;
+  metrics::Counter* retries_ = nullptr;
+  metrics::Histogram* queue_duration_ = nullptr;
+  metrics::Histogram* work_duration_ = nullptr;
+
+  std::thread delay_thread_;  // last: started after everything above
+};
+
+}  // namespace ms::controller

@@ -1,0 +1,212 @@
+#include "api/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace ms {
+namespace {
+
+using nlohmann::json;
+
+class ValidationTest : public ::testing::Test {
+ protected:
+  static const SchemaValidator& Schema() {
+    static const SchemaValidator schema;  // compiled once for the suite
+    return schema;
+  }
+  static json Valid() {
+    return json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{"name":"bert-qa"},
+      "spec":{"model":"bert-base-uncased","version":"3","image":"registry.local/serve:1.4","replicas":2,"port":8080,
+      "gpus":1,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}}})");
+  }
+  static std::string Message(const json& obj) { return JoinErrors(ValidateModelService(obj, Schema()).errors); }
+  static std::string WithSpec(const std::string& field, const json& value) {
+    json o = Valid();
+    o["spec"][field] = value;
+    return Message(o);
+  }
+};
+
+TEST_F(ValidationTest, ValidObjectHasNoErrorsOrWarnings) {
+  auto out = ValidateModelService(Valid(), Schema());
+  EXPECT_TRUE(out.ok()) << JoinErrors(out.errors);
+  EXPECT_TRUE(out.warnings.empty());
+}
+
+TEST_F(ValidationTest, RangesInTheApiServersWording) {
+  EXPECT_EQ(WithSpec("replicas", 0), "spec.replicas: Invalid value: 0: must be between 1 and 100");
+  EXPECT_EQ(WithSpec("replicas", 101), "spec.replicas: Invalid value: 101: must be between 1 and 100");
+  EXPECT_EQ(WithSpec("replicas", 100), "");
+  EXPECT_EQ(WithSpec("port", 0), "spec.port: Invalid value: 0: must be between 1 and 65535");
+  EXPECT_EQ(WithSpec("port", 65536), "spec.port: Invalid value: 65536: must be between 1 and 65535");
+  EXPECT_EQ(WithSpec("gpus", 17), "spec.gpus: Invalid value: 17: must be between 0 and 16");
+  EXPECT_EQ(WithSpec("gpus", -1), "spec.gpus: Invalid value: -1: must be between 0 and 16");
+}
+
+TEST_F(ValidationTest, WrongTypesAndNumberForms) {
+  EXPECT_EQ(WithSpec("replicas", "3"), "spec.replicas: Invalid value: \"3\": must be of type integer, not string");
+  EXPECT_EQ(WithSpec("replicas", json::parse("2.5")),
+            "spec.replicas: Invalid value: 2.5: must be of type integer, not number");
+  EXPECT_EQ(WithSpec("replicas", json::parse("1e2")),
+            "spec.replicas: Invalid value: 100.0: must be of type integer, not number");
+  // Beyond 64 bits nlohmann parses a float: still not an integer, no overflow.
+  EXPECT_EQ(WithSpec("replicas", json::parse("99999999999999999999999")),
+            "spec.replicas: Invalid value: 9.999999999999999e+22: must be of type integer, not number");
+  // Fits uint64 but not int64: out of range, not wrapped to a negative.
+  EXPECT_EQ(WithSpec("replicas", json::parse("18446744073709551615")),
+            "spec.replicas: Invalid value: 18446744073709551615: must be between 1 and 100");
+  EXPECT_EQ(WithSpec("replicas", json::parse("-9223372036854775808")),
+            "spec.replicas: Invalid value: -9223372036854775808: must be between 1 and 100");
+  EXPECT_EQ(WithSpec("replicas", nullptr), "spec.replicas: Invalid value: null: must be of type integer, not null");
+  EXPECT_EQ(WithSpec("model", 5), "spec.model: Invalid value: 5: must be of type string, not integer");
+  json o = Valid();
+  o["spec"] = "x";
+  EXPECT_EQ(Message(o), "spec: Invalid value: \"x\": must be of type object, not string");
+}
+
+TEST_F(ValidationTest, Model) {
+  json o = Valid();
+  o["spec"].erase("model");
+  EXPECT_EQ(Message(o), "spec.model: Required value");
+  EXPECT_EQ(WithSpec("model", ""),
+            "spec.model: Invalid value: \"\": must be a non-empty string with no whitespace or control characters");
+  EXPECT_EQ(WithSpec("model", "bert base"),
+            "spec.model: Invalid value: \"bert base\": must be a non-empty string with no whitespace or control "
+            "characters");
+  EXPECT_EQ(WithSpec("model", std::string("a\x01", 2)),
+            "spec.model: Invalid value: \"a\\u0001\": must be a non-empty string with no whitespace or control "
+            "characters");
+  EXPECT_EQ(WithSpec("model", std::string(253, 'm')), "");
+  EXPECT_EQ(WithSpec("model", std::string(254, 'm')), "spec.model: Too long: may not be more than 253 bytes");
+  // A huge string is refused by length before any regex runs (no stack overflow).
+  EXPECT_EQ(WithSpec("model", std::string(200000, 'm')), "spec.model: Too long: may not be more than 253 bytes");
+  EXPECT_EQ(WithSpec("model", "org/model-ü:v1"), "");
+  EXPECT_EQ(WithSpec("version", std::string(64, 'v')), "spec.version: Too long: may not be more than 63 bytes");
+  EXPECT_EQ(WithSpec("image", ""), "spec.image: Invalid value: \"\": must not be empty");
+  json none = Valid();
+  none.erase("spec");
+  EXPECT_EQ(Message(none), "spec: Required value");
+}
+
+TEST_F(ValidationTest, StrategyRules) {
+  json o = Valid();
+  o["spec"]["strategy"] = {{"type", "Rolling"}};
+  EXPECT_EQ(Message(o),
+            "spec.strategy.type: Unsupported value: \"Rolling\": supported values: \"RollingUpdate\", \"Recreate\"");
+  o["spec"]["strategy"] = {{"type", "Recreate"}, {"rollingUpdate", {{"maxSurge", 1}}}};
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'");
+  o["spec"]["strategy"] = {{"type", "Recreate"}};
+  EXPECT_EQ(Message(o), "");
+  o["spec"]["strategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 0}, {"maxUnavailable", "0%"}}}};
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"0%\": may not be 0 when maxSurge is 0");
+  o["spec"]["strategy"]["rollingUpdate"] = {{"maxSurge", "150%"}, {"maxUnavailable", -1}};
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate.maxSurge: Invalid value: \"150%\": must be an integer >= 0 or a percentage "
+            "between 0% and 100%; spec.strategy.rollingUpdate.maxUnavailable: Invalid value: -1: must be an integer "
+            ">= 0 or a percentage between 0% and 100%");
+  o["spec"]["strategy"]["rollingUpdate"] = {{"maxSurge", "100%"}, {"maxUnavailable", 3}};
+  EXPECT_EQ(Message(o), "");
+}
+
+TEST_F(ValidationTest, AutoscalingRulesAndWarnings) {
+  json o = Valid();
+  o["spec"]["autoscaling"] = {{"minReplicas", 5}, {"maxReplicas", 3}, {"targetQueueLength", 4}};
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.minReplicas: Invalid value: 5: must be less than or equal to maxReplicas (3)");
+  o["spec"]["autoscaling"] = json::object();
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.maxReplicas: Required value; spec.autoscaling.targetQueueLength: Required value");
+  o["spec"]["autoscaling"] = {{"maxReplicas", 10}, {"targetQueueLength", 0}};
+  EXPECT_EQ(Message(o), "spec.autoscaling.targetQueueLength: Invalid value: 0: must be greater than or equal to 1");
+
+  o["spec"]["autoscaling"] = {{"minReplicas", 3}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  o["spec"]["replicas"] = 20;
+  o["spec"]["extra"] = true;
+  o["spec"].erase("image");
+  auto out = ValidateModelService(o, Schema());
+  EXPECT_TRUE(out.ok()) << JoinErrors(out.errors);
+  EXPECT_EQ(out.warnings,
+            (std::vector<std::string>{
+                "unknown field \"spec.extra\"",
+                "spec.replicas (20) is outside [minReplicas, maxReplicas] = [3, 10]: with spec.autoscaling set, the "
+                "autoscaler decides the replica count",
+                "spec.gpus is 1 but spec.image is not set: the controller's --default-image will be used; make sure "
+                "it supports GPUs"}));
+}
+
+TEST_F(ValidationTest, ListsEveryError) {
+  json o = Valid();
+  o["spec"] = {{"model", ""}, {"replicas", 0}, {"port", 70000}, {"gpus", 99}};
+  auto out = ValidateModelService(o, Schema());
+  EXPECT_EQ(out.errors.size(), 4u) << JoinErrors(out.errors);
+}
+
+// The hand-written single-field checks and the compiled schema must agree:
+// an object breaks the schema exactly when CheckFields reports an error.
+TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
+  std::vector<json> values = {json(nullptr),
+                              json(true),
+                              json(0),
+                              json(1),
+                              json(-1),
+                              json(16),
+                              json(17),
+                              json(100),
+                              json(101),
+                              json(65535),
+                              json(65536),
+                              json(2.5),
+                              json::parse("1e2"),
+                              json(""),
+                              json("x"),
+                              json("a b"),
+                              json("25%"),
+                              json("0%"),
+                              json("100%"),
+                              json("101%"),
+                              json("5"),
+                              json(std::string(254, 'a')),
+                              json::object(),
+                              json::array(),
+                              json("Recreate"),
+                              json("RollingUpdate")};
+  std::vector<std::vector<std::string>> paths = {{"model"},
+                                                 {"version"},
+                                                 {"image"},
+                                                 {"replicas"},
+                                                 {"port"},
+                                                 {"gpus"},
+                                                 {"strategy"},
+                                                 {"strategy", "type"},
+                                                 {"strategy", "rollingUpdate"},
+                                                 {"strategy", "rollingUpdate", "maxSurge"},
+                                                 {"strategy", "rollingUpdate", "maxUnavailable"},
+                                                 {"autoscaling"},
+                                                 {"autoscaling", "minReplicas"},
+                                                 {"autoscaling", "maxReplicas"},
+                                                 {"autoscaling", "targetQueueLength"}};
+  int checked = 0;
+  for (const auto& path : paths) {
+    for (const auto& v : values) {
+      json o = {{"spec",
+                 {{"model", "m"},
+                  {"strategy", {{"rollingUpdate", json::object()}}},
+                  {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}}}};
+      json* cur = &o["spec"];
+      for (size_t i = 0; i + 1 < path.size(); ++i) cur = &(*cur)[path[i]];
+      (*cur)[path.back()] = v;
+      std::vector<FieldError> hand;
+      CheckFields(o, hand);
+      bool schema_ok = Schema().Validate(o).empty();
+      EXPECT_EQ(hand.empty(), schema_ok) << o.dump() << " hand: " << JoinErrors(hand);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int>(paths.size() * values.size()));
+}
+
+}  // namespace
+}  // namespace ms

@@ -1,0 +1,106 @@
+#include "base/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+namespace ms {
+namespace {
+
+TEST(Flags, ParsesBothFormsAndAliases) {
+  std::string dir = "/x", level = "info";
+  int port = 9443;
+  bool elect = false;
+  std::chrono::milliseconds window{300000};
+  FlagSet f("prog", "desc");
+  f.String("cert-dir", &dir, "d");
+  f.String("log-level", &level, "l");
+  f.Alias("v", "log-level");
+  f.Int("port", &port, "p");
+  f.Bool("leader-elect", &elect, "e");
+  f.Duration("window", &window, "w");
+  const char* argv[] = {"prog", "--cert-dir=/certs", "--port", "8443", "--leader-elect", "-v=4", "--window", "1m30s"};
+  EXPECT_EQ(f.Parse(8, argv), "");
+  EXPECT_EQ(dir, "/certs");
+  EXPECT_EQ(port, 8443);
+  EXPECT_TRUE(elect);
+  EXPECT_EQ(level, "4");
+  EXPECT_EQ(window.count(), 90000);
+  EXPECT_NE(f.Usage().find("--cert-dir value"), std::string::npos);
+  EXPECT_NE(f.Usage().find("(default \"/x\")"), std::string::npos);
+}
+
+TEST(Flags, Errors) {
+  int port = 1;
+  FlagSet f("prog", "desc");
+  f.Int("port", &port, "p");
+  const char* a1[] = {"prog", "--nope"};
+  EXPECT_EQ(f.Parse(2, a1), "unknown flag: --nope (see --help)");
+  const char* a2[] = {"prog", "--port=abc"};
+  EXPECT_EQ(f.Parse(2, a2), "invalid value \"abc\" for --port: not an integer");
+  const char* a3[] = {"prog", "--port"};
+  EXPECT_EQ(f.Parse(2, a3), "flag needs an argument: --port");
+  const char* a4[] = {"prog", "--help"};
+  EXPECT_EQ(f.Parse(2, a4), "");
+  EXPECT_TRUE(f.help_requested());
+}
+
+TEST(Flags, DurationsAndAddresses) {
+  std::chrono::milliseconds d{};
+  EXPECT_TRUE(ParseDuration("300ms", &d));
+  EXPECT_EQ(d.count(), 300);
+  EXPECT_TRUE(ParseDuration("1h", &d));
+  EXPECT_EQ(d.count(), 3600000);
+  EXPECT_FALSE(ParseDuration("5", &d));
+  EXPECT_FALSE(ParseDuration("5x", &d));
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(300000)), "5m");
+  HostPort hp;
+  EXPECT_TRUE(ParseBindAddress(":8080", &hp));
+  EXPECT_EQ(hp.host, "0.0.0.0");
+  EXPECT_EQ(hp.port, 8080);
+  EXPECT_TRUE(ParseBindAddress("127.0.0.1:9", &hp));
+  EXPECT_EQ(hp.host, "127.0.0.1");
+  EXPECT_TRUE(ParseBindAddress("0", &hp));
+  EXPECT_EQ(hp.port, -1);
+  EXPECT_FALSE(ParseBindAddress("8080", &hp));
+  EXPECT_FALSE(ParseBindAddress(":70000", &hp));
+}
+
+}  // namespace
+TEST(Flags, GoStyleDurations) {
+  auto parse = [](const std::string& s) -> std::optional<std::chrono::milliseconds> {
+    std::chrono::milliseconds d{};
+    if (!ParseDuration(s, &d)) return std::nullopt;
+    return d;
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(parse("15s"), milliseconds(15000));
+  EXPECT_EQ(parse("5m"), milliseconds(300000));
+  EXPECT_EQ(parse("1h30m"), milliseconds(5400000));
+  EXPECT_EQ(parse("1.5s"), milliseconds(1500));
+  EXPECT_EQ(parse("0"), milliseconds(0));
+  for (const char* bad : {"", "15", "s", "10x", "-5s"}) EXPECT_FALSE(parse(bad)) << bad;
+}
+
+TEST(Flags, BindAddressForms) {
+  HostPort hp;
+  ASSERT_TRUE(ParseBindAddress("[::1]:80", &hp));
+  EXPECT_EQ(hp.host, "::1");
+  EXPECT_EQ(hp.port, 80);
+  EXPECT_FALSE(ParseBindAddress("8080", &hp));
+  EXPECT_FALSE(ParseBindAddress(":99999", &hp));
+  EXPECT_FALSE(ParseBindAddress(":http", &hp));
+}
+
+TEST(Flags, ValidateRunsAfterEachSetAndReportsItsError) {
+  int n = 1;
+  FlagSet f("prog", "test");
+  f.Int("n", &n, "a count");
+  f.Validate("n", [&n] { return n >= 1 ? std::string() : std::string("--n must be at least 1"); });
+  EXPECT_EQ(f.Parse({"--n=3"}), "");
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(f.Parse({"--n", "0"}), "--n must be at least 1");
+  EXPECT_EQ(f.Parse({"--n=x"}), "invalid value \"x\" for --n: not an integer");
+}
+
+}  // namespace ms

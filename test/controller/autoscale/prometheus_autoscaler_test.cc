@@ -1,0 +1,356 @@
+#include "controller/autoscale/prometheus_autoscaler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/metrics.h"
+#include "test/support/fake_clock.h"
+
+namespace ms::autoscale {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+// Answers every query with the value (or error) set last; a per-query
+// override map allows several objects at once. Records the queries.
+class FakeSource final : public QuerySource {
+ public:
+  QueryResult Query(const std::string& promql) override {
+    std::lock_guard<std::mutex> g(mu_);
+    queries_.push_back(promql);
+    auto it = per_query_.find(promql);
+    if (it != per_query_.end()) return it->second;
+    return next_;
+  }
+  void Set(double v) {
+    std::lock_guard<std::mutex> g(mu_);
+    next_ = QueryResult::Value(v);
+  }
+  void SetError(const std::string& e) {
+    std::lock_guard<std::mutex> g(mu_);
+    next_ = QueryResult::Error(e);
+  }
+  void SetFor(const std::string& query, QueryResult r) {
+    std::lock_guard<std::mutex> g(mu_);
+    per_query_[query] = std::move(r);
+  }
+  std::vector<std::string> queries() {
+    std::lock_guard<std::mutex> g(mu_);
+    return queries_;
+  }
+
+ private:
+  std::mutex mu_;
+  QueryResult next_ = QueryResult::Error("unset");
+  std::map<std::string, QueryResult> per_query_;
+  std::vector<std::string> queries_;
+};
+
+class AutoscalerTest : public ::testing::Test {
+ protected:
+  AutoscalerTest() { Make(300s, 0.10); }
+
+  void Make(Clock::Duration window, double tolerance, metrics::Registry* registry = nullptr) {
+    scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, window,
+                                                     tolerance, registry);
+  }
+
+  // One reconcile: reads L, and "applies" the answer as the new current
+  // replica count, as the controller would.
+  int Step(double l, const Spec& spec) {
+    source_->Set(l);
+    const Recommendation r = scaler_->Recommend("ns", "svc", spec, current_);
+    EXPECT_TRUE(r.metrics_ok) << r.message;
+    EXPECT_DOUBLE_EQ(r.queue_length, l);
+    current_ = r.desired_replicas;
+    return current_;
+  }
+
+  std::shared_ptr<FakeSource> source_ = std::make_shared<FakeSource>();
+  FakeClock clock_;
+  std::unique_ptr<PrometheusAutoscaler> scaler_;
+  int current_ = 1;
+  const Spec spec_{1, 10, 5};
+};
+
+TEST_F(AutoscalerTest, RendersTheQueryForTheObject) {
+  source_->Set(0);
+  scaler_->Recommend("team-a", "bert\"qa", spec_, 1);
+  ASSERT_EQ(source_->queries().size(), 1u);
+  EXPECT_EQ(source_->queries()[0], R"(sum(modelservice_queue_length{namespace="team-a",modelservice="bert\"qa"}))");
+}
+
+TEST_F(AutoscalerTest, ScalesUpAtOnce) {
+  current_ = 1;
+  EXPECT_EQ(Step(12, spec_), 3);
+  EXPECT_EQ(Step(40, spec_), 8);
+  clock_.Advance(1s);
+  EXPECT_EQ(Step(1000, spec_), 10);  // max
+  EXPECT_EQ(Step(0, spec_), 10);     // no time passed: held
+}
+
+TEST_F(AutoscalerTest, DipShorterThanTheWindowDoesNotScaleDown) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  for (int i = 0; i < 29; ++i) {  // 290 s of a low queue
+    clock_.Advance(10s);
+    EXPECT_EQ(Step(10, spec_), 8) << "after " << (i + 1) * 10 << " s";
+  }
+  clock_.Advance(10s);
+  EXPECT_EQ(Step(40, spec_), 8);  // back up: never went down
+  clock_.Advance(10s);
+  EXPECT_EQ(Step(39, spec_), 8);
+}
+
+TEST_F(AutoscalerTest, SustainedDipScalesDownExactlyAfterTheWindow) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);  // t = 0
+  for (int t = 10; t <= 290; t += 10) {
+    clock_.Advance(10s);
+    EXPECT_EQ(Step(10, spec_), 8) << "t=" << t;
+  }
+  clock_.Advance(10s);  // t = 300: the t=0 sample is at the window's edge
+  EXPECT_EQ(Step(10, spec_), 8);
+  clock_.Advance(1ms);  // t = 300.001: it has left
+  EXPECT_EQ(Step(10, spec_), 2);
+}
+
+TEST_F(AutoscalerTest, ScalesDownToTheHighestRecommendationOfTheWindow) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);  // t = 0: 8
+  clock_.Advance(100s);
+  EXPECT_EQ(Step(30, spec_), 8);  // t = 100: raw 6
+  clock_.Advance(100s);
+  EXPECT_EQ(Step(20, spec_), 8);  // t = 200: raw 4
+  clock_.Advance(50s);
+  EXPECT_EQ(Step(5, spec_), 8);  // t = 250: raw 1
+  clock_.Advance(51s);
+  EXPECT_EQ(Step(5, spec_), 6);  // t = 301: 8 expired; max(6, 4, 1, 1)
+  clock_.Advance(100s);
+  EXPECT_EQ(Step(5, spec_), 4);  // t = 401: 6 expired
+  clock_.Advance(49s);
+  EXPECT_EQ(Step(5, spec_), 4);  // t = 450: 4 (t=200) still inside
+  clock_.Advance(51s);
+  EXPECT_EQ(Step(5, spec_), 1);  // t = 501
+}
+
+TEST_F(AutoscalerTest, MessageExplainsAHeldScaleDown) {
+  current_ = 1;
+  Step(40, spec_);
+  clock_.Advance(10s);
+  source_->Set(10);
+  const Recommendation r = scaler_->Recommend("ns", "svc", spec_, 8);
+  EXPECT_EQ(r.desired_replicas, 8);
+  EXPECT_THAT(r.message, HasSubstr("queue length 10"));
+  EXPECT_THAT(r.message, HasSubstr("2 replicas"));
+  EXPECT_THAT(r.message, HasSubstr("held at 8"));
+  EXPECT_THAT(r.message, HasSubstr("300s stabilization window"));
+  EXPECT_TRUE(r.reason.empty());
+}
+
+TEST_F(AutoscalerTest, ToleranceStopsFlappingAroundTheThreshold) {
+  const Spec spec{1, 20, 10};
+  current_ = 4;
+  // C*T = 40; +-10% keeps 4. Without tolerance 41..44 would mean 5.
+  for (double l : {38.0, 42.0, 39.0, 44.0, 36.0, 41.0, 43.5}) {
+    clock_.Advance(15s);
+    EXPECT_EQ(Step(l, spec), 4) << "L=" << l;
+  }
+  clock_.Advance(15s);
+  EXPECT_EQ(Step(45, spec), 5);  // 12.5% over: scale up at once
+  // Now C = 5, C*T = 50: 46..54 keep 5.
+  for (double l : {46.0, 54.0, 50.0, 47.0}) {
+    clock_.Advance(15s);
+    EXPECT_EQ(Step(l, spec), 5) << "L=" << l;
+  }
+}
+
+TEST_F(AutoscalerTest, WithoutToleranceTheSameSequenceFlapsUp) {
+  Make(300s, 0.0);
+  const Spec spec{1, 20, 10};
+  current_ = 4;
+  clock_.Advance(15s);
+  EXPECT_EQ(Step(38, spec), 4);
+  clock_.Advance(15s);
+  EXPECT_EQ(Step(42, spec), 5);
+}
+
+TEST_F(AutoscalerTest, ToleranceMessage) {
+  const Spec spec{1, 20, 10};
+  source_->Set(42);
+  const Recommendation r = scaler_->Recommend("ns", "svc", spec, 4);
+  EXPECT_EQ(r.desired_replicas, 4);
+  EXPECT_THAT(r.message, HasSubstr("5 replicas"));
+  EXPECT_THAT(r.message, HasSubstr("10% tolerance of 4 replicas"));
+}
+
+TEST_F(AutoscalerTest, UnavailableMetricsKeepCurrentAndDoNotTouchHistory) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);  // t = 0
+  clock_.Advance(100s);
+  source_->SetError("GET http://prom:9090 failed: Couldn't connect to server");
+  Recommendation r = scaler_->Recommend("ns", "svc", spec_, 8);
+  EXPECT_FALSE(r.metrics_ok);
+  EXPECT_EQ(r.reason, "MetricsUnavailable");
+  EXPECT_THAT(r.message, HasSubstr("Couldn't connect to server"));
+  EXPECT_THAT(r.message, HasSubstr("modelservice_queue_length{namespace=\"ns\",modelservice=\"svc\"}"));
+  EXPECT_THAT(r.message, HasSubstr("keeping 8 replicas"));
+  EXPECT_EQ(r.desired_replicas, 8);
+
+  source_->SetError("no series (the query returned an empty vector)");
+  r = scaler_->Recommend("ns", "svc", spec_, 8);
+  EXPECT_FALSE(r.metrics_ok);
+  EXPECT_THAT(r.message, HasSubstr("no series"));
+
+  // A source that returns a non-finite "value" is unavailable too.
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    source_->Set(bad);
+    r = scaler_->Recommend("ns", "svc", spec_, 8);
+    EXPECT_FALSE(r.metrics_ok);
+    EXPECT_EQ(r.reason, "MetricsUnavailable");
+    EXPECT_EQ(r.desired_replicas, 8);
+  }
+
+  clock_.Advance(100s);  // t = 200: the t=0 sample still holds 8
+  current_ = 8;
+  EXPECT_EQ(Step(10, spec_), 8);
+  clock_.Advance(101s);  // t = 301: failures recorded nothing; max is 2
+  EXPECT_EQ(Step(10, spec_), 2);
+}
+
+TEST_F(AutoscalerTest, ForgetDropsTheHistory) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  EXPECT_EQ(scaler_->TrackedObjects(), 1u);
+  scaler_->Forget("ns", "svc");
+  EXPECT_EQ(scaler_->TrackedObjects(), 0u);
+  EXPECT_EQ(Step(10, spec_), 2);
+  scaler_->Forget("ns", "nothing-here");  // harmless
+  EXPECT_EQ(scaler_->TrackedObjects(), 1u);
+}
+
+TEST_F(AutoscalerTest, ObjectsHaveSeparateHistories) {
+  const std::string qa = RenderQuery(kDefaultQueryTemplate, "a", "x");
+  const std::string qb = RenderQuery(kDefaultQueryTemplate, "b", "x");
+  source_->SetFor(qa, QueryResult::Value(50));
+  source_->SetFor(qb, QueryResult::Value(5));
+  EXPECT_EQ(scaler_->Recommend("a", "x", spec_, 1).desired_replicas, 10);
+  EXPECT_EQ(scaler_->Recommend("b", "x", spec_, 1).desired_replicas, 1);
+  source_->SetFor(qa, QueryResult::Value(5));
+  source_->SetFor(qb, QueryResult::Value(50));
+  clock_.Advance(10s);
+  EXPECT_EQ(scaler_->Recommend("a", "x", spec_, 10).desired_replicas, 10);  // held
+  EXPECT_EQ(scaler_->Recommend("b", "x", spec_, 1).desired_replicas, 10);   // up at once
+  EXPECT_EQ(scaler_->TrackedObjects(), 2u);
+  scaler_->Forget("a", "x");
+  EXPECT_EQ(scaler_->Recommend("a", "x", spec_, 10).desired_replicas, 1);
+  EXPECT_EQ(scaler_->Recommend("b", "x", spec_, 10).desired_replicas, 10);
+}
+
+TEST_F(AutoscalerTest, HistoryIsClampedByTheCurrentSpec) {
+  current_ = 1;
+  EXPECT_EQ(Step(50, spec_), 10);
+  clock_.Advance(10s);
+  // max lowered to 6 while 10 is in the window: the answer is 6, not 10.
+  EXPECT_EQ(Step(0, Spec{1, 6, 5}), 6);
+  // max raised to 9, min to 7: the 10 still in the window is clamped to 9.
+  EXPECT_EQ(Step(0, Spec{7, 9, 5}), 9);
+  clock_.Advance(291s);  // t = 301: the 10 has left; raw is min = 7
+  EXPECT_EQ(Step(0, Spec{7, 9, 5}), 7);
+}
+
+TEST_F(AutoscalerTest, ZeroWindowScalesDownAtOnce) {
+  Make(0s, 0.10);
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  EXPECT_EQ(Step(10, spec_), 2);
+  Make(-5s, 0.10);  // negative: no stabilization either
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  EXPECT_EQ(Step(10, spec_), 2);
+}
+
+TEST_F(AutoscalerTest, ShortWindow) {
+  Make(30s, 0.10);
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  clock_.Advance(30s);
+  EXPECT_EQ(Step(10, spec_), 8);
+  clock_.Advance(1s);
+  EXPECT_EQ(Step(10, spec_), 2);
+}
+
+TEST_F(AutoscalerTest, ManyReadingsKeepTheExactWindowMaximum) {
+  // A long pseudo-random sequence checked against a brute-force model of
+  // "max over [now - W, now]".
+  Make(300s, 0.0);
+  const Spec spec{1, 100, 1};
+  std::vector<std::pair<Clock::TimePoint, int>> all;
+  uint32_t x = 12345;
+  for (int i = 0; i < 3000; ++i) {
+    x = x * 1103515245u + 12345u;
+    const int l = static_cast<int>((x >> 16) % 100) + 1;
+    clock_.Advance(std::chrono::milliseconds(1000 + (x >> 8) % 20000));
+    source_->Set(l);
+    const int got = scaler_->Recommend("ns", "svc", spec, 0).desired_replicas;
+    all.emplace_back(clock_.Now(), l);
+    int want = 0;
+    for (auto it = all.rbegin(); it != all.rend() && it->first >= clock_.Now() - 300s; ++it) {
+      want = std::max(want, it->second);
+    }
+    ASSERT_EQ(got, want) << "step " << i;
+  }
+}
+
+TEST_F(AutoscalerTest, MetricsGaugeAndCounters) {
+  metrics::Registry registry;
+  Make(300s, 0.10, &registry);
+  source_->Set(12);
+  scaler_->Recommend("ns", "svc", spec_, 1);
+  std::string text = registry.Serialize();
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"success\"} 1\n"));
+  source_->SetError("down");
+  scaler_->Recommend("ns", "svc", spec_, 3);
+  text = registry.Serialize();
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} NaN\n"));
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"error\"} 1\n"));
+  scaler_->Forget("ns", "svc");
+  text = registry.Serialize();
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length{")));
+}
+
+TEST_F(AutoscalerTest, ConcurrentWorkers) {
+  source_->Set(23);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        const std::string name = "svc-" + std::to_string((t * 500 + i) % 16);
+        const Recommendation r = scaler_->Recommend("ns", name, spec_, 1);
+        if (!r.metrics_ok || r.desired_replicas != 5) ++wrong;
+        if (i % 7 == 0) scaler_->Forget("ns", name);
+        if (t == 0 && i % 50 == 0) clock_.Advance(1s);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(scaler_->TrackedObjects(), 16u);
+}
+
+}  // namespace
+}  // namespace ms::autoscale

@@ -1,0 +1,600 @@
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/metrics.h"
+#include "controller/kube/http_client.h"
+#include "test/support/fake_clock.h"
+
+namespace ms::kube {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// A plain HTTP server on 127.0.0.1 with an ephemeral port.
+class TestServer {
+ public:
+  TestServer() {
+    server.new_task_queue = [] { return new httplib::ThreadPool(32); };  // httplib's own ownership contract
+    server.set_keep_alive_max_count(1000);
+    server.set_tcp_nodelay(true);
+  }
+  void Start() {
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+    for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(1ms);
+  }
+  ~TestServer() {
+    done = true;
+    server.stop();
+    if (thread.joinable()) thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+
+  httplib::Server server;
+  std::atomic<bool> done{false};
+  int port = 0;
+  std::thread thread;
+};
+
+class KubeHttpClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {}
+  RestConfig Config() {
+    RestConfig c;
+    c.server = srv_.url();
+    c.bearer_token = "secret";
+    c.user_agent = "kube-test/1.0";
+    return c;
+  }
+  TestServer srv_;
+  FakeClock clock_;
+};
+
+int ClosedPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+TEST_F(KubeHttpClientTest, GetDecodesJsonAndSendsHeaders) {
+  httplib::Headers seen;
+  std::string seen_query;
+  srv_.server.Get("/api/v1/namespaces/ns/services/a", [&](const httplib::Request& req, httplib::Response& res) {
+    seen = req.headers;
+    seen_query = req.get_param_value("labelSelector");
+    res.set_content(R"({"kind":"Service","metadata":{"name":"a","resourceVersion":"7"}})", "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  Result r = client.Get("/api/v1/namespaces/ns/services/a?labelSelector=app%3Dx");
+  ASSERT_TRUE(r.ok()) << r.error->message;
+  EXPECT_EQ(r.code, 200);
+  EXPECT_EQ(r.body["metadata"]["resourceVersion"], "7");
+  EXPECT_EQ(seen_query, "app=x");
+  auto header = [&](const char* k) {
+    auto it = seen.find(k);
+    return it == seen.end() ? std::string("<none>") : it->second;
+  };
+  EXPECT_EQ(header("Accept"), "application/json");
+  EXPECT_EQ(header("Authorization"), "Bearer secret");
+  EXPECT_EQ(header("User-Agent"), "kube-test/1.0");
+}
+
+TEST_F(KubeHttpClientTest, SequentialRequestsReuseTheConnection) {
+  std::mutex mu;
+  std::vector<int> ports;
+  srv_.server.Get("/k", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> g(mu);
+    ports.push_back(req.remote_port);
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.Get("/k").ok());
+  ASSERT_EQ(ports.size(), 5u);
+  for (int p : ports) EXPECT_EQ(p, ports[0]);  // one keep-alive connection
+}
+
+TEST_F(KubeHttpClientTest, NotFoundStatusIsDecoded) {
+  srv_.server.Get("/apis/apps/v1/namespaces/ns/deployments/x", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                    R"("message":"deployments.apps \"x\" not found","reason":"NotFound",)"
+                    R"("details":{"name":"x","group":"apps","kind":"deployments"},"code":404})",
+                    "application/json");
+  });
+  srv_.server.Post("/api/v1/namespaces/ns/services", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 409;
+    res.set_content(R"({"kind":"Status","status":"Failure","message":"services \"a\" already exists",)"
+                    R"("reason":"AlreadyExists","code":409})",
+                    "application/json");
+  });
+  srv_.server.Get("/broken", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 502;
+    res.set_content("upstream down", "text/plain");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  Result r = client.Get("/apis/apps/v1/namespaces/ns/deployments/x");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.IsNotFound());
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->code, 404);
+  EXPECT_EQ(r.error->reason, "NotFound");
+  EXPECT_EQ(r.error->message, "deployments.apps \"x\" not found");
+
+  Result c = client.Create("/api/v1/namespaces/ns/services", {{"metadata", {{"name", "a"}}}});
+  EXPECT_TRUE(c.IsAlreadyExists());
+  EXPECT_FALSE(c.IsConflict());
+
+  Result b = client.Get("/broken");
+  EXPECT_EQ(b.code, 502);
+  EXPECT_EQ(b.error->reason, "Unknown");
+  EXPECT_EQ(b.error->message, "upstream down");
+}
+
+TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
+  std::mutex mu;
+  std::vector<std::string> seen;  // "METHOD content-type body"
+  auto record = [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(req.method + " " + req.get_header_value("Content-Type") + " " + req.body);
+    res.set_content(R"({"ok":true})", "application/json");
+  };
+  srv_.server.Post("/o", record);
+  srv_.server.Put("/o", record);
+  srv_.server.Patch("/o", record);
+  srv_.server.Delete("/o", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(req.method + " " + req.get_header_value("Content-Type") + " " + req.body);
+    res.set_content(R"({"kind":"Status","status":"Success"})", "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  const nlohmann::json body = {{"a", 1}};
+  EXPECT_TRUE(client.Create("/o", body).ok());
+  EXPECT_TRUE(client.Update("/o", body).ok());
+  EXPECT_TRUE(client.Patch("/o", PatchType::kMerge, body).ok());
+  EXPECT_TRUE(client.Patch("/o", PatchType::kJson, nlohmann::json::array({{{"op", "remove"}, {"path", "/a"}}})).ok());
+  EXPECT_TRUE(client.Patch("/o", PatchType::kStrategicMerge, body).ok());
+  Result d = client.Delete("/o");
+  EXPECT_TRUE(d.ok());
+  EXPECT_EQ(d.body["status"], "Success");
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen[0], R"(POST application/json {"a":1})");
+  EXPECT_EQ(seen[1], R"(PUT application/json {"a":1})");
+  EXPECT_EQ(seen[2], R"(PATCH application/merge-patch+json {"a":1})");
+  EXPECT_EQ(seen[3], R"(PATCH application/json-patch+json [{"op":"remove","path":"/a"}])");
+  EXPECT_EQ(seen[4], R"(PATCH application/strategic-merge-patch+json {"a":1})");
+  EXPECT_EQ(seen[5], "DELETE  ");
+}
+
+TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  metrics::Registry registry;
+  HttpClient client(cfg, clock_, nullptr, &registry);
+  Result r = client.Get("/api/v1/pods");
+  EXPECT_EQ(r.code, 0);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->code, 0);
+  EXPECT_EQ(r.error->reason, "Transport");
+  EXPECT_FALSE(r.error->message.empty());
+  std::atomic<bool> stop{false};
+  Result w = client.Watch(
+      "/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop);
+  EXPECT_EQ(w.code, 0);
+  EXPECT_EQ(w.error->reason, "Transport");
+  const std::string text = registry.Serialize();
+  EXPECT_NE(text.find("rest_client_requests_total{code=\"<error>\",host=\"" + client.host() + "\",method=\"GET\"} 2"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(KubeHttpClientTest, RequestTimeout) {
+  srv_.server.Get("/slow", [this](const httplib::Request&, httplib::Response& res) {
+    // Slow until the test ends (bounded), so teardown does not wait long.
+    for (int i = 0; i < 400 && !srv_.done.load(); ++i) std::this_thread::sleep_for(5ms);
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  HttpClientOptions opts;
+  opts.request_timeout = 100ms;
+  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  const auto start = std::chrono::steady_clock::now();
+  Result r = client.Get("/slow");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+  EXPECT_EQ(r.code, 0);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, "Transport");
+}
+
+TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
+  srv_.server.Get("/ok",
+                  [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  srv_.server.Put("/ok", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 409;
+    res.set_content(R"({"kind":"Status","reason":"Conflict","code":409})", "application/json");
+  });
+  srv_.Start();
+  metrics::Registry registry;
+  HttpClient client(Config(), clock_, nullptr, &registry);
+  EXPECT_EQ(client.host(), "127.0.0.1:" + std::to_string(srv_.port));
+  client.Get("/ok");
+  client.Get("/ok");
+  client.List("/ok");
+  client.Update("/ok", nlohmann::json::object());
+  const std::string text = registry.Serialize();
+  const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
+  EXPECT_NE(text.find("# TYPE rest_client_requests_total counter"), std::string::npos);
+  EXPECT_NE(text.find("rest_client_requests_total{code=\"200\"," + host + ",method=\"GET\"} 3"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rest_client_requests_total{code=\"409\"," + host + ",method=\"PUT\"} 1"), std::string::npos)
+      << text;
+}
+
+TEST_F(KubeHttpClientTest, TokenRereadAfter401) {
+  const fs::path dir = fs::temp_directory_path() / ("kube_http_token_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string token_file = (dir / "token").string();
+  std::ofstream(token_file) << "old";
+  std::atomic<int> calls{0};
+  srv_.server.Get("/x", [&](const httplib::Request& req, httplib::Response& res) {
+    ++calls;
+    if (req.get_header_value("Authorization") != "Bearer new") {
+      res.status = 401;
+      res.set_content(R"({"kind":"Status","reason":"Unauthorized","code":401})", "application/json");
+      return;
+    }
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  RestConfig cfg = Config();
+  cfg.bearer_token = "old";
+  cfg.token_file = token_file;
+  HttpClient client(cfg, clock_);
+  Result r = client.Get("/x");
+  EXPECT_EQ(r.code, 401);  // the file still holds the rejected token: no retry
+  EXPECT_EQ(calls.load(), 1);
+  std::ofstream(token_file) << "new\n";  // rotated
+  r = client.Get("/x");
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(calls.load(), 3);  // 401, re-read, retried
+  fs::remove_all(dir);
+}
+
+TEST_F(KubeHttpClientTest, RateLimitedInVirtualTime) {
+  std::atomic<int> calls{0};
+  srv_.server.Get("/r", [&](const httplib::Request&, httplib::Response& res) {
+    ++calls;
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  RestConfig cfg = Config();
+  cfg.qps = 1;
+  cfg.burst = 2;
+  HttpClient client(cfg, clock_);
+  EXPECT_TRUE(client.Get("/r").ok());
+  EXPECT_TRUE(client.Get("/r").ok());
+  std::atomic<bool> third_done{false};
+  std::thread t([&] {
+    client.Get("/r");
+    third_done = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(third_done.load());
+  EXPECT_EQ(calls.load(), 2);
+  clock_.Advance(1s);
+  for (int i = 0; i < 1000 && !third_done.load(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(third_done.load());
+  EXPECT_EQ(calls.load(), 3);
+  t.join();
+}
+
+TEST_F(KubeHttpClientTest, ConcurrentRequestsFromManyThreads) {
+  std::atomic<int> calls{0};
+  srv_.server.Get(R"(/c/(\d+))", [&](const httplib::Request& req, httplib::Response& res) {
+    ++calls;
+    res.set_content(nlohmann::json{{"n", std::stoi(req.matches[1])}}.dump(), "application/json");
+  });
+  srv_.Start();
+  RestConfig cfg = Config();
+  cfg.qps = 0;  // unlimited
+  HttpClient client(cfg, clock_);
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  // 4 threads: httplib 0.11 listens with a backlog of 5, and more
+  // simultaneous connects get a SYN dropped (a 1 s retransmit).
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const int n = t * 100 + i;
+        Result r = client.Get("/c/" + std::to_string(n));
+        if (r.ok() && r.body["n"] == n) ++good;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 200);
+  EXPECT_EQ(calls.load(), 200);
+}
+
+TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
+  const std::string stream = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
+                             "\n"
+                             R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"2"}}})"
+                             "\n"
+                             R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"3"}}})"
+                             "\n";
+  std::string seen_query;
+  srv_.server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_query = req.get_param_value("watch");
+    res.set_chunked_content_provider("application/json", [&](size_t offset, httplib::DataSink& sink) {
+      // Chunks of 17 bytes with pauses: lines straddle chunk boundaries.
+      const size_t n = std::min<size_t>(17, stream.size() - offset);
+      sink.write(stream.data() + offset, n);
+      std::this_thread::sleep_for(2ms);
+      if (offset + n >= stream.size()) sink.done();
+      return true;
+    });
+  });
+  srv_.Start();
+  metrics::Registry registry;
+  HttpClient client(Config(), clock_, nullptr, &registry);
+  std::vector<WatchEvent> events;
+  std::atomic<bool> stop{false};
+  Result r = client.Watch(
+      "/api/v1/pods?watch=true",
+      [&](const WatchEvent& e) {
+        events.push_back(e);
+        return true;
+      },
+      stop);
+  EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "");
+  EXPECT_EQ(r.code, 200);
+  EXPECT_EQ(seen_query, "true");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, "ADDED");
+  EXPECT_EQ(events[1].type, "MODIFIED");
+  EXPECT_EQ(events[1].object["metadata"]["resourceVersion"], "2");
+  EXPECT_EQ(events[2].type, "BOOKMARK");
+  EXPECT_NE(registry.Serialize().find("code=\"200\""), std::string::npos);
+}
+
+TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {
+  srv_.server.Get("/w", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 410;
+    res.set_content(R"({"kind":"Status","status":"Failure","message":"too old resource version",)"
+                    R"("reason":"Expired","code":410})",
+                    "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  std::atomic<bool> stop{false};
+  int events = 0;
+  Result r = client.Watch(
+      "/w", [&](const WatchEvent&) { return ++events > 0; }, stop);
+  EXPECT_TRUE(r.IsGone());
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, "Expired");
+  EXPECT_EQ(events, 0);
+}
+
+// A watch stream that sends one event (when `first_event`), then nothing,
+// until the server goes away.
+void HangingWatch(TestServer& srv, bool first_event = true) {
+  srv.server.Get("/hang", [&srv, first_event](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [&srv, first_event](size_t offset, httplib::DataSink& sink) {
+      if (offset == 0 && first_event) {
+        const std::string e = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                              "\n";
+        sink.write(e.data(), e.size());
+      }
+      std::this_thread::sleep_for(5ms);
+      return !srv.done.load();
+    });
+  });
+}
+
+TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
+  HangingWatch(srv_);
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  std::atomic<bool> stop{false};
+  std::atomic<int> events{0};
+  std::chrono::steady_clock::time_point returned;
+  std::thread t([&] {
+    Result r = client.Watch(
+        "/hang",
+        [&](const WatchEvent&) {
+          ++events;
+          return true;
+        },
+        stop);
+    returned = std::chrono::steady_clock::now();
+    EXPECT_TRUE(r.ok());
+  });
+  for (int i = 0; i < 2000 && events.load() == 0; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(events.load(), 1);
+  std::this_thread::sleep_for(50ms);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  stop = true;
+  t.join();
+  EXPECT_LT(returned - stopped_at, 1s);  // polled every 100 ms
+}
+
+TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
+  HangingWatch(srv_);
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  std::atomic<bool> stop{false};
+  int events = 0;
+  Result r = client.Watch(
+      "/hang",
+      [&](const WatchEvent&) {
+        ++events;
+        return false;
+      },
+      stop);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(events, 1);
+}
+
+TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
+  // No bytes at all (curl averages the speed over its last few seconds, so an
+  // early event would delay the verdict).
+  HangingWatch(srv_, /*first_event=*/false);
+  srv_.Start();
+  HttpClientOptions opts;
+  opts.watch_low_speed_time = 1s;
+  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  Result r = client.Watch(
+      "/hang", [](const WatchEvent&) { return true; }, stop);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_EQ(r.code, 0);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, "Transport");
+}
+
+TEST(KubeHttpClientHelpers, HostPortAndPatchTypes) {
+  EXPECT_EQ(HostPort("https://10.0.0.1:6443"), "10.0.0.1:6443");
+  EXPECT_EQ(HostPort("https://api.example.com/prefix/x"), "api.example.com:443");
+  EXPECT_EQ(HostPort("http://localhost"), "localhost:80");
+  EXPECT_EQ(HostPort("https://[fd00::1]:6443"), "[fd00::1]:6443");
+  EXPECT_EQ(HostPort("https://[fd00::1]"), "[fd00::1]:443");
+  EXPECT_STREQ(PatchContentType(PatchType::kMerge), "application/merge-patch+json");
+  EXPECT_STREQ(PatchContentType(PatchType::kJson), "application/json-patch+json");
+  EXPECT_STREQ(PatchContentType(PatchType::kStrategicMerge), "application/strategic-merge-patch+json");
+}
+
+}  // namespace
+}  // namespace ms::kube
+
+namespace ms::kube {
+namespace {
+
+// TLS: a CA, a server certificate for 127.0.0.1 and a client certificate,
+// made with the openssl command line; the server requires the client
+// certificate (as a kube-apiserver with --client-ca-file does).
+class KubeHttpClientTlsTest : public ::testing::Test {
+ protected:
+  // The certificates are made once for the suite (openssl takes a while).
+  static void SetUpTestSuite() {
+    std::string tmpl = (fs::temp_directory_path() / "kube_tls_test.XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return;
+    dir_ = tmpl;
+    const std::string d = dir_.string();
+    const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    const std::string script =
+        "cd " + d + " && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext" + " && openssl req -x509" + key +
+        " -keyout ca.key -out ca.crt -days 1 -subj /CN=test-ca" + " && openssl req" + key +
+        " -keyout server.key -out server.csr -subj /CN=127.0.0.1" +
+        " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1"
+        " -extfile san.ext" +
+        " && openssl req" + key + " -keyout client.key -out client.csr -subj /O=system:masters/CN=admin" +
+        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1";
+    have_certs_ = std::system((script + " >/dev/null 2>&1").c_str()) == 0;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  void SetUp() override {
+    if (!have_certs_) GTEST_SKIP() << "openssl command line unavailable";
+    server_ = std::make_unique<httplib::SSLServer>((dir_ / "server.crt").c_str(), (dir_ / "server.key").c_str(),
+                                                   (dir_ / "ca.crt").c_str());
+    ASSERT_TRUE(server_->is_valid());
+    server_->set_tcp_nodelay(true);
+    server_->Get("/version", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"major":"1","minor":"34"})", "application/json");
+    });
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    for (int i = 0; i < 500 && !server_->is_running(); ++i) std::this_thread::sleep_for(1ms);
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::string Read(const char* name) {
+    std::ifstream in(dir_ / name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  RestConfig Config(bool with_ca, bool with_client_cert) {
+    RestConfig c;
+    c.server = "https://127.0.0.1:" + std::to_string(port_);
+    if (with_ca) c.ca_pem = Read("ca.crt");
+    if (with_client_cert) {
+      c.client_cert_pem = Read("client.crt");
+      c.client_key_pem = Read("client.key");
+    }
+    return c;
+  }
+
+  static inline fs::path dir_;
+  static inline bool have_certs_ = false;
+  std::unique_ptr<httplib::SSLServer> server_;
+  int port_ = 0;
+  std::thread thread_;
+  FakeClock clock_;
+};
+
+TEST_F(KubeHttpClientTlsTest, CaAndClientCertificateFromMemory) {
+  HttpClient client(Config(true, true), clock_);
+  Result r = client.Get("/version");
+  ASSERT_TRUE(r.ok()) << r.error->message;
+  EXPECT_EQ(r.body["minor"], "34");
+  EXPECT_TRUE(client.Get("/version").ok());  // a second request on the pooled handle
+}
+
+TEST_F(KubeHttpClientTlsTest, UnknownServerCaIsRejected) {
+  HttpClient client(Config(false, true), clock_);
+  Result r = client.Get("/version");
+  EXPECT_EQ(r.code, 0);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, "Transport");
+}
+
+TEST_F(KubeHttpClientTlsTest, InsecureSkipVerifyAcceptsUnknownCa) {
+  RestConfig cfg = Config(false, true);
+  cfg.insecure_skip_tls_verify = true;
+  HttpClient client(cfg, clock_);
+  EXPECT_TRUE(client.Get("/version").ok());
+}
+
+TEST_F(KubeHttpClientTlsTest, MissingClientCertificateFails) {
+  HttpClient client(Config(true, false), clock_);
+  Result r = client.Get("/version");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.code, 0);
+}
+
+}  // namespace
+}  // namespace ms::kube

@@ -1,0 +1,487 @@
+#include "controller/modelservice/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "controller/modelservice/resources.h"
+#include "test/support/fake_clock.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+
+std::string StripQuery(const std::string& p) { return p.substr(0, p.find('?')); }
+
+// An in-memory API server: objects by path, resourceVersion preconditions on
+// PUT and merge patch, the /status subresource, finalizer-gated deletion.
+// Hooks let a test inject answers or concurrent writes.
+class FakeApi final : public kube::Client {
+ public:
+  struct Call {
+    std::string method, path;
+  };
+  // Return a Result to answer the call instead of the store.
+  std::function<std::optional<kube::Result>(const std::string& method, const std::string& path, const json& body)> hook;
+
+  kube::Result Get(const std::string& path) override {
+    std::lock_guard<std::mutex> g(mu_);
+    calls.push_back({"GET", path});
+    if (auto r = Hooked("GET", path, json())) return *r;
+    auto it = objects.find(StripQuery(path));
+    if (it == objects.end()) return Err(404, "NotFound");
+    return {200, it->second, std::nullopt};
+  }
+  kube::Result List(const std::string&) override { return Err(405, "MethodNotAllowed"); }
+  kube::Result Create(const std::string& path, const json& body) override {
+    std::lock_guard<std::mutex> g(mu_);
+    calls.push_back({"POST", path});
+    if (auto r = Hooked("POST", path, body)) return *r;
+    const std::string p = path + "/" + body["metadata"]["name"].get<std::string>();
+    if (objects.count(p)) return Err(409, "AlreadyExists");
+    json obj = body;
+    obj["metadata"]["uid"] = "uid-" + std::to_string(++seq_);
+    obj["metadata"]["generation"] = 1;
+    obj["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    objects[p] = obj;
+    return {201, obj, std::nullopt};
+  }
+  kube::Result Update(const std::string& path, const json& body) override {
+    std::lock_guard<std::mutex> g(mu_);
+    calls.push_back({"PUT", path});
+    if (auto r = Hooked("PUT", path, body)) return *r;
+    const bool status = path.size() > 7 && path.substr(path.size() - 7) == "/status";
+    const std::string p = status ? path.substr(0, path.size() - 7) : path;
+    auto it = objects.find(p);
+    if (it == objects.end()) return Err(404, "NotFound");
+    if (body["metadata"].value("resourceVersion", "") != it->second["metadata"]["resourceVersion"]) {
+      return Err(409, "Conflict");
+    }
+    if (status) {
+      it->second["status"] = body["status"];
+    } else {
+      json keep_status = it->second.value("status", json());
+      json meta = it->second["metadata"];
+      it->second = body;
+      if (!keep_status.is_null()) it->second["status"] = keep_status;
+      it->second["metadata"]["uid"] = meta["uid"];
+      it->second["metadata"]["generation"] = meta["generation"].get<int>() + 1;
+    }
+    it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    return {200, it->second, std::nullopt};
+  }
+  kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
+    std::lock_guard<std::mutex> g(mu_);
+    calls.push_back({"PATCH", path});
+    if (auto r = Hooked("PATCH", path, patch)) return *r;
+    EXPECT_EQ(type, kube::PatchType::kMerge);
+    auto it = objects.find(path);
+    if (it == objects.end()) return Err(404, "NotFound");
+    if (patch.contains("metadata") && patch["metadata"].contains("resourceVersion") &&
+        patch["metadata"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
+      return Err(409, "Conflict");
+    }
+    it->second.merge_patch(patch);
+    it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    json out = it->second;
+    if (out["metadata"].contains("deletionTimestamp") &&
+        (!out["metadata"].contains("finalizers") || out["metadata"]["finalizers"].empty())) {
+      objects.erase(it);
+    }
+    return {200, out, std::nullopt};
+  }
+  kube::Result Delete(const std::string& path) override {
+    std::lock_guard<std::mutex> g(mu_);
+    calls.push_back({"DELETE", path});
+    if (auto r = Hooked("DELETE", path, json())) return *r;
+    if (objects.erase(StripQuery(path)) == 0) return Err(404, "NotFound");
+    return {200, json::object(), std::nullopt};
+  }
+  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
+                     const std::atomic<bool>&) override {
+    return Err(405, "MethodNotAllowed");
+  }
+
+  int Writes() const {
+    int n = 0;
+    for (const auto& c : calls) n += c.method != "GET";
+    return n;
+  }
+  std::vector<Call> WritesList() const {
+    std::vector<Call> out;
+    for (const auto& c : calls) {
+      if (c.method != "GET") out.push_back(c);
+    }
+    return out;
+  }
+  // A write by someone else (bumps resourceVersion); call from a hook only.
+  void ExternalEdit(const std::string& path, const std::function<void(json&)>& edit) {
+    edit(objects[path]);
+    objects[path]["metadata"]["resourceVersion"] = std::to_string(++rv_);
+  }
+  void Put(const std::string& path, json obj) {
+    obj["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    objects[path] = std::move(obj);
+  }
+
+  std::map<std::string, json> objects;
+  std::vector<Call> calls;
+
+ private:
+  std::optional<kube::Result> Hooked(const std::string& m, const std::string& p, const json& b) {
+    if (!hook) return std::nullopt;
+    return hook(m, p, b);
+  }
+  static kube::Result Err(int code, const std::string& reason) {
+    return {code, json(), kube::Status{code, reason, reason + " (fake)"}};
+  }
+  std::mutex mu_;
+  int rv_ = 0, seq_ = 0;
+};
+
+class FakeRecorder final : public EventRecorder {
+ public:
+  void Record(const json&, const Event& e) override { events.push_back(e); }
+  bool Has(const std::string& reason) const {
+    for (const auto& e : events) {
+      if (e.reason == reason) return true;
+    }
+    return false;
+  }
+  std::vector<Event> events;
+};
+
+class FakeAutoscaler final : public autoscale::Autoscaler {
+ public:
+  autoscale::Recommendation Recommend(const std::string&, const std::string&, const autoscale::Spec&,
+                                      int current) override {
+    calls++;
+    last_current = current;
+    return rec;
+  }
+  void Forget(const std::string& ns, const std::string& name) override { forgotten.insert(ns + "/" + name); }
+  autoscale::Recommendation rec{true, "", "", 0, 3};
+  int calls = 0, last_current = -1;
+  std::set<std::string> forgotten;
+};
+
+const std::string kMsPath = "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert";
+const std::string kDepPath = "/apis/apps/v1/namespaces/ml/deployments/bert";
+const std::string kSvcPath = "/api/v1/namespaces/ml/services/bert";
+
+json NewModelService() {
+  return json::parse(R"({
+    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
+    "metadata": {"name": "bert", "namespace": "ml", "uid": "ms-uid", "generation": 1},
+    "spec": {"model": "bert-base", "replicas": 2, "port": 8080, "gpus": 0,
+             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
+  })");
+}
+
+struct Fixture : ::testing::Test {
+  FakeClock clock;
+  FakeApi api;
+  FakeRecorder recorder;
+  FakeAutoscaler autoscaler;
+  Executor exec{api, recorder, &autoscaler, clock, Options{}};
+};
+
+TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
+  api.Put(kMsPath, NewModelService());
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  auto writes = api.WritesList();
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[0].method, "PATCH");  // finalizer
+  EXPECT_EQ(writes[1].method, "POST");
+  EXPECT_EQ(writes[1].path, "/apis/apps/v1/namespaces/ml/deployments");
+  EXPECT_EQ(writes[2].method, "POST");
+  EXPECT_EQ(writes[3].method, "PUT");
+  EXPECT_EQ(writes[3].path, kMsPath + "/status");
+  EXPECT_EQ(api.objects[kMsPath]["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}));
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Pending");
+  EXPECT_TRUE(recorder.Has("Created"));
+  EXPECT_EQ(r.desired_replicas, 2);
+
+  // The Deployment controller rolls it out.
+  api.objects[kDepPath]["status"] = {{"observedGeneration", 1},
+                                     {"replicas", 2},
+                                     {"updatedReplicas", 2},
+                                     {"readyReplicas", 2},
+                                     {"availableReplicas", 2}};
+  api.calls.clear();
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(api.Writes(), 1);
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Ready");
+
+  api.calls.clear();
+  recorder.events.clear();
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(api.Writes(), 0) << "an unchanged world must cause zero writes";
+  EXPECT_EQ(r.writes, 0);
+  EXPECT_TRUE(recorder.events.empty());
+}
+
+TEST_F(Fixture, StatusConflictRereadsAndRetriesWithoutClobbering) {
+  api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  api.objects[kDepPath]["status"] = {{"observedGeneration", 1},
+                                     {"replicas", 2},
+                                     {"updatedReplicas", 2},
+                                     {"readyReplicas", 2},
+                                     {"availableReplicas", 2}};
+  // Someone edits the ModelService (new label, new generation) just before
+  // our status write lands.
+  bool edited = false;
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "PUT" && p == kMsPath + "/status" && !edited) {
+      edited = true;
+      api.ExternalEdit(kMsPath, [](json& o) {
+        o["metadata"]["labels"]["team"] = "search";
+        o["metadata"]["generation"] = 2;
+      });
+      return kube::Result{409, json(), kube::Status{409, "Conflict", "the object has been modified"}};
+    }
+    return std::nullopt;
+  };
+  api.calls.clear();
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_TRUE(edited);
+  int status_puts = 0, gets_of_ms = 0;
+  for (const auto& c : api.calls) {
+    status_puts += c.method == "PUT" && c.path == kMsPath + "/status";
+    gets_of_ms += c.method == "GET" && c.path == kMsPath;
+  }
+  EXPECT_EQ(status_puts, 2);
+  EXPECT_EQ(gets_of_ms, 2) << "re-read after the conflict";
+  const json& ms = api.objects[kMsPath];
+  EXPECT_EQ(ms["metadata"]["labels"]["team"], "search") << "the newer object was not overwritten";
+  EXPECT_EQ(ms["status"]["observedGeneration"], 2) << "status computed from the re-read object";
+  EXPECT_EQ(ms["status"]["phase"], "Ready");
+}
+
+TEST_F(Fixture, DeploymentUpdateConflictRereads) {
+  api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  api.objects[kDepPath]["spec"]["replicas"] = 9;  // hand edit
+  bool once = false;
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "PUT" && p == kDepPath && !once) {
+      once = true;
+      api.ExternalEdit(kDepPath, [](json& o) { o["metadata"]["annotations"]["x"] = "y"; });
+      return kube::Result{409, json(), kube::Status{409, "Conflict", "modified"}};
+    }
+    return std::nullopt;
+  };
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 2);
+  EXPECT_EQ(api.objects[kDepPath]["metadata"]["annotations"]["x"], "y");
+  EXPECT_TRUE(recorder.Has("Scaled"));
+}
+
+TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
+  json ms = NewModelService();
+  ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
+  api.Put(kMsPath, ms);
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_TRUE(api.objects.count(kDepPath));
+  ASSERT_TRUE(api.objects.count(kSvcPath));
+  // The owned objects point back at the ModelService.
+  EXPECT_EQ(OwnerKey(api.objects[kDepPath]), "ml/bert");
+
+  api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  api.calls.clear();
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  auto writes = api.WritesList();
+  ASSERT_EQ(writes.size(), 3u);
+  EXPECT_EQ(writes[0].method, "DELETE");
+  EXPECT_EQ(StripQuery(writes[0].path), kDepPath);
+  EXPECT_EQ(writes[1].method, "DELETE");
+  EXPECT_EQ(StripQuery(writes[1].path), kSvcPath);
+  EXPECT_EQ(writes[2].method, "PATCH");
+  EXPECT_FALSE(api.objects.count(kMsPath)) << "finalizer removed, object gone";
+  EXPECT_TRUE(recorder.Has("Deleted"));
+
+  r = exec.Reconcile("ml/bert");
+  EXPECT_TRUE(r.gone);
+  EXPECT_EQ(autoscaler.forgotten.count("ml/bert"), 1u);
+}
+
+TEST_F(Fixture, AlreadyExistsOnCreateRequeues) {
+  api.Put(kMsPath, NewModelService());
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "POST" && p == "/apis/apps/v1/namespaces/ml/deployments") {
+      return kube::Result{409, json(), kube::Status{409, "AlreadyExists", "exists"}};
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kRequeue);
+}
+
+TEST_F(Fixture, InvalidOnCreateReportsFailed) {
+  api.Put(kMsPath, NewModelService());
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "POST" && p == "/apis/apps/v1/namespaces/ml/deployments") {
+      return kube::Result{422, json(), kube::Status{422, "Invalid", "spec.template: bad"}};
+    }
+    return std::nullopt;
+  };
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kError);
+  EXPECT_NE(r.error.find("422"), std::string::npos);
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Failed");
+  EXPECT_TRUE(recorder.Has("CreateFailed"));
+}
+
+TEST_F(Fixture, UpdateNotFoundRequeues) {
+  api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  api.objects[kDepPath]["spec"]["replicas"] = 9;
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "PUT" && p == kDepPath) return kube::Result{404, json(), kube::Status{404, "NotFound", "gone"}};
+    return std::nullopt;
+  };
+  EXPECT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kRequeue);
+}
+
+TEST_F(Fixture, AutoscalerAskedWithCurrentReplicasAndApplied) {
+  json ms = NewModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  api.Put(kMsPath, ms);
+  autoscaler.rec = {true, "", "", 12, 3};
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  ASSERT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_TRUE(r.autoscaled);
+  EXPECT_EQ(autoscaler.last_current, 2);
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 3);
+
+  autoscaler.rec = {false, "MetricsUnavailable", "connection refused", 0, 0};
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(autoscaler.last_current, 3);
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 3) << "kept";
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Degraded");
+}
+
+TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
+  api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // creates
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // Pending -> Progressing
+  int cache_hits = 0;
+  CachedReads cache;
+  cache.model_service = [&](const std::string&) -> std::optional<json> {
+    cache_hits++;
+    return api.objects[kMsPath];
+  };
+  cache.deployment = [&](const std::string&) -> std::optional<json> { return api.objects[kDepPath]; };
+  cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
+  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  api.calls.clear();
+  EXPECT_EQ(cached.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(cache_hits, 1);
+  EXPECT_TRUE(api.calls.empty()) << "no API call at all for an unchanged object read from caches";
+
+  // A stale cache: the status write conflicts, the retry reads through the API.
+  json stale = api.objects[kMsPath];
+  api.ExternalEdit(kMsPath, [](json& o) { o["metadata"]["generation"] = 2; });
+  cache.model_service = [&](const std::string&) -> std::optional<json> { return stale; };
+  Executor stale_exec(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  api.calls.clear();
+  // Stale object has observedGeneration 1 == generation 1: nothing to write,
+  // so make it look outdated to force a status write.
+  stale["status"]["phase"] = "Pending";
+  EXPECT_EQ(stale_exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_FALSE(api.calls.empty());
+  EXPECT_EQ(api.calls[0].method, "PUT");
+  EXPECT_EQ(api.calls[1].method, "GET") << "re-read after 409";
+  EXPECT_EQ(api.objects[kMsPath]["status"]["observedGeneration"], 2);
+}
+
+TEST(Resync, SpreadsKeysOverTheInterval) {
+  const auto interval = std::chrono::seconds(15);
+  const Clock::TimePoint now{std::chrono::seconds(1000)};
+  std::map<long, int> per_second;
+  for (int i = 0; i < 1000; ++i) {
+    const auto d = ResyncDelay("ns/obj-" + std::to_string(i), interval, now);
+    EXPECT_GE(d, std::chrono::milliseconds(7500));
+    EXPECT_LT(d, std::chrono::milliseconds(22500));
+    per_second[std::chrono::duration_cast<std::chrono::seconds>(now + d - Clock::TimePoint{}).count() % 15]++;
+  }
+  ASSERT_EQ(per_second.size(), 15u);
+  for (const auto& [s, n] : per_second) EXPECT_LT(n, 120) << "second " << s;
+  // A key keeps its slot: asked again one interval later, the same phase.
+  const auto d1 = ResyncDelay("ns/a", interval, now);
+  const auto d2 = ResyncDelay("ns/a", interval, now + d1);
+  EXPECT_EQ(d2, interval);
+}
+
+TEST(OwnerKey, MapsControllerReferenceOfModelService) {
+  json d = {
+      {"metadata",
+       {{"namespace", "ml"},
+        {"ownerReferences",
+         {{{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "bert"}, {"controller", true}}}}}}};
+  EXPECT_EQ(OwnerKey(d), "ml/bert");
+  d["metadata"]["ownerReferences"][0]["kind"] = "ReplicaSet";
+  EXPECT_EQ(OwnerKey(d), "");
+  EXPECT_EQ(OwnerKey(json::object()), "");
+}
+
+TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
+  metrics::Registry registry;
+  WorkQueue queue("modelservice", clock);
+  Controller ctl(exec, queue, clock, ControllerConfig{}, &registry);
+  api.Put(kMsPath, NewModelService());
+  auto handler = ctl.ModelServiceHandler();
+  handler.on_add(api.objects[kMsPath]);
+  handler.on_add(api.objects[kMsPath]);  // deduplicated
+  EXPECT_EQ(queue.Len(), 1u);
+  ASSERT_TRUE(ctl.ProcessNextItem());
+  std::string text = registry.Serialize();
+  EXPECT_NE(text.find("controller_runtime_reconcile_total{controller=\"modelservice\",result=\"success\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("modelservice_replicas{kind=\"desired\",name=\"bert\",namespace=\"ml\"} 2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("controller_runtime_reconcile_time_seconds_count{controller=\"modelservice\"} 1"),
+            std::string::npos);
+
+  // A Deployment event re-queues its owner.
+  ctl.OwnedObjectHandler().on_update(api.objects[kDepPath], api.objects[kDepPath]);
+  EXPECT_EQ(queue.Len(), 1u);
+  ASSERT_TRUE(ctl.ProcessNextItem());
+
+  // Errors count and requeue with backoff.
+  api.hook = [&](const std::string& m, const std::string&, const json&) -> std::optional<kube::Result> {
+    if (m == "GET") return kube::Result{0, json(), kube::Status{0, "Transport", "refused"}};
+    return std::nullopt;
+  };
+  queue.Add("ml/bert");
+  ASSERT_TRUE(ctl.ProcessNextItem());
+  EXPECT_EQ(queue.NumRequeues("ml/bert"), 1);
+  text = registry.Serialize();
+  EXPECT_NE(text.find("controller_runtime_reconcile_errors_total{controller=\"modelservice\"} 1"), std::string::npos);
+  api.hook = nullptr;
+
+  // Gone: gauges removed.
+  api.objects.erase(kMsPath);
+  queue.Add("ml/bert");
+  ASSERT_TRUE(ctl.ProcessNextItem());
+  text = registry.Serialize();
+  EXPECT_EQ(text.find("modelservice_replicas{"), std::string::npos) << text;
+
+  // Workers drain and stop.
+  ctl.Start();
+  ctl.Stop();
+  EXPECT_TRUE(queue.ShuttingDown());
+}
+
+}  // namespace
+}  // namespace ms::controller

@@ -1,0 +1,484 @@
+#include "controller/modelservice/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/timefmt.h"
+#include "controller/modelservice/resources.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+
+const WallTime kT0 = std::chrono::system_clock::from_time_t(1700000000);
+const WallTime kT1 = kT0 + std::chrono::minutes(5);
+
+json ModelService() {
+  return json::parse(R"({
+    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
+    "metadata": {"name": "bert", "namespace": "ml", "uid": "uid-1", "resourceVersion": "100", "generation": 1,
+                 "finalizers": ["modelops.dev/cleanup"],
+                 "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+    "spec": {"model": "bert-base", "version": "3", "image": "registry.local/serve:1.4", "replicas": 2,
+             "port": 8080, "gpus": 1,
+             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
+  })");
+}
+
+// A Deployment as the API server returns it for DesiredDeployment(), with
+// its defaults filled in and a fully rolled-out status.
+json ServerDeployment() {
+  return json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {
+      "name": "bert", "namespace": "ml", "uid": "dep-uid", "resourceVersion": "2001", "generation": 1,
+      "creationTimestamp": "2023-11-14T22:13:20Z",
+      "annotations": {"deployment.kubernetes.io/revision": "1"},
+      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
+                 "app.kubernetes.io/name": "modelservice"},
+      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
+                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}],
+      "managedFields": [{"manager": "modelservice-controller", "operation": "Update", "apiVersion": "apps/v1",
+                         "time": "2023-11-14T22:13:20Z", "fieldsType": "FieldsV1", "fieldsV1": {}}]
+    },
+    "spec": {
+      "replicas": 2, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
+      "selector": {"matchLabels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"}},
+      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+      "template": {
+        "metadata": {"creationTimestamp": null,
+                     "labels": {"app.kubernetes.io/instance": "bert",
+                                "app.kubernetes.io/managed-by": "modelservice-controller",
+                                "app.kubernetes.io/name": "modelservice"}},
+        "spec": {
+          "containers": [{
+            "name": "model", "image": "registry.local/serve:1.4", "imagePullPolicy": "IfNotPresent",
+            "env": [{"name": "MODEL_NAME", "value": "bert-base"}, {"name": "MODEL_VERSION", "value": "3"}],
+            "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+            "readinessProbe": {"failureThreshold": 3, "httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
+                               "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1},
+            "resources": {"limits": {"nvidia.com/gpu": "1"}},
+            "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"
+          }],
+          "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+          "securityContext": {}, "terminationGracePeriodSeconds": 30
+        }
+      }
+    },
+    "status": {
+      "availableReplicas": 2, "observedGeneration": 1, "readyReplicas": 2, "replicas": 2, "updatedReplicas": 2,
+      "conditions": [
+        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
+         "lastTransitionTime": "2023-11-14T22:13:30Z", "lastUpdateTime": "2023-11-14T22:13:30Z"},
+        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "ok",
+         "lastTransitionTime": "2023-11-14T22:13:20Z", "lastUpdateTime": "2023-11-14T22:13:30Z"}]
+    }
+  })");
+}
+
+json ServerService() {
+  return json::parse(R"({
+    "apiVersion": "v1", "kind": "Service",
+    "metadata": {
+      "name": "bert", "namespace": "ml", "uid": "svc-uid", "resourceVersion": "2002",
+      "creationTimestamp": "2023-11-14T22:13:20Z",
+      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
+                 "app.kubernetes.io/name": "modelservice"},
+      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
+                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}]
+    },
+    "spec": {
+      "clusterIP": "10.0.0.17", "clusterIPs": ["10.0.0.17"], "internalTrafficPolicy": "Cluster",
+      "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+      "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": "http"}],
+      "selector": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"},
+      "sessionAffinity": "None", "type": "ClusterIP"
+    },
+    "status": {"loadBalancer": {}}
+  })");
+}
+
+Options Opts() { return Options{}; }
+
+// The ModelService after a reconcile has written `status`.
+json WithStatus(json ms, const json& status) {
+  ms["status"] = status;
+  return ms;
+}
+
+const Action* FindWrite(const Actions& a, ActionType type, const std::string& kind) {
+  for (const auto& w : a.writes) {
+    if (w.type == type && w.kind == kind) return &w;
+  }
+  return nullptr;
+}
+
+bool HasEvent(const Actions& a, const std::string& reason) {
+  return std::any_of(a.events.begin(), a.events.end(), [&](const Event& e) { return e.reason == reason; });
+}
+
+const json& Container(const json& deployment) { return deployment["spec"]["template"]["spec"]["containers"][0]; }
+
+// Steady state: a ModelService whose status matches the world.
+json SteadyModelService() {
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  EXPECT_TRUE(a.status.has_value());
+  return WithStatus(ModelService(), *a.status);
+}
+
+TEST(Reconciler, FirstReconcileAddsFinalizerWithPrecondition) {
+  json ms = ModelService();
+  ms["metadata"].erase("finalizers");
+  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  ASSERT_FALSE(a.writes.empty());
+  const Action& w = a.writes.front();
+  EXPECT_EQ(w.type, ActionType::kPatchModelService);
+  EXPECT_EQ(w.path, "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
+  EXPECT_EQ(w.body["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}));
+  EXPECT_EQ(w.body["metadata"]["resourceVersion"], "100");
+}
+
+TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
+  Actions a = Reconcile(ModelService(), Observed{}, Opts(), kT0);
+  const Action* d = FindWrite(a, ActionType::kCreate, "Deployment");
+  const Action* s = FindWrite(a, ActionType::kCreate, "Service");
+  ASSERT_NE(d, nullptr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(d->path, "/apis/apps/v1/namespaces/ml/deployments");
+  EXPECT_EQ(s->path, "/api/v1/namespaces/ml/services");
+  const json& dep = d->body;
+  EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller");
+  EXPECT_EQ(dep["metadata"]["ownerReferences"][0], json({{"apiVersion", "modelops.dev/v1"},
+                                                         {"kind", "ModelService"},
+                                                         {"name", "bert"},
+                                                         {"uid", "uid-1"},
+                                                         {"controller", true},
+                                                         {"blockOwnerDeletion", true}}));
+  EXPECT_EQ(dep["spec"]["replicas"], 2);
+  const json& c = Container(dep);
+  EXPECT_EQ(c["name"], "model");
+  EXPECT_EQ(c["image"], "registry.local/serve:1.4");
+  EXPECT_EQ(c["env"][0], json({{"name", "MODEL_NAME"}, {"value", "bert-base"}}));
+  EXPECT_EQ(c["env"][1], json({{"name", "MODEL_VERSION"}, {"value", "3"}}));
+  EXPECT_EQ(c["ports"][0]["containerPort"], 8080);
+  EXPECT_EQ(c["ports"][0]["name"], "http");
+  EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"], "1");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"], json({{"path", "/healthz"}, {"port", "http"}}));
+  EXPECT_EQ(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+  const json& svc = s->body;
+  EXPECT_EQ(svc["spec"]["type"], "ClusterIP");
+  EXPECT_EQ(svc["spec"]["ports"][0],
+            json({{"name", "http"}, {"port", 8080}, {"targetPort", "http"}, {"protocol", "TCP"}}));
+  EXPECT_EQ(svc["spec"]["selector"],
+            json({{"app.kubernetes.io/name", "modelservice"}, {"app.kubernetes.io/instance", "bert"}}));
+  EXPECT_TRUE(HasEvent(a, "Created"));
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ((*a.status)["phase"], "Pending");
+  EXPECT_EQ((*a.status)["url"], "http://bert.ml.svc:8080");
+}
+
+TEST(Reconciler, DefaultImageWhenSpecHasNone) {
+  json ms = ModelService();
+  ms["spec"].erase("image");
+  Options o;
+  o.default_image = "registry.local/default:7";
+  Actions a = Reconcile(ms, Observed{}, o, kT0);
+  EXPECT_EQ(Container(FindWrite(a, ActionType::kCreate, "Deployment")->body)["image"], "registry.local/default:7");
+}
+
+TEST(Reconciler, UnchangedWorldGivesZeroWrites) {
+  json ms = SteadyModelService();
+  EXPECT_EQ(ms["status"]["phase"], "Ready");
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  EXPECT_EQ(a.NumWrites(), 0u) << (a.writes.empty() ? a.status->dump() : a.writes[0].body.dump());
+  EXPECT_TRUE(a.events.empty());
+}
+
+TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
+  // MODEL_VERSION with an empty value comes back without "value"; no gpus
+  // comes back as "resources": {}; Recreate without rollingUpdate.
+  json ms = ModelService();
+  ms["spec"].erase("version");
+  ms["spec"]["gpus"] = 0;
+  ms["spec"]["strategy"] = {{"type", "Recreate"}};
+  json dep = ServerDeployment();
+  json& c = dep["spec"]["template"]["spec"]["containers"][0];
+  c["env"][1] = {{"name", "MODEL_VERSION"}};
+  c["resources"] = json::object();
+  dep["spec"]["strategy"] = {{"type", "Recreate"}};
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  Actions first = Reconcile(ms, obs, Opts(), kT0);
+  EXPECT_TRUE(first.writes.empty()) << first.writes[0].body.dump();
+  ASSERT_TRUE(first.status);
+  Actions again = Reconcile(WithStatus(ms, *first.status), obs, Opts(), kT1);
+  EXPECT_EQ(again.NumWrites(), 0u);
+}
+
+TEST(Reconciler, RepairsHandEditedImage) {
+  json dep = ServerDeployment();
+  dep["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:1";
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->path, "/apis/apps/v1/namespaces/ml/deployments/bert");
+  EXPECT_EQ(Container(u->body)["image"], "registry.local/serve:1.4");
+  // Sent with its resourceVersion, server defaults kept.
+  EXPECT_EQ(u->body["metadata"]["resourceVersion"], "2001");
+  EXPECT_EQ(Container(u->body)["terminationMessagePath"], "/dev/termination-log");
+  EXPECT_EQ(u->body["spec"]["revisionHistoryLimit"], 10);
+  EXPECT_TRUE(HasEvent(a, "Updated"));
+  EXPECT_FALSE(HasEvent(a, "Scaled"));
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Service"), nullptr);
+}
+
+TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
+  json dep = ServerDeployment();
+  dep["spec"]["replicas"] = 5;
+  dep["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
+  dep["metadata"]["annotations"]["team"] = "search";
+  dep["metadata"]["labels"]["extra"] = "kept";
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->body["spec"]["replicas"], 2);
+  EXPECT_EQ(u->body["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller");
+  EXPECT_EQ(u->body["metadata"]["labels"]["extra"], "kept");
+  EXPECT_EQ(u->body["metadata"]["annotations"]["team"], "search");
+  EXPECT_TRUE(HasEvent(a, "Scaled"));
+  EXPECT_TRUE(HasEvent(a, "Updated"));
+}
+
+TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
+  json dep = ServerDeployment();
+  dep["metadata"]["annotations"]["team"] = "search";
+  dep["spec"]["template"]["spec"]["containers"][0]["env"].push_back({{"name", "EXTRA"}, {"value", "1"}});
+  dep["spec"]["template"]["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  json svc = ServerService();
+  svc["metadata"]["annotations"] = {{"team", "search"}};
+  Observed obs{dep, svc, std::nullopt, std::nullopt};
+  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  EXPECT_EQ(a.NumWrites(), 0u);
+}
+
+TEST(Reconciler, ServiceDriftRepaired) {
+  json svc = ServerService();
+  svc["spec"]["ports"][0]["port"] = 9999;
+  svc["spec"]["selector"]["app.kubernetes.io/instance"] = "other";
+  Observed obs{ServerDeployment(), svc, std::nullopt, std::nullopt};
+  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Service");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->body["spec"]["ports"][0]["port"], 8080);
+  EXPECT_EQ(u->body["spec"]["selector"]["app.kubernetes.io/instance"], "bert");
+  EXPECT_EQ(u->body["spec"]["clusterIP"], "10.0.0.17");
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+}
+
+TEST(Reconciler, ScaleSpecReplicas) {
+  json ms = SteadyModelService();
+  ms["spec"]["replicas"] = 4;
+  ms["metadata"]["generation"] = 2;
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->body["spec"]["replicas"], 4);
+  EXPECT_TRUE(HasEvent(a, "Scaled"));
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Progressing");
+  EXPECT_EQ((*a.status)["desiredReplicas"], 4);
+  EXPECT_EQ((*a.status)["observedGeneration"], 2);
+}
+
+TEST(Reconciler, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
+  json ms = SteadyModelService();
+  ms["spec"]["strategy"] = {{"type", "Recreate"}};
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->body["spec"]["strategy"], json({{"type", "Recreate"}}));
+}
+
+TEST(Reconciler, GpusOneToZeroRemovesLimit) {
+  json ms = SteadyModelService();
+  ms["spec"]["gpus"] = 0;
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  const json& res = Container(u->body)["resources"];
+  EXPECT_FALSE(res.contains("limits") && res["limits"].contains("nvidia.com/gpu")) << res.dump();
+}
+
+TEST(Reconciler, GpuQuantityAsNumberIsNotDrift) {
+  json dep = ServerDeployment();
+  dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 1;
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  EXPECT_EQ(Reconcile(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
+}
+
+TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
+  json ms = SteadyModelService();
+  ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
+  ms["metadata"]["finalizers"] = json::array({"other.io/x", "modelops.dev/cleanup"});
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  ASSERT_EQ(a.writes.size(), 2u);
+  EXPECT_EQ(a.writes[0].type, ActionType::kDelete);
+  EXPECT_EQ(a.writes[0].path, "/apis/apps/v1/namespaces/ml/deployments/bert?propagationPolicy=Background");
+  EXPECT_EQ(a.writes[1].type, ActionType::kDelete);
+  EXPECT_EQ(a.writes[1].kind, "Service");
+  EXPECT_FALSE(a.status.has_value());
+  EXPECT_TRUE(HasEvent(a, "Deleted"));
+
+  // Both gone: the finalizer goes, other finalizers stay.
+  Actions b = Reconcile(ms, Observed{}, Opts(), kT1);
+  ASSERT_EQ(b.writes.size(), 1u);
+  EXPECT_EQ(b.writes[0].type, ActionType::kPatchModelService);
+  EXPECT_EQ(b.writes[0].body["metadata"]["finalizers"], json::array({"other.io/x"}));
+  EXPECT_EQ(b.writes[0].body["metadata"]["resourceVersion"], "100");
+
+  // Without our finalizer there is nothing to do.
+  ms["metadata"]["finalizers"] = json::array({"other.io/x"});
+  EXPECT_EQ(Reconcile(ms, obs, Opts(), kT1).NumWrites(), 0u);
+}
+
+TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
+  json ms = SteadyModelService();
+  ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
+  json dep = ServerDeployment();
+  dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
+  Observed obs{dep, std::nullopt, std::nullopt, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  ASSERT_EQ(a.writes.size(), 1u);
+  EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
+}
+
+TEST(Reconciler, StatusPendingProgressingReady) {
+  json ms = ModelService();
+  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Pending");
+  ms["status"] = *a.status;
+
+  json dep = ServerDeployment();
+  dep["status"] = {{"observedGeneration", 1},
+                   {"replicas", 2},
+                   {"updatedReplicas", 2},
+                   {"readyReplicas", 1},
+                   {"availableReplicas", 1}};
+  Actions b =
+      Reconcile(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
+  ASSERT_TRUE(b.status);
+  EXPECT_EQ((*b.status)["phase"], "Progressing");
+  EXPECT_EQ((*b.status)["readyReplicas"], 1);
+  EXPECT_EQ(b.NumWrites(), 1u) << "only the status";
+  ms["status"] = *b.status;
+
+  Actions c = Reconcile(ms, Observed{ServerDeployment(), ServerService(), std::nullopt, std::nullopt}, Opts(),
+                        kT0 + std::chrono::seconds(20));
+  ASSERT_TRUE(c.status);
+  const json& st = *c.status;
+  EXPECT_EQ(st["phase"], "Ready");
+  EXPECT_EQ(st["replicas"], 2);
+  EXPECT_EQ(st["readyReplicas"], 2);
+  EXPECT_EQ(st["desiredReplicas"], 2);
+  EXPECT_EQ(st["observedGeneration"], 1);
+  ASSERT_EQ(st["conditions"].size(), 3u);
+  EXPECT_EQ(st["conditions"][0]["type"], "Ready");
+  EXPECT_EQ(st["conditions"][0]["status"], "True");
+  EXPECT_EQ(st["conditions"][0]["lastTransitionTime"], FormatTime(kT0 + std::chrono::seconds(20)));
+  // Degraded stayed False since the first reconcile: its time is kept.
+  EXPECT_EQ(st["conditions"][2]["type"], "Degraded");
+  EXPECT_EQ(st["conditions"][2]["status"], "False");
+  EXPECT_EQ(st["conditions"][2]["lastTransitionTime"], FormatTime(kT0));
+  EXPECT_EQ(st["conditions"][2]["observedGeneration"], 1);
+}
+
+TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
+  json dep = ServerDeployment();
+  dep["status"]["conditions"][1] = {
+      {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
+  dep["status"]["readyReplicas"] = 1;
+  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Degraded");
+  EXPECT_TRUE(HasEvent(a, "ProgressDeadlineExceeded"));
+}
+
+TEST(Reconciler, FailureToCreateIsFailed) {
+  Observed obs;
+  obs.failure = WriteFailure{"CreateFailed", "create Deployment ml/bert: 422 Invalid: bad"};
+  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  EXPECT_EQ(FindWrite(a, ActionType::kCreate, "Deployment"), nullptr);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Failed");
+  EXPECT_TRUE(HasEvent(a, "CreateFailed"));
+}
+
+TEST(Reconciler, AutoscaleRecommendationApplied) {
+  json ms = SteadyModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  Observed obs{ServerDeployment(), ServerService(), autoscale::Recommendation{true, "", "", 31, 7}, std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->body["spec"]["replicas"], 7);
+  EXPECT_TRUE(HasEvent(a, "Scaled"));
+  EXPECT_EQ((*a.status)["desiredReplicas"], 7);
+  EXPECT_EQ(a.desired_replicas, 7);
+}
+
+TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
+  json ms = SteadyModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  ms["spec"]["replicas"] = 9;     // ignored with autoscaling
+  json dep = ServerDeployment();  // 2 replicas
+  Observed obs{dep, ServerService(),
+               autoscale::Recommendation{false, "MetricsUnavailable", "prometheus: connection refused", 0, 0},
+               std::nullopt};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Degraded");
+  EXPECT_EQ((*a.status)["desiredReplicas"], 2);
+  const json& degraded = (*a.status)["conditions"][2];
+  EXPECT_EQ(degraded["status"], "True");
+  EXPECT_EQ(degraded["reason"], "MetricsUnavailable");
+  EXPECT_EQ(degraded["message"], "prometheus: connection refused");
+  EXPECT_TRUE(HasEvent(a, "MetricsUnavailable"));
+
+  // Still unavailable at the next resync: no new write, no new event.
+  Actions b = Reconcile(WithStatus(ms, *a.status), obs, Opts(), kT1 + std::chrono::seconds(15));
+  EXPECT_EQ(b.NumWrites(), 0u);
+  EXPECT_TRUE(b.events.empty());
+}
+
+TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
+  json dep = ServerDeployment();
+  dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
+  dep["spec"]["replicas"] = 7;
+  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Failed");
+}
+
+TEST(TimeFormat, RoundTrip) {
+  const WallTime t = kT0 + std::chrono::microseconds(123456);
+  EXPECT_EQ(FormatTime(t), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(FormatMicroTime(t), "2023-11-14T22:13:20.123456Z");
+  EXPECT_EQ(ParseTime("2023-11-14T22:13:20.123456Z"), t);
+  EXPECT_EQ(ParseTime("2023-11-14T22:13:20Z"), kT0);
+  EXPECT_FALSE(ParseTime("yesterday").has_value());
+}
+
+}  // namespace
+}  // namespace ms::controller

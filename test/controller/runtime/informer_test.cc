@@ -1,0 +1,448 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "controller/kube/client.h"
+#include "controller/kube/status.h"
+#include "controller/runtime/informer.h"
+#include "test/support/fake_clock.h"
+
+namespace ms::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+json Obj(const std::string& name, const std::string& rv, const std::string& ns = "ns") {
+  return {{"metadata", {{"name", name}, {"namespace", ns}, {"resourceVersion", rv}}}};
+}
+
+Result Page(std::vector<json> items, const std::string& rv, const std::string& cont = "") {
+  Result r;
+  r.code = 200;
+  r.body = {
+      {"kind", "DeploymentList"}, {"apiVersion", "apps/v1"}, {"metadata", {{"resourceVersion", rv}}}, {"items", items}};
+  if (!cont.empty()) r.body["metadata"]["continue"] = cont;
+  return r;
+}
+
+Result Ok() {
+  Result r;
+  r.code = 200;
+  return r;
+}
+
+Result Transport() {
+  Result r;
+  r.error = TransportError("Failed to connect to 127.0.0.1 port 6443: Connection refused");
+  return r;
+}
+
+Result HttpError(int code, const std::string& reason) {
+  Result r;
+  r.code = code;
+  r.error = Status{code, reason, reason};
+  return r;
+}
+
+WatchEvent Ev(const std::string& type, json obj) { return WatchEvent{type, std::move(obj)}; }
+
+// A scripted Client: List pops the next scripted answer; Watch pops the next
+// script, delivers its events and returns its result. With nothing scripted,
+// Watch blocks until stopped (a quiet stream) and List fails.
+class FakeClient final : public Client {
+ public:
+  struct WatchScript {
+    std::vector<WatchEvent> events;
+    Result result = Ok();
+  };
+
+  explicit FakeClient(const Clock& clock) : clock_(clock) {}
+
+  void AddList(Result r) {
+    std::lock_guard<std::mutex> g(mu_);
+    lists_.push_back(std::move(r));
+  }
+  void AddWatch(WatchScript s) {
+    std::lock_guard<std::mutex> g(mu_);
+    watches_.push_back(std::move(s));
+  }
+  std::vector<std::string> list_paths() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return list_paths_;
+  }
+  std::vector<std::string> watch_paths() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return watch_paths_;
+  }
+  std::vector<Clock::TimePoint> watch_times() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return watch_times_;
+  }
+  std::vector<Clock::TimePoint> list_times() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return list_times_;
+  }
+
+  Result List(const std::string& path) override {
+    std::lock_guard<std::mutex> g(mu_);
+    list_paths_.push_back(path);
+    list_times_.push_back(clock_.Now());
+    if (lists_.empty()) return Transport();
+    Result r = std::move(lists_.front());
+    lists_.pop_front();
+    return r;
+  }
+  Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
+               const std::atomic<bool>& stop) override {
+    WatchScript script;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      watch_paths_.push_back(path);
+      watch_times_.push_back(clock_.Now());
+      if (watches_.empty()) {
+        hanging_ = true;
+      } else {
+        script = std::move(watches_.front());
+        watches_.pop_front();
+      }
+    }
+    if (hanging_) {
+      while (!stop.load()) std::this_thread::sleep_for(1ms);
+      hanging_ = false;
+      return Ok();
+    }
+    for (const auto& e : script.events) {
+      if (!on_event(e)) break;
+    }
+    return script.result;
+  }
+  Result Get(const std::string&) override { return HttpError(404, "NotFound"); }
+  Result Create(const std::string&, const json&) override { return HttpError(405, "MethodNotAllowed"); }
+  Result Update(const std::string&, const json&) override { return HttpError(405, "MethodNotAllowed"); }
+  Result Patch(const std::string&, PatchType, const json&) override { return HttpError(405, "MethodNotAllowed"); }
+  Result Delete(const std::string&) override { return HttpError(405, "MethodNotAllowed"); }
+
+ private:
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  std::deque<Result> lists_;
+  std::deque<WatchScript> watches_;
+  std::vector<std::string> list_paths_, watch_paths_;
+  std::vector<Clock::TimePoint> list_times_, watch_times_;
+  std::atomic<bool> hanging_{false};
+};
+
+// Records handler calls as "add ns/a@rv", "update ns/a@1->2", "delete ns/b@rv".
+class Recorder {
+ public:
+  EventHandler Handler() {
+    return EventHandler{
+        [this](const json& o) { Push("add " + Key(o)); },
+        [this](const json& a, const json& b) {
+          Push("update " + Key(a) + "->" + b["metadata"]["resourceVersion"].get<std::string>());
+        },
+        [this](const json& o) { Push("delete " + Key(o)); },
+    };
+  }
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return calls_;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return calls_.size();
+  }
+
+ private:
+  static std::string Key(const json& o) {
+    return o["metadata"].value("namespace", "") + "/" + o["metadata"]["name"].get<std::string>() + "@" +
+           o["metadata"].value("resourceVersion", "");
+  }
+  void Push(std::string s) {
+    std::lock_guard<std::mutex> g(mu_);
+    calls_.push_back(std::move(s));
+  }
+  mutable std::mutex mu_;
+  std::vector<std::string> calls_;
+};
+
+bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 3000ms) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return cond();
+}
+
+class KubeInformerTest : public ::testing::Test {
+ protected:
+  InformerOptions Options() {
+    InformerOptions o;
+    o.backoff_jitter = 0;
+    o.seed = 7;
+    return o;
+  }
+  void Start(Informer& inf) {
+    thread_ = std::thread([this, &inf] { inf.Run(stop_); });
+  }
+  void TearDown() override {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  FakeClock clock_;
+  FakeClient client_{clock_};
+  Recorder rec_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
+  client_.AddList(Page({Obj("a", "3"), Obj("b", "4")}, "10", "tok/en+1"));
+  client_.AddList(Page({Obj("c", "5")}, "10"));
+  client_.AddWatch(
+      {{Ev("ADDED", Obj("d", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))}, Ok()});
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  EXPECT_FALSE(inf.HasSynced());
+  Start(inf);
+  ASSERT_TRUE(inf.WaitForSync(10s));
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+
+  const auto lists = client_.list_paths();
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0], "/apis/apps/v1/deployments?limit=500");
+  EXPECT_EQ(lists[1], "/apis/apps/v1/deployments?limit=500&continue=tok%2Fen%2B1");
+
+  const auto watches = client_.watch_paths();
+  EXPECT_TRUE(Contains(watches[0], "/apis/apps/v1/deployments?watch=true&allowWatchBookmarks=true&resourceVersion=10"))
+      << watches[0];
+  const auto pos = watches[0].find("timeoutSeconds=");
+  ASSERT_NE(pos, std::string::npos);
+  const int timeout = std::stoi(watches[0].substr(pos + 15));
+  EXPECT_GE(timeout, 300);
+  EXPECT_LT(timeout, 600);
+  // The stream ended normally: re-watch from the last event's resourceVersion.
+  EXPECT_TRUE(Contains(watches[1], "resourceVersion=13")) << watches[1];
+  EXPECT_EQ(client_.list_paths().size(), 2u);  // no relist
+
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/c@5", "add ns/d@11",
+                                                    "update ns/a@3->12", "delete ns/b@13"}));
+  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
+  EXPECT_EQ(inf.LastResourceVersion(), "13");
+  auto a = inf.Get("ns/a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ((*a)["metadata"]["resourceVersion"], "12");
+  // List items got the kind and apiVersion of their list.
+  auto c = inf.Get("ns/c");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ((*c)["kind"], "Deployment");
+  EXPECT_EQ((*c)["apiVersion"], "apps/v1");
+  EXPECT_FALSE(inf.Get("ns/b").has_value());
+  EXPECT_EQ(inf.List().size(), 3u);
+}
+
+TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
+  client_.AddList(Page({Obj("a", "3")}, "10"));
+  client_.AddWatch({{Ev("BOOKMARK", {{"kind", "Deployment"}, {"metadata", {{"resourceVersion", "20"}}}})}, Ok()});
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=20")) << client_.watch_paths()[1];
+  EXPECT_EQ(inf.LastResourceVersion(), "20");
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3"}));
+  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a"}));
+}
+
+TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjects) {
+  client_.AddList(Page({Obj("a", "3"), Obj("b", "4"), Obj("same", "2")}, "10"));
+  client_.AddWatch({{Ev("ERROR", {{"kind", "Status"},
+                                  {"status", "Failure"},
+                                  {"message", "too old resource version: 10 (50)"},
+                                  {"reason", "Expired"},
+                                  {"code", 410}}),
+                     Ev("ADDED", Obj("never", "99"))},  // not applied: the stream ends at the ERROR
+                    Ok()});
+  client_.AddList(Page({Obj("a", "7"), Obj("c", "8"), Obj("same", "2")}, "50"));
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  EXPECT_EQ(client_.list_paths().size(), 2u);
+  EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=50"));
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/same@2", "delete ns/b@4",
+                                                    "update ns/a@3->7", "add ns/c@8"}));
+  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/same"}));
+  EXPECT_FALSE(inf.Get("ns/never").has_value());
+}
+
+TEST_F(KubeInformerTest, GoneHttpAnswerRelists) {
+  client_.AddList(Page({Obj("a", "3")}, "10"));
+  client_.AddWatch({{}, HttpError(410, "Expired")});
+  client_.AddList(Page({}, "60"));
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  EXPECT_EQ(client_.list_paths().size(), 2u);
+  EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=60"));
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "delete ns/a@3"}));
+  EXPECT_TRUE(inf.List().empty());
+}
+
+TEST_F(KubeInformerTest, RepeatedGoneWithoutProgressBacksOff) {
+  client_.AddList(Page({}, "10"));
+  client_.AddWatch({{}, HttpError(410, "Expired")});
+  client_.AddList(Page({}, "20"));
+  client_.AddWatch({{}, HttpError(410, "Expired")});
+  client_.AddList(Page({}, "30"));
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  Start(inf);
+  // The first 410 relists at once (no virtual time needed).
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  EXPECT_EQ(client_.list_times()[1], client_.watch_times()[0]);
+  const auto real_start = std::chrono::steady_clock::now();
+  while (client_.list_paths().size() < 3 && std::chrono::steady_clock::now() - real_start < 3s) {
+    clock_.Advance(10ms);
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(client_.list_paths().size(), 3u);
+  // The second 410 in a row waits before relisting.
+  EXPECT_GE(client_.list_times()[2] - client_.watch_times()[1], 200ms);
+}
+
+TEST_F(KubeInformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
+  client_.AddList(Transport());  // the first list fails too
+  client_.AddList(Page({}, "10"));
+  client_.AddWatch({{}, Transport()});
+  client_.AddWatch({{}, Transport()});
+  client_.AddWatch({{}, Transport()});
+  client_.AddWatch({{Ev("ADDED", Obj("a", "11"))}, Ok()});  // healthy: backoff resets
+  client_.AddWatch({{}, Transport()});
+  // then: a quiet stream
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  const auto t0 = clock_.Now();
+  Start(inf);
+  const auto real_start = std::chrono::steady_clock::now();
+  while (client_.watch_paths().size() < 6 && std::chrono::steady_clock::now() - real_start < 5s) {
+    clock_.Advance(10ms);
+    std::this_thread::sleep_for(1ms);
+  }
+  const auto lists = client_.list_times();
+  const auto watches = client_.watch_times();
+  ASSERT_EQ(lists.size(), 2u);
+  ASSERT_EQ(watches.size(), 6u);
+  auto ms = [](Clock::Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  EXPECT_LT(ms(lists[0] - t0), 100);  // the advancing loop may run ahead of the thread start
+  // list failed -> 200 ms; then watch failures -> 400, 800, 1600 ms.
+  EXPECT_GE(ms(lists[1] - lists[0]), 200);
+  EXPECT_GE(ms(watches[1] - watches[0]), 400);
+  EXPECT_GE(ms(watches[2] - watches[1]), 800);
+  EXPECT_GE(ms(watches[3] - watches[2]), 1600);
+  EXPECT_LT(ms(watches[3] - watches[2]), 2400);
+  // After the healthy stream the next watch starts at once, and the failure
+  // after it waits the initial 200 ms again.
+  EXPECT_LT(ms(watches[4] - watches[3]), 100);
+  EXPECT_GE(ms(watches[5] - watches[4]), 200);
+  EXPECT_LT(ms(watches[5] - watches[4]), 400);
+  EXPECT_TRUE(Contains(client_.watch_paths()[5], "resourceVersion=11"));
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@11"}));
+}
+
+TEST_F(KubeInformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
+  client_.AddList(Page({}, "10"));
+  client_.AddWatch({{Ev("ERROR", {{"kind", "Status"}, {"reason", "InternalError"}, {"code", 500}})}, Ok()});
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  Start(inf);
+  const auto real_start = std::chrono::steady_clock::now();
+  while (client_.watch_paths().size() < 2 && std::chrono::steady_clock::now() - real_start < 3s) {
+    clock_.Advance(10ms);
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(client_.watch_paths().size(), 2u);
+  EXPECT_EQ(client_.list_paths().size(), 1u);
+  EXPECT_GE(client_.watch_times()[1] - client_.watch_times()[0], 200ms);
+}
+
+TEST_F(KubeInformerTest, NamespaceAndLabelSelectorInPaths) {
+  client_.AddList(Page({}, "1"));
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "app.kubernetes.io/name=modelservice", "team-a",
+               Options());
+  EXPECT_EQ(inf.path(), "/apis/apps/v1/namespaces/team-a/deployments");
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 1; }));
+  EXPECT_EQ(
+      client_.list_paths()[0],
+      "/apis/apps/v1/namespaces/team-a/deployments?limit=500&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice");
+  EXPECT_TRUE(Contains(client_.watch_paths()[0], "&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice"));
+}
+
+TEST_F(KubeInformerTest, StopFlagEndsRunPromptly) {
+  client_.AddList(Page({Obj("a", "1")}, "1"));
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 1; }));  // a quiet watch
+  const auto t = std::chrono::steady_clock::now();
+  stop_ = true;
+  thread_.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t, 1s);
+}
+
+TEST_F(KubeInformerTest, StopMethodEndsRunDuringBackoff) {
+  // Nothing scripted: every list fails and the informer sits in backoff.
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.list_paths().size() >= 1; }));
+  EXPECT_FALSE(inf.HasSynced());
+  const auto t = std::chrono::steady_clock::now();
+  inf.Stop();
+  thread_.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t, 1s);
+  EXPECT_FALSE(inf.WaitForSync(1s));  // stopped: does not wait
+}
+
+TEST_F(KubeInformerTest, WaitForSyncTimesOutInVirtualTime) {
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  std::atomic<bool> result{true};
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    result = inf.WaitForSync(5s);
+    returned = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(returned.load());
+  clock_.Advance(6s);
+  ASSERT_TRUE(Eventually([&] { return returned.load(); }));
+  EXPECT_FALSE(result.load());
+  waiter.join();
+}
+
+TEST_F(KubeInformerTest, UnknownAndNamelessEventsAreIgnored) {
+  client_.AddList(Page({}, "1"));
+  client_.AddWatch({{Ev("WEIRD", Obj("x", "2")), Ev("ADDED", {{"metadata", {{"resourceVersion", "3"}}}}),
+                     Ev("ADDED", Obj("ok", "4"))},
+                    Ok()});
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  inf.AddEventHandler(rec_.Handler());
+  Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/ok@4"}));
+  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/ok"}));
+}
+
+}  // namespace
+}  // namespace ms::kube

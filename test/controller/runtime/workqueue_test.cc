@@ -1,0 +1,233 @@
+#include "controller/runtime/workqueue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "test/support/fake_clock.h"
+
+namespace ms::controller {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Polls `pred` in real time (the queue's delay thread runs on its own).
+template <typename Pred>
+bool Eventually(Pred pred, milliseconds timeout = milliseconds(2000)) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return pred();
+}
+
+TEST(WorkQueue, AddDeduplicates) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.Add("a");
+  q.Add("b");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 2u);
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), "b");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(WorkQueue, ReAddWhileProcessingIsQueuedAfterDone) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.Add("a");
+  auto k = q.Get();
+  ASSERT_EQ(k, "a");
+  q.Add("a");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 0u) << "a key being processed must not be handed out again";
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(q.Get(), "a");
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  constexpr int kKeys = 5;
+  std::array<std::atomic<int>, kKeys> in_flight{};
+  std::atomic<int> violations{0};
+  std::atomic<int> processed{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&] {
+      while (auto key = q.Get()) {
+        const int i = (*key)[0] - 'a';
+        if (in_flight[i].fetch_add(1) != 0) violations++;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        in_flight[i].fetch_sub(1);
+        processed++;
+        q.Done(*key);
+      }
+    });
+  }
+  for (int round = 0; round < 200; ++round) {
+    for (int i = 0; i < kKeys; ++i) q.Add(std::string(1, static_cast<char>('a' + i)));
+    if (round % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  ASSERT_TRUE(Eventually([&] { return q.Len() == 0; }));
+  q.ShutDownWithDrain();
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GE(processed.load(), kKeys);
+}
+
+TEST(WorkQueue, GetBlocksUntilAddOrShutDown) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  std::atomic<bool> got{false};
+  std::optional<std::string> result;
+  std::thread t([&] {
+    result = q.Get();
+    got = true;
+  });
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(got.load());
+  q.Add("x");
+  t.join();
+  EXPECT_EQ(result, "x");
+
+  std::thread t2([&] { result = q.Get(); });
+  std::this_thread::sleep_for(milliseconds(5));
+  q.ShutDown();
+  t2.join();
+  EXPECT_FALSE(result.has_value());
+}
+
+TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.Add("a");
+  q.ShutDown();
+  q.Add("b");  // ignored
+  EXPECT_TRUE(q.ShuttingDown());
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), std::nullopt);
+}
+
+TEST(WorkQueue, ShutDownWithDrainWaitsForInFlight) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.Add("a");
+  ASSERT_EQ(q.Get(), "a");
+  std::atomic<bool> drained{false};
+  std::thread t([&] {
+    q.ShutDownWithDrain();
+    drained = true;
+  });
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(drained.load());
+  q.Done("a");
+  t.join();
+  EXPECT_TRUE(drained.load());
+}
+
+TEST(WorkQueue, AddAfterInVirtualTime) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.AddAfter("a", seconds(10));
+  q.AddAfter("b", seconds(5));
+  q.AddAfter("a", seconds(20));  // keeps the earlier time
+  EXPECT_EQ(q.NumWaiting(), 2u);
+  std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(seconds(5));
+  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  EXPECT_EQ(q.Get(), "b");
+  clock.Advance(seconds(4));
+  std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.NumWaiting(), 0u);
+}
+
+TEST(WorkQueue, AddAfterZeroAddsNow) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.AddAfter("a", seconds(0));
+  EXPECT_EQ(q.Len(), 1u);
+}
+
+TEST(RateLimiter, ExponentialBackoffSequenceCapped) {
+  ItemExponentialFailureRateLimiter rl(milliseconds(5), seconds(1000));
+  EXPECT_EQ(rl.When("a"), milliseconds(5));
+  EXPECT_EQ(rl.When("a"), milliseconds(10));
+  EXPECT_EQ(rl.When("a"), milliseconds(20));
+  EXPECT_EQ(rl.When("a"), milliseconds(40));
+  EXPECT_EQ(rl.When("b"), milliseconds(5)) << "per item";
+  EXPECT_EQ(rl.NumRequeues("a"), 4);
+  for (int i = 0; i < 30; ++i) rl.When("a");
+  EXPECT_EQ(rl.When("a"), seconds(1000));
+  EXPECT_EQ(rl.When("a"), seconds(1000));
+  rl.Forget("a");
+  EXPECT_EQ(rl.NumRequeues("a"), 0);
+  EXPECT_EQ(rl.When("a"), milliseconds(5));
+}
+
+TEST(RateLimiter, TokenBucketBurstThenQps) {
+  FakeClock clock;
+  BucketRateLimiter rl(clock, 10.0, 100);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(rl.When("x" + std::to_string(i)), Clock::Duration::zero()) << i;
+  EXPECT_EQ(rl.When("y1"), milliseconds(100));
+  EXPECT_EQ(rl.When("y2"), milliseconds(200));
+  clock.Advance(seconds(1));  // 10 tokens refilled, debt was 2
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(rl.When("z" + std::to_string(i)), Clock::Duration::zero()) << i;
+  EXPECT_EQ(rl.When("z9"), milliseconds(100));
+}
+
+TEST(RateLimiter, DefaultIsMaxOfBothAndQueueCountsRequeues) {
+  FakeClock clock;
+  auto rl = DefaultControllerRateLimiter(clock);
+  EXPECT_EQ(rl->When("a"), milliseconds(5));
+  EXPECT_EQ(rl->When("a"), milliseconds(10));
+  for (int i = 0; i < 98; ++i) rl->When("other" + std::to_string(i));
+  // Bucket exhausted: the 101st reservation waits 100 ms, more than a's 20 ms.
+  EXPECT_EQ(rl->When("a"), milliseconds(100));
+  EXPECT_EQ(rl->NumRequeues("a"), 3);
+}
+
+TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
+  FakeClock clock;
+  metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  WorkQueue q("ms", clock, &m);
+  q.AddRateLimited("a");  // 5 ms
+  EXPECT_EQ(q.NumRequeues("a"), 1);
+  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(milliseconds(5));
+  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  ASSERT_EQ(q.Get(), "a");
+  q.Done("a");
+  q.AddRateLimited("a");  // 10 ms
+  clock.Advance(milliseconds(9));
+  std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  q.Forget("a");
+  EXPECT_EQ(q.NumRequeues("a"), 0);
+
+  EXPECT_EQ(m.retries.Add({{"name", "ms"}}).Value(), 2.0);
+  EXPECT_EQ(m.adds.Add({{"name", "ms"}}).Value(), 2.0);
+  EXPECT_EQ(m.depth.Add({{"name", "ms"}}).Value(), 1.0);
+  const std::string text = registry.Serialize();
+  EXPECT_NE(text.find("workqueue_queue_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("workqueue_work_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace ms::controller

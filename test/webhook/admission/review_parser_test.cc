@@ -1,0 +1,216 @@
+// The fast review parser against nlohmann::json::parse, its reference: equal
+// trees (less the subtrees it leaves out) wherever it accepts a body, and a
+// fallback, never an acceptance, wherever nlohmann refuses one.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "webhook/admission/review.h"
+#include "webhook/admission/review_parser.h"
+
+namespace ms::webhook {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> Fixtures() {
+  std::vector<std::string> out;
+  for (const char* f : {"validate-valid.json", "validate-invalid.json", "mutate-defaults.json"})
+    out.push_back(ReadFile(std::string(MS_SOURCE_DIR) + "/bench/fixtures/" + f));
+  return out;
+}
+
+// nlohmann's tree with the subtrees the fast path leaves out removed.
+json Reference(const std::string& body) {
+  json j = json::parse(body);
+  if (j.is_object() && j.contains("request") && j["request"].is_object()) {
+    json& r = j["request"];
+    r.erase("oldObject");
+    r.erase("userInfo");
+    r.erase("options");
+    if (r.contains("object") && r["object"].is_object() && r["object"].contains("metadata") &&
+        r["object"]["metadata"].is_object())
+      r["object"]["metadata"].erase("managedFields");
+  }
+  return j;
+}
+
+// Both the values and the number types must agree: validation treats an
+// unsigned, a signed and a floating-point number differently.
+void ExpectSameTree(const json& a, const json& b, const std::string& where) {
+  ASSERT_EQ(a.type(), b.type()) << where << ": " << a.dump() << " vs " << b.dump();
+  if (a.is_object()) {
+    ASSERT_EQ(a.size(), b.size()) << where;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      ASSERT_TRUE(b.contains(it.key())) << where << "/" << it.key();
+      ExpectSameTree(it.value(), b.at(it.key()), where + "/" + it.key());
+    }
+  } else if (a.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << where;
+    for (size_t i = 0; i < a.size(); ++i) ExpectSameTree(a[i], b[i], where + "/" + std::to_string(i));
+  } else {
+    ASSERT_EQ(a, b) << where;
+  }
+}
+
+// The property, for one body.
+void CheckAgainstNlohmann(const std::string& body) {
+  bool reference_ok = true;
+  json reference;
+  try {
+    reference = Reference(body);
+  } catch (const json::exception&) {
+    reference_ok = false;
+  }
+  FastParse fast = ParseReviewFast(body, 1000);
+  if (fast.status == FastParse::kOk) {
+    ASSERT_TRUE(reference_ok) << "accepted a body nlohmann refuses: " << body;
+    ExpectSameTree(fast.value, reference, "");
+  }
+}
+
+TEST(ReviewParser, FixturesParseToNlohmannsTreeLessTheSkippedSubtrees) {
+  for (const auto& body : Fixtures()) {
+    FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+    ASSERT_EQ(fast.status, FastParse::kOk);
+    ExpectSameTree(fast.value, Reference(body), "");
+    EXPECT_FALSE(fast.value["request"].contains("userInfo"));
+    EXPECT_FALSE(fast.value["request"]["object"]["metadata"].contains("managedFields"));
+    EXPECT_TRUE(fast.value["request"]["object"]["metadata"].contains("annotations"));
+  }
+}
+
+TEST(ReviewParser, LeavesOutOnlyTheNamedSubtreesAtTheirPlaces) {
+  const std::string body = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+    "userInfo":{"a":1},"options":[1,2],
+    "request":{"uid":"u","oldObject":{"spec":{"replicas":[[[1]]]}},"userInfo":"x","options":null,
+      "object":{"metadata":{"name":"n","managedFields":[{"f":{"g":{}}}],"labels":{"managedFields":"kept"}},
+                "spec":{"managedFields":1,"oldObject":2}},
+      "extra":{"oldObject":3}}})";
+  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, FastParse::kOk);
+  json want = json::parse(body);
+  want["request"].erase("oldObject");
+  want["request"].erase("userInfo");
+  want["request"].erase("options");
+  want["request"]["object"]["metadata"].erase("managedFields");
+  ExpectSameTree(fast.value, want, "");
+  EXPECT_TRUE(fast.value.contains("userInfo"));  // only request.userInfo is left out
+}
+
+TEST(ReviewParser, NumberTypesMatchNlohmann) {
+  for (const char* number :
+       {"0", "-0", "1", "-1", "2.5", "1e2", "1E2", "-1.5e-3", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+        "123456789012345678901234567890", "0.1", "1e308", "4.9e-324", "1e-400"}) {
+    SCOPED_TRACE(number);
+    const std::string body = std::string(R"({"request":{"object":{"spec":{"replicas":)") + number + "}}}}";
+    CheckAgainstNlohmann(body);
+    EXPECT_EQ(ParseReviewFast(body, kMaxNestingDepth).status, FastParse::kOk);
+  }
+  // Out of a double's range: nlohmann refuses (out_of_range 406), so the
+  // fast path must not accept.
+  EXPECT_EQ(ParseReviewFast(R"({"a":1e400})", kMaxNestingDepth).status, FastParse::kFallback);
+  EXPECT_EQ(ParseReviewFast(R"({"a":-1e400})", kMaxNestingDepth).status, FastParse::kFallback);
+}
+
+TEST(ReviewParser, BodiesNlohmannRefusesFallBack) {
+  const std::vector<std::string> bad = {
+      "", " ", "{", "}", "{\"a\":}", "{\"a\":1,}", "[1,]", "{\"a\" 1}", "{'a':1}", "{\"a\":01}", "{\"a\":-}",
+      "{\"a\":1.}", "{\"a\":.5}", "{\"a\":+1}", "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":tru}", "{} {}", "{}x",
+      "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"tab\there\"}", "{\"a\":\"nl\nhere\"}",
+      // NUL bytes: inside a string, between tokens, after the document.
+      std::string("{\"a\":\"x\0y\"}", 11), std::string("{\"a\":\0 1}", 9), std::string("{}\0", 3),
+      // Ill-formed UTF-8: overlong, surrogate, above U+10FFFF, truncated, stray continuation.
+      "{\"a\":\"\xC0\xAF\"}", "{\"a\":\"\xE0\x80\xAF\"}", "{\"a\":\"\xED\xA0\x80\"}", "{\"a\":\"\xF4\x90\x80\x80\"}",
+      "{\"a\":\"\xF5\x80\x80\x80\"}", "{\"a\":\"\xE2\x82\"}", "{\"a\":\"\x80\"}", "{\"a\":\"\xFF\"}",
+      // Lone and misordered surrogate escapes.
+      "{\"a\":\"\\uD800\"}", "{\"a\":\"\\uDC00\"}", "{\"a\":\"\\udfff\"}", "{\"a\":\"\\uDC00\\uD800\"}",
+      "{\"a\":\"\\uD800x\"}", "{\"\\uDC00\":1}",
+      // A UTF-8 byte order mark: nlohmann skips it, RapidJSON does not.
+      "\xEF\xBB\xBF{}"};
+  for (const auto& body : bad) {
+    SCOPED_TRACE(json(body).dump(-1, ' ', false, json::error_handler_t::replace));
+    CheckAgainstNlohmann(body);
+  }
+  // A valid surrogate pair is accepted by both, or left to nlohmann.
+  CheckAgainstNlohmann("{\"a\":\"\\uD83D\\uDE00\"}");
+  CheckAgainstNlohmann("{\"a\":\"\xF0\x9F\x98\x80 \xE2\x82\xAC \xC3\xA9\"}");
+  CheckAgainstNlohmann("{\"a\":\"\\u0000\\n\\\"\\/\\\\\"}");
+}
+
+TEST(ReviewParser, DuplicateKeysKeepTheLastValueAsNlohmannDoes) {
+  const std::string body = R"({"request":{"uid":"a","uid":"b","object":{"spec":1},"object":{"spec":{"x":[1]}}}})";
+  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, FastParse::kOk);
+  ExpectSameTree(fast.value, json::parse(body), "");
+  EXPECT_EQ(fast.value["request"]["uid"], "b");
+}
+
+TEST(ReviewParser, DepthLimitStopsTheParseIncludingInsideSkippedSubtrees) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_EQ(ParseReviewFast(nested(64), 64).status, FastParse::kOk);
+  EXPECT_EQ(ParseReviewFast(nested(65), 64).status, FastParse::kTooDeep);
+  // Far deeper than the stack could take if the parse went on recursing.
+  EXPECT_EQ(ParseReviewFast(nested(1 << 20), 64).status, FastParse::kTooDeep);
+  const std::string prefix = R"({"request":{"oldObject":)";
+  EXPECT_EQ(ParseReviewFast(prefix + nested(62) + "}}", 64).status, FastParse::kOk);
+  EXPECT_EQ(ParseReviewFast(prefix + nested(63) + "}}", 64).status, FastParse::kTooDeep);
+}
+
+// Random byte edits of the fixtures: wherever the fast path accepts, nlohmann
+// accepts too and builds the same tree.
+TEST(ReviewParser, MutatedFixturesNeverDisagreeWithNlohmann) {
+  std::mt19937 rng(20261130);
+  const std::string alphabet =
+      std::string("{}[]\":,\\ 0123456789.eE+-tfnuluD") + std::string("\x00\x80\xC3\xED\xF0\xFF", 6);
+  int accepted = 0, total = 0;
+  for (const auto& fixture : Fixtures()) {
+    for (int round = 0; round < 1500; ++round) {
+      std::string body = fixture;
+      const int edits = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < edits; ++e) {
+        const size_t pos = rng() % body.size();
+        const char c = alphabet[rng() % alphabet.size()];
+        switch (rng() % 3) {
+          case 0:
+            body[pos] = c;
+            break;
+          case 1:
+            body.insert(body.begin() + static_cast<std::ptrdiff_t>(pos), c);
+            break;
+          default:
+            body.erase(pos, 1);
+            break;
+        }
+      }
+      ++total;
+      if (ParseReviewFast(body, 1000).status == FastParse::kOk) ++accepted;
+      ASSERT_NO_FATAL_FAILURE(CheckAgainstNlohmann(body)) << "round " << round;
+    }
+  }
+  // The edits must exercise both outcomes for the property to mean anything.
+  EXPECT_GT(accepted, total / 10);
+  EXPECT_LT(accepted, total * 9 / 10);
+}
+
+TEST(ReviewParser, IsValidUtf8FollowsRfc3629) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain ascii, longer than eight bytes"));
+  EXPECT_TRUE(IsValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF\xED\x9F\xBF"));
+  for (const char* bad : {"\xC0\x80", "\xC1\xBF", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF", "\xF0\x8F\xBF\xBF",
+                          "\xF4\x90\x80\x80", "\xF8\x88\x80\x80\x80", "\x80", "\xC3", "\xE2\x82", "abcdefgh\xC3"})
+    EXPECT_FALSE(IsValidUtf8(bad)) << json(std::string(bad)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+}  // namespace ms::webhook

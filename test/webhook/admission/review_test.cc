@@ -1,0 +1,241 @@
+// The AdmissionReview path end to end without a socket: every bad input of
+// the issue, and the exact responses.
+#include "webhook/admission/review.h"
+
+#include <gtest/gtest.h>
+
+#include "base/base64.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/validating_handler.h"
+
+namespace ms::webhook {
+namespace {
+
+using nlohmann::json;
+
+class ReviewTest : public ::testing::Test {
+ protected:
+  static const SchemaValidator& Schema() {
+    static const SchemaValidator schema;
+    return schema;
+  }
+  ValidatingHandler validating_{Schema()};
+  MutatingHandler mutating_;
+
+  static json Review(json spec, const std::string& op = "CREATE") {
+    json object = {{"apiVersion", "modelops.dev/v1"},
+                   {"kind", "ModelService"},
+                   {"metadata", {{"name", "bert-qa"}, {"namespace", "default"}}}};
+    if (!spec.is_null()) object["spec"] = std::move(spec);
+    return {{"apiVersion", "admission.k8s.io/v1"},
+            {"kind", "AdmissionReview"},
+            {"request",
+             {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+              {"kind", {{"group", "modelops.dev"}, {"version", "v1"}, {"kind", "ModelService"}}},
+              {"resource", {{"group", "modelops.dev"}, {"version", "v1"}, {"resource", "modelservices"}}},
+              {"name", "bert-qa"},
+              {"namespace", "default"},
+              {"operation", op},
+              {"object", object},
+              {"dryRun", false}}}};
+  }
+  HttpReply Validate(const std::string& body, Outcome* o = nullptr) {
+    return ServeReview(body, "application/json", validating_, o);
+  }
+  HttpReply Mutate(const std::string& body, Outcome* o = nullptr) {
+    return ServeReview(body, "application/json", mutating_, o);
+  }
+  // The response object of a 200 answer.
+  static json Response(const HttpReply& r) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "application/json");
+    auto j = json::parse(r.body);
+    EXPECT_EQ(j["apiVersion"], "admission.k8s.io/v1");
+    EXPECT_EQ(j["kind"], "AdmissionReview");
+    EXPECT_EQ(j["response"]["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+    return j["response"];
+  }
+};
+
+TEST_F(ReviewTest, AllowsAValidObjectWithExactlyUidAndAllowed) {
+  auto r = Validate(Review({{"model", "bert-base-uncased"}, {"image", "i"}, {"replicas", 2}}).dump());
+  EXPECT_EQ(json::parse(r.body), json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+              "response":{"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true}})"));
+}
+
+TEST_F(ReviewTest, DeniesWithEveryErrorAnd422) {
+  Outcome o;
+  auto r = Validate(Review({{"replicas", 0}, {"port", 65536}}).dump(), &o);
+  auto resp = Response(r);
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 422);
+  EXPECT_EQ(resp["status"]["reason"], "Invalid");
+  EXPECT_EQ(resp["status"]["message"],
+            "spec.model: Required value; spec.replicas: Invalid value: 0: must be between 1 and 100; "
+            "spec.port: Invalid value: 65536: must be between 1 and 65535");
+  EXPECT_EQ(o.decision, "denied");
+  EXPECT_EQ(o.operation, "CREATE");
+  EXPECT_EQ(o.object, "default/bert-qa");
+}
+
+TEST_F(ReviewTest, WarningsTravelWithAllowedResponses) {
+  auto resp = Response(Validate(Review({{"model", "m"}, {"gpus", 1}, {"colour", "blue"}}).dump()));
+  EXPECT_EQ(resp["allowed"], true);
+  ASSERT_EQ(resp["warnings"].size(), 2u);
+  EXPECT_EQ(resp["warnings"][0], "unknown field \"spec.colour\"");
+}
+
+TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
+  auto review = Review({{"model", "m"}});
+  auto resp = Response(Mutate(review.dump()));
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_EQ(resp["patchType"], "JSONPatch");
+  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  ASSERT_TRUE(decoded_opt.has_value());
+  const std::string& decoded = *decoded_opt;
+  auto patched = review["request"]["object"].patch(json::parse(decoded));
+  EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
+              "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
+  // Reinvocation on the patched object: allowed, no patch.
+  review["request"]["object"] = patched;
+  auto again = Response(Mutate(review.dump()));
+  EXPECT_EQ(again, json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+}
+
+TEST_F(ReviewTest, MutateAddsSpecWhenAbsent) {
+  auto resp = Response(Mutate(Review(nullptr).dump()));
+  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  ASSERT_TRUE(decoded_opt.has_value());
+  const std::string& decoded = *decoded_opt;
+  EXPECT_EQ(json::parse(decoded)[0], json::parse(R"({"op":"add","path":"/spec","value":{}})"));
+}
+
+TEST_F(ReviewTest, DeleteAndConnectPassUntouched) {
+  for (const char* op : {"DELETE", "CONNECT"}) {
+    auto review = Review(nullptr, op);
+    review["request"]["object"] = nullptr;
+    review["request"]["oldObject"] = {{"spec", {{"replicas", 0}}}};
+    EXPECT_EQ(Response(Validate(review.dump())),
+              json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+    EXPECT_EQ(Response(Mutate(review.dump())),
+              json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+  }
+}
+
+TEST_F(ReviewTest, DryRunIsHandledLikeAnyOtherRequest) {
+  auto review = Review({{"replicas", 0}, {"model", "m"}});
+  review["request"]["dryRun"] = true;
+  auto resp = Response(Validate(review.dump()));
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 422);
+}
+
+TEST_F(ReviewTest, ObjectOfAnotherKindIsDeniedWith400) {
+  auto review = Review({{"model", "m"}});
+  review["request"]["kind"] = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+  for (auto* h : {static_cast<Handler*>(&validating_), static_cast<Handler*>(&mutating_)}) {
+    auto resp = Response(ServeReview(review.dump(), "application/json", *h));
+    EXPECT_EQ(resp["allowed"], false);
+    EXPECT_EQ(resp["status"]["code"], 400);
+    EXPECT_EQ(resp["status"]["message"],
+              "this webhook admits modelops.dev ModelService objects only, not group \"apps\" kind \"Deployment\"");
+  }
+}
+
+struct BadInput {
+  const char* name;
+  std::string body;
+  int status;
+  const char* message_prefix;
+};
+
+TEST_F(ReviewTest, UnreadableRequestsGetPlain400sAndNeverAnAllow) {
+  json no_uid = Review({{"model", "m"}});
+  no_uid["request"].erase("uid");
+  json empty_uid = Review({{"model", "m"}});
+  empty_uid["request"]["uid"] = "";
+  json v1beta1 = Review({{"model", "m"}});
+  v1beta1["apiVersion"] = "admission.k8s.io/v1beta1";
+  json other_kind = Review({{"model", "m"}});
+  other_kind["kind"] = "TokenReview";
+  json no_request = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}};
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  std::vector<BadInput> cases = {
+      {"not json", "this is not json", 400, "request body is not valid JSON"},
+      {"truncated json", Review({{"model", "m"}}).dump().substr(0, 40), 400, "request body is not valid JSON"},
+      {"number out of range", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","x":1e400})", 400,
+       "request body is not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
+      {"NUL after the document", std::string("{}\0{", 4), 400,
+       "request body is not valid JSON: a NUL byte at offset 2"},
+      {"lone surrogate escape", R"({"apiVersion":"\uDC00"})", 400, "request body is not valid JSON"},
+      {"deeply nested inside a valid prefix", R"({"apiVersion":"admission.k8s.io/v1","request":)" + deep, 400,
+       "request body nests deeper than 64 levels"},
+      {"json array", "[1,2,3]", 400, "request body is not a JSON object"},
+      {"json but not a review", R"({"hello":"world"})", 400, "expected kind AdmissionReview"},
+      {"v1beta1", v1beta1.dump(), 400, "admission.k8s.io/v1beta1 AdmissionReview is not supported"},
+      {"other kind", other_kind.dump(), 400, "expected kind AdmissionReview"},
+      {"no request", no_request.dump(), 400, "AdmissionReview has no request"},
+      {"no uid", no_uid.dump(), 400, "AdmissionReview request has no uid"},
+      {"empty uid", empty_uid.dump(), 400, "AdmissionReview request has no uid"},
+      {"deeply nested", deep, 400, "request body nests deeper than 64 levels"},
+      {"too big", std::string(kMaxBodyBytes + 1, ' '), 413, "request body too large"},
+  };
+  for (const auto& c : cases) {
+    for (auto* h : {static_cast<Handler*>(&validating_), static_cast<Handler*>(&mutating_)}) {
+      Outcome o;
+      auto r = ServeReview(c.body, "application/json", *h, &o);
+      EXPECT_EQ(r.status, c.status) << c.name;
+      EXPECT_EQ(r.content_type, "text/plain; charset=utf-8") << c.name;
+      EXPECT_EQ(r.body.rfind(c.message_prefix, 0), 0u) << c.name << ": " << r.body;
+      EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos) << c.name;
+      EXPECT_EQ(o.decision, "rejected") << c.name;
+    }
+  }
+}
+
+TEST_F(ReviewTest, ContentTypeIsChecked) {
+  auto body = Review({{"model", "m"}}).dump();
+  EXPECT_EQ(ServeReview(body, "text/plain", validating_).status, 415);
+  EXPECT_EQ(ServeReview(body, "", validating_).status, 415);
+  EXPECT_EQ(ServeReview(body, "application/json; charset=utf-8", validating_).status, 200);
+  EXPECT_EQ(ServeReview(body, "Application/JSON", validating_).status, 200);
+}
+
+TEST_F(ReviewTest, NumbersOfEveryShapeAreDeniedNotCrashed) {
+  for (const char* replicas : {"\"2\"", "2.5", "1e2", "99999999999999999999999999", "18446744073709551616", "-0",
+                               "true", "null", "{}", "[]"}) {
+    std::string body = Review({{"model", "m"}}).dump();
+    auto pos = body.find("\"model\":\"m\"");
+    body.insert(pos, std::string("\"replicas\":") + replicas + ",");
+    auto resp = Response(Validate(body));
+    EXPECT_EQ(resp["allowed"], false) << replicas;
+    EXPECT_EQ(resp["status"]["code"], 422) << replicas;
+    EXPECT_EQ(resp["status"]["message"].get<std::string>().rfind("spec.replicas: Invalid value: ", 0), 0u)
+        << resp["status"]["message"];
+    // The mutating webhook must not crash either; it leaves replicas alone.
+    auto m = Response(Mutate(body));
+    EXPECT_EQ(m["allowed"], true);
+  }
+}
+
+TEST_F(ReviewTest, WrongTypesInsideTheRequestDoNotThrowOut) {
+  auto review = Review({{"model", "m"}});
+  review["request"]["operation"] = 7;
+  review["request"]["namespace"] = json::array();
+  review["request"]["kind"] = "ModelService";
+  Outcome o;
+  auto resp = Response(Validate(review.dump(), &o));
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 400);
+}
+
+TEST(NestingExceeds, CountsOnlyStructureOutsideStrings) {
+  EXPECT_FALSE(NestingExceeds(R"({"a":"[[[[[[[[[["})", 2));
+  EXPECT_TRUE(NestingExceeds("[[[", 2));
+  EXPECT_FALSE(NestingExceeds("[[]]", 2));
+  EXPECT_FALSE(NestingExceeds(R"({"a\"[[[":1})", 1));
+}
+
+}  // namespace
+}  // namespace ms::webhook

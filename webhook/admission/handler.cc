@@ -1,0 +1,56 @@
+#include "webhook/admission/handler.h"
+
+#include "api/types.h"
+
+namespace ms::webhook {
+
+using nlohmann::json;
+
+std::string StringField(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json Allowed() { return json{{"allowed", true}}; }
+
+json Denied(int code, const std::string& reason, const std::string& message) {
+  return json{{"allowed", false},
+              {"status",
+               {{"metadata", json::object()},
+                {"status", "Failure"},
+                {"code", code},
+                {"reason", reason},
+                {"message", message}}}};
+}
+
+std::string CheckModelServiceRequest(const json& request) {
+  auto kind = request.find("kind");
+  if (kind == request.end() || !kind->is_object())
+    return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
+  auto group = StringField(*kind, "group");
+  auto k = StringField(*kind, "kind");
+  if (group != api::kGroup || k != api::kKind)
+    return "this webhook admits modelops.dev ModelService objects only, not group \"" + group + "\" kind \"" + k + "\"";
+  auto obj = request.find("object");
+  if (obj != request.end() && obj->is_object()) {
+    auto av = obj->find("apiVersion");
+    auto ok = obj->find("kind");
+    if (ok != obj->end() && *ok != api::kKind) return "request.object is not a ModelService (kind " + ok->dump() + ")";
+    if (av != obj->end() && (!av->is_string() || av->get<std::string>().rfind(std::string(api::kGroup) + "/", 0) != 0))
+      return "request.object is not a modelops.dev object (apiVersion " + av->dump() + ")";
+  }
+  return {};
+}
+
+std::optional<json> Preflight(const json& request) {
+  const std::string op = StringField(request, "operation");
+  if (op == "DELETE" || op == "CONNECT") return Allowed();
+  if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
+  auto obj = request.find("object");
+  if (obj == request.end() || !obj->is_object())
+    return Denied(400, "BadRequest", "request.object is missing or not an object");
+  return std::nullopt;
+}
+
+}  // namespace ms::webhook

@@ -1,0 +1,17 @@
+// POST /mutate: the minimal JSON Patch of defaults.
+#pragma once
+
+#include "webhook/admission/handler.h"
+
+namespace ms::webhook {
+
+class MutatingHandler final : public Handler {
+ public:
+  nlohmann::json Handle(const nlohmann::json& request) const override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_ = "/mutate";
+};
+
+}  // namespace ms::webhook

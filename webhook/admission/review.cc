@@ -1,0 +1,139 @@
+#include "webhook/admission/review.h"
+
+#include "webhook/admission/review_parser.h"
+
+namespace ms::webhook {
+
+using nlohmann::json;
+
+namespace {
+
+HttpReply Plain(int status, std::string message, Outcome* outcome) {
+  if (outcome) {
+    outcome->decision = "rejected";
+    outcome->message = message;
+  }
+  return {status, "text/plain; charset=utf-8", std::move(message) + "\n"};
+}
+
+HttpReply TooDeep(Outcome* outcome) {
+  return Plain(400, "request body nests deeper than " + std::to_string(kMaxNestingDepth) + " levels", outcome);
+}
+
+bool IsJsonContentType(std::string_view ct) {
+  auto semi = ct.find(';');
+  std::string_view media = ct.substr(0, semi);
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  std::string lower(media);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "application/json";
+}
+
+}  // namespace
+
+bool NestingExceeds(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler, Outcome* outcome) {
+  if (body.size() > kMaxBodyBytes)
+    return Plain(413,
+                 "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
+                     std::to_string(kMaxBodyBytes),
+                 outcome);
+  if (!IsJsonContentType(content_type))
+    return Plain(415, "unsupported Content-Type \"" + std::string(content_type) + "\": expected application/json",
+                 outcome);
+  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
+  json review;
+  if (fast.status == FastParse::kOk) {
+    review = std::move(fast.value);
+  } else {
+    // Not valid for the fast path: nlohmann's parser gives the verdict and
+    // the message, after the depth check that keeps its recursion bounded.
+    if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
+    // JSON has no raw NUL bytes; nlohmann's parser would stop at one and
+    // ignore what follows.
+    if (auto nul = body.find('\0'); nul != std::string_view::npos)
+      return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
+    try {
+      review = json::parse(body);
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
+      return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
+    }
+  }
+  if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
+  auto api_version = review.find("apiVersion");
+  auto kind = review.find("kind");
+  if (kind == review.end() || *kind != "AdmissionReview") return Plain(400, "expected kind AdmissionReview", outcome);
+  if (api_version == review.end() || !api_version->is_string())
+    return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
+  if (*api_version == "admission.k8s.io/v1beta1")
+    return Plain(400,
+                 "admission.k8s.io/v1beta1 AdmissionReview is not supported: set admissionReviewVersions: [\"v1\"] "
+                 "in the webhook configuration",
+                 outcome);
+  if (*api_version != "admission.k8s.io/v1")
+    return Plain(400, "unsupported apiVersion " + api_version->dump() + ": expected admission.k8s.io/v1", outcome);
+  auto request = review.find("request");
+  if (request == review.end() || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
+  auto uid = request->find("uid");
+  if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty())
+    return Plain(400, "AdmissionReview request has no uid", outcome);
+
+  json response;
+  try {
+    response = handler.Handle(*request);
+  } catch (const std::exception& e) {
+    // A bug, not the client's fault: deny (never allow by accident) and say so.
+    response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
+  }
+  response["uid"] = *uid;
+
+  if (outcome) {
+    outcome->uid = uid->get<std::string>();
+    outcome->operation = StringField(*request, "operation");
+    const bool allowed = response.value("allowed", false);
+    outcome->decision = allowed ? "allowed" : "denied";
+    if (!allowed) {
+      outcome->message = response["status"].value("message", std::string());
+      outcome->status_code = response["status"].value("code", 0);
+    }
+    std::string ns = StringField(*request, "namespace");
+    std::string name = StringField(*request, "name");
+    if (name.empty()) {
+      auto obj = request->find("object");
+      if (obj != request->end() && obj->is_object() && obj->contains("metadata") && obj->at("metadata").is_object()) {
+        name = StringField(obj->at("metadata"), "name");
+        if (name.empty()) name = StringField(obj->at("metadata"), "generateName");
+      }
+    }
+    outcome->object = ns.empty() ? name : ns + "/" + name;
+  }
+
+  json out = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
+  return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+}  // namespace ms::webhook

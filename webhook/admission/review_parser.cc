@@ -1,0 +1,251 @@
+#include "webhook/admission/review_parser.h"
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace ms::webhook {
+
+using nlohmann::json;
+
+std::optional<json> NumberLikeNlohmann(std::string_view token) {
+  if (token.empty()) return std::nullopt;
+  // nlohmann's lexer: no '.', 'e' or 'E' makes an integer candidate, unsigned
+  // unless it starts with '-'; one that does not fit 64 bits becomes a double.
+  if (token.find_first_of(".eE") == std::string_view::npos) {
+    const char* first = token.data();
+    const char* last = token.data() + token.size();
+    if (token.front() == '-') {
+      std::int64_t v = 0;
+      auto [p, ec] = std::from_chars(first, last, v);
+      if (ec == std::errc() && p == last) return json(v);
+    } else {
+      std::uint64_t v = 0;
+      auto [p, ec] = std::from_chars(first, last, v);
+      if (ec == std::errc() && p == last) return json(v);
+    }
+  }
+  const std::string text(token);  // strtod needs the terminator
+  char* end = nullptr;
+  const double d = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(d)) return std::nullopt;  // nlohmann: out_of_range 406
+  return json(d);
+}
+
+bool IsValidUtf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    // ASCII fast path, eight bytes at a time.
+    while (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (word & 0x8080808080808080ULL) break;
+      p += 8;
+    }
+    if (p == end) break;
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    // RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.
+    int n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (end - p <= n) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (int i = 2; i <= n; ++i)
+      if (p[i] < 0x80 || p[i] > 0xBF) return false;
+    p += n + 1;
+  }
+  return true;
+}
+
+namespace {
+
+// True when the text has a \\u escape of a UTF-16 surrogate (\\uD800 to
+// \\uDFFF). RapidJSON 1.1 encodes a lone low surrogate where nlohmann
+// reports an error, so such bodies (rare: Go's encoder writes UTF-8, not
+// escapes) are left to nlohmann.
+bool HasSurrogateEscape(std::string_view text) {
+  for (size_t i = text.find("\\u"); i != std::string_view::npos; i = text.find("\\u", i + 1)) {
+    if (i + 3 < text.size() && (text[i + 2] == 'd' || text[i + 2] == 'D')) {
+      const char c = text[i + 3];
+      if ((c >= '8' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) return true;
+    }
+  }
+  return false;
+}
+
+// Where a container sits in the review, as far as skipping needs to know.
+enum class Node { kRoot, kRequest, kObject, kMetadata, kOther };
+
+class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeBuilder> {
+ public:
+  TreeBuilder(json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
+  bool too_deep() const { return too_deep_; }
+
+  bool Null() { return Scalar(nullptr); }
+  bool Bool(bool b) { return Scalar(b); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    if (skipping()) return Skip();
+    auto v = NumberLikeNlohmann(std::string_view(s, n));
+    if (!v) return false;
+    return Scalar(std::move(*v));
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (skipping()) return Skip();
+    return Scalar(std::string(s, n));
+  }
+  bool StartObject() { return Start(json::object()); }
+  bool EndObject(rapidjson::SizeType) { return End(); }
+  bool StartArray() { return Start(json::array()); }
+  bool EndArray(rapidjson::SizeType) { return End(); }
+
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    const std::string_view key(s, n);
+    if (skip_depth_ > 0) return true;
+    Frame& top = stack_.back();
+    next_node_ = Node::kOther;
+    switch (top.node) {
+      case Node::kRoot:
+        if (key == "request") next_node_ = Node::kRequest;
+        break;
+      case Node::kRequest:
+        if (key == "oldObject" || key == "userInfo" || key == "options") skip_next_ = true;
+        if (key == "object") next_node_ = Node::kObject;
+        break;
+      case Node::kObject:
+        if (key == "metadata") next_node_ = Node::kMetadata;
+        break;
+      case Node::kMetadata:
+        if (key == "managedFields") skip_next_ = true;
+        break;
+      case Node::kOther:
+        break;
+    }
+    // Duplicate keys: the last one wins, as in nlohmann's parser.
+    if (!skip_next_) slot_ = &(*top.value)[std::string(key)];
+    return true;
+  }
+
+ private:
+  struct Frame {
+    json* value;
+    Node node;
+  };
+
+  bool skipping() const { return skip_depth_ > 0 || skip_next_; }
+  // A scalar inside (or as) a skipped value.
+  bool Skip() {
+    skip_next_ = false;
+    return true;
+  }
+
+  // Where the next value goes: the slot made by Key, the next array element,
+  // or the root.
+  json* Place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& parent = *stack_.back().value;
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+
+  template <typename T>
+  bool Scalar(T&& v) {
+    if (skipping()) return Skip();
+    Place(json(std::forward<T>(v)));
+    return true;
+  }
+
+  bool Start(json&& container) {
+    if (static_cast<int>(stack_.size()) + skip_depth_ >= max_depth_) {
+      too_deep_ = true;  // stops RapidJSON's recursion here
+      return false;
+    }
+    if (skip_depth_ > 0) {
+      ++skip_depth_;
+      return true;
+    }
+    if (skip_next_) {
+      skip_next_ = false;
+      skip_depth_ = 1;
+      return true;
+    }
+    const bool in_array = !stack_.empty() && stack_.back().value->is_array();
+    const Node node = stack_.empty() ? Node::kRoot : (in_array ? Node::kOther : next_node_);
+    stack_.push_back({Place(std::move(container)), node});
+    return true;
+  }
+
+  bool End() {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
+    stack_.pop_back();
+    return true;
+  }
+
+  json& root_;
+  const int max_depth_;
+  bool too_deep_ = false;
+  std::vector<Frame> stack_;
+  json* slot_ = nullptr;
+  Node next_node_ = Node::kOther;
+  bool skip_next_ = false;
+  int skip_depth_ = 0;
+};
+
+}  // namespace
+
+FastParse ParseReviewFast(std::string_view body, int max_depth) {
+  FastParse result;
+  // Checking the encoding of the whole body once is much faster than
+  // RapidJSON's per-character check in strings (outside strings, JSON allows
+  // ASCII only, which RapidJSON's grammar enforces).
+  if (!IsValidUtf8(body) || HasSurrogateEscape(body)) return result;
+  TreeBuilder builder(result.value, max_depth);
+  rapidjson::MemoryStream stream(body.data(), body.size());
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;
+  const bool parsed = !reader.Parse<kFlags>(stream, builder).IsError();
+  if (builder.too_deep()) {
+    result.status = FastParse::kTooDeep;
+  } else if (parsed && stream.Tell() == body.size()) {
+    // (A NUL byte ends RapidJSON's text before the body's end: such a body
+    // falls back, and ServeReview refuses it.)
+    result.status = FastParse::kOk;
+  }
+  if (result.status != FastParse::kOk) result.value = nullptr;
+  return result;
+}
+
+}  // namespace ms::webhook

@@ -1,0 +1,20 @@
+// POST /validate: the schema, the cross-field rules and the warnings.
+#pragma once
+
+#include "api/schema.h"
+#include "webhook/admission/handler.h"
+
+namespace ms::webhook {
+
+class ValidatingHandler final : public Handler {
+ public:
+  explicit ValidatingHandler(const SchemaValidator& schema) : schema_(schema) {}
+  nlohmann::json Handle(const nlohmann::json& request) const override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  const SchemaValidator& schema_;
+  std::string path_ = "/validate";
+};
+
+}  // namespace ms::webhook
