@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # run-local.sh - set up, build and run the whole ModelService system on a local
-# control plane (kube-apiserver + etcd on loopback, test/e2e/cluster.sh), with
-# the webhook and the controller as local processes.
+# cluster on loopback (test/e2e/cluster.sh: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and KWOK with three fake nodes, one
+# of them with 4 GPUs), with the webhook and the controller as local processes.
 #
 # Usage: scripts/run-local.sh [up|down|status]     (default: up)
 #   up      scripts/setup.sh (Debian packages), a Release build into build/
-#           (BUILD_DIR), the control plane in STATE_DIR, webhook certificates,
+#           (BUILD_DIR), the cluster in STATE_DIR, webhook certificates,
 #           the CRD + RBAC + local-overlay webhook configurations (caBundle
 #           set), the webhook and the controller in the background, the
-#           samples in manifests/samples/; then shows `kubectl get ms`, the
-#           defaults injected into the minimal sample and a rejection.
+#           samples in manifests/samples/; waits (up to 90 s) until their
+#           pods are scheduled and Ready, then shows `kubectl get ms` (every
+#           sample READY = REPLICAS; the autoscaled gpt2-chat Degraded, see
+#           below), the pods and nodes, the defaults injected into the minimal
+#           sample and a rejection.
 #           Running `up` again stops whatever a previous `up` started and
 #           starts everything afresh (a new, empty cluster).
-#   down    stops the webhook, the controller and the control plane (keeps
-#           the logs in STATE_DIR).
+#   down    stops the webhook, the controller and the cluster (keeps the
+#           logs in STATE_DIR).
 #   status  says what runs.
 #
 # Environment: MODELSERVICE_LOCAL_DIR (STATE_DIR, default /tmp/modelservice-local),
@@ -120,7 +124,7 @@ do_up() {
   local webhook="$BUILD_DIR/webhook/modelservice-webhook" controller="$BUILD_DIR/controller/modelservice-controller"
   [[ -x "$webhook" && -x "$controller" ]] || die "no binaries in $BUILD_DIR"
 
-  say "starting the control plane in $state (the first time builds kube-apiserver/etcd/kubectl: ~5 min)"
+  say "starting the cluster in $state (the first time builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok: ~15 min)"
   "${cluster[@]}" up >/dev/null || die "cluster.sh up failed"
   # shellcheck disable=SC1091
   source "$state/env"
@@ -163,14 +167,23 @@ do_up() {
   echo
   echo "\$ kubectl apply -f manifests/samples/"
   "${kc[@]}" apply -f manifests/samples/ 2>&1
-  sleep 2
+  # The controller makes Deployments, kube-controller-manager their pods, the
+  # scheduler places them on the fake nodes, KWOK makes them Ready.
+  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/minimal ms/bert-qa ms/gpu-no-image >/dev/null \
+    || say "WARNING: not every sample is Ready after 90 s (see $run/controller.log)"
+  "${kc[@]}" wait --for=jsonpath='{.status.readyReplicas}'=2 --timeout=60s ms/gpt2-chat >/dev/null \
+    || say "WARNING: gpt2-chat's pods are not Ready after 60 s"
   echo
   echo "\$ kubectl get ms"
   "${kc[@]}" get ms
-  echo "# (gpt2-chat is autoscaled: without a Prometheus at --prometheus-url it stays Degraded, reason MetricsUnavailable)"
+  echo "# (gpt2-chat is autoscaled by queue length: without a Prometheus at --prometheus-url its"
+  echo "#  replicas stay as they are, 2 Ready, and it is Degraded, reason MetricsUnavailable)"
   echo
-  echo "\$ kubectl get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller"
-  "${kc[@]}" get deployments,services -l app.kubernetes.io/managed-by=modelservice-controller
+  echo "\$ kubectl get pods -o wide"
+  "${kc[@]}" get pods -o wide
+  echo
+  echo "\$ kubectl get nodes -L nvidia.com/gpu.present   # fake nodes played by KWOK"
+  "${kc[@]}" get nodes -L nvidia.com/gpu.present
   echo
   echo "# manifests/samples/minimal.yaml sets only spec.model; the mutating webhook added the rest:"
   echo "\$ kubectl get ms minimal -o jsonpath='{.spec}'"
@@ -185,7 +198,7 @@ do_up() {
   cat <<EOF
 
 Running:
-  control plane  $E2E_API_SERVER (state in $state)
+  cluster        $E2E_API_SERVER (state in $state; test/e2e/cluster.sh --dir $state status)
   webhook        https://127.0.0.1:$wport  metrics http://127.0.0.1:$mport/metrics  log $run/webhook.log
   controller     metrics http://127.0.0.1:$cmport/metrics  log $run/controller.log
 

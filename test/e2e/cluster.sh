@@ -1,55 +1,103 @@
 #!/usr/bin/env bash
-# cluster.sh - a throw-away Kubernetes control plane (etcd + kube-apiserver,
-# no nodes, no controllers) on loopback for the ModelService e2e tests, in the
-# spirit of controller-runtime's envtest.
+# cluster.sh - a throw-away Kubernetes cluster on loopback for the ModelService
+# e2e tests and the local demo: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and KWOK playing the kubelets of a small fleet of fake nodes
+# (no containers run: KWOK moves pods through Pending -> Running -> Ready).
+# A light mode runs only etcd + kube-apiserver (envtest-like: no controllers,
+# no nodes; Deployments never get pods).
 #
-# Usage: test/e2e/cluster.sh [--dir DIR] COMMAND [--purge]
-#   up                 build/cache the binaries (build-control-plane.sh, output in
+# Usage: test/e2e/cluster.sh [--dir DIR] COMMAND [ARGS]
+#   up [--light]       build/cache the binaries (build-control-plane.sh, output in
 #                      DIR/build.log), wipe DIR's previous cluster state, create
-#                      fresh certificates, pick free ports, start etcd and
-#                      kube-apiserver detached, wait (E2E_READY_TIMEOUT s) for
-#                      /readyz and the "default" namespace, write DIR/kubeconfig
+#                      fresh certificates, pick free ports, then start detached and
+#                      health-check, in order (each waited for before the next):
+#                        etcd                     /health
+#                        kube-apiserver           /readyz and the "default" namespace
+#                        kube-controller-manager  /healthz (all default controllers)
+#                        kube-scheduler           /readyz
+#                        kwok                     /healthz
+#                      and finally waits until the fake nodes are Ready and
+#                      untainted and the "default" ServiceAccount exists (the
+#                      controller manager's controllers run). Writes DIR/kubeconfig
 #                      and DIR/env. If a cluster is already running in DIR it is
 #                      stopped first (i.e. `up` = restart with a fresh cluster).
+#                      --light (or E2E_CLUSTER_MODE=light): etcd + kube-apiserver only.
 #                      stdout: exactly one line, the absolute kubeconfig path,
 #                      so `KUBECONFIG=$(test/e2e/cluster.sh up)` works. Progress
 #                      goes to stderr. On failure: log tails on stderr, exit != 0.
-#   down [--purge]     SIGTERM kube-apiserver, then etcd (bounded wait, then
-#                      SIGKILL). Keeps DIR (logs, audit log, certs, data) unless
-#                      --purge, which deletes everything this script created there.
-#   status             prints "up ..." and exits 0 if both processes run and
-#                      /readyz is ok; otherwise prints "down"/"degraded ..." and exits 1.
+#   down [--purge]     SIGTERM kwok, kube-scheduler, kube-controller-manager,
+#                      kube-apiserver, then etcd (bounded wait, then SIGKILL).
+#                      Keeps DIR (logs, audit log, certs, data) unless --purge,
+#                      which deletes everything this script created there.
+#   status             one line per component (pid, address, health), after a first
+#                      line "up (full|light): ..." - exit 0 - when every component of
+#                      the mode runs and is healthy; otherwise the first line says
+#                      "down" or "degraded" and the exit status is 1.
 #   restart-apiserver  stops kube-apiserver and starts it again with exactly the
 #                      same arguments (same port, certs, etcd, audit log - appended),
 #                      waits for /readyz, updates DIR/env. stdout: kubeconfig path.
+#                      The other components stay up and reconnect.
+#   restart NAME...    the same for any component (etcd, kube-apiserver,
+#                      kube-controller-manager, kube-scheduler, kwok).
+#   heal               restarts, in order, every component of the mode that is not
+#                      running (same arguments); a no-op when all run.
+#   add-node NAME [--gpus N] [--cpu N] [--memory Q] [--pods N]
+#                      (full mode) adds a fake node managed by KWOK (defaults:
+#                      cpu 32, memory 128Gi, pods 250, no GPUs; --gpus N puts
+#                      nvidia.com/gpu: N in capacity and allocatable and labels it
+#                      nvidia.com/gpu.present=true) and waits until it is Ready and
+#                      untainted. Remove one with `kubectl delete node NAME`.
+#
+# The fleet created by `up` (full mode), all annotated kwok.x-k8s.io/node=fake
+# and labelled modelops.dev/e2e-fleet=true:
+#   kwok-cpu-1, kwok-cpu-2   cpu 32, memory 128Gi, pods 250
+#   kwok-gpu-1               cpu 32, memory 256Gi, pods 250, nvidia.com/gpu 4
+# How pods move is in test/e2e/kwok/stages.yaml: a pod bound to a fake node is
+# Running and Ready 1-1.5 s later; a pod whose container image contains
+# "never-ready" (or that has the annotation modelops.dev/e2e-never-ready: "true")
+# goes Running but never Ready (Ready=False, reason ContainersNotReady); a
+# deleted pod disappears at once.
 #
 # Environment:
 #   MODELSERVICE_E2E_DIR      state dir (default /tmp/modelservice-e2e; --dir wins)
 #   MODELSERVICE_TOOLS_CACHE  binary cache, see build-control-plane.sh
+#   E2E_CLUSTER_MODE          full (default) | light
 #   E2E_AUDIT                 1 (default): audit log at DIR/audit.log, level
 #                             Metadata for every request, RequestReceived stage
 #                             omitted (one JSON line per request, plus one
 #                             ResponseStarted line for watches); 0: no audit log
-#   E2E_READY_TIMEOUT         seconds to wait for readiness (default 60)
-#   E2E_APISERVER_ARGS        extra kube-apiserver flags (word-split), e.g.
-#                             "--feature-gates=Foo=true --v=2"
+#   E2E_READY_TIMEOUT         seconds to wait for each readiness step (default 60)
+#   E2E_APISERVER_ARGS, E2E_CONTROLLER_MANAGER_ARGS, E2E_SCHEDULER_ARGS,
+#   E2E_KWOK_ARGS             extra flags (word-split) for that component, e.g.
+#                             E2E_APISERVER_ARGS="--feature-gates=Foo=true --v=2"
 #
 # Files in DIR:
 #   kubeconfig             admin kubeconfig (certs embedded), context "modelservice-e2e"
-#   env                    sourceable: exports KUBECONFIG KUBECTL E2E_DIR
+#   env                    sourceable: exports KUBECONFIG KUBECTL E2E_DIR E2E_CLUSTER_MODE
 #                          E2E_API_SERVER (https://127.0.0.1:PORT) E2E_API_PORT
 #                          E2E_ETCD_URL E2E_ETCD_PORT E2E_ETCD_PEER_PORT
+#                          E2E_KCM_PORT E2E_SCHEDULER_PORT E2E_KWOK_PORT (full mode)
 #                          E2E_CA_CERT E2E_CA_KEY E2E_ADMIN_CERT E2E_ADMIN_KEY
 #                          E2E_SA_KEY E2E_SA_PUB E2E_AUDIT_LOG (empty if off)
-#                          E2E_APISERVER_LOG E2E_ETCD_LOG E2E_APISERVER_PID
-#                          E2E_ETCD_PID KUBE_APISERVER ETCD (binary paths)
+#                          E2E_APISERVER_LOG E2E_ETCD_LOG E2E_KCM_LOG E2E_SCHEDULER_LOG
+#                          E2E_KWOK_LOG E2E_APISERVER_PID E2E_ETCD_PID E2E_KCM_PID
+#                          E2E_SCHEDULER_PID E2E_KWOK_PID (empty when not running)
+#                          E2E_KWOK_STAGES E2E_NODES (the fleet's node names)
+#                          KUBE_APISERVER ETCD KUBE_CONTROLLER_MANAGER KUBE_SCHEDULER
+#                          KWOK (binary paths)
+#   mode                   full | light
 #   pki/                   ca.{crt,key}, apiserver.{crt,key} (SANs 127.0.0.1, ::1,
 #                          localhost, kubernetes, kubernetes.default{,.svc,
 #                          .svc.cluster.local}, 10.0.0.1), admin.{crt,key}
-#                          (CN=admin, O=system:masters), sa.{key,pub} (RSA)
+#                          (CN=admin, O=system:masters), sa.{key,pub} (RSA),
+#                          kube-controller-manager.{crt,key} (CN=system:kube-controller-manager),
+#                          kube-scheduler.{crt,key} (CN=system:kube-scheduler),
+#                          kwok.{crt,key} (CN=kwok-controller, O=system:masters)
+#   kube-controller-manager.kubeconfig kube-scheduler.kubeconfig kwok.kubeconfig
+#   kube-scheduler.yaml    the scheduler's KubeSchedulerConfiguration
 #   etcd-data/             etcd data dir
-#   etcd.log kube-apiserver.log build.log audit.log audit-policy.yaml
-#   etcd.pid kube-apiserver.pid etcd.args kube-apiserver.args (one arg per line)
+#   NAME.log NAME.pid NAME.args (one arg per line) for each component,
+#   build.log audit.log audit-policy.yaml
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -59,25 +107,42 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 log() { echo "$prog: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
+ALL_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+FLEET=(kwok-cpu-1 kwok-cpu-2 kwok-gpu-1)
+
 dir="${MODELSERVICE_E2E_DIR:-/tmp/modelservice-e2e}"
 cmd=""
 purge=0
+mode="${E2E_CLUSTER_MODE:-full}"
+cmd_args=()
 while (( $# )); do
   case "$1" in
     --dir) [[ $# -ge 2 ]] || die "--dir needs an argument"; dir="$2"; shift 2 ;;
     --dir=*) dir="${1#--dir=}"; shift ;;
     --purge) purge=1; shift ;;
+    --light) mode=light; shift ;;
     -h|--help|help) usage; exit 0 ;;
-    up|down|status|restart-apiserver)
-      [[ -z "$cmd" ]] || die "only one command allowed (got $cmd and $1)"; cmd="$1"; shift ;;
-    *) usage >&2; die "unknown argument: $1" ;;
+    up|down|status|restart-apiserver|restart|heal|add-node)
+      if [[ -z "$cmd" ]]; then cmd="$1"; shift
+      else cmd_args+=("$1"); shift
+      fi ;;
+    *)
+      if [[ "$cmd" == restart || "$cmd" == add-node ]]; then cmd_args+=("$1"); shift
+      else usage >&2; die "unknown argument: $1"
+      fi ;;
   esac
 done
 [[ -n "$cmd" ]] || { usage >&2; exit 2; }
+[[ "$mode" == full || "$mode" == light ]] || die "E2E_CLUSTER_MODE must be full or light (got $mode)"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 pki="$dir/pki"
 timeout="${E2E_READY_TIMEOUT:-60}"
+
+# components_of MODE: the components that mode runs, in start order.
+components_of() {
+  if [[ "$1" == light ]]; then echo etcd kube-apiserver; else echo "${ALL_COMPONENTS[*]}"; fi
+}
 
 # ---------------------------------------------------------------- processes
 
@@ -123,10 +188,23 @@ stop() {
   rm -f "$dir/$name.pid"
 }
 
-# start NAME BINARY: run BINARY with the args in DIR/NAME.args, detached
-# (own session, stdin from /dev/null, output appended to DIR/NAME.log).
+# binary_of NAME: the binary path of a component (after the build or load_env).
+binary_of() {
+  case "$1" in
+    etcd) echo "$ETCD" ;;
+    kube-apiserver) echo "$KUBE_APISERVER" ;;
+    kube-controller-manager) echo "$KUBE_CONTROLLER_MANAGER" ;;
+    kube-scheduler) echo "$KUBE_SCHEDULER" ;;
+    kwok) echo "$KWOK" ;;
+  esac
+}
+
+# start NAME: run the component's binary with the args in DIR/NAME.args,
+# detached (own session, stdin from /dev/null, output appended to DIR/NAME.log).
 start() {
-  local name="$1" bin="$2" args=()
+  local name="$1" bin args=()
+  bin="$(binary_of "$name")"
+  [[ -x "$bin" ]] || fail "no $name binary at '$bin'"
   mapfile -t args <"$dir/$name.args"
   echo "==== $(date -u +%Y-%m-%dT%H:%M:%SZ) $prog starting $name" >>"$dir/$name.log"
   # Without job control a background child is not a process-group leader, so
@@ -145,22 +223,22 @@ start() {
 
 show_logs() {
   local f n
-  for f in build.log etcd.log kube-apiserver.log; do
+  for f in build.log etcd.log kube-apiserver.log kube-controller-manager.log kube-scheduler.log kwok.log; do
     [[ -s "$dir/$f" ]] || continue
-    n=40; [[ "$f" == etcd.log ]] && n=15
+    n=30; [[ "$f" == etcd.log ]] && n=15
     echo "----- last $n lines of $dir/$f -----" >&2
     tail -n "$n" "$dir/$f" >&2
   done
 }
 
 # fail MSG: report, show log tails and exit 1. During `up` the half-started
-# cluster is stopped (logs stay in DIR); restart-apiserver leaves etcd running.
+# cluster is stopped (logs stay in DIR); the restart commands leave the rest running.
 fail() {
   log "ERROR: $*"
   show_logs
   if [[ "$cmd" == up ]]; then
-    stop kube-apiserver 5
-    stop etcd 5
+    local c
+    for c in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$c" 5; done
   fi
   exit 1
 }
@@ -188,21 +266,62 @@ api_curl() {  # api_curl PATH [curl args...]
     "$@" "https://127.0.0.1:$api_port$path"
 }
 
-# wait_apiserver: until /readyz says ok and the default namespace exists.
-wait_apiserver() {
-  local deadline=$(( SECONDS + timeout )) out=""
-  while (( SECONDS < deadline )); do
-    pid_of kube-apiserver >/dev/null || fail "kube-apiserver exited (see $dir/kube-apiserver.log)"
-    out="$(api_curl /readyz 2>/dev/null || true)"
-    if [[ "$out" == ok ]] && [[ "$(api_curl /api/v1/namespaces/default -o /dev/null -w '%{http_code}' 2>/dev/null || true)" == 200 ]]; then
-      return 0
-    fi
-    sleep 0.25
-  done
-  fail "kube-apiserver not ready after ${timeout}s (last /readyz answer: ${out:-none})"
+# health URL: the body of a component's health endpoint (self-signed serving
+# certificates, so no verification; loopback only).
+health() { curl -sS -k --max-time 2 "$1" 2>/dev/null || true; }
+
+health_url() {  # health_url NAME
+  case "$1" in
+    etcd) echo "http://127.0.0.1:$etcd_port/health" ;;
+    kube-apiserver) echo "https://127.0.0.1:$api_port/readyz" ;;
+    kube-controller-manager) echo "https://127.0.0.1:$kcm_port/healthz" ;;
+    kube-scheduler) echo "https://127.0.0.1:$sched_port/readyz" ;;
+    kwok) echo "http://127.0.0.1:$kwok_port/healthz" ;;
+  esac
 }
 
-# gen_certs: fresh CA, serving cert, admin client cert and SA key pair.
+healthy() {  # healthy NAME: the component answers its health check
+  local out
+  case "$1" in
+    etcd) [[ "$(health "$(health_url etcd)")" == *'"health":"true"'* ]] ;;
+    kube-apiserver) [[ "$(api_curl /readyz 2>/dev/null || true)" == ok ]] ;;
+    *) out="$(health "$(health_url "$1")")"; [[ "$out" == ok ]] ;;
+  esac
+}
+
+# wait_healthy NAME: until its health check passes (the process must stay up).
+wait_healthy() {
+  local name="$1" deadline=$(( SECONDS + timeout )) t0=$SECONDS
+  until healthy "$name"; do
+    pid_of "$name" >/dev/null || fail "$name exited (see $dir/$name.log)"
+    (( SECONDS < deadline )) || fail "$name not healthy after ${timeout}s ($(health_url "$name"))"
+    sleep 0.1
+  done
+  if [[ "$name" == kube-apiserver ]]; then
+    until [[ "$(api_curl /api/v1/namespaces/default -o /dev/null -w '%{http_code}' 2>/dev/null || true)" == 200 ]]; do
+      pid_of kube-apiserver >/dev/null || fail "kube-apiserver exited (see $dir/kube-apiserver.log)"
+      (( SECONDS < deadline )) || fail "kube-apiserver: no default namespace after ${timeout}s"
+      sleep 0.1
+    done
+  fi
+  log "$name healthy ($(( SECONDS - t0 ))s)"
+}
+
+# cert NAME SUBJECT: a client certificate signed by the cluster CA, EC P-256
+# (cheap to make).
+client_cert() {
+  local name="$1" subj="$2"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subj"
+  printf '%s\n' \
+    "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=clientAuth" \
+    >"$name.ext"
+  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+    -extfile "$name.ext" -out "$name.crt"
+}
+
+# gen_certs: fresh CA, serving cert, client certs and SA key pair.
 gen_certs() {
   rm -rf "$pki"
   mkdir -p "$pki"
@@ -232,15 +351,24 @@ gen_certs() {
       -extfile admin.ext -out admin.crt
     openssl genrsa -out sa.key 2048
     openssl rsa -in sa.key -pubout -out sa.pub
+    if [[ "$mode" == full ]]; then
+      # The bootstrap RBAC policy binds these user names to the components' roles.
+      client_cert kube-controller-manager "/CN=system:kube-controller-manager"
+      client_cert kube-scheduler "/CN=system:kube-scheduler"
+      # KWOK patches node and pod status, renews node Leases, deletes pods.
+      client_cert kwok "/O=system:masters/CN=kwok-controller"
+    fi
     rm -f ./*.csr ./*.ext ca.srl
   ) || { cat "$pki/openssl.log" >&2; die "certificate generation failed"; }
   rm -f "$pki/openssl.log"
 }
 
+# write_kubeconfig FILE USER: a kubeconfig for USER's client certificate
+# (pki/USER.{crt,key}), certificates embedded, context "modelservice-e2e".
 write_kubeconfig() {
-  local b64="base64 -w0"
+  local file="$1" user="$2" b64="base64 -w0"
   base64 -w0 </dev/null >/dev/null 2>&1 || b64="base64"
-  cat >"$dir/kubeconfig.tmp" <<EOF
+  cat >"$file.tmp" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -249,19 +377,19 @@ clusters:
     server: https://127.0.0.1:$api_port
     certificate-authority-data: $($b64 <"$pki/ca.crt" | tr -d '\n')
 users:
-- name: admin
+- name: $user
   user:
-    client-certificate-data: $($b64 <"$pki/admin.crt" | tr -d '\n')
-    client-key-data: $($b64 <"$pki/admin.key" | tr -d '\n')
+    client-certificate-data: $($b64 <"$pki/$user.crt" | tr -d '\n')
+    client-key-data: $($b64 <"$pki/$user.key" | tr -d '\n')
 contexts:
 - name: modelservice-e2e
   context:
     cluster: modelservice-e2e
-    user: admin
+    user: $user
 current-context: modelservice-e2e
 EOF
-  chmod 600 "$dir/kubeconfig.tmp"
-  mv -f "$dir/kubeconfig.tmp" "$dir/kubeconfig"
+  chmod 600 "$file.tmp"
+  mv -f "$file.tmp" "$file"
 }
 
 write_env() {
@@ -274,12 +402,19 @@ write_env() {
     printf 'export KUBECTL=%q\n' "$KUBECTL"
     printf 'export KUBE_APISERVER=%q\n' "$KUBE_APISERVER"
     printf 'export ETCD=%q\n' "$ETCD"
+    printf 'export KUBE_CONTROLLER_MANAGER=%q\n' "$KUBE_CONTROLLER_MANAGER"
+    printf 'export KUBE_SCHEDULER=%q\n' "$KUBE_SCHEDULER"
+    printf 'export KWOK=%q\n' "$KWOK"
     printf 'export E2E_DIR=%q\n' "$dir"
+    printf 'export E2E_CLUSTER_MODE=%q\n' "$mode"
     printf 'export E2E_API_SERVER=%q\n' "https://127.0.0.1:$api_port"
     printf 'export E2E_API_PORT=%q\n' "$api_port"
     printf 'export E2E_ETCD_URL=%q\n' "http://127.0.0.1:$etcd_port"
     printf 'export E2E_ETCD_PORT=%q\n' "$etcd_port"
     printf 'export E2E_ETCD_PEER_PORT=%q\n' "$etcd_peer_port"
+    printf 'export E2E_KCM_PORT=%q\n' "$kcm_port"
+    printf 'export E2E_SCHEDULER_PORT=%q\n' "$sched_port"
+    printf 'export E2E_KWOK_PORT=%q\n' "$kwok_port"
     printf 'export E2E_CA_CERT=%q\n' "$pki/ca.crt"
     printf 'export E2E_CA_KEY=%q\n' "$pki/ca.key"
     printf 'export E2E_ADMIN_CERT=%q\n' "$pki/admin.crt"
@@ -289,8 +424,16 @@ write_env() {
     printf 'export E2E_AUDIT_LOG=%q\n' "$audit_log"
     printf 'export E2E_APISERVER_LOG=%q\n' "$dir/kube-apiserver.log"
     printf 'export E2E_ETCD_LOG=%q\n' "$dir/etcd.log"
+    printf 'export E2E_KCM_LOG=%q\n' "$dir/kube-controller-manager.log"
+    printf 'export E2E_SCHEDULER_LOG=%q\n' "$dir/kube-scheduler.log"
+    printf 'export E2E_KWOK_LOG=%q\n' "$dir/kwok.log"
     printf 'export E2E_APISERVER_PID=%q\n' "$(pid_of kube-apiserver || true)"
     printf 'export E2E_ETCD_PID=%q\n' "$(pid_of etcd || true)"
+    printf 'export E2E_KCM_PID=%q\n' "$(pid_of kube-controller-manager || true)"
+    printf 'export E2E_SCHEDULER_PID=%q\n' "$(pid_of kube-scheduler || true)"
+    printf 'export E2E_KWOK_PID=%q\n' "$(pid_of kwok || true)"
+    printf 'export E2E_KWOK_STAGES=%q\n' "$( [[ "$mode" == full ]] && echo "$here/kwok/stages.yaml" || true)"
+    printf 'export E2E_NODES=%q\n' "$( [[ "$mode" == full ]] && echo "${FLEET[*]}" || true)"
   } >"$dir/env.tmp"
   mv -f "$dir/env.tmp" "$dir/env"
 }
@@ -299,54 +442,77 @@ load_env() {
   [[ -s "$dir/env" && -s "$dir/kube-apiserver.args" ]] || die "no cluster state in $dir (run: $0 --dir $dir up)"
   # shellcheck disable=SC1091
   source "$dir/env"
+  mode="${E2E_CLUSTER_MODE:-light}"
   api_port="$E2E_API_PORT"
   etcd_port="$E2E_ETCD_PORT"
   etcd_peer_port="$E2E_ETCD_PEER_PORT"
+  kcm_port="${E2E_KCM_PORT:-}"
+  sched_port="${E2E_SCHEDULER_PORT:-}"
+  kwok_port="${E2E_KWOK_PORT:-}"
+  KUBE_CONTROLLER_MANAGER="${KUBE_CONTROLLER_MANAGER:-}"
+  KUBE_SCHEDULER="${KUBE_SCHEDULER:-}"
+  KWOK="${KWOK:-}"
 }
 
-# ---------------------------------------------------------------- commands
+kc() { "$KUBECTL" --kubeconfig "$dir/kubeconfig" --request-timeout=20s "$@"; }
 
-do_down() {
-  stop kube-apiserver 20
-  stop etcd 10
-  if (( purge )); then
-    rm -rf "$pki" "$dir/etcd-data"
-    rm -f "$dir"/{kubeconfig,kubeconfig.tmp,env,env.tmp,build.log,etcd.log,kube-apiserver.log,audit.log,audit-policy.yaml,etcd.args,kube-apiserver.args,etcd.pid,kube-apiserver.pid}
-    rm -f "$dir"/audit-*.log
-    rmdir "$dir" 2>/dev/null || true
-    log "purged $dir"
+# node_yaml NAME GPUS CPU MEMORY PODS: a fake node for KWOK to manage.
+node_yaml() {
+  local name="$1" gpus="$2" cpu="$3" mem="$4" pods="$5" res gpu_label=""
+  res="cpu: \"$cpu\"
+      memory: $mem
+      pods: \"$pods\""
+  if (( gpus > 0 )); then
+    res+="
+      nvidia.com/gpu: \"$gpus\""
+    gpu_label='
+    nvidia.com/gpu.present: "true"'
   fi
+  cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $name
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: $name
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    modelops.dev/e2e-fleet: "true"$gpu_label
+spec: {}
+status:
+  allocatable:
+      $res
+  capacity:
+      $res
+EOF
 }
 
-do_up() {
-  local start_time=$SECONDS exports purge=0  # (purge=0: never --purge here)
-  if pid_of kube-apiserver >/dev/null || pid_of etcd >/dev/null; then
-    log "a cluster is already running in $dir: restarting it from scratch"
-  fi
-  do_down
+# nodes_ready NAME...: each node exists, is Ready and has no taints.
+nodes_ready() {
+  local out want="" n
+  for n in "$@"; do want+="$n True none;"; done
+  out="$(kc get nodes "$@" -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}none;{end}' 2>/dev/null)" || return 1
+  # A node with taints prints "NAME True KEY...none;", which does not match.
+  [[ "$(tr -d '\n' <<<"$out" | tr ';' '\n' | sort | tr '\n' ';')" == "$(tr ';' '\n' <<<"${want%;}" | sort | tr '\n' ';')" ]]
+}
 
-  # 1. Binaries (cached; a no-op when already built).
-  if ! exports="$("$here/build-control-plane.sh" 2>"$dir/build.log")"; then
-    fail "building the control-plane binaries failed"
-  fi
-  exports="$(tail -n 1 <<<"$exports")"
-  [[ "$exports" == "export KUBE_APISERVER="* ]] || fail "unexpected output from build-control-plane.sh: $exports"
-  eval "$exports"
+wait_nodes_ready() {
+  local deadline=$(( SECONDS + timeout )) t0=$SECONDS
+  until nodes_ready "$@"; do
+    pid_of kwok >/dev/null || fail "kwok exited (see $dir/kwok.log)"
+    (( SECONDS < deadline )) || fail "nodes $* not Ready and untainted after ${timeout}s: $(kc get nodes -o wide 2>&1 | tr '\n' ' ')"
+    sleep 0.2
+  done
+  log "nodes Ready: $* ($(( SECONDS - t0 ))s)"
+}
 
-  # 2. Fresh state.
-  rm -rf "$dir/etcd-data"
-  rm -f "$dir"/{kubeconfig,env,etcd.log,kube-apiserver.log,audit.log,audit-policy.yaml,etcd.args,kube-apiserver.args}
-  gen_certs
+# ---------------------------------------------------------------- arguments
 
-  # 3. Free ports (distinct).
-  api_port="$(free_port)"
-  etcd_port="$(free_port)"
-  while [[ "$etcd_port" == "$api_port" ]]; do etcd_port="$(free_port)"; done
-  etcd_peer_port="$(free_port)"
-  while [[ "$etcd_peer_port" == "$api_port" || "$etcd_peer_port" == "$etcd_port" ]]; do etcd_peer_port="$(free_port)"; done
-  [[ -n "$api_port" && -n "$etcd_port" && -n "$etcd_peer_port" ]] || die "could not find free ports"
-
-  # 4. etcd.
+write_args_etcd() {
   local etcd_url="http://127.0.0.1:$etcd_port" peer_url="http://127.0.0.1:$etcd_peer_port"
   printf '%s\n' \
     "--name=e2e" \
@@ -358,17 +524,12 @@ do_up() {
     "--initial-cluster=e2e=$peer_url" \
     "--unsafe-no-fsync" \
     >"$dir/etcd.args"
-  start etcd "$ETCD"
-  local deadline=$(( SECONDS + timeout ))
-  until [[ "$(curl -sS --max-time 2 "$etcd_url/health" 2>/dev/null || true)" == *'"health":"true"'* ]]; do
-    pid_of etcd >/dev/null || fail "etcd exited (see $dir/etcd.log)"
-    (( SECONDS < deadline )) || fail "etcd not healthy after ${timeout}s"
-    sleep 0.1
-  done
+}
 
-  # 5. kube-apiserver (envtest's flags, plus our own serving cert and audit log).
+write_args_apiserver() {
+  # envtest's flags, plus our own serving cert and audit log.
   local args=(
-    "--etcd-servers=$etcd_url"
+    "--etcd-servers=http://127.0.0.1:$etcd_port"
     "--bind-address=127.0.0.1"
     # Loopback only, deterministic: without these the server advertises the
     # host's default-route IP and fails to start on hosts without a default
@@ -384,11 +545,13 @@ do_up() {
     "--authorization-mode=RBAC"
     "--service-cluster-ip-range=10.0.0.0/24"
     "--allow-privileged=true"
-    "--disable-admission-plugins=ServiceAccount"
     "--service-account-issuer=https://127.0.0.1:$api_port/"
     "--service-account-key-file=$pki/sa.pub"
     "--service-account-signing-key-file=$pki/sa.key"
   )
+  # Without the controller manager nothing creates the "default"
+  # ServiceAccounts that the ServiceAccount admission plugin requires.
+  [[ "$mode" == light ]] && args+=("--disable-admission-plugins=ServiceAccount")
   if [[ "${E2E_AUDIT:-1}" != 0 ]]; then
     cat >"$dir/audit-policy.yaml" <<'EOF'
 # Log every request at Metadata level (user, user agent, verb, resource,
@@ -404,55 +567,284 @@ EOF
     args+=("--audit-policy-file=$dir/audit-policy.yaml" "--audit-log-path=$dir/audit.log"
            "--audit-log-format=json" "--audit-log-mode=blocking")
   fi
-  if [[ -n "${E2E_APISERVER_ARGS:-}" ]]; then
-    local extra
-    read -r -a extra <<<"$E2E_APISERVER_ARGS"
+  extra_args E2E_APISERVER_ARGS
+  printf '%s\n' "${args[@]}" >"$dir/kube-apiserver.args"
+}
+
+# extra_args VAR: append the word-split flags in $VAR to the caller's args.
+extra_args() {
+  local extra=()
+  if [[ -n "${!1:-}" ]]; then
+    read -r -a extra <<<"${!1}"
     args+=("${extra[@]}")
   fi
-  printf '%s\n' "${args[@]}" >"$dir/kube-apiserver.args"
-  start kube-apiserver "$KUBE_APISERVER"
-  wait_apiserver
+}
 
-  write_kubeconfig
+write_args_kcm() {
+  local args=(
+    "--kubeconfig=$dir/kube-controller-manager.kubeconfig"
+    "--bind-address=127.0.0.1"
+    "--secure-port=$kcm_port"
+    "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+    "--leader-elect=false"
+    # All default controllers (Deployment, ReplicaSet, garbage collector,
+    # namespace, EndpointSlice, node lifecycle, service account + tokens,
+    # CSR signing, ...), each with its own service-account credentials.
+    "--controllers=*"
+    "--use-service-account-credentials=true"
+    "--service-account-private-key-file=$pki/sa.key"
+    "--root-ca-file=$pki/ca.crt"
+    "--cluster-signing-cert-file=$pki/ca.crt"
+    "--cluster-signing-key-file=$pki/ca.key"
+    # client-go's default of 20/30 makes 200 Deployments take minutes.
+    "--kube-api-qps=200"
+    "--kube-api-burst=400"
+  )
+  extra_args E2E_CONTROLLER_MANAGER_ARGS
+  printf '%s\n' "${args[@]}" >"$dir/kube-controller-manager.args"
+}
+
+write_args_scheduler() {
+  cat >"$dir/kube-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $dir/kube-scheduler.kubeconfig
+  qps: 200
+  burst: 400
+leaderElection:
+  leaderElect: false
+EOF
+  local args=(
+    "--config=$dir/kube-scheduler.yaml"
+    "--bind-address=127.0.0.1"
+    "--secure-port=$sched_port"
+  )
+  extra_args E2E_SCHEDULER_ARGS
+  printf '%s\n' "${args[@]}" >"$dir/kube-scheduler.args"
+}
+
+write_args_kwok() {
+  local args=(
+    "--kubeconfig=$dir/kwok.kubeconfig"
+    "--config=$here/kwok/stages.yaml"
+    "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"
+    "--node-lease-duration-seconds=40"
+    # Pod and node IPs are only data here (EndpointSlices); nothing connects to them.
+    "--cidr=10.244.0.0/16"
+    "--node-ip=10.243.0.1"
+    "--server-address=127.0.0.1:$kwok_port"
+  )
+  extra_args E2E_KWOK_ARGS
+  printf '%s\n' "${args[@]}" >"$dir/kwok.args"
+}
+
+# ---------------------------------------------------------------- commands
+
+do_down() {
+  local c
+  for c in kwok kube-scheduler kube-controller-manager; do stop "$c" 10; done
+  stop kube-apiserver 20
+  stop etcd 10
+  if (( purge )); then
+    rm -rf "$pki" "$dir/etcd-data"
+    rm -f "$dir"/{kubeconfig,kubeconfig.tmp,env,env.tmp,mode,build.log,audit.log,audit-policy.yaml,kube-scheduler.yaml}
+    rm -f "$dir"/*.kubeconfig "$dir"/*.kubeconfig.tmp
+    for c in "${ALL_COMPONENTS[@]}"; do rm -f "$dir/$c".{log,args,pid}; done
+    rm -f "$dir"/audit-*.log
+    rmdir "$dir" 2>/dev/null || true
+    log "purged $dir"
+  fi
+}
+
+do_up() {
+  local start_time=$SECONDS exports purge=0 c  # (purge=0: never --purge here)
+  for c in "${ALL_COMPONENTS[@]}"; do
+    if pid_of "$c" >/dev/null; then log "a cluster is already running in $dir: restarting it from scratch"; break; fi
+  done
+  do_down
+
+  # 1. Binaries (cached; a no-op when already built).
+  local build_args=()
+  [[ "$mode" == light ]] && build_args+=(--light)
+  if ! exports="$("$here/build-control-plane.sh" "${build_args[@]}" 2>"$dir/build.log")"; then
+    fail "building the control-plane binaries failed"
+  fi
+  exports="$(tail -n 1 <<<"$exports")"
+  [[ "$exports" == "export KUBE_APISERVER="* ]] || fail "unexpected output from build-control-plane.sh: $exports"
+  eval "$exports"
+  local t_build=$(( SECONDS - start_time ))
+
+  # 2. Fresh state.
+  rm -rf "$dir/etcd-data"
+  rm -f "$dir"/{kubeconfig,env,audit.log,audit-policy.yaml,kube-scheduler.yaml} "$dir"/*.kubeconfig
+  for c in "${ALL_COMPONENTS[@]}"; do rm -f "$dir/$c".{log,args}; done
+  echo "$mode" >"$dir/mode"
+  gen_certs
+
+  # 3. Free ports (distinct).
+  local ports=() p
+  declare -A seen=()
+  while (( ${#ports[@]} < 6 )); do
+    p="$(free_port)" || die "could not find free ports"
+    [[ -n "$p" && -z "${seen[$p]:-}" ]] || continue
+    seen[$p]=1; ports+=("$p")
+  done
+  api_port="${ports[0]}" etcd_port="${ports[1]}" etcd_peer_port="${ports[2]}"
+  kcm_port="" sched_port="" kwok_port=""
+  if [[ "$mode" == full ]]; then kcm_port="${ports[3]}" sched_port="${ports[4]}" kwok_port="${ports[5]}"; fi
+
+  # 4. etcd, kube-apiserver.
+  write_args_etcd
+  start etcd
+  wait_healthy etcd
+  write_args_apiserver
+  start kube-apiserver
+  wait_healthy kube-apiserver
+  write_kubeconfig "$dir/kubeconfig" admin
+
+  if [[ "$mode" == full ]]; then
+    # 5. The fleet (KWOK finds the nodes when it starts), then the
+    # controller manager, the scheduler and KWOK.
+    local n fleet_yaml=""
+    for n in "${FLEET[@]}"; do
+      if [[ "$n" == *gpu* ]]; then fleet_yaml+="$(node_yaml "$n" 4 32 256Gi 250)"$'\n---\n'
+      else fleet_yaml+="$(node_yaml "$n" 0 32 128Gi 250)"$'\n---\n'
+      fi
+    done
+    kc apply -f - <<<"$fleet_yaml" >/dev/null || fail "could not create the fake nodes"
+    write_kubeconfig "$dir/kube-controller-manager.kubeconfig" kube-controller-manager
+    write_kubeconfig "$dir/kube-scheduler.kubeconfig" kube-scheduler
+    write_kubeconfig "$dir/kwok.kubeconfig" kwok
+    write_args_kcm
+    start kube-controller-manager
+    wait_healthy kube-controller-manager
+    write_args_scheduler
+    start kube-scheduler
+    wait_healthy kube-scheduler
+    write_args_kwok
+    start kwok
+    wait_healthy kwok
+    # 6. Working, not just serving: the nodes are Ready and untainted (KWOK
+    # and the node lifecycle controller), the service-account controller runs.
+    wait_nodes_ready "${FLEET[@]}"
+    local deadline=$(( SECONDS + timeout ))
+    until kc -n default get serviceaccount default >/dev/null 2>&1; do
+      pid_of kube-controller-manager >/dev/null || fail "kube-controller-manager exited (see $dir/kube-controller-manager.log)"
+      (( SECONDS < deadline )) || fail "no default ServiceAccount after ${timeout}s: the controller manager's controllers do not run"
+      sleep 0.2
+    done
+  fi
+
   write_env
-  log "up in $(( SECONDS - start_time ))s: https://127.0.0.1:$api_port (etcd $etcd_url); source $dir/env"
+  log "up ($mode) in $(( SECONDS - start_time ))s (binaries ${t_build}s): https://127.0.0.1:$api_port (etcd http://127.0.0.1:$etcd_port); source $dir/env"
   echo "$dir/kubeconfig"
 }
 
-do_restart_apiserver() {
-  local start_time=$SECONDS
+# restart_one NAME: stop and start one component with its recorded arguments.
+restart_one() {
+  local name="$1" t0=$SECONDS
+  [[ -s "$dir/$name.args" ]] || die "$name is not part of the cluster in $dir (mode $mode)"
+  if [[ "$name" != etcd ]] && ! pid_of etcd >/dev/null; then
+    die "etcd is not running in $dir (run: $0 --dir $dir up)"
+  fi
+  case "$name" in
+    kube-apiserver) stop "$name" 20 ;;
+    *) stop "$name" 10 ;;
+  esac
+  start "$name"
+  wait_healthy "$name"
+  log "$name restarted in $(( SECONDS - t0 ))s (pid $(pid_of "$name" || true))"
+}
+
+do_restart() {
   load_env
-  pid_of etcd >/dev/null || die "etcd is not running in $dir (run: $0 --dir $dir up)"
-  stop kube-apiserver 20
-  start kube-apiserver "$KUBE_APISERVER"
-  wait_apiserver
+  (( $# )) || die "restart: which component? ($(components_of "$mode"))"
+  local name
+  for name in "$@"; do
+    [[ " $(components_of "$mode") " == *" $name "* ]] || die "unknown component $name for a $mode cluster ($(components_of "$mode"))"
+  done
+  for name in "$@"; do restart_one "$name"; done
   write_env
-  log "kube-apiserver restarted in $(( SECONDS - start_time ))s (pid $(pid_of kube-apiserver || true))"
   echo "$dir/kubeconfig"
+}
+
+do_heal() {
+  load_env
+  local c restarted=0
+  for c in $(components_of "$mode"); do
+    if ! pid_of "$c" >/dev/null; then
+      log "$c is not running: restarting it"
+      start "$c"
+      wait_healthy "$c"
+      restarted=1
+    fi
+  done
+  (( restarted )) && write_env
+  return 0
 }
 
 do_status() {
-  local apid epid
-  apid="$(pid_of kube-apiserver || true)"
-  epid="$(pid_of etcd || true)"
-  if [[ -z "$apid" && -z "$epid" ]]; then
+  local c pid any=0 bad=0 lines=() h
+  for c in "${ALL_COMPONENTS[@]}"; do pid_of "$c" >/dev/null && any=1; done
+  if (( ! any )); then
     echo "down ($dir)"
     return 1
   fi
-  if [[ -n "$apid" && -n "$epid" && -s "$dir/env" ]]; then
-    load_env
-    if [[ "$(api_curl /readyz 2>/dev/null || true)" == ok ]]; then
-      echo "up: $E2E_API_SERVER (kube-apiserver pid $apid, etcd pid $epid, $E2E_ETCD_URL); KUBECONFIG=$dir/kubeconfig"
-      return 0
-    fi
+  if [[ ! -s "$dir/env" ]]; then
+    echo "degraded ($dir): processes run but there is no env file (still starting?)"
+    return 1
   fi
-  echo "degraded ($dir): kube-apiserver pid ${apid:-none}, etcd pid ${epid:-none}, /readyz not ok"
-  return 1
+  load_env
+  for c in $(components_of "$mode"); do
+    if pid="$(pid_of "$c")"; then
+      if healthy "$c"; then h=healthy; else h="NOT HEALTHY"; bad=1; fi
+      lines+=("$(printf '  %-24s pid %-8s %-30s %s' "$c" "$pid" "$(health_url "$c")" "$h")")
+    else
+      lines+=("$(printf '  %-24s %-12s %-30s %s' "$c" "-" "$(health_url "$c")" "NOT RUNNING")")
+      bad=1
+    fi
+  done
+  if [[ "$mode" == full ]] && (( ! bad )); then
+    local nodes
+    nodes="$(kc get nodes -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}' 2>/dev/null || true)"
+    lines+=("  nodes: ${nodes:-?}")
+  fi
+  if (( bad )); then
+    echo "degraded ($mode, $dir):"
+    printf '%s\n' "${lines[@]}"
+    return 1
+  fi
+  echo "up ($mode): $E2E_API_SERVER; KUBECONFIG=$dir/kubeconfig"
+  printf '%s\n' "${lines[@]}"
+}
+
+do_add_node() {
+  load_env
+  [[ "$mode" == full ]] || die "add-node needs a full cluster (this one is $mode)"
+  local name="" gpus=0 cpu=32 mem=128Gi pods=250
+  while (( $# )); do
+    case "$1" in
+      --gpus) gpus="$2"; shift 2 ;;
+      --cpu) cpu="$2"; shift 2 ;;
+      --memory) mem="$2"; shift 2 ;;
+      --pods) pods="$2"; shift 2 ;;
+      -*) die "add-node: unknown flag $1" ;;
+      *) [[ -z "$name" ]] || die "add-node: one node name only"; name="$1"; shift ;;
+    esac
+  done
+  [[ -n "$name" ]] || die "add-node: NAME is required"
+  [[ "$gpus" =~ ^[0-9]+$ ]] || die "add-node: --gpus must be a number"
+  node_yaml "$name" "$gpus" "$cpu" "$mem" "$pods" | kc apply -f - >&2 || die "could not create node $name"
+  wait_nodes_ready "$name"
 }
 
 case "$cmd" in
-  up) do_up ;;
+  up) (( ${#cmd_args[@]} == 0 )) || die "up takes no arguments"; do_up ;;
   down) do_down ;;
   status) do_status ;;
-  restart-apiserver) do_restart_apiserver ;;
+  restart-apiserver) do_restart kube-apiserver ;;
+  restart) do_restart "${cmd_args[@]}" ;;
+  heal) do_heal ;;
+  add-node) do_add_node "${cmd_args[@]}" ;;
 esac

@@ -77,6 +77,24 @@ wait_for() {
   done
 }
 
+# wait_output TIMEOUT_S DESCRIPTION EXPECTED CMD...: run CMD every 0.25 s until
+# its output (stdout) is EXPECTED; fail the case after TIMEOUT_S seconds,
+# showing the last output.
+wait_output() {
+  local t="$1" what="$2" want="$3"; shift 3
+  local start; start="$(now)"
+  local deadline=$(( $(date +%s) + ${t%.*} )) out=""
+  while true; do
+    out="$("$@" 2>/dev/null)" || true
+    if [[ "$out" == "$want" ]]; then
+      log "ok: $what (after $(elapsed "$start")s)"
+      return 0
+    fi
+    (( $(date +%s) < deadline )) || fail "timed out after ${t}s waiting for: $what\n  expected: $want\n  last:     $out"
+    sleep 0.25
+  done
+}
+
 # poll_until TIMEOUT_S CMD...: like wait_for but returns 1 instead of failing.
 poll_until() {
   local t="$1"; shift
@@ -95,8 +113,8 @@ k() { "$KUBECTL" --request-timeout=30s "$@"; }
 # jp KIND/NAME JSONPATH [-n NS]: one field of an object (empty if missing).
 jp() { local obj="$1" path="$2"; shift 2; k get "$obj" "$@" -o "jsonpath=$path"; }
 
-# new_ns NAME: create a namespace for a case (namespaces are never deleted:
-# without kube-controller-manager a deleted namespace stays Terminating).
+# new_ns NAME: create a namespace for a case (cases leave their namespaces
+# behind for the logs; 26-delete-gc shows that deleting one completes).
 new_ns() {
   k get ns "$1" >/dev/null 2>&1 || k create ns "$1" >/dev/null
 }
@@ -111,17 +129,6 @@ ms_yaml() {
   for l in "$@"; do printf '  %s\n' "$l"; done
 }
 
-# mark_available NS NAME [REPLICAS]: do what kube-controller-manager and the
-# kubelets would do: patch the Deployment's status so that it is fully rolled
-# out (observedGeneration = generation, all replicas ready, Available True).
-mark_available() {
-  local ns="$1" name="$2" r="${3:-}" gen
-  gen="$(k -n "$ns" get deployment "$name" -o 'jsonpath={.metadata.generation}')"
-  [[ -n "$r" ]] || r="$(k -n "$ns" get deployment "$name" -o 'jsonpath={.spec.replicas}')"
-  local ts; ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  k -n "$ns" patch deployment "$name" --subresource=status --type=merge -p "{\"status\":{\"observedGeneration\":$gen,\"replicas\":$r,\"readyReplicas\":$r,\"availableReplicas\":$r,\"updatedReplicas\":$r,\"conditions\":[{\"type\":\"Available\",\"status\":\"True\",\"reason\":\"MinimumReplicasAvailable\",\"message\":\"Deployment has minimum availability.\",\"lastUpdateTime\":\"$ts\",\"lastTransitionTime\":\"$ts\"},{\"type\":\"Progressing\",\"status\":\"True\",\"reason\":\"NewReplicaSetAvailable\",\"message\":\"rolled out\",\"lastUpdateTime\":\"$ts\",\"lastTransitionTime\":\"$ts\"}]}}" >/dev/null
-}
-
 # ms_phase_is NS NAME PHASE
 ms_phase_is() { [[ "$(k -n "$1" get ms "$2" -o 'jsonpath={.status.phase}' 2>/dev/null)" == "$3" ]]; }
 # exists NS KIND NAME / gone NS KIND NAME
@@ -132,6 +139,74 @@ gone() {
   [[ "$out" == *NotFound* || "$out" == *"not found"* ]]
 }
 deploy_replicas_is() { [[ "$(k -n "$1" get deployment "$2" -o 'jsonpath={.spec.replicas}' 2>/dev/null)" == "$3" ]]; }
+
+# ms_ready NS NAME: phase Ready and READY (status.readyReplicas) equal to
+# status.desiredReplicas - what `kubectl get ms` shows once the pods of the
+# last rollout were scheduled and became Ready.
+ms_ready() {
+  local out
+  out="$(k -n "$1" get ms "$2" -o 'jsonpath={.status.phase} {.status.readyReplicas} {.status.desiredReplicas}' 2>/dev/null)" || return 1
+  local phase ready desired
+  read -r phase ready desired <<<"$out"
+  [[ "$phase" == Ready && -n "$desired" && "$ready" == "$desired" ]]
+}
+
+# wait_ms_ready NS TIMEOUT NAME...: wait_for each to be ms_ready.
+wait_ms_ready() {
+  local ns="$1" t="$2" n; shift 2
+  for n in "$@"; do wait_for "$t" "ModelService $ns/$n Ready (READY = desired replicas)" ms_ready "$ns" "$n"; done
+}
+
+# ms_row NS NAME: `kubectl get ms NAME` as a user sees it, first five columns
+# (NAME MODEL REPLICAS READY PHASE).
+ms_row() { k -n "$1" get ms "$2" --no-headers | awk '{print $1, $2, $3, $4, $5}'; }
+
+# pods_of NS NAME [JSONPATH]: the pods of a ModelService (by its instance label).
+pods_of() {
+  local ns="$1" name="$2" path="${3:-}"
+  if [[ -n "$path" ]]; then
+    k -n "$ns" get pods -l "app.kubernetes.io/instance=$name" -o "jsonpath=$path"
+  else
+    k -n "$ns" get pods -l "app.kubernetes.io/instance=$name" -o name
+  fi
+}
+
+# api_watch PATH FILE [QUERY]: record, in the background, every watch event
+# of the collection at API PATH (e.g. /apis/apps/v1/namespaces/NS/replicasets)
+# from now on, one JSON event per line ({"type":..,"object":..}) in FILE. It
+# watches from the resourceVersion of a list made before it returns, so no
+# change after the call is missed however late the stream connects. QUERY:
+# extra query parameters, e.g. labelSelector=app.kubernetes.io/instance=x.
+# Bounded to 10 minutes; killed with the case.
+api_watch() {
+  local path="$1" file="$2" q="${3:+&$3}" rv
+  rv="$(k get --raw "$path?limit=1$q" | jq -r .metadata.resourceVersion)" || fail "cannot list $path"
+  curl -sSN --max-time 600 --cacert "$E2E_CA_CERT" --cert "$E2E_ADMIN_CERT" --key "$E2E_ADMIN_KEY" \
+    "$E2E_API_SERVER$path?watch=1&resourceVersion=$rv$q" >"$file" 2>"$file.err" &
+}
+
+# ms_states FILE [NAME]: from an api_watch file of ModelServices, one line per
+# event: "NAME GENERATION OBSERVED_GENERATION PHASE READY".
+ms_states() {
+  jq -r --arg n "${2:-}" 'select(.type != "BOOKMARK") | .object | select($n == "" or .metadata.name == $n)
+    | "\(.metadata.name) \(.metadata.generation) \(.status.observedGeneration // "-") \(.status.phase // "-") \(.status.readyReplicas // 0)"' "$1"
+}
+
+# need_full_cluster: skip the case (exit 77) on a light cluster (API server
+# and etcd only: no controller manager, scheduler or nodes, so no pods).
+need_full_cluster() {
+  if [[ "${E2E_CLUSTER_MODE:-full}" != full ]]; then
+    echo "SKIP: needs the full cluster (E2E_CLUSTER_MODE=${E2E_CLUSTER_MODE:-})" >&2
+    exit 77
+  fi
+}
+
+# add_node NAME [--gpus N] ...: a fake KWOK node (cluster.sh add-node), Ready on return.
+add_node() {
+  "$E2E_ROOT/test/e2e/cluster.sh" --dir "$E2E_DIR" add-node "$@" >/dev/null 2>"$E2E_WORK/add-node.err" \
+    || fail "cluster.sh add-node $* failed: $(cat "$E2E_WORK/add-node.err")"
+  log "added node $1 ($*)"
+}
 
 # delete_ms_wait NS TIMEOUT NAME...: delete ModelServices and wait until gone.
 delete_ms_wait() {

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# run.sh - the ModelService end-to-end suite against a real kube-apiserver.
+# run.sh - the ModelService end-to-end suite against a real cluster on loopback
+# (test/e2e/cluster.sh: kube-apiserver, kube-controller-manager,
+# kube-scheduler and KWOK's fake nodes).
 #
 # Usage: test/e2e/run.sh [--only REGEX] [--keep] [--no-build] [--verbose]
 #   --only REGEX  run only the cases whose file name (without .sh) matches
@@ -11,8 +13,10 @@
 #
 # What it does: builds build/webhook/modelservice-webhook and
 # build/controller/modelservice-controller (BUILD_DIR, default build/; a
-# Release configure if the directory is new), starts a fresh control plane
-# with test/e2e/cluster.sh in a new temporary directory (E2E_WORK), makes the
+# Release configure if the directory is new), starts a fresh cluster with
+# test/e2e/cluster.sh in a new temporary directory (E2E_WORK; the whole
+# cluster, or with E2E_CLUSTER_MODE=light only etcd + kube-apiserver, where the
+# cases that need pods skip themselves), makes the
 # webhook's certificates, installs the CRD, RBAC and the local overlay's
 # webhook configurations (pointed at a free port, caBundle set), starts the
 # webhook and waits until an invalid object is really denied by it through the
@@ -26,12 +30,15 @@
 # A case is a bash file sourced after lib.sh with `set -euo pipefail`; it
 # fails by exiting non-zero (lib.sh's fail/assert_*), is skipped by exiting
 # 77. Header lines: `# timeout: S` (default 180) and `# logs: NAME...`
-# (component logs whose tails are printed when it fails; default webhook and
-# controller).
+# (component logs whose tails are printed when it fails: webhook, controller,
+# controller-b, prometheus, queue-exporter, apiserver, controller-manager,
+# scheduler, kwok; default webhook and controller). After each case, whatever
+# it left stopped is started again (cluster components with `cluster.sh heal`).
 #
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
-# queue-exporter}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (API server,
-# etcd, audit log). E2E_WORK is printed at the start and the end.
+# queue-exporter}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and kwok logs, the
+# audit log). E2E_WORK is printed at the start and the end.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -131,7 +138,7 @@ t0=$SECONDS
   || setup_fail "cluster.sh up" "$E2E_WORK/logs/cluster-up.log"
 # shellcheck disable=SC1091
 source "$E2E_WORK/cluster/env"
-say "control plane up at $E2E_API_SERVER ($(( SECONDS - t0 ))s)"
+say "cluster ($E2E_CLUSTER_MODE) up at $E2E_API_SERVER ($(( SECONDS - t0 ))s)"
 
 # ------------------------------------------------------------------ ports
 declare -A taken=()
@@ -236,9 +243,13 @@ ensure_components() {
   proc_alive prometheus || { say "prometheus not running: restarting it"; ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi
   proc_alive controller || { say "controller not running: restarting it"; ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || true; }
-  if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >/dev/null 2>&1; then
-    say "control plane not healthy after the case: restarting kube-apiserver"
-    "$here/cluster.sh" --dir "$E2E_WORK/cluster" restart-apiserver >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
+  if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >>"$E2E_WORK/logs/cluster-up.log" 2>&1; then
+    say "cluster not healthy after the case: restarting what is not running (cluster.sh heal)"
+    "$here/cluster.sh" --dir "$E2E_WORK/cluster" heal >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
+    if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >>"$E2E_WORK/logs/cluster-up.log" 2>&1; then
+      say "still not healthy: restarting kube-apiserver"
+      "$here/cluster.sh" --dir "$E2E_WORK/cluster" restart-apiserver >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
+    fi
   fi
 }
 
@@ -291,8 +302,13 @@ for c in "${cases[@]}"; do
     echo "    ----- last 60 lines of $clog -----"
     tail -n 60 "$clog" | sed 's/^/    /'
     for comp in $comps; do
-      f="$E2E_WORK/logs/$comp.log"
-      [[ "$comp" == apiserver ]] && f="$E2E_APISERVER_LOG"
+      case "$comp" in
+        apiserver) f="$E2E_APISERVER_LOG" ;;
+        controller-manager) f="$E2E_KCM_LOG" ;;
+        scheduler) f="$E2E_SCHEDULER_LOG" ;;
+        kwok) f="$E2E_KWOK_LOG" ;;
+        *) f="$E2E_WORK/logs/$comp.log" ;;
+      esac
       [[ -s "$f" ]] || continue
       echo "    ----- last 25 lines of $f -----"
       tail -n 25 "$f" | sed 's/^/    /'

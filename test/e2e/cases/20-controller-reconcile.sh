@@ -1,13 +1,20 @@
 # The controller turns a ModelService into a Deployment and a Service with the
-# contract's fields, adds its finalizer, reports Ready once the Deployment is
-# available, follows spec.replicas, reverts hand edits of owned fields, keeps
-# fields it does not own, and on delete removes the Deployment and the Service
-# before the ModelService goes away.
+# contract's fields, adds its finalizer, reports Ready once the Deployment's
+# pods were scheduled and became Ready (kube-controller-manager, kube-scheduler
+# and KWOK's fake GPU node: nobody patches a status by hand), follows
+# spec.replicas, reverts hand edits of owned fields, keeps fields it does not
+# own, and on delete removes the Deployment and the Service before the
+# ModelService goes away (the garbage collector then removes the ReplicaSets
+# and pods).
 # timeout: 180
 # logs: controller
+need_full_cluster
 ns=e2e-ctrl
 new_ns "$ns"
 name=bert
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+# Every status the controller writes, in order (the phases it goes through).
+api_watch "/apis/modelops.dev/v1/namespaces/$ns/modelservices" "$tmp/ms.watch"
 ms_yaml "$name" 'model: bert-base-uncased' 'version: "3"' 'image: registry.local/serve:1.4' 'replicas: 2' \
   'port: 8081' 'gpus: 1' 'strategy:' '  type: RollingUpdate' '  rollingUpdate: {maxSurge: 1, maxUnavailable: 0}' \
   | k -n "$ns" apply -f - >/dev/null
@@ -48,15 +55,18 @@ assert_eq "$(jq -cS .spec.selector <<<"$s")" "$sel" "Service selector = Deployme
 
 # ---- finalizer, status
 assert_contains "$(jp "ms/$name" '{.metadata.finalizers}' -n "$ns")" "modelops.dev/cleanup" "finalizers"
-wait_for 20 "status.observedGeneration = 1" test "$(jp "ms/$name" '{.status.observedGeneration}' -n "$ns")" = 1
+wait_output 20 "status.observedGeneration = 1" 1 jp "ms/$name" '{.status.observedGeneration}' -n "$ns"
 assert_eq "$(jp "ms/$name" '{.status.url}' -n "$ns")" "http://bert.e2e-ctrl.svc:8081" "status.url"
 assert_eq "$(jp "ms/$name" '{.status.desiredReplicas}' -n "$ns")" 2 "status.desiredReplicas"
-phase="$(jp "ms/$name" '{.status.phase}' -n "$ns")"
-[[ "$phase" == Pending || "$phase" == Progressing ]] || fail "phase before the Deployment is available: expected Pending or Progressing, got '$phase'"
-log "ok: phase before availability: $phase"
 
-mark_available "$ns" "$name"
-wait_for 20 "phase Ready after the Deployment became available" ms_phase_is "$ns" "$name" Ready
+wait_ms_ready "$ns" 60 "$name"
+# The first status of generation 1 was written before any pod was Ready.
+first="$(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 1 { print $4; exit }')"
+[[ "$first" == Pending || "$first" == Progressing ]] || fail "first phase of generation 1: expected Pending or Progressing, got '$first'"
+log "ok: phases of generation 1: $(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 1 { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
+# Two pods, scheduled on the GPU node (gpus: 1), Running and Ready.
+assert_eq "$(pods_of "$ns" "$name" '{range .items[*]}{.spec.nodeName} {.status.phase} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | sort | uniq -c | awk '{$1=$1; print}')" \
+  "2 kwok-gpu-1 Running True" "pods (count node phase Ready)"
 st="$(k -n "$ns" get ms "$name" -o json)"
 assert_eq "$(jq -r .status.readyReplicas <<<"$st")" 2 "status.readyReplicas"
 assert_eq "$(jq -r .status.replicas <<<"$st")" 2 "status.replicas"
@@ -77,20 +87,21 @@ assert_eq "$row" "bert bert-base-uncased 2 2 Ready" "kubectl get ms row (NAME MO
 wait_for 15 "an Event about ModelService $name" bash -c \
   "'$KUBECTL' -n '$ns' get events -o json | jq -e '[.items[] | select(.involvedObject.kind == \"ModelService\" and .involvedObject.name == \"$name\")] | length > 0'"
 
-# ---- scale up and down
-k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":4}}' >/dev/null
-wait_for 20 "Deployment replicas follow spec.replicas=4" deploy_replicas_is "$ns" "$name" 4
-wait_for 20 "status.desiredReplicas 4 and observedGeneration 2" bash -c \
-  "[[ \"\$('$KUBECTL' -n '$ns' get ms '$name' -o 'jsonpath={.status.desiredReplicas} {.status.observedGeneration}')\" == '4 2' ]]"
-phase="$(jp "ms/$name" '{.status.phase}' -n "$ns")"
-[[ "$phase" != Ready ]] || fail "phase Ready right after scaling to 4 with 2 ready replicas"
-mark_available "$ns" "$name"
-wait_for 20 "phase Ready at 4 replicas" ms_phase_is "$ns" "$name" Ready
-assert_eq "$(jp "ms/$name" '{.status.readyReplicas}' -n "$ns")" 4 "readyReplicas after scale-up"
+# ---- scale up and down (3 x 1 GPU: the fleet has one node with 4)
+k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":3}}' >/dev/null
+wait_for 20 "Deployment replicas follow spec.replicas=3" deploy_replicas_is "$ns" "$name" 3
+wait_ms_ready "$ns" 60 "$name"
+assert_eq "$(jp "ms/$name" '{.status.readyReplicas} {.status.desiredReplicas} {.status.observedGeneration}' -n "$ns")" "3 3 2" "readyReplicas desiredReplicas observedGeneration after scale-up"
+# Generation 2 was first reported with 2 ready replicas, not Ready.
+first="$(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5; exit }')"
+[[ "$first" != Ready/* ]] || fail "phase Ready right after scaling to 3 (first status of generation 2: $first)"
+log "ok: phases of generation 2: $(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
+assert_eq "$(ms_row "$ns" "$name")" "bert bert-base-uncased 3 3 Ready" "kubectl get ms row after scale-up"
 k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":1}}' >/dev/null
 wait_for 20 "Deployment replicas follow spec.replicas=1" deploy_replicas_is "$ns" "$name" 1
-mark_available "$ns" "$name"
-wait_for 20 "phase Ready at 1 replica" ms_phase_is "$ns" "$name" Ready
+wait_for 30 "one pod left" bash -c "[[ \$('$KUBECTL' -n '$ns' get pods -l app.kubernetes.io/instance=$name -o name | wc -l) == 1 ]]"
+wait_ms_ready "$ns" 30 "$name"
+assert_eq "$(jp "ms/$name" '{.status.replicas} {.status.readyReplicas}' -n "$ns")" "1 1" "status.replicas and readyReplicas at 1 replica"
 
 # ---- hand edits: owned fields reverted, foreign fields kept
 k -n "$ns" annotate deployment "$name" e2e.modelops.dev/note=keep-me >/dev/null
@@ -114,6 +125,11 @@ k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"image":"registry.local/se
 wait_for 20 "new image in the Deployment" bash -c \
   "[[ \"\$('$KUBECTL' -n '$ns' get deployment '$name' -o 'jsonpath={.spec.template.spec.containers[0].image}')\" == registry.local/serve:1.5 ]]"
 assert_eq "$(k -n "$ns" get deployment "$name" -o json | jq -r '.spec.template.spec.containers[0].env[] | select(.name == "MODEL_VERSION") | .value')" 4 "MODEL_VERSION after update"
+wait_for 60 "rolled out: one Ready pod, on the new image" bash -c \
+  "[[ \"\$('$KUBECTL' -n '$ns' get pods -l app.kubernetes.io/instance=$name -o 'jsonpath={range .items[*]}{.spec.containers[0].image} {.status.conditions[?(@.type==\"Ready\")].status};{end}')\" == 'registry.local/serve:1.5 True;' ]]"
+wait_ms_ready "$ns" 30 "$name"
+rs="$(k -n "$ns" get rs -l "app.kubernetes.io/instance=$name" -o name | sort)"
+[[ -n "$rs" ]] || fail "no ReplicaSets for $name"
 
 # ---- delete: owned objects go first, then the ModelService
 k -n "$ns" delete ms "$name" --wait=false >/dev/null
@@ -121,3 +137,10 @@ wait_for 30 "ModelService $name gone" gone "$ns" ms "$name"
 gone "$ns" deployment "$name" || fail "Deployment $name still exists after its ModelService is gone (no GC runs here: the finalizer flow must delete it)"
 gone "$ns" service "$name" || fail "Service $name still exists after its ModelService is gone"
 log "ok: Deployment and Service deleted before the ModelService disappeared"
+# The controller deletes only what it owns; the garbage collector removes the
+# ReplicaSets (owned by the Deployment) and their pods.
+nothing_left() {
+  [[ -z "$(k -n "$ns" get rs,pods,endpointslices -l "app.kubernetes.io/instance=$name" -o name)" ]] &&
+    [[ -z "$(k -n "$ns" get endpointslices -l "kubernetes.io/service-name=$name" -o name)" ]]
+}
+wait_for 30 "ReplicaSets ($(tr '\n' ' ' <<<"$rs")), pods and EndpointSlices garbage-collected" nothing_left
