@@ -456,9 +456,10 @@ load_env() {
 
 kc() { "$KUBECTL" --kubeconfig "$dir/kubeconfig" --request-timeout=20s "$@"; }
 
-# node_yaml NAME GPUS CPU MEMORY PODS: a fake node for KWOK to manage.
+# node_yaml NAME GPUS CPU MEMORY PODS IP: a fake node for KWOK to manage (IP
+# is only data: its InternalIP, the pods' hostIP).
 node_yaml() {
-  local name="$1" gpus="$2" cpu="$3" mem="$4" pods="$5" res gpu_label=""
+  local name="$1" gpus="$2" cpu="$3" mem="$4" pods="$5" ip="$6" res gpu_label=""
   res="cpu: \"$cpu\"
       memory: $mem
       pods: \"$pods\""
@@ -484,6 +485,11 @@ metadata:
     modelops.dev/e2e-fleet: "true"$gpu_label
 spec: {}
 status:
+  addresses:
+  - type: InternalIP
+    address: $ip
+  - type: Hostname
+    address: $name
   allocatable:
       $res
   capacity:
@@ -493,11 +499,10 @@ EOF
 
 # nodes_ready NAME...: each node exists, is Ready and has no taints.
 nodes_ready() {
-  local out want="" n
-  for n in "$@"; do want+="$n True none;"; done
-  out="$(kc get nodes "$@" -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}none;{end}' 2>/dev/null)" || return 1
-  # A node with taints prints "NAME True KEY...none;", which does not match.
-  [[ "$(tr -d '\n' <<<"$out" | tr ';' '\n' | sort | tr '\n' ';')" == "$(tr ';' '\n' <<<"${want%;}" | sort | tr '\n' ';')" ]]
+  local out n
+  out="$(kc get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}none{"\n"}{end}' 2>/dev/null)" || return 1
+  # A node with taints prints "NAME True KEY...none", which does not match.
+  for n in "$@"; do grep -qx "$n True none" <<<"$out" || return 1; done
 }
 
 wait_nodes_ready() {
@@ -630,9 +635,8 @@ write_args_kwok() {
     "--config=$here/kwok/stages.yaml"
     "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"
     "--node-lease-duration-seconds=40"
-    # Pod and node IPs are only data here (EndpointSlices); nothing connects to them.
+    # Pod IPs are only data here (EndpointSlices); nothing connects to them.
     "--cidr=10.244.0.0/16"
-    "--node-ip=10.243.0.1"
     "--server-address=127.0.0.1:$kwok_port"
   )
   extra_args E2E_KWOK_ARGS
@@ -706,10 +710,11 @@ do_up() {
   if [[ "$mode" == full ]]; then
     # 5. The fleet (KWOK finds the nodes when it starts), then the
     # controller manager, the scheduler and KWOK.
-    local n fleet_yaml=""
+    local n i=0 fleet_yaml=""
     for n in "${FLEET[@]}"; do
-      if [[ "$n" == *gpu* ]]; then fleet_yaml+="$(node_yaml "$n" 4 32 256Gi 250)"$'\n---\n'
-      else fleet_yaml+="$(node_yaml "$n" 0 32 128Gi 250)"$'\n---\n'
+      i=$(( i + 1 ))
+      if [[ "$n" == *gpu* ]]; then fleet_yaml+="$(node_yaml "$n" 4 32 256Gi 250 "10.243.0.$i")"$'\n---\n'
+      else fleet_yaml+="$(node_yaml "$n" 0 32 128Gi 250 "10.243.0.$i")"$'\n---\n'
       fi
     done
     kc apply -f - <<<"$fleet_yaml" >/dev/null || fail "could not create the fake nodes"
@@ -835,7 +840,14 @@ do_add_node() {
   done
   [[ -n "$name" ]] || die "add-node: NAME is required"
   [[ "$gpus" =~ ^[0-9]+$ ]] || die "add-node: --gpus must be a number"
-  node_yaml "$name" "$gpus" "$cpu" "$mem" "$pods" | kc apply -f - >&2 || die "could not create node $name"
+  # An InternalIP not yet taken in 10.243.0.0/16 (the fleet has .0.1-.0.3).
+  local taken ip i
+  taken="$(kc get nodes -o 'jsonpath={.items[*].status.addresses[?(@.type=="InternalIP")].address}' 2>/dev/null || true)"
+  for (( i = 10; i < 65000; i++ )); do
+    ip="10.243.$(( i / 256 )).$(( i % 256 ))"
+    [[ " $taken " == *" $ip "* ]] || break
+  done
+  node_yaml "$name" "$gpus" "$cpu" "$mem" "$pods" "$ip" | kc apply -f - >&2 || die "could not create node $name"
   wait_nodes_ready "$name"
 }
 

@@ -44,11 +44,12 @@ rs_bounds() {
 # rollout IMAGE SURGE UNAVAILABLE: change image and strategy, wait for the
 # rolled-out state, check the bounds seen on the way.
 rollout() {
-  local image="$1" surge="$2" unavail="$3" w="$tmp/rs.$1.watch"
+  local image="$1" surge="$2" unavail="$3" key="${1//[^a-zA-Z0-9.]/_}"
+  local w="$tmp/rs.$key.watch" mw="$tmp/ms.$key.watch"
   # The start: 4 pods wanted and available (the ModelService is Ready).
   k -n "$ns" get rs -l "app.kubernetes.io/instance=$name" -o json >"$w.start"
   api_watch "/apis/apps/v1/namespaces/$ns/replicasets" "$w" "labelSelector=app.kubernetes.io/instance=$name"
-  api_watch "/apis/modelops.dev/v1/namespaces/$ns/modelservices" "$tmp/ms.$1.watch"
+  api_watch "/apis/modelops.dev/v1/namespaces/$ns/modelservices" "$mw"
   local gen
   k -n "$ns" patch ms "$name" --type=merge \
     -p "{\"spec\":{\"image\":\"$image\",\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxSurge\":$surge,\"maxUnavailable\":$unavail}}}}" >/dev/null
@@ -65,7 +66,7 @@ rollout() {
   assert_le $(( 4 - unavail )) "$min" "pods available at any time (replicas - maxUnavailable)"
   # The ModelService reported the rollout while it ran, then Ready.
   local phases
-  phases="$(ms_states "$tmp/ms.$1.watch" "$name" | awk -v g="$gen" '$3 == g { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
+  phases="$(ms_states "$mw" "$name" | awk -v g="$gen" '$3 == g { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
   log "ModelService during the rollout (phase/READY): $phases"
   [[ "$phases" == Progressing/* ]] || fail "the first status of generation $gen is not Progressing: $phases"
   [[ "$phases" == *"Ready/4 " ]] || fail "the last status of generation $gen is not Ready/4: $phases"
