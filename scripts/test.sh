@@ -4,7 +4,7 @@
 #                              and loopback integration tests (fast)
 #   scripts/test.sh --sanitize the same under AddressSanitizer + UBSan
 #   scripts/test.sh --e2e      the end-to-end suite against a real
-#                              kube-apiserver (test/e2e/run.sh; slow)
+#                              cluster on loopback (test/e2e/run.sh; slow)
 #   scripts/test.sh --all      all three, as CI runs them
 set -euo pipefail
 cd "$(dirname "$0")/.."

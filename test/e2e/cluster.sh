@@ -307,8 +307,8 @@ wait_healthy() {
   log "$name healthy ($(( SECONDS - t0 ))s)"
 }
 
-# cert NAME SUBJECT: a client certificate signed by the cluster CA, EC P-256
-# (cheap to make).
+# client_cert NAME SUBJECT: pki/NAME.{crt,key}, a client certificate signed by
+# the cluster CA (EC P-256: cheap to make). Run inside pki/.
 client_cert() {
   local name="$1" subj="$2"
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subj"
