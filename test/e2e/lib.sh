@@ -186,9 +186,10 @@ api_watch() {
 }
 
 # ms_states FILE [NAME]: from an api_watch file of ModelServices, one line per
-# event: "NAME GENERATION OBSERVED_GENERATION PHASE READY".
+# event: "NAME GENERATION OBSERVED_GENERATION PHASE READY". (A last line still
+# being written is skipped.)
 ms_states() {
-  jq -r --arg n "${2:-}" 'select(.type != "BOOKMARK") | .object | select($n == "" or .metadata.name == $n)
+  jq -R -r --arg n "${2:-}" 'fromjson? | select(.type != "BOOKMARK") | .object | select($n == "" or .metadata.name == $n)
     | "\(.metadata.name) \(.metadata.generation) \(.status.observedGeneration // "-") \(.status.phase // "-") \(.status.readyReplicas // 0)"' "$1"
 }
 

@@ -30,8 +30,8 @@ images() {  # images: "IMAGE READY" of every pod, sorted, counted
 # every state of the ReplicaSets: the start (a list taken while nothing
 # moved), then each event of the watch, in order.
 rs_bounds() {
-  jq -s -r --slurpfile init "$2" '
-    reduce (.[] | select(.type != "BOOKMARK")) as $e (
+  jq -R -s -r --slurpfile init "$2" '
+    reduce (split("\n")[] | fromjson? | select(.type != "BOOKMARK")) as $e (
       {rs: ($init[0].items | map({key: .metadata.uid, value: {w: (.spec.replicas // 0), a: (.status.availableReplicas // 0)}}) | from_entries),
        max: 0, min: 1000000, n: 0};
       .rs[$e.object.metadata.uid] = (if $e.type == "DELETED" then {w: 0, a: 0}

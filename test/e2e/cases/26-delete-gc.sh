@@ -49,7 +49,7 @@ log "ok: Deployment and Service deleted before the ModelService (finalizer), the
 # 2. Foreground deletion: the garbage collector deletes the dependents first.
 k -n "$ns" delete ms gc-fg --cascade=foreground --wait=false >/dev/null
 wait_for 30 "gc-fg gone" gone "$ns" ms gc-fg
-fins="$(jq -r 'select(.object.metadata.name == "gc-fg" and .object.metadata.deletionTimestamp != null) | .object.metadata.finalizers // [] | join(",")' "$tmp/ms.watch" | sort -u | tr '\n' ' ')"
+fins="$(jq -R -r 'fromjson? | select(.object.metadata.name == "gc-fg" and .object.metadata.deletionTimestamp != null) | .object.metadata.finalizers // [] | join(",")' "$tmp/ms.watch" | sort -u | tr '\n' ' ')"
 log "finalizers of gc-fg while it was being deleted: $fins"
 assert_contains "$fins" "foregroundDeletion" "gc-fg waited for the garbage collector"
 wait_for 30 "gc-fg's objects all gone" nothing_of gc-fg
