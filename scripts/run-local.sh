@@ -124,7 +124,7 @@ do_up() {
   local webhook="$BUILD_DIR/webhook/modelservice-webhook" controller="$BUILD_DIR/controller/modelservice-controller"
   [[ -x "$webhook" && -x "$controller" ]] || die "no binaries in $BUILD_DIR"
 
-  say "starting the cluster in $state (the first time builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok: ~15 min)"
+  say "starting the cluster in $state (the first time builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok: about 10 min)"
   "${cluster[@]}" up >/dev/null || die "cluster.sh up failed"
   # shellcheck disable=SC1091
   source "$state/env"

@@ -162,7 +162,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
 done
 
-log "building ${todo[*]} with $("$gocmd" version) (a cold build of everything downloads ~300 MB of modules and takes ~15 minutes on 2 cores)"
+log "building ${todo[*]} with $("$gocmd" version) (a cold build of everything fetches ~750 MB of module sources and takes about 10 minutes on 2 idle cores)"
 for name in "${todo[@]}"; do
   bin="$(bin_of "$name")"
   case "$name" in
