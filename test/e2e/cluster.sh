@@ -56,7 +56,8 @@
 # Running and Ready 1-1.5 s later; a pod whose container image contains
 # "never-ready" (or that has the annotation modelops.dev/e2e-never-ready: "true")
 # goes Running but never Ready (Ready=False, reason ContainersNotReady); a
-# deleted pod disappears at once.
+# deleted pod disappears at once; a pod marked not ready by the node lifecycle
+# controller (API server down longer than the node grace period) is Ready again.
 #
 # Environment:
 #   MODELSERVICE_E2E_DIR      state dir (default /tmp/modelservice-e2e; --dir wins)
