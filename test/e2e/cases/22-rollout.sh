@@ -10,7 +10,7 @@
 # surge pod: the old pods keep serving (READY 4), the phase stays
 # Progressing; rolling forward to a good image completes.
 # timeout: 180
-# logs: controller
+# logs: controller controller-manager
 need_full_cluster
 ns=e2e-rollout
 name=roll

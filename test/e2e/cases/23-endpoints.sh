@@ -5,7 +5,7 @@
 # pods never become ready -> its endpoints are listed but not ready, and
 # `kubectl get ms` shows READY 0, PHASE Progressing.
 # timeout: 120
-# logs: controller
+# logs: controller controller-manager kwok
 need_full_cluster
 ns=e2e-endpoints
 new_ns "$ns"

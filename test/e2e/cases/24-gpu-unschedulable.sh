@@ -7,7 +7,7 @@
 # there and the ModelService becomes Ready with READY 3.
 # (What the controller itself reports meanwhile is 25-unschedulable-status.)
 # timeout: 150
-# logs: controller
+# logs: controller scheduler
 need_full_cluster
 ns=e2e-gpu
 name=llm

@@ -18,7 +18,7 @@
 # pods (or events) in its ClusterRole (manifests/rbac), which is how this case
 # knows the controller has the feature. That is C++ work of its own (issue 10).
 # timeout: 150
-# logs: controller
+# logs: controller scheduler
 need_full_cluster
 sa=system:serviceaccount:modelservice-system:modelservice-controller
 if [[ "$(k auth can-i watch pods --all-namespaces --as="$sa" 2>/dev/null)" != yes &&

@@ -14,7 +14,7 @@
 # 4. kubectl delete namespace with a Ready ModelService in it completes (the
 #    namespace is gone, not stuck Terminating).
 # timeout: 180
-# logs: controller
+# logs: controller controller-manager
 need_full_cluster
 ns=e2e-gc
 new_ns "$ns"

@@ -4,7 +4,7 @@
 # (finalizer flow, then the garbage collector for ReplicaSets and pods) and
 # nothing is left. Prints the timings.
 # timeout: 420
-# logs: controller
+# logs: controller controller-manager kwok
 need_full_cluster
 ns=e2e-scale
 N="${E2E_SCALE_N:-200}"
