@@ -35,8 +35,8 @@
 #
 # Output: progress goes to stderr. stdout is exactly ONE line (so it is also
 # the last line), a sourceable assignment of absolute paths (with --light the
-# last three may not exist):
-#   export KUBE_APISERVER=/abs/kube-apiserver ETCD=/abs/etcd KUBECTL=/abs/kubectl
+# last three may not exist; one line, wrapped here):
+#   export KUBE_APISERVER=/abs/kube-apiserver ETCD=/abs/etcd KUBECTL=/abs/kubectl \
 #          KUBE_CONTROLLER_MANAGER=/abs/... KUBE_SCHEDULER=/abs/... KWOK=/abs/kwok
 # Exit status is non-zero if anything could not be built.
 set -euo pipefail
