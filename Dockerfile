@@ -15,7 +15,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config \
       libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev \
       rapidjson-dev libspdlog-dev libcurl4-openssl-dev libyaml-cpp-dev \
-      libjemalloc-dev \
+      libjemalloc-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -41,7 +41,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libssl3 libspdlog1.10 libfmt9 libcurl4 \
-      libyaml-cpp0.7 libjemalloc2 ca-certificates \
+      libyaml-cpp0.7 libjemalloc2 libprometheus-cpp-core1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home \

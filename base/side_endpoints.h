@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/flags.h"
 #include "base/metrics.h"
@@ -25,8 +26,10 @@ class EndpointServer {
   // /healthz answers 200 "ok" while `healthy()` is true; /readyz 200 "ok"
   // while `ready()` is true, else 503 with the reason.
   void ServeProbes(std::function<bool()> healthy, std::function<bool(std::string*)> ready);
-  // /metrics in the Prometheus text format 0.0.4.
-  void ServeMetrics(const metrics::Registry& registry);
+  // /metrics in the Prometheus text format 0.0.4: what `collectables` hold
+  // (a prometheus::Registry, the process collector), in that order. They
+  // must outlive the server.
+  void ServeMetrics(std::vector<const prometheus::Collectable*> collectables);
 
   // Binds and starts serving on a thread. Returns false (and the error) when
   // the address cannot be bound. Port 0 picks a free port (see port()).
@@ -48,8 +51,9 @@ class SideEndpoints {
  public:
   explicit SideEndpoints(std::shared_ptr<spdlog::logger> logger);
   // False, with an error naming the endpoint, when an address cannot be bound.
-  bool Start(const HostPort& metrics_address, const HostPort& probe_address, const metrics::Registry& registry,
-             std::function<bool()> healthy, std::function<bool(std::string*)> ready, std::string* error);
+  bool Start(const HostPort& metrics_address, const HostPort& probe_address,
+             std::vector<const prometheus::Collectable*> collectables, std::function<bool()> healthy,
+             std::function<bool(std::string*)> ready, std::string* error);
   void Stop();
   int metrics_port() const { return metrics_.port(); }
   int probe_port() const { return shared_ ? metrics_.port() : probes_.port(); }

@@ -27,27 +27,27 @@ namespace {
 namespace metrics = ms::metrics;
 
 struct RequestSeries {
-  metrics::Gauge* in_flight;
-  metrics::Histogram* latency;
-  metrics::Counter* requests;
-  metrics::Counter* decisions;
+  prometheus::Gauge* in_flight;
+  prometheus::Histogram* latency;
+  prometheus::Counter* requests;
+  prometheus::Counter* decisions;
 };
 
 // The webhook server's families and pre-created series (webhook/server.cc).
-RequestSeries AddWebhookSeries(metrics::Registry& registry) {
-  auto& requests = metrics::BuildCounter()
+RequestSeries AddWebhookSeries(prometheus::Registry& registry) {
+  auto& requests = prometheus::BuildCounter()
                        .Name("controller_runtime_webhook_requests_total")
                        .Help("Total number of admission requests by HTTP status code.")
                        .Register(registry);
-  auto& latency = metrics::BuildHistogram()
+  auto& latency = prometheus::BuildHistogram()
                       .Name("controller_runtime_webhook_latency_seconds")
                       .Help("Histogram of the latency of processing admission requests")
                       .Register(registry);
-  auto& in_flight = metrics::BuildGauge()
+  auto& in_flight = prometheus::BuildGauge()
                         .Name("controller_runtime_webhook_requests_in_flight")
                         .Help("Current number of admission requests being served.")
                         .Register(registry);
-  auto& decisions = metrics::BuildCounter()
+  auto& decisions = prometheus::BuildCounter()
                         .Name("modelservice_admission_decisions_total")
                         .Help("Admission decisions by webhook, operation and decision (allowed, denied, rejected).")
                         .Register(registry);
@@ -83,7 +83,7 @@ RequestSeries AddWebhookSeries(metrics::Registry& registry) {
 constexpr double kLatencies[] = {0.00008, 0.00012, 0.00021, 0.00035, 0.0009, 0.003, 0.00015, 0.00045};
 
 void RequestUpdate(benchmark::State& state) {
-  static metrics::Registry registry;  // shared by the threads of one run
+  static prometheus::Registry registry;  // shared by the threads of one run
   static const RequestSeries series = AddWebhookSeries(registry);
   size_t i = static_cast<size_t>(state.thread_index());
   for (auto _ : state) RecordRequest(series, kLatencies[i++ % std::size(kLatencies)]);
@@ -91,21 +91,29 @@ void RequestUpdate(benchmark::State& state) {
 BENCHMARK(RequestUpdate);
 BENCHMARK(RequestUpdate)->Threads(2)->UseRealTime();
 
-[[gnu::noinline]] std::string Scrape(const metrics::Registry& registry) { return registry.Serialize(); }
+// What a program's /metrics serves: the process collector, then its registry.
+struct Exposition {
+  metrics::ProcessCollector process;
+  prometheus::Registry registry;
+};
+
+[[gnu::noinline]] std::string Scrape(const Exposition& e) {
+  const prometheus::Collectable* collectables[] = {&e.process, &e.registry};
+  return metrics::Serialize(collectables);
+}
 
 // The webhook's registry after a few requests.
-void FillWebhook(metrics::Registry& registry) {
-  metrics::RegisterProcessMetrics(registry);
+void FillWebhook(prometheus::Registry& registry) {
   const RequestSeries s = AddWebhookSeries(registry);
   for (double l : kLatencies) RecordRequest(s, l);
 }
 
-void SerializeOne(benchmark::State& state, void (*fill)(metrics::Registry&)) {
-  metrics::Registry registry;
-  fill(registry);
+void SerializeOne(benchmark::State& state, void (*fill)(prometheus::Registry&)) {
+  Exposition e;
+  fill(e.registry);
   size_t bytes = 0;
   for (auto _ : state) {
-    auto text = Scrape(registry);
+    auto text = Scrape(e);
     bytes = text.size();
     benchmark::DoNotOptimize(text);
   }
@@ -113,49 +121,48 @@ void SerializeOne(benchmark::State& state, void (*fill)(metrics::Registry&)) {
 }
 
 // A controller managing 200 ModelServices.
-void FillController(metrics::Registry& registry) {
-  metrics::RegisterProcessMetrics(registry);
-  const metrics::Labels queue{{"name", "modelservice"}};
+void FillController(prometheus::Registry& registry) {
+  const prometheus::Labels queue{{"name", "modelservice"}};
   const auto queue_buckets = metrics::ExponentialBuckets(1e-8, 10, 12);
-  metrics::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry).Add(queue);
-  metrics::BuildCounter()
+  prometheus::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry).Add(queue);
+  prometheus::BuildCounter()
       .Name("workqueue_adds_total")
       .Help("Total number of adds handled by workqueue")
       .Register(registry)
       .Add(queue)
       .Increment(1000);
-  metrics::BuildHistogram()
+  prometheus::BuildHistogram()
       .Name("workqueue_queue_duration_seconds")
       .Help("How long in seconds an item stays in workqueue before being requested")
       .Register(registry)
       .Add(queue, queue_buckets)
       .Observe(0.001);
-  metrics::BuildHistogram()
+  prometheus::BuildHistogram()
       .Name("workqueue_work_duration_seconds")
       .Help("How long in seconds processing an item from workqueue takes")
       .Register(registry)
       .Add(queue, queue_buckets)
       .Observe(0.002);
-  auto& total = metrics::BuildCounter()
+  auto& total = prometheus::BuildCounter()
                     .Name("controller_runtime_reconcile_total")
                     .Help("Total number of reconciliations per controller")
                     .Register(registry);
   for (const char* r : {"success", "error", "requeue", "requeue_after"})
     total.Add({{"controller", "modelservice"}, {"result", r}}).Increment(10);
-  metrics::BuildHistogram()
+  prometheus::BuildHistogram()
       .Name("controller_runtime_reconcile_time_seconds")
       .Help("Length of time per reconciliation per controller")
       .Register(registry)
       .Add({{"controller", "modelservice"}}, metrics::ExponentialBuckets(0.005, 1.25, 40))
       .Observe(0.02);
-  auto& rest = metrics::BuildCounter()
+  auto& rest = prometheus::BuildCounter()
                    .Name("rest_client_requests_total")
                    .Help("Number of HTTP requests, partitioned by status code, method, and host.")
                    .Register(registry);
   for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"})
     for (const char* code : {"200", "201", "404", "409"})
       rest.Add({{"code", code}, {"method", method}, {"host", "10.0.0.1:443"}}).Increment(7);
-  auto& replicas = metrics::BuildGauge()
+  auto& replicas = prometheus::BuildGauge()
                        .Name("modelservice_replicas")
                        .Help("Replicas of a ModelService: desired (what the controller asks for) and ready")
                        .Register(registry);

@@ -78,8 +78,8 @@ int Run(int argc, char** argv) {
   });
 
   SystemClock clock;
-  metrics::Registry registry;
-  metrics::RegisterProcessMetrics(registry);
+  prometheus::Registry registry;
+  const metrics::ProcessCollector process_metrics;
 
   kube::RestConfig rest;
   try {
@@ -136,7 +136,7 @@ int Run(int argc, char** argv) {
   };
   std::string listen_error;
   if (!side.Start(
-          metrics_addr, probe_addr, registry, [] { return true; }, ready, &listen_error)) {
+          metrics_addr, probe_addr, {&process_metrics, &registry}, [] { return true; }, ready, &listen_error)) {
     logger->error("{}", listen_error);
     return 1;
   }

@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl python3
   libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev rapidjson-dev libspdlog-dev libjemalloc-dev
-  libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
   prometheus python3-prometheus-client wrk clang-format clang-tidy
 )
 

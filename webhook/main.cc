@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  ms::metrics::Registry registry;
-  ms::metrics::RegisterProcessMetrics(registry);
+  prometheus::Registry registry;
+  const ms::metrics::ProcessCollector process_metrics;
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
 
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   // /metrics and the probes; on one server when both flags name the same address.
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          metrics_hp, probe_hp, registry, [] { return true; },
+          metrics_hp, probe_hp, {&process_metrics, &registry}, [] { return true; },
           [&serving](std::string* why) {
             if (serving) return true;
             *why = "shutting down";

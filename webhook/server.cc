@@ -4,23 +4,23 @@
 
 namespace ms::webhook {
 
-Server::Server(ServerOptions options, std::vector<const Handler*> handlers, metrics::Registry& registry,
+Server::Server(ServerOptions options, std::vector<const Handler*> handlers, prometheus::Registry& registry,
                std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
       logger_(std::move(logger)),
-      requests_(metrics::BuildCounter()
+      requests_(prometheus::BuildCounter()
                     .Name("controller_runtime_webhook_requests_total")
                     .Help("Total number of admission requests by HTTP status code.")
                     .Register(registry)),
-      latency_(metrics::BuildHistogram()
+      latency_(prometheus::BuildHistogram()
                    .Name("controller_runtime_webhook_latency_seconds")
                    .Help("Histogram of the latency of processing admission requests")
                    .Register(registry)),
-      in_flight_(metrics::BuildGauge()
+      in_flight_(prometheus::BuildGauge()
                      .Name("controller_runtime_webhook_requests_in_flight")
                      .Help("Current number of admission requests being served.")
                      .Register(registry)),
-      decisions_(metrics::BuildCounter()
+      decisions_(prometheus::BuildCounter()
                      .Name("modelservice_admission_decisions_total")
                      .Help("Admission decisions by webhook, operation and decision (allowed, denied, rejected).")
                      .Register(registry)) {
@@ -43,14 +43,14 @@ Server::RouteMetrics Server::ResolveMetrics(const std::string& path) {
   return m;
 }
 
-metrics::Counter& Server::RequestCounter(RouteMetrics& m, const std::string& path, int code) {
+prometheus::Counter& Server::RequestCounter(RouteMetrics& m, const std::string& path, int code) {
   auto it = m.requests.find(code);
   if (it != m.requests.end()) return *it->second;
   return requests_.Add({{"webhook", path}, {"code", std::to_string(code)}});  // rare: thread-safe slow path
 }
 
-metrics::Counter& Server::DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
-                                          const std::string& decision) {
+prometheus::Counter& Server::DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
+                                             const std::string& decision) {
   auto it = m.decisions.find({operation, decision});
   if (it != m.decisions.end()) return *it->second;
   return decisions_.Add({{"webhook", path}, {"operation", operation}, {"decision", decision}});

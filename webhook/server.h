@@ -32,7 +32,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, std::vector<const Handler*> handlers, metrics::Registry& registry,
+  Server(ServerOptions options, std::vector<const Handler*> handlers, prometheus::Registry& registry,
          std::shared_ptr<spdlog::logger> logger);
   ~Server();
   Server(const Server&) = delete;
@@ -50,10 +50,10 @@ class Server {
   // The metrics of one route, resolved once: label maps are not built and
   // families not searched on every request.
   struct RouteMetrics {
-    metrics::Gauge* in_flight = nullptr;
-    metrics::Histogram* latency = nullptr;
-    std::map<int, metrics::Counter*> requests;                                   // by HTTP code
-    std::map<std::pair<std::string, std::string>, metrics::Counter*> decisions;  // (operation, decision)
+    prometheus::Gauge* in_flight = nullptr;
+    prometheus::Histogram* latency = nullptr;
+    std::map<int, prometheus::Counter*> requests;                                   // by HTTP code
+    std::map<std::pair<std::string, std::string>, prometheus::Counter*> decisions;  // (operation, decision)
   };
   struct Route {
     const Handler* handler;
@@ -66,16 +66,16 @@ class Server {
   // denials at info with the reason, rejections at warn, allows at debug.
   void Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
   RouteMetrics ResolveMetrics(const std::string& path);
-  metrics::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
-  metrics::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
-                                    const std::string& decision);
+  prometheus::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
+  prometheus::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
+                                       const std::string& decision);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
-  metrics::Family<metrics::Counter>& requests_;
-  metrics::Family<metrics::Histogram>& latency_;
-  metrics::Family<metrics::Gauge>& in_flight_;
-  metrics::Family<metrics::Counter>& decisions_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Family<prometheus::Counter>& decisions_;
   std::map<std::string, Route, std::less<>> routes_;  // by path; filled before serving, then read-only
   std::unique_ptr<tls::CertificateReloader> reloader_;
   std::unique_ptr<tls::ReloadLoop> reload_loop_;

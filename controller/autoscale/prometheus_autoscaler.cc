@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "base/strings.h"
+
 namespace ms::autoscale {
 
 namespace {
-
-std::string FormatNumber(double v) { return metrics::FormatValue(v); }
 
 std::string WindowText(Clock::Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
@@ -20,7 +20,7 @@ std::string WindowText(Clock::Duration d) {
 
 PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
                                            const Clock& clock, Clock::Duration stabilization_window, double tolerance,
-                                           metrics::Registry* registry, std::shared_ptr<spdlog::logger> logger)
+                                           prometheus::Registry* registry, std::shared_ptr<spdlog::logger> logger)
     : source_(std::move(source)),
       template_(std::move(query_template)),
       clock_(clock),
@@ -28,11 +28,11 @@ PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, 
       tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
       logger_(std::move(logger)) {
   if (registry != nullptr) {
-    queue_gauge_ = &metrics::BuildGauge()
+    queue_gauge_ = &prometheus::BuildGauge()
                         .Name("modelservice_autoscaler_queue_length")
                         .Help("Last queue length read from Prometheus per autoscaled ModelService")
                         .Register(*registry);
-    auto& queries = metrics::BuildCounter()
+    auto& queries = prometheus::BuildCounter()
                         .Name("modelservice_autoscaler_queries_total")
                         .Help("Prometheus queries made by the autoscaler, by result")
                         .Register(*registry);
@@ -48,7 +48,7 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
   if (read.ok && !std::isfinite(read.value)) read = QueryResult::Error("value is not finite");
 
   Recommendation rec;
-  const metrics::Labels labels{{"namespace", ns}, {"name", name}};
+  const prometheus::Labels labels{{"namespace", ns}, {"name", name}};
   if (!read.ok) {
     if (queries_err_ != nullptr) queries_err_->Increment();
     if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
@@ -105,7 +105,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     std::lock_guard<std::mutex> g(mu_);
     history_.erase(Key{ns, name});
   }
-  if (queue_gauge_ != nullptr) queue_gauge_->Remove({{"namespace", ns}, {"name", name}});
+  if (queue_gauge_ != nullptr) metrics::RemoveSeries(*queue_gauge_, {{"namespace", ns}, {"name", name}});
 }
 
 std::size_t PrometheusAutoscaler::TrackedObjects() const {

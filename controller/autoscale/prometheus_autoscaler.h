@@ -67,7 +67,7 @@ class PrometheusAutoscaler final : public Autoscaler {
   // duplicate name). `logger` may be null (no logging).
   PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template, const Clock& clock,
                        Clock::Duration stabilization_window = kDefaultStabilizationWindow,
-                       double tolerance = kDefaultTolerance, metrics::Registry* registry = nullptr,
+                       double tolerance = kDefaultTolerance, prometheus::Registry* registry = nullptr,
                        std::shared_ptr<spdlog::logger> logger = nullptr);
 
   Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
@@ -90,9 +90,9 @@ class PrometheusAutoscaler final : public Autoscaler {
   Clock::Duration window_;
   double tolerance_;
   std::shared_ptr<spdlog::logger> logger_;
-  metrics::Family<metrics::Gauge>* queue_gauge_ = nullptr;
-  metrics::Counter* queries_ok_ = nullptr;
-  metrics::Counter* queries_err_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* queue_gauge_ = nullptr;
+  prometheus::Counter* queries_ok_ = nullptr;
+  prometheus::Counter* queries_err_ = nullptr;
 
   mutable std::mutex mu_;
   std::map<Key, std::deque<Sample>> history_;

@@ -95,7 +95,7 @@ size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
 }  // namespace
 
 struct HttpClient::Impl {
-  Impl(RestConfig c, const Clock& clk, std::shared_ptr<spdlog::logger> log, metrics::Registry* registry,
+  Impl(RestConfig c, const Clock& clk, std::shared_ptr<spdlog::logger> log, prometheus::Registry* registry,
        HttpClientOptions o)
       : config(std::move(c)),
         clock(clk),
@@ -108,7 +108,7 @@ struct HttpClient::Impl {
     (void)kGlobalInit;
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
     if (registry != nullptr) {
-      requests = &metrics::BuildCounter()
+      requests = &prometheus::BuildCounter()
                       .Name("rest_client_requests_total")
                       .Help("Number of HTTP requests, partitioned by status code, method, and host.")
                       .Register(*registry);
@@ -343,13 +343,13 @@ struct HttpClient::Impl {
   TokenSource tokens;
   TokenBucketRateLimiter limiter;
   std::string host;
-  metrics::Family<metrics::Counter>* requests = nullptr;
+  prometheus::Family<prometheus::Counter>* requests = nullptr;
   std::mutex pool_mu;
   std::vector<curl::EasyPtr> pool;
 };
 
 HttpClient::HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
-                       metrics::Registry* registry, HttpClientOptions options)
+                       prometheus::Registry* registry, HttpClientOptions options)
     : impl_(std::make_unique<Impl>(std::move(config), clock, std::move(logger), registry, options)) {}
 
 HttpClient::~HttpClient() = default;

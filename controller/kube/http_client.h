@@ -35,7 +35,7 @@ struct HttpClientOptions {
 class HttpClient final : public Client {
  public:
   HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger = nullptr,
-             metrics::Registry* registry = nullptr, HttpClientOptions options = {});
+             prometheus::Registry* registry = nullptr, HttpClientOptions options = {});
   ~HttpClient() override;
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

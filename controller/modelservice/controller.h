@@ -103,7 +103,7 @@ struct ControllerConfig {
 class Controller {
  public:
   Controller(Executor& executor, WorkQueue& queue, const Clock& clock, ControllerConfig config,
-             metrics::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
+             prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -133,10 +133,10 @@ class Controller {
   ControllerConfig config_;
   std::shared_ptr<spdlog::logger> logger_;
 
-  metrics::Family<metrics::Counter>* reconcile_total_ = nullptr;
-  metrics::Counter* errors_total_ = nullptr;
-  metrics::Histogram* reconcile_time_ = nullptr;
-  metrics::Family<metrics::Gauge>* replicas_ = nullptr;
+  prometheus::Family<prometheus::Counter>* reconcile_total_ = nullptr;
+  prometheus::Counter* errors_total_ = nullptr;
+  prometheus::Histogram* reconcile_time_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* replicas_ = nullptr;
 
   std::vector<std::thread> workers_;
   std::atomic<bool> stopped_{false};

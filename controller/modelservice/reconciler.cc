@@ -1,9 +1,8 @@
 #include "controller/modelservice/reconciler.h"
 
-#include "base/metrics.h"
-
 #include <algorithm>
 
+#include "base/strings.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
 
@@ -155,7 +154,7 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
         std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
                           std::to_string(replicas) + " replicas";
         if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
-          msg += " (queue length " + metrics::FormatValue(observed.recommendation->queue_length) + ", target " +
+          msg += " (queue length " + FormatNumber(observed.recommendation->queue_length) + ", target " +
                  std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
         }
         out.events.push_back({"Normal", "Scaled", "Scale", msg});

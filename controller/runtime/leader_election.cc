@@ -36,7 +36,7 @@ std::string DefaultIdentity() {
 }
 
 LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, metrics::Registry* registry,
+                             LeaderCallbacks callbacks, prometheus::Registry* registry,
                              std::shared_ptr<spdlog::logger> logger)
     : store_(store),
       clock_(clock),
@@ -44,7 +44,7 @@ LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElecti
       callbacks_(std::move(callbacks)),
       logger_(std::move(logger)) {
   if (registry != nullptr) {
-    auto& family = metrics::BuildGauge()
+    auto& family = prometheus::BuildGauge()
                        .Name("leader_election_master_status")
                        .Help(
                            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "

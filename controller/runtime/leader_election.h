@@ -81,7 +81,7 @@ class LeaderElector {
   // With a `registry`, registers leader_election_master_status{name} (one
   // elector per registry).
   LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
-                metrics::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
+                prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   // Runs until Stop() or until the lease is lost. Returns kStopped (released
   // if it was leading) or kLost.
@@ -111,7 +111,7 @@ class LeaderElector {
   const LeaderElectionConfig config_;
   LeaderCallbacks callbacks_;
   std::shared_ptr<spdlog::logger> logger_;
-  metrics::Gauge* master_status_ = nullptr;
+  prometheus::Gauge* master_status_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

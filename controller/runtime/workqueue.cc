@@ -8,21 +8,21 @@ namespace {
 double Seconds(Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-WorkQueueMetrics::WorkQueueMetrics(metrics::Registry& registry)
-    : depth(metrics::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry)),
-      adds(metrics::BuildCounter()
+WorkQueueMetrics::WorkQueueMetrics(prometheus::Registry& registry)
+    : depth(prometheus::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry)),
+      adds(prometheus::BuildCounter()
                .Name("workqueue_adds_total")
                .Help("Total number of adds handled by workqueue")
                .Register(registry)),
-      retries(metrics::BuildCounter()
+      retries(prometheus::BuildCounter()
                   .Name("workqueue_retries_total")
                   .Help("Total number of retries handled by workqueue")
                   .Register(registry)),
-      queue_duration(metrics::BuildHistogram()
+      queue_duration(prometheus::BuildHistogram()
                          .Name("workqueue_queue_duration_seconds")
                          .Help("How long in seconds an item stays in workqueue before being requested")
                          .Register(registry)),
-      work_duration(metrics::BuildHistogram()
+      work_duration(prometheus::BuildHistogram()
                         .Name("workqueue_work_duration_seconds")
                         .Help("How long in seconds processing an item from workqueue takes")
                         .Register(registry)) {}
@@ -32,7 +32,7 @@ WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics* m, 
       clock_(clock),
       limiter_(limiter ? std::move(limiter) : DefaultControllerRateLimiter(clock)) {
   if (m != nullptr) {
-    const metrics::Labels l{{"name", name_}};
+    const prometheus::Labels l{{"name", name_}};
     // Same buckets as controller-runtime: 1e-8 .. 1e3 s, factor 10.
     const auto buckets = metrics::ExponentialBuckets(1e-8, 10, 12);
     depth_ = &m->depth.Add(l);

@@ -32,13 +32,13 @@ namespace ms::controller {
 // every queue (each queue adds its `name` label).
 class WorkQueueMetrics {
  public:
-  explicit WorkQueueMetrics(metrics::Registry& registry);
+  explicit WorkQueueMetrics(prometheus::Registry& registry);
 
-  metrics::Family<metrics::Gauge>& depth;
-  metrics::Family<metrics::Counter>& adds;
-  metrics::Family<metrics::Counter>& retries;
-  metrics::Family<metrics::Histogram>& queue_duration;
-  metrics::Family<metrics::Histogram>& work_duration;
+  prometheus::Family<prometheus::Gauge>& depth;
+  prometheus::Family<prometheus::Counter>& adds;
+  prometheus::Family<prometheus::Counter>& retries;
+  prometheus::Family<prometheus::Histogram>& queue_duration;
+  prometheus::Family<prometheus::Histogram>& work_duration;
 };
 
 class WorkQueue {
@@ -93,11 +93,11 @@ class WorkQueue {
   std::map<std::string, Clock::TimePoint> waiting_;     // key -> ready time
   bool shutting_down_ = false;
 
-  metrics::Gauge* depth_ = nullptr;
-  metrics::Counter* adds_ = nullptr;
-  metrics::Counter* retries_ = nullptr;
-  metrics::Histogram* queue_duration_ = nullptr;
-  metrics::Histogram* work_duration_ = nullptr;
+  prometheus::Gauge* depth_ = nullptr;
+  prometheus::Counter* adds_ = nullptr;
+  prometheus::Counter* retries_ = nullptr;
+  prometheus::Histogram* queue_duration_ = nullptr;
+  prometheus::Histogram* work_duration_ = nullptr;
 
   std::thread delay_thread_;  // last: started after everything above
 };

@@ -225,7 +225,7 @@ class ServerTest : public ::testing::Test {
   SchemaValidator schema_;
   ValidatingHandler validating_{schema_};
   MutatingHandler mutating_;
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<Server> server_;
 };
@@ -245,7 +245,7 @@ TEST_F(ServerTest, ValidatesAndMutatesOverTls) {
   EXPECT_EQ(resp["allowed"], true);
   EXPECT_EQ(resp["patchType"], "JSONPatch");
 
-  auto text = registry_.Serialize();
+  auto text = metrics::Serialize(registry_);
   EXPECT_NE(text.find("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate\"} 1\n"),
             std::string::npos)
       << text;
@@ -280,7 +280,7 @@ TEST_F(ServerTest, BodyOverThreeMiBIs413AndServerStaysUp) {
   EXPECT_EQ(r.status, 413) << r.error;
   EXPECT_EQ(r.body.find("\"allowed\""), std::string::npos);
   ExpectServing();
-  auto text = registry_.Serialize();
+  auto text = metrics::Serialize(registry_);
   EXPECT_NE(text.find("controller_runtime_webhook_requests_total{code=\"413\",webhook=\"/validate\"} 1\n"),
             std::string::npos)
       << text;
@@ -517,8 +517,6 @@ TEST_F(ServerTest, Tls11IsRefusedAndMinVersion13RefusesTls12) {
 
   ServerOptions o;
   o.tls.min_version = TLS1_3_VERSION;
-  registry_.~Registry();
-  new (&registry_) metrics::Registry();  // fresh families for the second server
   Start(o);
   ClientOptions tls12 = Trusting();
   tls12.max_version = CURL_SSLVERSION_MAX_TLSv1_2;

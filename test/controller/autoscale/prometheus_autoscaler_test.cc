@@ -62,7 +62,7 @@ class AutoscalerTest : public ::testing::Test {
  protected:
   AutoscalerTest() { Make(300s, 0.10); }
 
-  void Make(Clock::Duration window, double tolerance, metrics::Registry* registry = nullptr) {
+  void Make(Clock::Duration window, double tolerance, prometheus::Registry* registry = nullptr) {
     scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, window,
                                                      tolerance, registry);
   }
@@ -315,20 +315,21 @@ TEST_F(AutoscalerTest, ManyReadingsKeepTheExactWindowMaximum) {
 }
 
 TEST_F(AutoscalerTest, MetricsGaugeAndCounters) {
-  metrics::Registry registry;
+  prometheus::Registry registry;
   Make(300s, 0.10, &registry);
   source_->Set(12);
   scaler_->Recommend("ns", "svc", spec_, 1);
-  std::string text = registry.Serialize();
+  std::string text = metrics::Serialize(registry);
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} 12\n"));
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"success\"} 1\n"));
   source_->SetError("down");
   scaler_->Recommend("ns", "svc", spec_, 3);
-  text = registry.Serialize();
-  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} NaN\n"));
+  text = metrics::Serialize(registry);
+  // prometheus-cpp spells NaN "Nan"; Prometheus reads it case-insensitively (Go's ParseFloat).
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} Nan\n"));
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"error\"} 1\n"));
   scaler_->Forget("ns", "svc");
-  text = registry.Serialize();
+  text = metrics::Serialize(registry);
   EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length{")));
 }
 

@@ -196,7 +196,7 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
 TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(ClosedPort());
-  metrics::Registry registry;
+  prometheus::Registry registry;
   HttpClient client(cfg, clock_, nullptr, &registry);
   Result r = client.Get("/api/v1/pods");
   EXPECT_EQ(r.code, 0);
@@ -209,7 +209,7 @@ TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
       "/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop);
   EXPECT_EQ(w.code, 0);
   EXPECT_EQ(w.error->reason, "Transport");
-  const std::string text = registry.Serialize();
+  const std::string text = metrics::Serialize(registry);
   EXPECT_NE(text.find("rest_client_requests_total{code=\"<error>\",host=\"" + client.host() + "\",method=\"GET\"} 2"),
             std::string::npos)
       << text;
@@ -241,14 +241,14 @@ TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
     res.set_content(R"({"kind":"Status","reason":"Conflict","code":409})", "application/json");
   });
   srv_.Start();
-  metrics::Registry registry;
+  prometheus::Registry registry;
   HttpClient client(Config(), clock_, nullptr, &registry);
   EXPECT_EQ(client.host(), "127.0.0.1:" + std::to_string(srv_.port));
   client.Get("/ok");
   client.Get("/ok");
   client.List("/ok");
   client.Update("/ok", nlohmann::json::object());
-  const std::string text = registry.Serialize();
+  const std::string text = metrics::Serialize(registry);
   const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
   EXPECT_NE(text.find("# TYPE rest_client_requests_total counter"), std::string::npos);
   EXPECT_NE(text.find("rest_client_requests_total{code=\"200\"," + host + ",method=\"GET\"} 3"), std::string::npos)
@@ -363,7 +363,7 @@ TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
     });
   });
   srv_.Start();
-  metrics::Registry registry;
+  prometheus::Registry registry;
   HttpClient client(Config(), clock_, nullptr, &registry);
   std::vector<WatchEvent> events;
   std::atomic<bool> stop{false};
@@ -382,7 +382,7 @@ TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
   EXPECT_EQ(events[1].type, "MODIFIED");
   EXPECT_EQ(events[1].object["metadata"]["resourceVersion"], "2");
   EXPECT_EQ(events[2].type, "BOOKMARK");
-  EXPECT_NE(registry.Serialize().find("code=\"200\""), std::string::npos);
+  EXPECT_NE(metrics::Serialize(registry).find("code=\"200\""), std::string::npos);
 }
 
 TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {

@@ -435,7 +435,7 @@ TEST(OwnerKey, MapsControllerReferenceOfModelService) {
 }
 
 TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
-  metrics::Registry registry;
+  prometheus::Registry registry;
   WorkQueue queue("modelservice", clock);
   Controller ctl(exec, queue, clock, ControllerConfig{}, &registry);
   api.Put(kMsPath, NewModelService());
@@ -444,7 +444,7 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
   handler.on_add(api.objects[kMsPath]);  // deduplicated
   EXPECT_EQ(queue.Len(), 1u);
   ASSERT_TRUE(ctl.ProcessNextItem());
-  std::string text = registry.Serialize();
+  std::string text = metrics::Serialize(registry);
   EXPECT_NE(text.find("controller_runtime_reconcile_total{controller=\"modelservice\",result=\"success\"} 1"),
             std::string::npos)
       << text;
@@ -466,7 +466,7 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
   queue.Add("ml/bert");
   ASSERT_TRUE(ctl.ProcessNextItem());
   EXPECT_EQ(queue.NumRequeues("ml/bert"), 1);
-  text = registry.Serialize();
+  text = metrics::Serialize(registry);
   EXPECT_NE(text.find("controller_runtime_reconcile_errors_total{controller=\"modelservice\"} 1"), std::string::npos);
   api.hook = nullptr;
 
@@ -474,7 +474,7 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
   api.objects.erase(kMsPath);
   queue.Add("ml/bert");
   ASSERT_TRUE(ctl.ProcessNextItem());
-  text = registry.Serialize();
+  text = metrics::Serialize(registry);
   EXPECT_EQ(text.find("modelservice_replicas{"), std::string::npos) << text;
 
   // Workers drain and stop.

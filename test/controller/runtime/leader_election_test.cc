@@ -72,7 +72,7 @@ class MemLeaseStore final : public LeaseStore {
 };
 
 struct Candidate {
-  Candidate(MemLeaseStore& store, FakeClock& clock, const std::string& id, metrics::Registry* reg = nullptr)
+  Candidate(MemLeaseStore& store, FakeClock& clock, const std::string& id, prometheus::Registry* reg = nullptr)
       : elector(store, clock, Config(id), LeaderCallbacks{[this] { started++; }, [this] { stopped++; }}, reg) {}
   static LeaderElectionConfig Config(const std::string& id) {
     LeaderElectionConfig c;
@@ -88,9 +88,9 @@ struct Candidate {
 TEST(LeaderElection, AcquiresFreeLeaseByCreatingIt) {
   FakeClock clock;
   MemLeaseStore store;
-  metrics::Registry reg;
+  prometheus::Registry reg;
   Candidate a(store, clock, "a", &reg);
-  EXPECT_NE(reg.Serialize().find("leader_election_master_status{name=\"modelservice-controller\"} 0"),
+  EXPECT_NE(metrics::Serialize(reg).find("leader_election_master_status{name=\"modelservice-controller\"} 0"),
             std::string::npos);
   const auto next = a.elector.Step();
   EXPECT_TRUE(a.elector.IsLeader());
@@ -102,7 +102,7 @@ TEST(LeaderElection, AcquiresFreeLeaseByCreatingIt) {
   EXPECT_EQ(spec["leaseTransitions"], 0);
   EXPECT_EQ(spec["renewTime"], FormatMicroTime(clock.WallNow()));
   EXPECT_EQ(spec["acquireTime"].get<std::string>().size(), std::string("2006-01-02T15:04:05.000000Z").size());
-  EXPECT_NE(reg.Serialize().find("leader_election_master_status{name=\"modelservice-controller\"} 1"),
+  EXPECT_NE(metrics::Serialize(reg).find("leader_election_master_status{name=\"modelservice-controller\"} 1"),
             std::string::npos);
 }
 

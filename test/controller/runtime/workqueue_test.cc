@@ -202,7 +202,7 @@ TEST(RateLimiter, DefaultIsMaxOfBothAndQueueCountsRequeues) {
 
 TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   FakeClock clock;
-  metrics::Registry registry;
+  prometheus::Registry registry;
   WorkQueueMetrics m(registry);
   WorkQueue q("ms", clock, &m);
   q.AddRateLimited("a");  // 5 ms
@@ -224,7 +224,7 @@ TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   EXPECT_EQ(m.retries.Add({{"name", "ms"}}).Value(), 2.0);
   EXPECT_EQ(m.adds.Add({{"name", "ms"}}).Value(), 2.0);
   EXPECT_EQ(m.depth.Add({{"name", "ms"}}).Value(), 1.0);
-  const std::string text = registry.Serialize();
+  const std::string text = metrics::Serialize(registry);
   EXPECT_NE(text.find("workqueue_queue_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("workqueue_work_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
 }
