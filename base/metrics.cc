@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include "base/files.h"
 
 namespace ms::metrics {
 
@@ -31,9 +33,12 @@ std::string EscapeHelp(const std::string& help) {
 // The fields of /proc/self/stat, numbered as proc(5) does (fields[1] is the
 // pid, fields[2] the command); fields 1 and 2 are not parsed. Empty on error.
 std::vector<std::string> ReadProcSelfStat() {
-  std::ifstream f("/proc/self/stat");
   std::string line;
-  std::getline(f, line);
+  try {
+    line = ReadFile("/proc/self/stat");
+  } catch (const std::runtime_error&) {
+    return {};
+  }
   auto rp = line.rfind(')');  // the command may contain spaces and ')'
   if (rp == std::string::npos || rp + 2 > line.size()) return {};
   std::vector<std::string> fields(3);
@@ -44,7 +49,12 @@ std::vector<std::string> ReadProcSelfStat() {
 }
 
 double BootTimeSeconds() {
-  std::ifstream st("/proc/stat");
+  std::istringstream st;
+  try {
+    st.str(ReadFile("/proc/stat"));
+  } catch (const std::runtime_error&) {
+    return 0;
+  }
   std::string key;
   double boot_time = 0;
   while (st >> key)

@@ -30,6 +30,7 @@
 
 #include "api/schema.h"
 #include "api/validation.h"
+#include "base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
@@ -43,12 +44,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string ReadFixture(const char* name) {
-  std::string path = std::string(MS_BENCH_FIXTURES) + "/" + name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string ReadFixture(const char* name) { return ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + name); }
 
 struct Fixtures {
   std::string valid = ReadFixture("validate-valid.json");

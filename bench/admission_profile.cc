@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/schema.h"
+#include "base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"
@@ -37,8 +38,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: admission_profile valid|invalid|mutate N\n";
     return 2;
   }
-  std::ifstream in(std::string(MS_BENCH_FIXTURES) + "/" + file, std::ios::binary);
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string body = ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
   ms::SchemaValidator schema;
   ms::webhook::ValidatingHandler validating(schema);
   ms::webhook::MutatingHandler mutating;

@@ -1,9 +1,11 @@
 #include "controller/flags.h"
 
+#include "base/files.h"
 #include "base/flags.h"
 #include "base/logging.h"
+#include "base/strings.h"
 
-#include <fstream>
+#include <stdexcept>
 
 namespace ms::controller {
 
@@ -80,13 +82,12 @@ FlagsResult ParseFlags(const std::vector<std::string>& args) {
 }
 
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
-  std::ifstream in(namespace_file);
   std::string ns;
-  if (in && std::getline(in, ns)) {
-    while (!ns.empty() && (ns.back() == '\n' || ns.back() == '\r' || ns.back() == ' ')) ns.pop_back();
-    if (!ns.empty()) return ns;
+  try {
+    ns = Trim(ReadFile(namespace_file));
+  } catch (const std::runtime_error&) {
   }
-  return "default";
+  return ns.empty() ? "default" : ns;
 }
 
 std::string Usage(const std::string& program) {

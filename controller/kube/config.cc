@@ -2,15 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "base/base64.h"
+#include "base/files.h"
+#include "base/strings.h"
 
 namespace ms::kube {
 
@@ -24,16 +22,16 @@ EnvLookup ProcessEnv() {
   };
 }
 
-std::string ReadFileOrThrow(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(what + " " + path + ": read error");
-  return ss.str();
-}
-
 namespace {
+
+// ReadFile with what the file is for in front of its error.
+std::string ReadFileFor(const std::string& path, const std::string& what) {
+  try {
+    return ReadFile(path);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
+}
 
 [[noreturn]] void Fail(const std::string& file, const std::string& what) {
   throw std::runtime_error("kubeconfig " + file + ": " + what);
@@ -84,17 +82,10 @@ std::string DataOrFile(const YAML::Node& map, const std::string& key, const fs::
   std::string path = Str(map, key.c_str());
   if (path.empty()) return {};
   try {
-    return ReadFileOrThrow(Resolve(dir, path), where + " " + key);
+    return ReadFileFor(Resolve(dir, path), where + " " + key);
   } catch (const std::runtime_error& e) {
     Fail(file, e.what());
   }
-}
-
-std::string Trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 }  // namespace
@@ -147,7 +138,7 @@ RestConfig LoadKubeconfig(const std::string& path, const std::string& context) {
       cfg.token_file = Resolve(dir, token_file);
       if (cfg.bearer_token.empty()) {
         try {
-          cfg.bearer_token = Trim(ReadFileOrThrow(cfg.token_file, where + " tokenFile"));
+          cfg.bearer_token = Trim(ReadFileFor(cfg.token_file, where + " tokenFile"));
         } catch (const std::runtime_error& e) {
           Fail(path, e.what());
         }
@@ -173,10 +164,10 @@ RestConfig LoadInClusterConfig(const EnvLookup& env, const std::string& sa_dir) 
   cfg.server = "https://" + (ipv6 ? "[" + *host + "]" : *host) + ":" + *port;
   const fs::path dir(sa_dir);
   cfg.token_file = (dir / "token").string();
-  cfg.bearer_token = Trim(ReadFileOrThrow(cfg.token_file, "in-cluster config: service account token"));
+  cfg.bearer_token = Trim(ReadFileFor(cfg.token_file, "in-cluster config: service account token"));
   if (cfg.bearer_token.empty())
     throw std::runtime_error("in-cluster config: service account token " + cfg.token_file + " is empty");
-  cfg.ca_pem = ReadFileOrThrow((dir / "ca.crt").string(), "in-cluster config: service account CA");
+  cfg.ca_pem = ReadFileFor((dir / "ca.crt").string(), "in-cluster config: service account CA");
   return cfg;
 }
 

@@ -45,7 +45,4 @@ RestConfig LoadInClusterConfig(const EnvLookup& env, const std::string& sa_dir =
 RestConfig ResolveConfig(const std::string& flag_kubeconfig, const EnvLookup& env = ProcessEnv(),
                          const std::string& sa_dir = kServiceAccountDir);
 
-// Reads a whole file; throws std::runtime_error("<what> <path>: <reason>").
-std::string ReadFileOrThrow(const std::string& path, const std::string& what);
-
 }  // namespace ms::kube

@@ -1,7 +1,9 @@
 #include "controller/kube/token_source.h"
 
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
+
+#include "base/files.h"
+#include "base/strings.h"
 
 namespace ms::kube {
 
@@ -12,14 +14,12 @@ TokenSource::TokenSource(std::string token, std::string file, const Clock& clock
 
 bool TokenSource::ReadLocked() {
   last_read_ = clock_.Now();
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) return false;  // keep the old token: the file may be mid-rotation
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
-  const auto b = t.find_first_not_of(" \t\r\n");
-  const auto e = t.find_last_not_of(" \t\r\n");
-  t = b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+  std::string t;
+  try {
+    t = Trim(ReadFile(file_));
+  } catch (const std::runtime_error&) {
+    return false;  // keep the old token: the file may be mid-rotation
+  }
   if (t.empty() || t == token_) return false;
   token_ = std::move(t);
   return true;

@@ -1,4 +1,5 @@
 // Small helpers for tests: temporary directories, running a command.
+// (Reading a file: ms::ReadFile in base/files.h.)
 #pragma once
 
 #include <string>
@@ -27,7 +28,6 @@ struct CommandResult {
 // Runs `command` with /bin/sh, feeding `input` on stdin (through a file).
 CommandResult Run(const std::string& command, const std::string& input = {});
 
-std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 
 }  // namespace ms::test

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/files.h"
 #include "test/support/test_support.h"
 
 extern char** environ;
@@ -125,7 +126,7 @@ class WebhookBinary : public ::testing::Test {
 
 TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ms::test::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
   std::string body;
   EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/healthz", &body), 200);
 
@@ -152,7 +153,7 @@ TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
   EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
 
   // Every log line is one JSON object; the denial is logged with its reason.
-  std::istringstream log(ms::test::ReadFile(dir_.File("log.txt")));
+  std::istringstream log(ms::ReadFile(dir_.File("log.txt")));
   std::string line;
   bool denial = false, stopped = false;
   int lines = 0;

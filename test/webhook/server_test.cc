@@ -14,6 +14,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/files.h"
 #include "base/logging.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/mutating_handler.h"
@@ -617,7 +618,7 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
                       " --ip 127.0.0.1")
                 .exit_code,
             0);
-  test::WriteFile(dir_.File("tls.crt"), test::ReadFile(other.File("tls.crt")));
+  test::WriteFile(dir_.File("tls.crt"), ReadFile(other.File("tls.crt")));
   EXPECT_FALSE(server_->certificates()->ReloadIfChanged());
   EXPECT_EQ(server_->certificates()->generation(), gen0);
   ExpectServing();

@@ -5,9 +5,14 @@
 #include <cstdint>
 #include <exception>
 
+#include "base/strings.h"
+
 namespace ms::http {
 
 namespace {
+
+// Optional white space around header values (RFC 9110 5.6.3).
+constexpr std::string_view kOws = " \t";
 
 bool IsTokenChar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
@@ -23,12 +28,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // True when the comma-separated header value lists `token` (lower case).
 bool ListsToken(const std::string* value, std::string_view token) {
   if (!value) return false;
@@ -36,7 +35,7 @@ bool ListsToken(const std::string* value, std::string_view token) {
   std::string_view rest(lower);
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
-    if (Trim(rest.substr(0, comma)) == token) return true;
+    if (Trim(rest.substr(0, comma), kOws) == token) return true;
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
@@ -205,7 +204,7 @@ bool Connection::ParseHead() {
     if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return refuse(400, "malformed header line");
     if (request.headers.size() >= limits_.max_headers)
       return refuse(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
-    request.headers.emplace_back(Lower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
+    request.headers.emplace_back(Lower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1), kOws)));
   }
   input_.erase(0, pos);
   head_ = std::move(request);

@@ -3,9 +3,9 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+
+#include "base/files.h"
 
 namespace ms::tls {
 
@@ -14,14 +14,6 @@ namespace {
 struct BioDeleter {
   void operator()(BIO* b) const { BIO_free(b); }
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::chrono::system_clock::time_point NotAfter(X509* cert) {
   const ASN1_TIME* t = X509_get0_notAfter(cert);

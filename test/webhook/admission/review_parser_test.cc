@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
 
@@ -16,11 +17,6 @@ namespace ms::webhook {
 namespace {
 
 using nlohmann::json;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::vector<std::string> Fixtures() {
   std::vector<std::string> out;
