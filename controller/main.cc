@@ -22,6 +22,7 @@
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/flags.h"
 #include "controller/kube/config.h"
+#include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
@@ -69,6 +70,8 @@ int Run(int argc, char** argv) {
   const auto level = log::ParseLevel(flags.log_level).value_or(spdlog::level::info);
   auto logger = log::MakeLogger("controller", format, level);
 
+  // libcurl's global set-up (both HTTP clients use it) before any thread starts.
+  const kube::curl::GlobalInit curl;
   // Signals: blocked in every thread (inherited), taken by one thread.
   BlockTerminationSignals();
   Lifecycle life;

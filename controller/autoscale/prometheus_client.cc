@@ -9,23 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "controller/kube/curl_handles.h"
+#include "controller/kube/paths.h"
+
 namespace ms::autoscale {
 
 namespace {
 
 using nlohmann::json;
-
-// RAII for libcurl: the global init is reference-counted by libcurl (and
-// thread-safe in 7.84+), so each client holds one reference.
-struct CurlEasyDeleter {
-  void operator()(CURL* h) const { curl_easy_cleanup(h); }
-};
-using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
-
-struct CurlSlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 
 struct Sink {
   std::string body;
@@ -98,29 +89,11 @@ QueryResult ParsePair(const json& pair, const std::string& what) {
 
 }  // namespace
 
-std::string UrlEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-        c == '_' || c == '~') {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xf]);
-    }
-  }
-  return out;
-}
-
 std::string QueryUrl(std::string_view base_url, std::string_view promql) {
   while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
   std::string url(base_url);
   url += "/api/v1/query?query=";
-  url += UrlEncode(promql);
+  url += kube::UrlEncode(promql);
   return url;
 }
 
@@ -178,11 +151,7 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
 }
 
 PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options)
-    : base_url_(std::move(base_url)), options_(std::move(options)) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-PrometheusClient::~PrometheusClient() { curl_global_cleanup(); }
+    : base_url_(std::move(base_url)), options_(std::move(options)) {}
 
 QueryResult PrometheusClient::Query(const std::string& promql) {
   if (base_url_.rfind("http://", 0) != 0 && base_url_.rfind("https://", 0) != 0) {
@@ -195,8 +164,8 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   Sink sink;
   sink.max = options_.max_response_bytes;
   char errbuf[CURL_ERROR_SIZE] = {};
-  CurlSlist headers(curl_slist_append(nullptr, "Accept: application/json"));
-  CurlEasy h(curl_easy_init());
+  kube::curl::SlistPtr headers(curl_slist_append(nullptr, "Accept: application/json"));
+  kube::curl::EasyPtr h(curl_easy_init());
   if (!h) return QueryResult::Error("curl_easy_init failed");
 
   const long timeout_ms = std::max<long>(1, static_cast<long>(options_.timeout.count()));

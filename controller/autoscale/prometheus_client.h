@@ -57,11 +57,11 @@ struct PrometheusClientOptions {
 // The Prometheus HTTP API over libcurl. `base_url` is the --prometheus-url
 // value: http(s)://host[:port][/path/prefix] with or without trailing
 // slashes; queries go to <base without trailing '/'>/api/v1/query?query=...
-// One curl easy handle per call, so Query() is thread-safe.
+// One curl easy handle per call, so Query() is thread-safe. libcurl must be
+// set up first (kube::curl::GlobalInit, once in main).
 class PrometheusClient final : public QuerySource {
  public:
   explicit PrometheusClient(std::string base_url, PrometheusClientOptions options = {});
-  ~PrometheusClient() override;
   PrometheusClient(const PrometheusClient&) = delete;
   PrometheusClient& operator=(const PrometheusClient&) = delete;
 
@@ -74,11 +74,8 @@ class PrometheusClient final : public QuerySource {
   PrometheusClientOptions options_;
 };
 
-// RFC 3986 percent-encoding: everything but ALPHA / DIGIT / - . _ ~ becomes
-// %XX (upper-case hex), so the result is safe as a query parameter value.
-std::string UrlEncode(std::string_view s);
-
-// <base_url without trailing '/'>/api/v1/query?query=<UrlEncode(promql)>.
+// <base_url without trailing '/'>/api/v1/query?query=<promql percent-encoded
+// by kube::UrlEncode>.
 std::string QueryUrl(std::string_view base_url, std::string_view promql);
 
 // Reduces an HTTP answer from /api/v1/query to a QueryResult (rules above).

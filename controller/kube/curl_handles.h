@@ -1,11 +1,26 @@
-// RAII owners for libcurl handles (internal to the HTTP client).
+// RAII owners for libcurl handles, for the controller's two HTTP clients
+// (the API client, controller/kube/http_client, and the Prometheus client,
+// controller/autoscale/prometheus_client), and libcurl's global set-up.
 #pragma once
 
 #include <curl/curl.h>
 
 #include <memory>
+#include <stdexcept>
 
 namespace ms::kube::curl {
+
+// libcurl's process-wide set-up and tear-down: one in main, before any
+// thread starts (curl_global_init is not thread-safe in general).
+class GlobalInit {
+ public:
+  GlobalInit() {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("curl_global_init failed");
+  }
+  ~GlobalInit() { curl_global_cleanup(); }
+  GlobalInit(const GlobalInit&) = delete;
+  GlobalInit& operator=(const GlobalInit&) = delete;
+};
 
 struct EasyDeleter {
   void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
