@@ -33,7 +33,8 @@ struct Result {
   bool IsGone() const { return code == 410; }
 };
 
-enum class PatchType { kMerge, kJson, kStrategicMerge };
+// The controller writes merge patches only (RFC 7386).
+enum class PatchType { kMerge };
 
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR

@@ -17,10 +17,6 @@ const char* PatchContentType(PatchType type) {
   switch (type) {
     case PatchType::kMerge:
       return "application/merge-patch+json";
-    case PatchType::kJson:
-      return "application/json-patch+json";
-    case PatchType::kStrategicMerge:
-      return "application/strategic-merge-patch+json";
   }
   return "application/merge-patch+json";
 }
@@ -104,8 +100,6 @@ struct HttpClient::Impl {
         tokens(config.bearer_token, config.token_file, clk),
         limiter(config.qps, config.burst, clk),
         host(HostPort(config.server)) {
-    static const CURLcode kGlobalInit = curl_global_init(CURL_GLOBAL_DEFAULT);
-    (void)kGlobalInit;
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
     if (registry != nullptr) {
       requests = &prometheus::BuildCounter()

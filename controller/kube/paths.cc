@@ -76,22 +76,6 @@ std::string WithQuery(std::string_view path, std::string_view key, std::string_v
   return out;
 }
 
-std::string FormatLabelSelector(const std::map<std::string, std::string>& labels) {
-  std::string out;
-  for (const auto& [k, v] : labels) {
-    if (!out.empty()) out += ',';
-    out += k;
-    out += '=';
-    out += v;
-  }
-  return out;
-}
-
-std::string LabelSelectorQuery(const std::map<std::string, std::string>& labels) {
-  if (labels.empty()) return {};
-  return "labelSelector=" + UrlEncode(FormatLabelSelector(labels));
-}
-
 namespace {
 std::string StringAt(const nlohmann::json& object, const char* field) {
   if (!object.is_object()) return {};

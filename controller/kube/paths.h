@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <map>
 #include <string>
 #include <string_view>
 
@@ -40,12 +39,6 @@ std::string NamespacedCollectionPath(std::string_view path, std::string_view ns)
 
 // Appends `key=value` (value URL-encoded) with '?' or '&' as needed.
 std::string WithQuery(std::string_view path, std::string_view key, std::string_view value);
-
-// "k1=v1,k2=v2" (sorted by key, as a std::map iterates).
-std::string FormatLabelSelector(const std::map<std::string, std::string>& labels);
-
-// "labelSelector=<encoded selector>", or "" when `labels` is empty.
-std::string LabelSelectorQuery(const std::map<std::string, std::string>& labels);
 
 // The cache key of an object: "ns/name", or "name" when it has no namespace.
 // Returns "" when metadata.name is missing.

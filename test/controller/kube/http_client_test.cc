@@ -16,12 +16,17 @@
 #include <thread>
 #include <vector>
 
+#include "base/files.h"
 #include "base/metrics.h"
+#include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "test/support/fake_clock.h"
 
 namespace ms::kube {
 namespace {
+
+// libcurl's global set-up, as main does, before any test starts a thread.
+const kube::curl::GlobalInit kCurl;
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -179,18 +184,14 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
   EXPECT_TRUE(client.Create("/o", body).ok());
   EXPECT_TRUE(client.Update("/o", body).ok());
   EXPECT_TRUE(client.Patch("/o", PatchType::kMerge, body).ok());
-  EXPECT_TRUE(client.Patch("/o", PatchType::kJson, nlohmann::json::array({{{"op", "remove"}, {"path", "/a"}}})).ok());
-  EXPECT_TRUE(client.Patch("/o", PatchType::kStrategicMerge, body).ok());
   Result d = client.Delete("/o");
   EXPECT_TRUE(d.ok());
   EXPECT_EQ(d.body["status"], "Success");
-  ASSERT_EQ(seen.size(), 6u);
+  ASSERT_EQ(seen.size(), 4u);
   EXPECT_EQ(seen[0], R"(POST application/json {"a":1})");
   EXPECT_EQ(seen[1], R"(PUT application/json {"a":1})");
   EXPECT_EQ(seen[2], R"(PATCH application/merge-patch+json {"a":1})");
-  EXPECT_EQ(seen[3], R"(PATCH application/json-patch+json [{"op":"remove","path":"/a"}])");
-  EXPECT_EQ(seen[4], R"(PATCH application/strategic-merge-patch+json {"a":1})");
-  EXPECT_EQ(seen[5], "DELETE  ");
+  EXPECT_EQ(seen[3], "DELETE  ");
 }
 
 TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
@@ -489,8 +490,6 @@ TEST(KubeHttpClientHelpers, HostPortAndPatchTypes) {
   EXPECT_EQ(HostPort("https://[fd00::1]:6443"), "[fd00::1]:6443");
   EXPECT_EQ(HostPort("https://[fd00::1]"), "[fd00::1]:443");
   EXPECT_STREQ(PatchContentType(PatchType::kMerge), "application/merge-patch+json");
-  EXPECT_STREQ(PatchContentType(PatchType::kJson), "application/json-patch+json");
-  EXPECT_STREQ(PatchContentType(PatchType::kStrategicMerge), "application/strategic-merge-patch+json");
 }
 
 }  // namespace
@@ -543,10 +542,7 @@ class KubeHttpClientTlsTest : public ::testing::Test {
     if (server_) server_->stop();
     if (thread_.joinable()) thread_.join();
   }
-  std::string Read(const char* name) {
-    std::ifstream in(dir_ / name);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string Read(const char* name) { return ReadFile((dir_ / name).string()); }
   RestConfig Config(bool with_ca, bool with_client_cert) {
     RestConfig c;
     c.server = "https://127.0.0.1:" + std::to_string(port_);

@@ -11,6 +11,8 @@ TEST(KubePaths, UrlEncodeKeepsUnreservedOnly) {
   EXPECT_EQ(UrlEncode("a=b,c!=d"), "a%3Db%2Cc%21%3Dd");
   EXPECT_EQ(UrlEncode("x y/z&?#%"), "x%20y%2Fz%26%3F%23%25");
   EXPECT_EQ(UrlEncode("\xC3\xA9"), "%C3%A9");
+  EXPECT_EQ(UrlEncode("a b&c=d+e/f?g#h%\"\n"), "a%20b%26c%3Dd%2Be%2Ff%3Fg%23h%25%22%0A");
+  EXPECT_EQ(UrlEncode("\xff"), "%FF");
 }
 
 TEST(KubePaths, CollectionAndObjectPaths) {
@@ -33,17 +35,9 @@ TEST(KubePaths, NamespacedCollectionPath) {
   EXPECT_EQ(NamespacedCollectionPath("/api/v1/services?limit=5", "a"), "/api/v1/namespaces/a/services?limit=5");
 }
 
-TEST(KubePaths, QueryAndLabelSelector) {
+TEST(KubePaths, Query) {
   EXPECT_EQ(WithQuery("/api/v1/pods", "limit", "500"), "/api/v1/pods?limit=500");
   EXPECT_EQ(WithQuery("/api/v1/pods?limit=500", "continue", "a+b/c="), "/api/v1/pods?limit=500&continue=a%2Bb%2Fc%3D");
-  std::map<std::string, std::string> labels{{"app.kubernetes.io/name", "modelservice"},
-                                            {"app.kubernetes.io/managed-by", "modelservice-controller"}};
-  EXPECT_EQ(FormatLabelSelector(labels),
-            "app.kubernetes.io/managed-by=modelservice-controller,app.kubernetes.io/name=modelservice");
-  EXPECT_EQ(LabelSelectorQuery(labels),
-            "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dmodelservice-controller%2C"
-            "app.kubernetes.io%2Fname%3Dmodelservice");
-  EXPECT_EQ(LabelSelectorQuery({}), "");
 }
 
 TEST(KubePaths, ObjectKeyAndResourceVersion) {
