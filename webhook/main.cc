@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "api/schema.h"
 #include "base/flags.h"
@@ -18,15 +19,10 @@
 #include "webhook/server.h"
 #include "webhook/transport/tls.h"
 
-int main(int argc, char** argv) {
-  ms::BlockTerminationSignals();
-  // Each API server connection holds a descriptor: take the hard limit, as
-  // Go programs do at start (the soft limit is often 1024).
-  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
-  }
+namespace {
 
+// The command line, with its defaults.
+struct Flags {
   int port = 9443;
   std::string bind_host = "0.0.0.0";
   std::string cert_dir = "/tmp/k8s-webhook-server/serving-certs";
@@ -38,58 +34,87 @@ int main(int argc, char** argv) {
   int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
+};
 
+ms::FlagSet Definitions(Flags& f) {
   ms::FlagSet flags("modelservice-webhook",
                     "modelservice-webhook serves the validating (/validate) and mutating (/mutate) admission webhooks\n"
                     "for modelops.dev/v1 ModelService over HTTPS.");
-  flags.Int("port", &port, "HTTPS port to serve admission requests on");
-  flags.String("bind-address", &bind_host, "address to bind the HTTPS port on");
-  flags.String("cert-dir", &cert_dir, "directory holding the serving certificate and key (reloaded when they change)");
-  flags.String("cert-name", &cert_name, "certificate file name in --cert-dir");
-  flags.String("key-name", &key_name, "private key file name in --cert-dir");
-  flags.String("tls-min-version", &tls_min, "minimum TLS version: 1.2 or 1.3");
-  flags.String("client-ca", &client_ca,
+  flags.Int("port", &f.port, "HTTPS port to serve admission requests on");
+  flags.String("bind-address", &f.bind_host, "address to bind the HTTPS port on");
+  flags.String("cert-dir", &f.cert_dir,
+               "directory holding the serving certificate and key (reloaded when they change)");
+  flags.String("cert-name", &f.cert_name, "certificate file name in --cert-dir");
+  flags.String("key-name", &f.key_name, "private key file name in --cert-dir");
+  flags.String("tls-min-version", &f.tls_min, "minimum TLS version: 1.2 or 1.3");
+  flags.String("client-ca", &f.client_ca,
                "PEM file of CAs; when set, clients (the API server) must present a certificate signed by one");
-  flags.String("metrics-bind-address", &metrics_addr, "address for /metrics (\"0\" disables)");
-  flags.String("health-probe-bind-address", &probe_addr, "address for /healthz and /readyz (\"0\" disables)");
-  flags.String("log-format", &log_format, "log format: json or text");
-  flags.String("log-level", &log_level, "log level: debug, info, warn, error, or a verbosity number");
+  flags.String("metrics-bind-address", &f.metrics_addr, "address for /metrics (\"0\" disables)");
+  flags.String("health-probe-bind-address", &f.probe_addr, "address for /healthz and /readyz (\"0\" disables)");
+  flags.String("log-format", &f.log_format, "log format: json or text");
+  flags.String("log-level", &f.log_level, "log level: debug, info, warn, error, or a verbosity number");
   flags.Alias("v", "log-level");
-  flags.Int("threads", &threads, "event loops serving HTTPS connections (each serves any number of them)");
-  flags.Duration("cert-poll-interval", &cert_poll, "how often the certificate files are checked for changes");
-  flags.Duration("read-timeout", &read_timeout, "time allowed to read a request before the connection is closed");
+  flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
+  flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
+  flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
+  return flags;
+}
 
-  if (auto err = flags.Parse(argc, argv); !err.empty()) {
-    std::cerr << "Error: " << err << "\n";
-    return 2;
+// Each API server connection holds a descriptor: take the hard limit, as
+// Go programs do at start (the soft limit is often 1024).
+void RaiseOpenFileLimit() {
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
   }
-  if (flags.help_requested()) {
-    std::cout << flags.Usage();
-    return 0;
-  }
-  auto format = ms::log::ParseFormat(log_format);
-  auto level = ms::log::ParseLevel(log_level);
+}
+
+// What the flags mean once checked.
+struct Settings {
+  std::shared_ptr<spdlog::logger> logger;
+  ms::webhook::ServerOptions server;
+  ms::HostPort metrics, probes;
+};
+
+// The settings, or nothing after saying what is wrong with the flags.
+std::optional<Settings> Check(const Flags& f) {
+  auto format = ms::log::ParseFormat(f.log_format);
+  auto level = ms::log::ParseLevel(f.log_level);
   if (!format || !level) {
     std::cerr << "Error: invalid --log-format or --log-level\n";
-    return 2;
+    return std::nullopt;
   }
-  auto logger = ms::log::MakeLogger("webhook", *format, *level);
-
-  int min_version = ms::tls::ParseTlsVersion(tls_min);
+  Settings s;
+  s.logger = ms::log::MakeLogger("webhook", *format, *level);
+  const int min_version = ms::tls::ParseTlsVersion(f.tls_min);
   if (min_version == 0) {
-    logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", tls_min);
-    return 2;
+    s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
+    return std::nullopt;
   }
-  ms::HostPort metrics_hp, probe_hp;
-  if (!ms::ParseBindAddress(metrics_addr, &metrics_hp) || !ms::ParseBindAddress(probe_addr, &probe_hp)) {
-    logger->critical("invalid --metrics-bind-address or --health-probe-bind-address");
-    return 2;
+  if (!ms::ParseBindAddress(f.metrics_addr, &s.metrics) || !ms::ParseBindAddress(f.probe_addr, &s.probes)) {
+    s.logger->critical("invalid --metrics-bind-address or --health-probe-bind-address");
+    return std::nullopt;
   }
-  if (threads < 1 || port < 0 || port > 65535) {
-    logger->critical("invalid --threads or --port");
-    return 2;
+  if (f.threads < 1 || f.port < 0 || f.port > 65535) {
+    s.logger->critical("invalid --threads or --port");
+    return std::nullopt;
   }
+  s.server.http.host = f.bind_host;
+  s.server.http.port = f.port;
+  s.server.http.threads = f.threads;
+  s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
+  s.server.cert_file = f.cert_dir + "/" + f.cert_name;
+  s.server.key_file = f.cert_dir + "/" + f.key_name;
+  s.server.tls.min_version = min_version;
+  s.server.tls.client_ca_file = f.client_ca;
+  s.server.cert_poll_interval = f.cert_poll;
+  return s;
+}
 
+// Serves admission, /metrics and the probes until SIGTERM or SIGINT, then
+// finishes the requests in flight. Returns the exit status.
+int Serve(const Flags& f, const Settings& s) {
+  const auto& logger = s.logger;
   std::unique_ptr<ms::SchemaValidator> schema;
   try {
     schema = std::make_unique<ms::SchemaValidator>();
@@ -97,24 +122,11 @@ int main(int argc, char** argv) {
     logger->critical("{}", e.what());
     return 1;
   }
-
   prometheus::Registry registry;
   const ms::metrics::ProcessCollector process_metrics;
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
-
-  ms::webhook::ServerOptions options;
-  options.http.host = bind_host;
-  options.http.port = port;
-  options.cert_file = cert_dir + "/" + cert_name;
-  options.key_file = cert_dir + "/" + key_name;
-  options.tls.min_version = min_version;
-  options.tls.client_ca_file = client_ca;
-  options.http.threads = threads;
-  options.cert_poll_interval = cert_poll;
-  options.http.limits.read_timeout = std::max(read_timeout, std::chrono::milliseconds(100));
-
-  ms::webhook::Server server(options, {&validating, &mutating}, registry, logger);
+  ms::webhook::Server server(s.server, {&validating, &mutating}, registry, logger);
   std::string error;
   if (!server.Start(&error)) {
     logger->critical("cannot start the webhook server: {}", error);
@@ -125,7 +137,7 @@ int main(int argc, char** argv) {
   // /metrics and the probes; on one server when both flags name the same address.
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          metrics_hp, probe_hp, {&process_metrics, &registry}, [] { return true; },
+          s.metrics, s.probes, {&process_metrics, &registry}, [] { return true; },
           [&serving](std::string* why) {
             if (serving) return true;
             *why = "shutting down";
@@ -135,8 +147,8 @@ int main(int argc, char** argv) {
     logger->critical("{}", error);
     return 1;
   }
-  logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", bind_host, server.port(),
-               tls_min, client_ca.empty() ? "" : ", client certificates required");
+  logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", f.bind_host, server.port(),
+               f.tls_min, f.client_ca.empty() ? "" : ", client certificates required");
 
   int sig = ms::WaitForTermination();
   logger->info("received signal {}: finishing requests in flight and shutting down", sig);
@@ -146,4 +158,24 @@ int main(int argc, char** argv) {
   logger->info("stopped");
   logger->flush();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ms::BlockTerminationSignals();
+  RaiseOpenFileLimit();
+  Flags f;
+  ms::FlagSet flags = Definitions(f);
+  if (auto err = flags.Parse(argc, argv); !err.empty()) {
+    std::cerr << "Error: " << err << "\n";
+    return 2;
+  }
+  if (flags.help_requested()) {
+    std::cout << flags.Usage();
+    return 0;
+  }
+  auto settings = Check(f);
+  if (!settings) return 2;
+  return Serve(f, *settings);
 }
