@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "base/files.h"
@@ -490,7 +491,7 @@ TEST_F(ServerTest, StopAnswersTheRequestBeingReceivedThenCloses) {
   ASSERT_TRUE(busy.Write(request.substr(0, request.size() / 2)));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has read the first half
   std::thread stopper([this] { server_->Stop(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Waits until Stop() has closed the idle connection (or 10 s pass).
   EXPECT_EQ(idle.ReadResponses(1), "") << "an idle connection was not closed";
   ASSERT_TRUE(busy.Write(request.substr(request.size() / 2)));
   const std::string got = busy.ReadResponses(1);
@@ -591,11 +592,24 @@ TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
   }
   const auto before = server_->certificates()->Current()->subject;
   const uint64_t gen0 = server_->certificates()->generation();
+  // Until `done` holds or 20 s pass.
+  auto wait_until = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return done();
+  };
+  // Each certificate serves some requests, then the next one is written and
+  // picked up while the clients go on.
   for (int rotation = 0; rotation < 4; ++rotation) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const int served = ok.load();
+    EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
+    const uint64_t gen = server_->certificates()->generation();
     MakeCerts("--reuse-ca --dns rotation-" + std::to_string(rotation) + ".example");
+    EXPECT_TRUE(wait_until([&] { return server_->certificates()->generation() > gen; })) << "rotation " << rotation;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int served = ok.load();
+  EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
   stop = true;
   for (auto& c : clients) c.join();
   EXPECT_EQ(failed.load(), 0) << first_failure;
@@ -632,7 +646,11 @@ TEST_F(ServerTest, ExpiredCertificateIsServedButRefusedByVerifyingClients) {
                 " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
                 " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
   ASSERT_EQ(res.exit_code, 0) << res.output;
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  // notAfter has one-second resolution: wait until openssl says it has passed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (test::Run("openssl x509 -checkend 0 -noout -in " + dir_.File("tls.crt")).exit_code == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Start();
   auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), Trusting());
   EXPECT_EQ(r.code, CURLE_PEER_FAILED_VERIFICATION) << r.error;
