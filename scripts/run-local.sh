@@ -5,8 +5,9 @@
 # of them with 4 GPUs), with the webhook and the controller as local processes.
 #
 # Usage: scripts/run-local.sh [up|down|status]     (default: up)
-#   up      scripts/setup.sh (Debian packages), a Release build into build/
-#           (BUILD_DIR), the cluster in STATE_DIR, webhook certificates,
+#   up      scripts/setup.sh (Debian packages), a build into build/
+#           (BUILD_DIR; configured by scripts/configure-build.sh, as
+#           scripts/test.sh does), the cluster in STATE_DIR, webhook certificates,
 #           the CRD + RBAC + local-overlay webhook configurations (caBundle
 #           set), the webhook and the controller in the background, the
 #           samples in manifests/samples/; waits (up to 90 s) until their
@@ -113,11 +114,9 @@ do_up() {
     "$root/scripts/setup.sh"
   fi
   if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-    say "building (Release) into $BUILD_DIR"
-    if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-      cmake -S "$root" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$run/build.log" 2>&1 \
-        || { tail -n 30 "$run/build.log" >&2; die "cmake configure failed"; }
-    fi
+    say "building into $BUILD_DIR (the configuration scripts/test.sh uses there too)"
+    "$root/scripts/configure-build.sh" "$BUILD_DIR" >"$run/build.log" 2>&1 \
+      || { tail -n 30 "$run/build.log" >&2; die "cmake configure failed"; }
     cmake --build "$BUILD_DIR" --target modelservice-webhook modelservice-controller >>"$run/build.log" 2>&1 \
       || { tail -n 30 "$run/build.log" >&2; die "build failed (log: $run/build.log)"; }
   fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the project needs to build, test and run, from Debian's
 # packages. A no-op (no apt call) when everything is already installed.
-# Usage: scripts/setup.sh
+# Usage: scripts/setup.sh [--image]
+#   --image  also what scripts/build-image.sh needs to build the container
+#            image without a Docker engine (debootstrap, buildah)
 set -euo pipefail
 
 PACKAGES=(
@@ -10,6 +12,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
   prometheus python3-prometheus-client wrk clang-format clang-tidy
 )
+case "${1:-}" in
+  "") ;;
+  --image) PACKAGES+=(debootstrap buildah) ;;
+  *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

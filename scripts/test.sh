@@ -24,7 +24,7 @@ jobs=$(nproc)
 
 run_ctest() {  # run_ctest BUILD_DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DMS_WERROR=ON "$@" >/dev/null
+  bash scripts/configure-build.sh "$dir" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
   (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300)
 }
@@ -44,5 +44,7 @@ if ((sanitize)); then
 fi
 if ((e2e)); then
   echo "== end-to-end suite =="
+  # build/ as everywhere else (run.sh alone would configure a new one as Release).
+  bash scripts/configure-build.sh build >/dev/null
   BUILD_DIR=build bash test/e2e/run.sh
 fi

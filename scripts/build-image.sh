@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# build-image.sh - builds the repository's Dockerfile for real and runs the
+# image, without a Docker engine and without a registry: Debian's buildah
+# builds it, and the base images the Dockerfile names (debian:bookworm for
+# the build stage, debian:bookworm-slim for the runtime stage) are made
+# locally with debootstrap, so `FROM` needs no pull. The Dockerfile is the
+# one a Docker user builds with `docker build .`.
+#
+# Usage: scripts/build-image.sh [--tag NAME] [--refresh-base]
+#   --tag NAME       name of the built image (default localhost/modelservice:dev)
+#   --refresh-base   make the base images again even if they are cached
+#
+# What it does:
+#   1. scripts/setup.sh --image (installs debootstrap and buildah if missing).
+#   2. Base images, unless cached (made again after 30 days): `debootstrap
+#      --variant=minbase bookworm` (the variant Debian's official images are
+#      made from) with the official images' apt sources (bookworm,
+#      bookworm-updates, bookworm-security), imported with `buildah from
+#      scratch` + `buildah copy` + `buildah commit` as
+#      docker.io/library/debian:bookworm; the same tree without
+#      documentation, manual pages and translations (and a dpkg filter that
+#      keeps them out, as the official slim images have) as
+#      docker.io/library/debian:bookworm-slim.
+#   3. `buildah bud --pull=never --isolation chroot --layers` of the
+#      Dockerfile (its RUN apt-get steps reach Debian's mirrors); unchanged
+#      steps come from the layer cache.
+#   4. Runs both programs' --help inside the image (`buildah run`, as the
+#      image's user), fails unless they run and run as a non-root user, and
+#      prints the image's size.
+#
+# Needs root (debootstrap; chroot isolation). Everything lives in one
+# container storage (vfs driver, which works in any file system and inside
+# a container) in MODELSERVICE_IMAGE_CACHE (default
+# ~/.cache/modelservice-image): the base images, the layer cache and the
+# image. To use the image there with buildah or podman:
+#   export CONTAINERS_STORAGE_CONF=~/.cache/modelservice-image/storage.conf
+#
+# Environment: MODELSERVICE_IMAGE_CACHE, DEBIAN_MIRROR (default
+# http://deb.debian.org/debian; the security suite comes from the official
+# images' mirror, http://deb.debian.org/debian-security).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tag="localhost/modelservice:dev"
+refresh=0
+while (( $# )); do
+  case "$1" in
+    --tag) [[ $# -ge 2 ]] || { echo "--tag needs a name" >&2; exit 2; }; tag="$2"; shift 2 ;;
+    --tag=*) tag="${1#--tag=}"; shift ;;
+    --refresh-base) refresh=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-image.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "build-image: $*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || die "needs root (debootstrap, chroot isolation)"
+  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,DEBIAN_MIRROR "$0" "$@"
+fi
+
+start=$SECONDS
+bash "$root/scripts/setup.sh" --image
+
+cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
+mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+mkdir -p "$cache"
+cache="$(cd "$cache" && pwd)"
+exec 9>"$cache/lock"
+flock -n 9 || { say "waiting for another build-image.sh using $cache"; flock 9; }
+
+cat >"$cache/storage.conf" <<EOF
+# written by scripts/build-image.sh
+[storage]
+driver = "vfs"
+graphroot = "$cache/storage"
+runroot = "$cache/run"
+EOF
+export CONTAINERS_STORAGE_CONF="$cache/storage.conf"
+
+work_containers=()
+cleanup() {
+  local c
+  for c in "${work_containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
+  rm -rf "$cache/rootfs.tmp" "$cache/rootfs-slim.tmp"
+}
+trap cleanup EXIT
+
+# ------------------------------------------------------------ base images
+base=docker.io/library/debian:bookworm
+slim=docker.io/library/debian:bookworm-slim
+
+import_rootfs() {  # import_rootfs DIR NAME: an image of DIR's tree, as Debian's images are configured
+  local c
+  c="$(buildah from scratch)"; work_containers+=("$c")
+  buildah copy --quiet "$c" "$1" / >/dev/null
+  buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd '["bash"]' \
+    --created-by "scripts/build-image.sh: debootstrap --variant=minbase bookworm" "$c"
+  buildah commit --quiet --rm "$c" "$2" >/dev/null
+  unset 'work_containers[-1]'
+}
+
+make_bases() {
+  local t0=$SECONDS fs="$cache/rootfs.tmp" slimfs="$cache/rootfs-slim.tmp"
+  rm -rf "$fs" "$slimfs"
+  say "debootstrap --variant=minbase bookworm ($mirror)"
+  debootstrap --variant=minbase bookworm "$fs" "$mirror" >"$cache/debootstrap.log" 2>&1 \
+    || { tail -n 20 "$cache/debootstrap.log" >&2; die "debootstrap failed (log: $cache/debootstrap.log)"; }
+  # The official images' apt sources, and no package lists or archives.
+  rm -f "$fs/etc/apt/sources.list"
+  cat >"$fs/etc/apt/sources.list.d/debian.sources" <<EOF
+Types: deb
+URIs: $mirror
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  rm -rf "$fs"/var/lib/apt/lists/* "$fs"/var/cache/apt/*.bin "$fs"/var/cache/apt/archives/*.deb "$fs"/var/log/*.log
+  import_rootfs "$fs" "$base"
+
+  # slim: what Debian's -slim images leave out, and a dpkg filter that keeps
+  # it out of packages installed later.
+  cp -a "$fs" "$slimfs"
+  rm -rf "$fs"
+  find "$slimfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+  find "$slimfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+  rm -rf "$slimfs"/usr/share/{man,info,groff,lintian,linda}/*
+  find "$slimfs/usr/share/locale" -mindepth 1 -maxdepth 1 -not -name locale.alias -exec rm -rf {} +
+  cat >"$slimfs/etc/dpkg/dpkg.cfg.d/docker" <<'EOF'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-include /usr/share/locale/locale.alias
+path-exclude /usr/share/lintian/*
+path-exclude /usr/share/linda/*
+EOF
+  import_rootfs "$slimfs" "$slim"
+  rm -rf "$slimfs"
+  touch "$cache/base.stamp"
+  say "base images $base and $slim made ($(( SECONDS - t0 ))s)"
+}
+
+have_image() { buildah inspect --type image "$1" >/dev/null 2>&1; }
+if (( refresh )) || ! have_image "$base" || ! have_image "$slim" \
+   || [[ -z "$(find "$cache/base.stamp" -mtime -30 2>/dev/null)" ]]; then
+  make_bases
+else
+  say "base images cached ($base, $slim; made $(date -r "$cache/base.stamp" +%F); --refresh-base to make them again)"
+fi
+
+# ------------------------------------------------------------ the image
+t0=$SECONDS
+say "buildah bud of $root/Dockerfile as $tag"
+buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" "$root"
+say "image built ($(( SECONDS - t0 ))s)"
+
+# ------------------------------------------------------------ run it
+user="$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$tag")"
+entrypoint="$(buildah inspect --type image --format '{{json .OCIv1.Config.Entrypoint}}' "$tag")"
+[[ -n "$user" && "${user%%:*}" != 0 && "${user%%:*}" != root ]] || die "the image's user is '$user', not a non-root user"
+c="$(buildah from --pull-never "$tag")"; work_containers+=("$c")
+for prog in modelservice-webhook modelservice-controller; do
+  echo "\$ $prog --help    (inside $tag)"
+  # The program runs as the image's user: `exec` keeps the shell's uid.
+  out="$(buildah run --isolation chroot "$c" -- sh -c 'echo "uid=$(id -u) gid=$(id -g)"; exec "$0" --help' \
+         "/usr/local/bin/$prog" 2>&1)" || { echo "$out" >&2; die "$prog --help failed in the image"; }
+  echo "$out" | sed -n '2,6p'
+  echo "  ..."
+  ids="$(head -n 1 <<<"$out")"
+  [[ "$ids" =~ ^uid=([0-9]+)\ gid=([0-9]+)$ ]] || die "could not read the uid in the image: $ids"
+  (( BASH_REMATCH[1] != 0 )) || die "$prog runs as root in the image"
+  [[ "$out" == *"--health-probe-bind-address"* ]] || die "$prog --help does not list its flags"
+  say "$prog --help ran as $ids (image user $user)"
+done
+
+size="$(buildah images --format '{{.Size}}' "$tag" | head -n 1)"
+say "image $tag: user $user, entrypoint $entrypoint"
+say "image size: $size (uncompressed, as \`docker images\` shows it)"
+say "done in $(( SECONDS - start ))s; run it with: CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF buildah run ..."

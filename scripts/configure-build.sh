@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# configure-build.sh - configures a build folder with the one configuration
+# the project's scripts share for build/: scripts/test.sh (which builds and
+# tests everything there), scripts/run-local.sh and the end-to-end suite
+# (which build the two programs there). All of them call this, so a folder
+# one of them configured is never reconfigured differently (and rebuilt from
+# scratch) or broken by another, in any order.
+#
+# Usage: scripts/configure-build.sh DIR [CMAKE_ARGS...]
+#   Ninja, CMAKE_BUILD_TYPE=RelWithDebInfo (-O2 -g), MS_WERROR=ON; every
+#   value is passed on every call, so a different value cached in DIR (say a
+#   Release configure from an older script, or a hand-made one) is replaced
+#   rather than inherited. CMAKE_ARGS come last and win (scripts/test.sh
+#   passes -DCMAKE_BUILD_TYPE=Debug -DMS_SANITIZE=ON for build-asan/).
+#   A DIR configured with another generator is configured afresh.
+# Output: cmake's, on stdout.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+[[ $# -ge 1 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+dir="$1"; shift
+
+if [[ -f "$dir/CMakeCache.txt" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then
+  echo "configure-build: $dir was configured with another generator: configuring it afresh" >&2
+  rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+fi
+cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON "$@"
