@@ -167,7 +167,7 @@ say "image built ($(( SECONDS - t0 ))s)"
 
 # ------------------------------------------------------------ run it
 user="$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$tag")"
-entrypoint="$(buildah inspect --type image --format '{{json .OCIv1.Config.Entrypoint}}' "$tag")"
+entrypoint="$(buildah inspect --type image --format '{{.OCIv1.Config.Entrypoint}}' "$tag")"
 [[ -n "$user" && "${user%%:*}" != 0 && "${user%%:*}" != root ]] || die "the image's user is '$user', not a non-root user"
 c="$(buildah from --pull-never "$tag")"; work_containers+=("$c")
 for prog in modelservice-webhook modelservice-controller; do
@@ -187,4 +187,6 @@ done
 size="$(buildah images --format '{{.Size}}' "$tag" | head -n 1)"
 say "image $tag: user $user, entrypoint $entrypoint"
 say "image size: $size (uncompressed, as \`docker images\` shows it)"
-say "done in $(( SECONDS - start ))s; run it with: CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF buildah run ..."
+say "done in $(( SECONDS - start ))s. The image is in the container storage in $cache; to use it:"
+say "  export CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF"
+say "  buildah push $tag docker-archive:modelservice.tar   # for docker load, kind load image-archive, ..."
