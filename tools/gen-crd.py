@@ -3,7 +3,8 @@
 
 The schema is held once, in api/schema/modelservice.schema.json; the CRD's
 openAPIV3Schema is that file verbatim (no `default:` anywhere: defaulting is
-the mutating webhook's job). This tool writes
+the mutating webhook's job; a description on every field, for kubectl
+explain). This tool writes
 manifests/crd/modelservices.modelops.dev.yaml.
 
 Usage:
@@ -70,6 +71,23 @@ def find_defaults(node, path="openAPIV3Schema"):
     elif isinstance(node, list):
         for i, item in enumerate(node):
             yield from find_defaults(item, "%s[%d]" % (path, i))
+
+
+def find_undescribed(node, path="openAPIV3Schema"):
+    """Yield the paths of the schema nodes without a description.
+
+    Every node kubectl explain shows needs one: the root, each property and
+    the items of an array. Except the root's metadata: the API server
+    describes it (ObjectMeta) and refuses a CRD that says more than its type.
+    """
+    if not isinstance(node.get("description"), str) or not node["description"].strip():
+        yield path
+    for name, sub in node.get("properties", {}).items():
+        if path == "openAPIV3Schema" and name == "metadata":
+            continue
+        yield from find_undescribed(sub, "%s.%s" % (path, name))
+    if isinstance(node.get("items"), dict):
+        yield from find_undescribed(node["items"], path + "[]")
 
 
 def build_crd(schema):
@@ -199,6 +217,10 @@ def generate(root):
     if defaults:
         sys.exit("gen-crd: %s must not contain `default:` (the mutating webhook "
                  "defaults): %s" % (SCHEMA_PATH, ", ".join(defaults)))
+    undescribed = list(find_undescribed(schema))
+    if undescribed:
+        sys.exit("gen-crd: every field in %s needs a description (kubectl explain "
+                 "shows it); missing: %s" % (SCHEMA_PATH, ", ".join(undescribed)))
     crd = build_crd(schema)
     text = HEADER + "---\n" + to_yaml(crd)
     try:

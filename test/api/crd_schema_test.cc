@@ -1,7 +1,12 @@
 // The CRD in manifests/ carries the same constraints as the schema the
-// webhook compiles (api/schema/), and no defaults.
+// webhook compiles (api/schema/), and no defaults; every field has a
+// description.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "api/schema.h"
@@ -69,6 +74,34 @@ TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   std::vector<std::string> columns;
   for (const auto& c : version["additionalPrinterColumns"]) columns.push_back(c["name"]);
   EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Age"}));
+}
+
+// Every node of the schema that kubectl explain shows (the root, each
+// property, the items of an array), by path, with its description ("" if none).
+void CollectDescriptions(const json& node, const std::string& path, std::map<std::string, std::string>* out) {
+  const auto d = node.find("description");
+  (*out)[path] = d != node.end() && d->is_string() ? d->get<std::string>() : "";
+  if (const auto props = node.find("properties"); props != node.end()) {
+    for (const auto& [name, sub] : props->items()) CollectDescriptions(sub, path + "." + name, out);
+  }
+  if (const auto items = node.find("items"); items != node.end() && items->is_object()) {
+    CollectDescriptions(*items, path + "[]", out);
+  }
+}
+
+TEST(CrdSchema, EveryFieldHasADescription) {
+  std::map<std::string, std::string> descriptions;
+  CollectDescriptions(json::parse(kModelServiceSchemaJson), "modelservice", &descriptions);
+  for (const char* path : {"modelservice.spec.strategy.rollingUpdate.maxSurge",
+                           "modelservice.spec.autoscaling.maxReplicas", "modelservice.status.conditions[].reason"}) {
+    EXPECT_TRUE(descriptions.contains(path)) << path;  // the walk reaches every level
+  }
+  for (const auto& [path, description] : descriptions) {
+    // The API server describes metadata (ObjectMeta) and refuses a CRD that
+    // says more than its type there.
+    if (path == "modelservice.metadata") continue;
+    EXPECT_NE(description.find_first_not_of(" \t\n"), std::string::npos) << path << " has no description";
+  }
 }
 
 }  // namespace
