@@ -162,8 +162,26 @@ fi
 # ------------------------------------------------------------ the image
 t0=$SECONDS
 say "buildah bud of $root/Dockerfile as $tag"
-buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" "$root"
+buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" "$root" 2>&1 | tee "$cache/bud.log"
 say "image built ($(( SECONDS - t0 ))s)"
+
+# The layer cache keeps what this build used and nothing older: the last
+# image of each earlier stage gets a tag (so it is not "dangling"), then
+# untagged images that nothing builds on are removed, repeatedly, which
+# takes the chains of earlier builds (with vfs every layer is a full copy
+# of the tree: over a GB each in the build stage).
+stages="$(awk '/^\[[0-9]+\/[0-9]+\] STEP /{ split($1, a, /[][\/]/); stage = a[2]; total = a[3] }
+               /^--> [0-9a-f]+$/ { leaf[stage] = $2 }
+               END { for (s = 1; s < total; s++) if (s in leaf) print s, leaf[s] }' "$cache/bud.log")"
+if [[ -n "$stages" ]]; then
+  while read -r s id; do buildah tag "$id" "localhost/modelservice-stage$s:cache"; done <<<"$stages"
+  for (( i = 0; i < 50; i++ )); do
+    [[ -n "$(buildah rmi --prune 2>/dev/null)" ]] || break
+  done
+  say "layer cache: $(du -sh "$cache/storage" | cut -f1) in $cache/storage"
+else
+  say "warning: could not find the stages' images in the build's output; the layer cache is not pruned"
+fi
 
 # ------------------------------------------------------------ run it
 user="$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$tag")"
