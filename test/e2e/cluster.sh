@@ -350,6 +350,20 @@ gen_certs() {
       >admin.ext
     openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile admin.ext -out admin.crt
+    # The aggregation layer (APIServices, e.g. external.metrics.k8s.io): a CA
+    # of its own (pki/front-proxy-ca.{crt,key}, as kubeadm does) and the client
+    # certificate kube-apiserver shows extension API servers when it proxies a
+    # request to them (pki/front-proxy-client.{crt,key}).
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout front-proxy-ca.key -out front-proxy-ca.crt -days 3650 -subj "/CN=modelservice-e2e-front-proxy-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout front-proxy-client.key -out front-proxy-client.csr -subj "/CN=front-proxy-client"
+    printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=clientAuth" >front-proxy-client.ext
+    openssl x509 -req -in front-proxy-client.csr -CA front-proxy-ca.crt -CAkey front-proxy-ca.key -CAcreateserial \
+      -days 3650 -extfile front-proxy-client.ext -out front-proxy-client.crt
+    rm -f front-proxy-ca.srl
     openssl genrsa -out sa.key 2048
     openssl rsa -in sa.key -pubout -out sa.pub
     if [[ "$mode" == full ]]; then
@@ -554,6 +568,15 @@ write_args_apiserver() {
     "--service-account-issuer=https://127.0.0.1:$api_port/"
     "--service-account-key-file=$pki/sa.pub"
     "--service-account-signing-key-file=$pki/sa.key"
+    # The aggregation layer: who kube-apiserver is towards extension API
+    # servers, and the headers (user, groups) they may trust from it.
+    "--proxy-client-cert-file=$pki/front-proxy-client.crt"
+    "--proxy-client-key-file=$pki/front-proxy-client.key"
+    "--requestheader-client-ca-file=$pki/front-proxy-ca.crt"
+    "--requestheader-allowed-names=front-proxy-client"
+    "--requestheader-username-headers=X-Remote-User"
+    "--requestheader-group-headers=X-Remote-Group"
+    "--requestheader-extra-headers-prefix=X-Remote-Extra-"
   )
   # Without the controller manager nothing creates the "default"
   # ServiceAccounts that the ServiceAccount admission plugin requires.

@@ -350,6 +350,41 @@ start_queue_exporter() {
   wait_for 20 "queue exporter up" http_ok "http://127.0.0.1:$EXPORTER_PORT/metrics"
 }
 
+# start_external_metrics: the External metrics API server ($EXTERNAL_METRICS,
+# built by build-external-metrics.sh) on 127.0.0.1:$EXTERNAL_METRICS_PORT,
+# reading the suite's Prometheus with the controller's default query, and
+# registered with kube-aggregator (test/e2e/external-metrics/apiservice.yaml.in:
+# APIService v1beta1.external.metrics.k8s.io, its Service, and read access
+# for the HPA controller). Waits until the APIService is Available.
+start_external_metrics() {
+  local certs="$E2E_WORK/external-metrics-certs" ca_bundle
+  if [[ ! -s "$certs/tls.crt" ]]; then
+    "$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$certs" --service external-metrics --namespace external-metrics \
+      >/dev/null 2>>"$E2E_WORK/logs/gen-certs.log" || fail "gen-certs.sh for the external metrics server"
+  fi
+  proc_start external-metrics "$EXTERNAL_METRICS" --bind-address 127.0.0.1 --secure-port "$EXTERNAL_METRICS_PORT" \
+    --tls-cert-file "$certs/tls.crt" --tls-private-key-file "$certs/tls.key" \
+    --lister-kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" \
+    --authorization-kubeconfig "$KUBECONFIG" \
+    --prometheus-url "http://127.0.0.1:$PROM_PORT" -v 2
+  wait_for 60 "external metrics server /readyz" curl -fsSk --max-time 2 -o /dev/null "https://127.0.0.1:$EXTERNAL_METRICS_PORT/readyz"
+  ca_bundle="$(base64 -w0 "$certs/ca.crt")"
+  sed -e "s/@PORT@/$EXTERNAL_METRICS_PORT/g" -e "s#@CA_BUNDLE@#$ca_bundle#g" \
+    "$E2E_LIB_DIR/external-metrics/apiservice.yaml.in" | k apply -f - >/dev/null
+  wait_for 60 "APIService v1beta1.external.metrics.k8s.io Available" apiservice_available v1beta1.external.metrics.k8s.io
+}
+
+# apiservice_available NAME: the APIService's Available condition is True.
+apiservice_available() {
+  [[ "$(k get apiservice "$1" -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}' 2>/dev/null)" == True ]]
+}
+
+# external_metric NS NAME: the raw answer of the External metrics API for
+# modelservice_queue_length of ModelService NS/NAME, through kube-apiserver.
+external_metric() {
+  k get --raw "/apis/external.metrics.k8s.io/v1beta1/namespaces/$1/modelservice_queue_length?labelSelector=modelservice%3D$2"
+}
+
 # set_queue NS NAME VALUE: the queue length the exporter reports for a ModelService.
 set_queue() {
   curl -fsS --max-time 3 -X POST \

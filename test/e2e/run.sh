@@ -13,7 +13,9 @@
 #
 # What it does: builds build/webhook/modelservice-webhook and
 # build/controller/modelservice-controller (BUILD_DIR, default build/; a
-# Release configure if the directory is new), starts a fresh cluster with
+# Release configure if the directory is new) and, with
+# build-external-metrics.sh, the External metrics server (cached; tested and
+# built only when its source changed), starts a fresh cluster with
 # test/e2e/cluster.sh in a new temporary directory (E2E_WORK; the whole
 # cluster, or with E2E_CLUSTER_MODE=light only etcd + kube-apiserver, where the
 # cases that need pods skip themselves), makes the
@@ -21,8 +23,10 @@
 # webhook configurations (pointed at a free port, caBundle set), starts the
 # webhook and waits until an invalid object is really denied by it through the
 # API server, starts a queue-length exporter, Prometheus (scraping the
-# webhook, the controllers and the exporter every second) and the controller
-# (leader-electing). Then runs every test/e2e/cases/*.sh in name order, each
+# webhook, the controllers and the exporter every second), the External
+# metrics server (registered as APIService v1beta1.external.metrics.k8s.io,
+# answering modelservice_queue_length from that Prometheus) and the
+# controller (leader-electing). Then runs every test/e2e/cases/*.sh in name order, each
 # in its own shell with a time limit (header line `# timeout: SECONDS`), and
 # prints `N passed, N failed` (and `, N skipped`) as its last line. Exit status
 # 0 only if no case failed. Every process it started is stopped on exit.
@@ -31,12 +35,12 @@
 # fails by exiting non-zero (lib.sh's fail/assert_*), is skipped by exiting
 # 77. Header lines: `# timeout: S` (default 180) and `# logs: NAME...`
 # (component logs whose tails are printed when it fails: webhook, controller,
-# controller-b, prometheus, queue-exporter, apiserver, controller-manager,
+# controller-b, prometheus, queue-exporter, external-metrics, apiserver, controller-manager,
 # scheduler, kwok; default webhook and controller). After each case, whatever
 # it left stopped is started again (cluster components with `cluster.sh heal`).
 #
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
-# queue-exporter}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
+# queue-exporter,external-metrics}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler and kwok logs, the
 # audit log). E2E_WORK is printed at the start and the end.
 set -euo pipefail
@@ -128,6 +132,12 @@ if (( build )); then
 fi
 [[ -x "$WEBHOOK_BIN" ]] || setup_fail "no webhook binary at $WEBHOOK_BIN"
 [[ -x "$CONTROLLER_BIN" ]] || setup_fail "no controller binary at $CONTROLLER_BIN"
+t0=$SECONDS
+em_out="$("$here/build-external-metrics.sh" 2>"$E2E_WORK/logs/build-external-metrics.log")" \
+  || setup_fail "building the External metrics server" "$E2E_WORK/logs/build-external-metrics.log"
+eval "$(tail -n 1 <<<"$em_out")"
+export EXTERNAL_METRICS
+say "External metrics server ready ($(( SECONDS - t0 ))s)"
 PROMETHEUS_BIN="${PROMETHEUS_BIN:-$(command -v prometheus || true)}"
 [[ -x "$PROMETHEUS_BIN" ]] || setup_fail "prometheus not found (PROMETHEUS_BIN)"
 export PROMETHEUS_BIN
@@ -160,6 +170,7 @@ CONTROLLER_B_METRICS_PORT="$(pick_port)"; taken[$CONTROLLER_B_METRICS_PORT]=1
 CONTROLLER_B_PROBE_PORT="$(pick_port)"; taken[$CONTROLLER_B_PROBE_PORT]=1
 PROM_PORT="$(pick_port)"; taken[$PROM_PORT]=1
 EXPORTER_PORT="$(pick_port)"; taken[$EXPORTER_PORT]=1
+EXTERNAL_METRICS_PORT="$(pick_port)"; taken[$EXTERNAL_METRICS_PORT]=1
 CERT_DIR="$E2E_WORK/webhook-certs"
 
 {
@@ -167,7 +178,7 @@ CERT_DIR="$E2E_WORK/webhook-certs"
   for v in E2E_ROOT E2E_WORK BUILD_DIR WEBHOOK_BIN CONTROLLER_BIN PROMETHEUS_BIN CERT_DIR \
            WEBHOOK_PORT WEBHOOK_METRICS_PORT WEBHOOK_PROBE_PORT \
            CONTROLLER_METRICS_PORT CONTROLLER_PROBE_PORT CONTROLLER_B_METRICS_PORT CONTROLLER_B_PROBE_PORT \
-           PROM_PORT EXPORTER_PORT; do
+           PROM_PORT EXPORTER_PORT EXTERNAL_METRICS EXTERNAL_METRICS_PORT; do
     printf 'export %s=%q\n' "$v" "${!v}"
   done
 } >"$E2E_WORK/suite.env"
@@ -223,6 +234,8 @@ if command -v promtool >/dev/null; then
 fi
 ( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "queue exporter did not start" "$E2E_WORK/logs/queue-exporter.log"
 ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "prometheus did not start" "$E2E_WORK/logs/prometheus.log"
+( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" \
+  || setup_fail "the External metrics server did not start or register" "$E2E_WORK/logs/setup.log" "$E2E_WORK/logs/external-metrics.log"
 
 # ------------------------------------------------------------------ controller
 ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "controller did not start" "$E2E_WORK/logs/controller.log"
@@ -241,6 +254,7 @@ ensure_components() {
   proc_alive webhook || { say "webhook not running after the case: restarting it"; ( start_webhook ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   proc_alive queue-exporter || { say "queue exporter not running: restarting it"; ( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   proc_alive prometheus || { say "prometheus not running: restarting it"; ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  proc_alive external-metrics || { say "external metrics server not running: restarting it"; ( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi
   proc_alive controller || { say "controller not running: restarting it"; ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >>"$E2E_WORK/logs/cluster-up.log" 2>&1; then
