@@ -384,12 +384,15 @@ TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
     clients.push_back(std::make_unique<RawTls>(server_->port()));
     ASSERT_TRUE(clients.back()->Handshake()) << "connection " << i;
   }
+  // The uids are appended, not `"c" + std::to_string(i)` (see the GCC 12
+  // -Wrestrict note in KeepAliveServesManyRequestsOnOneConnection).
   for (size_t i = 0; i < clients.size(); ++i)
-    ASSERT_TRUE(clients[i]->Write(PostReview(ReviewBody({{"model", "m"}}, "c" + std::to_string(i)))));
+    ASSERT_TRUE(
+        clients[i]->Write(PostReview(ReviewBody({{"model", "m"}}, std::string("c").append(std::to_string(i))))));
   for (size_t i = 0; i < clients.size(); ++i) {
     const std::string got = clients[i]->ReadResponses(1);
     ASSERT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "connection " << i << ": " << got;
-    EXPECT_NE(got.find("\"uid\":\"c" + std::to_string(i) + "\""), std::string::npos) << got;
+    EXPECT_NE(got.find(std::string("\"uid\":\"c").append(std::to_string(i)).append("\"")), std::string::npos) << got;
   }
 }
 
@@ -405,7 +408,8 @@ TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
   // Reviews until the writes time out: the server's socket buffers take a
   // few MB of answers before its writes block.
   std::string chunk;
-  for (int i = 0; i < 100; ++i) chunk += PostReview(ReviewBody({{"model", "m"}}, "hog-" + std::to_string(i)));
+  for (int i = 0; i < 100; ++i)
+    chunk += PostReview(ReviewBody({{"model", "m"}}, std::string("hog-").append(std::to_string(i))));
   size_t sent = 0;
   const size_t cap = 256u << 20;
   while (sent < cap && hog.Write(chunk)) sent += chunk.size();
