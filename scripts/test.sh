@@ -44,7 +44,5 @@ if ((sanitize)); then
 fi
 if ((e2e)); then
   echo "== end-to-end suite =="
-  # build/ as everywhere else (run.sh alone would configure a new one as Release).
-  bash scripts/configure-build.sh build >/dev/null
-  BUILD_DIR=build bash test/e2e/run.sh
+  BUILD_DIR=build bash test/e2e/run.sh  # configures build/ with scripts/configure-build.sh too
 fi

@@ -12,8 +12,9 @@
 #   --verbose     stream each case's output instead of printing it on failure
 #
 # What it does: builds build/webhook/modelservice-webhook and
-# build/controller/modelservice-controller (BUILD_DIR, default build/; a
-# Release configure if the directory is new) and, with
+# build/controller/modelservice-controller (BUILD_DIR, default build/,
+# configured by scripts/configure-build.sh as scripts/test.sh and
+# scripts/run-local.sh configure it) and, with
 # build-external-metrics.sh, the External metrics server (cached; tested and
 # built only when its source changed), starts a fresh cluster with
 # test/e2e/cluster.sh in a new temporary directory (E2E_WORK; the whole
@@ -121,11 +122,10 @@ export WEBHOOK_BIN="$BUILD_DIR/webhook/modelservice-webhook"
 export CONTROLLER_BIN="$BUILD_DIR/controller/modelservice-controller"
 if (( build )); then
   t0=$SECONDS
-  if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-    gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-    cmake -S "$E2E_ROOT" -B "$BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release >"$E2E_WORK/logs/build.log" 2>&1 \
-      || setup_fail "cmake configure" "$E2E_WORK/logs/build.log"
-  fi
+  # The one configuration of build/ that scripts/test.sh and run-local.sh use
+  # too (scripts/configure-build.sh), so no entry point rebuilds it differently.
+  bash "$E2E_ROOT/scripts/configure-build.sh" "$BUILD_DIR" >"$E2E_WORK/logs/build.log" 2>&1 \
+    || setup_fail "cmake configure (scripts/configure-build.sh)" "$E2E_WORK/logs/build.log"
   cmake --build "$BUILD_DIR" --target modelservice-webhook modelservice-controller >>"$E2E_WORK/logs/build.log" 2>&1 \
     || setup_fail "building the webhook and the controller" "$E2E_WORK/logs/build.log"
   say "C++ build ok ($(( SECONDS - t0 ))s)"
