@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "base/utf8.h"
+
 namespace ms::log {
 
 namespace {
@@ -65,7 +67,24 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format forma
 std::string JsonEscape(std::string_view s) {
   std::string o;
   o.reserve(s.size() + 8);
-  for (unsigned char c : s) {
+  for (size_t pos = 0; pos < s.size();) {
+    const auto c = static_cast<unsigned char>(s[pos]);
+    if (c >= 0x80) {
+      // Valid UTF-8 is copied; a byte of an invalid sequence is written as
+      // the text \xNN, so the line stays valid JSON and valid UTF-8.
+      const size_t n = Utf8SequenceLength(s, pos);
+      if (n == 0) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\\\x%02x", c);
+        o += buf;
+        ++pos;
+      } else {
+        o.append(s, pos, n);
+        pos += n;
+      }
+      continue;
+    }
+    ++pos;
     switch (c) {
       case '"':
         o += "\\\"";

@@ -23,7 +23,8 @@ std::optional<spdlog::level::level_enum> ParseLevel(const std::string& s);
 std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format format, spdlog::level::level_enum level,
                                            spdlog::sink_ptr sink = nullptr);
 
-// JSON string escaping (RFC 8259), shared with the formatter and tests.
+// JSON string escaping (RFC 8259), shared with the formatter and tests. The
+// result is valid UTF-8: a byte of an invalid sequence becomes the text \xNN.
 std::string JsonEscape(std::string_view s);
 
 }  // namespace ms::log

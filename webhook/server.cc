@@ -60,7 +60,8 @@ Server::~Server() { Stop(); }
 
 bool Server::Start(std::string* error) {
   try {
-    reloader_ = std::make_unique<tls::CertificateReloader>(options_.cert_file, options_.key_file, logger_);
+    reloader_ = std::make_unique<tls::CertificateReloader>(options_.cert_file, options_.key_file, logger_,
+                                                       options_.tls.client_ca_file);
   } catch (const std::exception& e) {
     if (error) *error = e.what();
     return false;
@@ -94,7 +95,7 @@ void Server::Refused(const http::Request& req, const http::Response& res) {
 }
 
 void Server::Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
-  const std::string operation = outcome.operation.empty() ? "UNKNOWN" : outcome.operation;
+  const std::string operation(OperationLabel(outcome.operation));
   if (m) {
     RequestCounter(*m, req.path, status).Increment();
     DecisionCounter(*m, req.path, operation, outcome.decision).Increment();

@@ -126,8 +126,14 @@ struct HttpClient::Impl {
     if (pool.size() < options.max_idle_handles) pool.push_back(std::move(h));
   }
 
-  void Count(const std::string& code, const std::string& method) {
-    if (requests != nullptr) requests->Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
+  // Every label value comes from a closed set: method from this file's
+  // verbs, host from the configuration, code from the answer's status line
+  // (a number the server chose: outside 100-599 it is not HTTP and counts
+  // as UNKNOWN) or "<error>" when there was no answer.
+  void Count(long http, const std::string& method) {
+    if (requests == nullptr) return;
+    const std::string code = http == 0 ? "<error>" : http >= 100 && http <= 599 ? std::to_string(http) : "UNKNOWN";
+    requests->Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
   }
 
   // Options every request shares. `headers` and `errbuf` must outlive the transfer.
@@ -225,18 +231,18 @@ struct HttpClient::Impl {
     Raw raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
     if (raw.curl == CURLE_OK && raw.http == 401 && tokens.has_file() && tokens.Refresh()) {
       if (logger) logger->info("401 from {}: retrying with the re-read token from {}", host, config.token_file);
-      Count(std::to_string(raw.http), method);
+      Count(raw.http, method);
       raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
     }
     Result r;
     if (raw.curl != CURLE_OK) {
-      Count("<error>", method);
+      Count(0, method);
       r.code = 0;
       r.error = TransportError(raw.error);
       if (logger) logger->debug("{} {}: transport error: {}", method, path, raw.error);
       return r;
     }
-    Count(std::to_string(raw.http), method);
+    Count(raw.http, method);
     r.code = static_cast<int>(raw.http);
     if (logger) logger->trace("{} {} -> {}", method, path, raw.http);
     if (!Is2xx(raw.http)) {
@@ -311,7 +317,7 @@ struct HttpClient::Impl {
     }
     if (sink.http == 0) curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &sink.http);
     r.code = static_cast<int>(sink.http);
-    Count(sink.http != 0 ? std::to_string(sink.http) : std::string("<error>"), "GET");
+    Count(sink.http, "GET");
 
     if (!finished || stop.load() || sink.stop_requested || sink.consumer_stopped) {
       return r;  // stopped by the caller: not an error

@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -137,6 +138,16 @@ class RawTls {
   bool Handshake() { return connected_ && SSL_connect(ssl_.get()) == 1; }
   bool Write(const std::string& data) {
     return SSL_write(ssl_.get(), data.data(), static_cast<int>(data.size())) == static_cast<int>(data.size());
+  }
+  // One TLS record per string, all leaving in one TCP segment: the server
+  // reads them from the socket together.
+  bool WriteRecordsTogether(const std::vector<std::string>& records) {
+    int on = 1, off = 0;
+    setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+    bool ok = true;
+    for (const auto& r : records) ok = ok && Write(r);
+    setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    return ok;
   }
   // Reads until `count` complete responses (by Content-Length) have arrived,
   // or the connection ends; returns what was read.
@@ -276,6 +287,39 @@ TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
     connects += n;
   }
   EXPECT_EQ(connects, 1) << "the server closed keep-alive connections (cpp-httplib's default is 5 requests)";
+}
+
+// Label values from a request come from a closed set: 50 distinct operation
+// strings make no new series (they were 50 series, kept forever).
+TEST_F(ServerTest, OperationLabelComesFromAClosedSet) {
+  Start();
+  CurlHandle h;
+  for (int i = 0; i < 50; ++i) {
+    json review = json::parse(ReviewBody({{"model", "m"}}, "u" + std::to_string(i)));
+    review["request"]["operation"] = "OP-" + std::to_string(i) + "-\xff";
+    auto r = Request(h.h, Url("/validate"), review.dump(-1, ' ', false, json::error_handler_t::ignore), Trusting());
+    ASSERT_EQ(r.code, CURLE_OK) << r.error;
+  }
+  auto series = [](const std::string& text) {
+    size_t n = 0;
+    for (size_t pos = 0; (pos = text.find("\nmodelservice_admission_decisions_total{", pos)) != std::string::npos; ++pos) ++n;
+    return n;
+  };
+  const size_t before = series(registry_.Serialize());
+  for (int i = 50; i < 100; ++i) {
+    json review = json::parse(ReviewBody({{"model", "m"}}, "u" + std::to_string(i)));
+    review["request"]["operation"] = "OP-" + std::to_string(i);
+    ASSERT_EQ(Request(h.h, Url("/validate"), review.dump(), Trusting()).code, CURLE_OK);
+  }
+  const auto text = registry_.Serialize();
+  EXPECT_EQ(series(text), before) << "new series from client-sent operations";
+  EXPECT_EQ(text.find("OP-"), std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "modelservice_admission_decisions_total{decision=\"allowed\",operation=\"UNKNOWN\",webhook=\"/validate\"} "
+          "100\n"),
+      std::string::npos)
+      << text;
 }
 
 TEST_F(ServerTest, BodyOverThreeMiBIs413AndServerStaysUp) {
@@ -477,6 +521,23 @@ TEST_F(ServerTest, PipelinedReviewsAreAnsweredInOrderOnOneConnection) {
   EXPECT_NE(got.find("\"code\":422"), std::string::npos) << got;
 }
 
+// A request OpenSSL has already read from the socket while the server had
+// stopped reading (answers over max_queued_output waiting) is answered once
+// the answers are sent: epoll does not report it again. It used to wait for
+// the idle timeout, unanswered.
+TEST_F(ServerTest, RequestBufferedBehindALargeAnswerIsAnswered) {
+  ServerOptions o;
+  o.http.max_queued_output = 64;  // below one answer
+  Start(o);
+  RawTls c(server_->port());
+  ASSERT_TRUE(c.Handshake());
+  ASSERT_TRUE(c.WriteRecordsTogether({PostReview(ReviewBody({{"model", "m"}}, "first")),
+                                      PostReview(ReviewBody({{"model", "m"}}, "second"))}));
+  const std::string got = c.ReadResponses(2);
+  EXPECT_EQ(RawTls::Complete(got), 2) << got;
+  EXPECT_NE(got.find("\"uid\":\"second\""), std::string::npos) << got;
+}
+
 TEST_F(ServerTest, ExpectContinueIsHonoured) {
   Start();
   ClientOptions o = Trusting();
@@ -554,6 +615,132 @@ TEST_F(ServerTest, ClientCertificateRequiredWhenClientCaIsSet) {
   auto ok = Request(Url("/validate"), ReviewBody({{"model", "m"}}), good);
   ASSERT_EQ(ok.code, CURLE_OK) << ok.error;
   EXPECT_EQ(ok.status, 200);
+}
+
+// A client of TLS 1.2 or 1.3 that resumes a session, and what it reads.
+struct Resumption {
+  bool served = false;
+  bool reused = false;
+};
+
+class SessionClient {
+ public:
+  SessionClient(int version, const std::string& ca, const std::string& cert, const std::string& key)
+      : ctx_(SSL_CTX_new(TLS_client_method()), SSL_CTX_free) {
+    SSL_CTX_set_min_proto_version(ctx_.get(), version);
+    SSL_CTX_set_max_proto_version(ctx_.get(), version);
+    SSL_CTX_load_verify_locations(ctx_.get(), ca.c_str(), nullptr);
+    SSL_CTX_set_verify(ctx_.get(), SSL_VERIFY_PEER, nullptr);
+    if (!cert.empty()) {
+      SSL_CTX_use_certificate_file(ctx_.get(), cert.c_str(), SSL_FILETYPE_PEM);
+      SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM);
+    }
+  }
+  ~SessionClient() { SSL_SESSION_free(session_); }
+
+  // One connection, one review; keeps the session for the next connection.
+  Resumption Once(int port) {
+    Resumption r;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx_.get()), SSL_free);
+    SSL_set_fd(ssl.get(), fd);
+    if (session_) SSL_set_session(ssl.get(), session_);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && SSL_connect(ssl.get()) == 1) {
+      const std::string request = PostReview(ReviewBody({{"model", "m"}}, "resumed"));
+      SSL_write(ssl.get(), request.data(), static_cast<int>(request.size()));
+      std::string got;
+      char buf[4096];
+      while (RawTls::Complete(got) < 1) {
+        const int n = SSL_read(ssl.get(), buf, sizeof buf);  // also takes TLS 1.3 tickets
+        if (n <= 0) break;
+        got.append(buf, static_cast<size_t>(n));
+      }
+      r.served = got.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && got.find("\"uid\":\"resumed\"") != std::string::npos;
+      r.reused = SSL_session_reused(ssl.get()) == 1;
+      SSL_SESSION_free(session_);
+      session_ = SSL_get1_session(ssl.get());
+      SSL_shutdown(ssl.get());
+    }
+    ERR_clear_error();
+    close(fd);
+    return r;
+  }
+
+ private:
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_;
+  SSL_SESSION* session_ = nullptr;
+};
+
+// Session resumption works with and without client certificates. With
+// --client-ca every resumption failed with an internal_error alert ("session
+// id context uninitialized").
+TEST_F(ServerTest, SessionsResumeWithAndWithoutClientCertificates) {
+  MakeCerts("--reuse-ca --client apiserver");
+  for (const bool mtls : {false, true}) {
+    ServerOptions o;
+    if (mtls) o.tls.client_ca_file = dir_.File("ca.crt");
+    registry_.~Registry();
+    new (&registry_) metrics::Registry();  // fresh families for each server
+    Start(o);
+    for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+      SCOPED_TRACE(std::string(mtls ? "mTLS, " : "") + (version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3"));
+      SessionClient client(version, dir_.File("ca.crt"), mtls ? dir_.File("apiserver.crt") : "",
+                           mtls ? dir_.File("apiserver.key") : "");
+      const Resumption first = client.Once(server_->port());
+      EXPECT_TRUE(first.served);
+      EXPECT_FALSE(first.reused);
+      for (int i = 0; i < 3; ++i) {
+        const Resumption again = client.Once(server_->port());
+        EXPECT_TRUE(again.served) << "resumption " << i;
+        EXPECT_TRUE(again.reused) << "resumption " << i;
+      }
+    }
+    server_->Stop();
+    server_.reset();
+  }
+}
+
+// The client CA file is reloaded like the serving pair: after it changes, a
+// client of the new CA is accepted and one of the old CA is refused.
+TEST_F(ServerTest, ClientCaFileIsReloadedWhenItChanges) {
+  MakeCerts("--reuse-ca --client apiserver");
+  test::TempDir other;
+  ASSERT_EQ(test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path() +
+                      " --client next")
+                .exit_code,
+            0);
+  const std::string client_ca = dir_.File("client-ca.crt");
+  test::WriteFile(client_ca, test::ReadFile(dir_.File("ca.crt")));
+  ServerOptions o;
+  o.tls.client_ca_file = client_ca;
+  o.cert_poll_interval = std::chrono::hours(1);  // reloaded by hand below
+  Start(o);
+  ClientOptions old_client = Trusting(), next_client = Trusting();
+  old_client.cert = dir_.File("apiserver.crt");
+  old_client.key = dir_.File("apiserver.key");
+  next_client.cert = other.File("next.crt");
+  next_client.key = other.File("next.key");
+  EXPECT_EQ(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old_client).code, CURLE_OK);
+  EXPECT_NE(Request(Url("/validate"), ReviewBody({{"model", "m"}}), next_client).code, CURLE_OK);
+
+  const uint64_t generation = server_->certificates()->generation();
+  test::WriteFile(client_ca, "not a certificate");
+  EXPECT_FALSE(server_->certificates()->ReloadIfChanged()) << "a CA file without a certificate was installed";
+  EXPECT_EQ(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old_client).code, CURLE_OK);
+
+  test::WriteFile(client_ca, test::ReadFile(other.File("ca.crt")));
+  EXPECT_TRUE(server_->certificates()->ReloadIfChanged());
+  EXPECT_GT(server_->certificates()->generation(), generation);
+  auto next = Request(Url("/validate"), ReviewBody({{"model", "m"}}), next_client);
+  EXPECT_EQ(next.code, CURLE_OK) << next.error;
+  EXPECT_EQ(next.status, 200);
+  EXPECT_NE(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old_client).code, CURLE_OK);
 }
 
 TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {

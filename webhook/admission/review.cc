@@ -1,5 +1,6 @@
 #include "webhook/admission/review.h"
 
+#include "base/utf8.h"
 #include "webhook/admission/review_parser.h"
 
 namespace ms::webhook {
@@ -8,7 +9,10 @@ using nlohmann::json;
 
 namespace {
 
+// `message` may quote the client's bytes (nlohmann's "last read: '...'", a
+// Content-Type): the answer is UTF-8 and so is the log line made of it.
 HttpReply Plain(int status, std::string message, Outcome* outcome) {
+  message = SanitizeUtf8(message);
   if (outcome) {
     outcome->decision = "rejected";
     outcome->message = message;
@@ -30,6 +34,12 @@ bool IsJsonContentType(std::string_view ct) {
 }
 
 }  // namespace
+
+std::string_view OperationLabel(std::string_view operation) {
+  for (std::string_view known : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
+    if (operation == known) return known;
+  return "UNKNOWN";
+}
 
 bool NestingExceeds(std::string_view text, int limit) {
   int depth = 0;

@@ -41,6 +41,12 @@ struct Outcome {
 HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
                       Outcome* outcome = nullptr);
 
+// The operation as a metric label value. Label values taken from a request
+// come from a closed set, or every new string a client sends would be a new
+// series kept for the life of the process: CREATE, UPDATE, DELETE, CONNECT,
+// and UNKNOWN for anything else (also the empty string).
+std::string_view OperationLabel(std::string_view operation);
+
 // True when the JSON text nests objects/arrays deeper than `limit` (strings
 // skipped). Linear, no recursion.
 bool NestingExceeds(std::string_view text, int limit);

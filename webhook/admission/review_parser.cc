@@ -39,47 +39,6 @@ std::optional<json> NumberLikeNlohmann(std::string_view token) {
   return json(d);
 }
 
-bool IsValidUtf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    // ASCII fast path, eight bytes at a time.
-    while (end - p >= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, p, 8);
-      if (word & 0x8080808080808080ULL) break;
-      p += 8;
-    }
-    if (p == end) break;
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    // RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.
-    int n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (end - p <= n) return false;
-    if (p[1] < lo || p[1] > hi) return false;
-    for (int i = 2; i <= n; ++i)
-      if (p[i] < 0x80 || p[i] > 0xBF) return false;
-    p += n + 1;
-  }
-  return true;
-}
 
 namespace {
 

@@ -23,6 +23,8 @@
 #include <optional>
 #include <string_view>
 
+#include "base/utf8.h"  // IsValidUtf8: RFC 3629, as nlohmann's parser requires of strings
+
 namespace ms::webhook {
 
 struct FastParse {
@@ -32,10 +34,6 @@ struct FastParse {
 };
 
 FastParse ParseReviewFast(std::string_view body, int max_depth);
-
-// RFC 3629 UTF-8 (no overlong forms, surrogates or code points above
-// U+10FFFF), as nlohmann's parser requires of strings.
-bool IsValidUtf8(std::string_view text);
 
 // The number nlohmann::json::parse would make of a JSON number token, or
 // nullopt when that would be a parse error (a double out of range).

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <exception>
 
 #include "base/strings.h"
+#include "base/utf8.h"
 
 namespace ms::http {
 
@@ -40,6 +43,40 @@ bool ListsToken(const std::string* value, std::string_view token) {
     rest.remove_prefix(comma + 1);
   }
   return false;
+}
+
+// A field value may hold visible characters, spaces, tabs and obs-text
+// (bytes >= 0x80), nothing else: no NUL, no bare CR or LF, no other
+// control character (RFC 9110 5.5).
+bool IsFieldValue(std::string_view v) {
+  for (char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+// request-target in origin form: visible ASCII only.
+bool IsTarget(std::string_view t) {
+  for (char ch : t) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return !t.empty() && t.front() == '/';
+}
+
+// IMF-fixdate (RFC 9110 5.6.7): Sun, 06 Nov 1994 08:49:37 GMT.
+std::string HttpDate(std::chrono::system_clock::time_point t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday % 7], tm.tm_mday,
+                kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return buf;
 }
 
 }  // namespace
@@ -88,18 +125,20 @@ const char* ReasonPhrase(int status) {
 }
 
 Connection::Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal,
-                       std::string remote_addr, TimePoint now)
+                       std::string remote_addr, TimePoint now, const Clock& clock)
     : limits_(limits),
       handler_(handler),
       on_refusal_(on_refusal),
+      clock_(clock),
       remote_addr_(std::move(remote_addr)),
       request_start_(now),
       last_activity_(now) {}
 
 void Connection::OnData(std::string_view data, TimePoint now) {
   if (closing_ || data.empty()) return;
+  // The idle timeout counts from the last answer, not the last byte: empty
+  // lines between requests (skipped) do not keep a connection open.
   if (idle()) request_start_ = now;
-  last_activity_ = now;
   input_.append(data);
   Process(now);
 }
@@ -125,7 +164,8 @@ void Connection::Process(TimePoint now) {
     if (closing_) return;
     if (input_.size() < body_length_) {
       const std::string* expect = head_->Header("expect");
-      if (!sent_continue_ && expect && Lower(*expect) == "100-continue") {
+      // HTTP/1.0 clients do not know 100 Continue (RFC 9110 10.1.1).
+      if (!sent_continue_ && head_->minor_version == 1 && expect && Lower(*expect) == "100-continue") {
         output_ += "HTTP/1.1 100 Continue\r\n\r\n";
         sent_continue_ = true;
       }
@@ -150,11 +190,39 @@ void Connection::Process(TimePoint now) {
 }
 
 bool Connection::ParseHead() {
-  // Robustness (RFC 9112 2.2): empty lines before a request line are ignored.
-  size_t skip = 0;
-  while (skip < input_.size() && (input_[skip] == '\r' || input_[skip] == '\n')) ++skip;
-  if (skip) input_.erase(0, skip);
-  if (input_.empty()) return false;
+  if (scan_pos_ == 0) {
+    // Robustness (RFC 9112 2.2): empty lines before a request line are
+    // ignored.
+    size_t skip = 0;
+    for (;;) {
+      if (skip < input_.size() && input_[skip] == '\n') {
+        skip += 1;
+      } else if (skip + 1 < input_.size() && input_[skip] == '\r' && input_[skip + 1] == '\n') {
+        skip += 2;
+      } else {
+        break;
+      }
+    }
+    if (skip) input_.erase(0, skip);
+    if (input_.empty() || input_ == "\r") return false;
+  }
+
+  // Find the end of the head (an empty line), from where the last call
+  // stopped.
+  size_t head_end = std::string::npos;
+  while (head_end == std::string::npos) {
+    const size_t nl = input_.find('\n', scan_pos_);
+    const size_t scanned_to = nl == std::string::npos ? input_.size() : nl + 1;
+    head_bytes_scanned_ += scanned_to - scan_pos_;
+    scan_pos_ = scanned_to;
+    if (nl == std::string::npos) break;
+    const size_t length = nl - line_start_ - (nl > line_start_ && input_[nl - 1] == '\r' ? 1 : 0);
+    if (length == 0 && line_start_ > 0) {
+      head_end = nl + 1;
+    } else {
+      line_start_ = nl + 1;
+    }
+  }
 
   Request request;
   request.remote_addr = remote_addr_;
@@ -164,48 +232,17 @@ bool Connection::ParseHead() {
     Refuse(status, std::move(message));
     return false;
   };
-  size_t pos = 0;
-  bool first = true;
-  for (;;) {
-    const size_t nl = input_.find('\n', pos);
-    if ((nl == std::string::npos ? input_.size() : nl + 1) > limits_.max_header_bytes)
-      return refuse(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
-    if (nl == std::string::npos) return false;
-    std::string_view line(input_.data() + pos, nl - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos = nl + 1;
-
-    if (first) {
-      first = false;
-      const size_t sp1 = line.find(' ');
-      const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
-        return refuse(400, "malformed request line");
-      request.method = std::string(line.substr(0, sp1));
-      request.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
-      request.path = request.target.substr(0, request.target.find('?'));
-      const std::string_view version = line.substr(sp2 + 1);
-      if (!IsToken(request.method) || request.target.empty() || request.target.front() != '/')
-        return refuse(400, "malformed request line");
-      if (version == "HTTP/1.1") {
-        request.minor_version = 1;
-      } else if (version == "HTTP/1.0") {
-        request.minor_version = 0;
-      } else {
-        const bool http = version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[6] == '.';
-        return refuse(http ? 505 : 400,
-                      http ? "HTTP version not supported: HTTP/1.1 and HTTP/1.0 are" : "malformed request line");
-      }
-      continue;
-    }
-    if (line.empty()) break;  // end of the head
-    if (line.front() == ' ' || line.front() == '\t') return refuse(400, "obsolete header line folding is not accepted");
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return refuse(400, "malformed header line");
-    if (request.headers.size() >= limits_.max_headers)
-      return refuse(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
-    request.headers.emplace_back(Lower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1), kOws)));
+  if ((head_end == std::string::npos ? input_.size() : head_end) > limits_.max_header_bytes) {
+    std::string ignored;
+    ParseLines(std::string_view(input_).substr(0, line_start_), request, &ignored);
+    return refuse(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
   }
+  if (head_end == std::string::npos) return false;
+  std::string message;
+  if (const int status = ParseLines(std::string_view(input_).substr(0, head_end), request, &message))
+    return refuse(status, std::move(message));
+  const size_t pos = head_end;
+  scan_pos_ = line_start_ = 0;
   input_.erase(0, pos);
   head_ = std::move(request);
 
@@ -241,6 +278,60 @@ bool Connection::ParseHead() {
   return true;
 }
 
+int Connection::ParseLines(std::string_view head, Request& request, std::string* message) const {
+  auto refusal = [&](int status, std::string text) {
+    *message = std::move(text);
+    return status;
+  };
+  bool first = true;
+  size_t host_headers = 0;
+  while (!head.empty()) {
+    const size_t nl = head.find('\n');
+    if (nl == std::string_view::npos) break;
+    std::string_view line = head.substr(0, nl);
+    head.remove_prefix(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    if (first) {
+      first = false;
+      const size_t sp1 = line.find(' ');
+      const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+        return refusal(400, "malformed request line");
+      request.method = std::string(line.substr(0, sp1));
+      request.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+      request.path = request.target.substr(0, request.target.find('?'));
+      const std::string_view version = line.substr(sp2 + 1);
+      if (!IsToken(request.method) || !IsTarget(request.target)) return refusal(400, "malformed request line");
+      if (version == "HTTP/1.1") {
+        request.minor_version = 1;
+      } else if (version == "HTTP/1.0") {
+        request.minor_version = 0;
+      } else {
+        const bool http = version.size() == 8 && version.substr(0, 5) == "HTTP/" && version[6] == '.';
+        return refusal(http ? 505 : 400,
+                       http ? "HTTP version not supported: HTTP/1.1 and HTTP/1.0 are" : "malformed request line");
+      }
+      continue;
+    }
+    if (line.empty()) break;  // end of the head
+    if (line.front() == ' ' || line.front() == '\t') return refusal(400, "obsolete header line folding is not accepted");
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return refusal(400, "malformed header line");
+    if (request.headers.size() >= limits_.max_headers)
+      return refusal(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
+    std::string name = Lower(line.substr(0, colon));
+    const std::string_view value = Trim(line.substr(colon + 1), kOws);
+    if (!IsFieldValue(value)) return refusal(400, "invalid character in the value of header " + name);
+    if (name == "host") ++host_headers;
+    request.headers.emplace_back(std::move(name), std::string(value));
+  }
+  // RFC 9112 3.2: exactly one Host in an HTTP/1.1 request.
+  if (!first && request.minor_version == 1 && host_headers != 1)
+    return refusal(400, host_headers == 0 ? "missing Host header" : "more than one Host header");
+  return 0;
+}
+
 bool Connection::WantsKeepAlive(const Request& request) const {
   const std::string* connection = request.Header("connection");
   if (request.minor_version == 0) return ListsToken(connection, "keep-alive");
@@ -254,6 +345,8 @@ void Connection::Answer(const Request& request, Response response, bool keep_ali
   out += std::to_string(response.status);
   out += ' ';
   out += ReasonPhrase(response.status);
+  out += "\r\nDate: ";
+  out += Date();
   out += "\r\nContent-Type: ";
   out += response.content_type;
   out += "\r\nContent-Length: ";
@@ -275,15 +368,26 @@ void Connection::Answer(const Request& request, Response response, bool keep_ali
   if (!keep_alive) closing_ = true;
 }
 
+const std::string& Connection::Date() {
+  const auto second = std::chrono::floor<std::chrono::seconds>(clock_.WallNow());
+  if (date_.empty() || second != date_second_) {
+    date_second_ = second;
+    date_ = HttpDate(second);
+  }
+  return date_;
+}
+
 void Connection::Refuse(int status, std::string message) {
   Request request = head_ ? std::move(*head_) : Request{};
   head_.reset();
   request.remote_addr = remote_addr_;
-  Response response{status, "text/plain; charset=utf-8", std::move(message) + "\n", {}};
+  // The message may quote bytes the client sent: the body is UTF-8.
+  Response response{status, "text/plain; charset=utf-8", SanitizeUtf8(message) + "\n", {}};
   if (on_refusal_) on_refusal_(request, response);
   // After a refusal the framing of what follows is unknown: answer and close.
   Answer(request, std::move(response), false);
   input_.clear();
+  scan_pos_ = line_start_ = 0;
 }
 
 }  // namespace ms::http

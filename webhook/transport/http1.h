@@ -5,9 +5,13 @@
 //
 // What it speaks: request line and headers (CRLF or bare LF), Content-Length
 // bodies up to a limit, keep-alive (HTTP/1.1 default, HTTP/1.0 on request),
-// pipelining (answers in order), Expect: 100-continue. What it refuses, with
+// pipelining (answers in order), Expect: 100-continue (HTTP/1.1 only), a
+// Date header on every answer. Empty lines before a request are skipped but
+// do not keep an idle connection open. What it refuses, with
 // a plain-text answer and then closing the connection:
-//   400  malformed request line, header or Content-Length; obs-fold
+//   400  malformed request line, header or Content-Length; obs-fold; a
+//        control character (NUL, a bare CR, ...) in a header value or the
+//        request target; HTTP/1.1 without exactly one Host header
 //   408  a request not received in full within the read timeout
 //   411  Transfer-Encoding (chunked bodies are not accepted: the body limit
 //        must be known before reading)
@@ -23,6 +27,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "base/clock.h"
 
 namespace ms::http {
 
@@ -68,8 +74,10 @@ class Connection {
   // request line may be empty).
   using RefusalHook = std::function<void(const Request&, const Response&)>;
 
+  // `clock` gives the wall time of the Date header; the `now` arguments
+  // below drive the timeouts.
   Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal, std::string remote_addr,
-             TimePoint now);
+             TimePoint now, const Clock& clock);
 
   // Takes received bytes; answers every request they complete, appending
   // the answers to output().
@@ -88,12 +96,20 @@ class Connection {
   TimePoint deadline() const;
   // True between requests (no byte of a next request received).
   bool idle() const { return input_.empty() && !head_; }
+  // Bytes of request heads examined so far: each byte once, however the
+  // head is split (a test checks that parsing is linear).
+  size_t head_bytes_scanned() const { return head_bytes_scanned_; }
 
  private:
   void Process(TimePoint now);
   // Parses the request head at the start of input_; false when incomplete.
-  // Sets closing_ (after writing a refusal) on a bad head.
+  // Sets closing_ (after writing a refusal) on a bad head. Looks at each
+  // byte once: the search for the head's end resumes at scan_pos_.
   bool ParseHead();
+  // Parses the complete lines of `head` into `request`; the status and
+  // message of a refusal, or 0.
+  int ParseLines(std::string_view head, Request& request, std::string* message) const;
+  const std::string& Date();
   void Refuse(int status, std::string message);
   void Answer(const Request& request, Response response, bool keep_alive);
   bool WantsKeepAlive(const Request& request) const;
@@ -101,15 +117,21 @@ class Connection {
   const Limits& limits_;
   const Handler& handler_;
   const RefusalHook& on_refusal_;
+  const Clock& clock_;
   std::string remote_addr_;
   std::string input_;
   std::string output_;
   std::optional<Request> head_;  // parsed head of the request whose body is being read
+  size_t scan_pos_ = 0;    // input_ before it holds no end of head
+  size_t line_start_ = 0;  // start of the head line scan_pos_ is in
+  size_t head_bytes_scanned_ = 0;
   size_t body_length_ = 0;
   bool sent_continue_ = false;
   bool closing_ = false;
   TimePoint request_start_{};
-  TimePoint last_activity_{};
+  TimePoint last_activity_{};  // connection start or the last answer: the idle timeout counts from it
+  std::chrono::system_clock::time_point date_second_{};
+  std::string date_;  // the Date header value for date_second_
 };
 
 }  // namespace ms::http

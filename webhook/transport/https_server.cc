@@ -161,7 +161,6 @@ class HttpsServer::Loop {
  private:
   static constexpr std::uint64_t kWakeTag = ~std::uint64_t{0};
   static constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
-  static constexpr size_t kMaxQueuedOutput = 1u << 20;
 
   struct Conn {
     UniqueFd fd;
@@ -316,7 +315,7 @@ class HttpsServer::Loop {
   void SetInterest(Conn& c, bool want_write) {
     const bool blocked = c.write_blocked_since != Clock::time_point{};
     const bool want_read =
-        !c.http || c.write_wants_read || (!blocked && !c.http->closing() && c.http->output().size() < kMaxQueuedOutput);
+        !c.http || c.write_wants_read || (!blocked && !c.http->closing() && c.http->output().size() < server_.options_.max_queued_output);
     Watch(c, (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write || !want_read ? EPOLLOUT : 0u));
   }
 
@@ -335,7 +334,7 @@ class HttpsServer::Loop {
     const int r = SSL_do_handshake(c.ssl.get());
     if (r == 1) {
       c.http = std::make_unique<Connection>(server_.options_.limits, server_.handler_, server_.on_refusal_, c.remote,
-                                            Clock::now());
+                                            Clock::now(), server_.clock_);
       return true;
     }
     const int err = SSL_get_error(c.ssl.get(), r);
@@ -410,31 +409,41 @@ class HttpsServer::Loop {
       }
     }
     // Read what there is (OpenSSL reads ahead, so this is usually one
-    // system call), answering complete requests as they come.
+    // system call), answering complete requests as they come. Reading stops
+    // at max_queued_output of answers; once they are sent, what OpenSSL has
+    // already read from the socket (SSL_has_pending) is read on: epoll will
+    // not report it again.
     char buf[16 * 1024];
-    while (!http.closing() && http.output().size() < kMaxQueuedOutput) {
-      ERR_clear_error();
-      const int n = SSL_read(c.ssl.get(), buf, sizeof buf);
-      if (n > 0) {
-        http.OnData(std::string_view(buf, static_cast<size_t>(n)), Clock::now());
-        continue;
-      }
-      const int err = SSL_get_error(c.ssl.get(), n);
-      if (err == SSL_ERROR_WANT_READ) break;
-      if (err == SSL_ERROR_WANT_WRITE) {
-        want_write = true;
+    for (;;) {
+      bool drained = false;  // SSL_read wants more from the socket
+      while (!http.closing() && http.output().size() < server_.options_.max_queued_output) {
+        ERR_clear_error();
+        const int n = SSL_read(c.ssl.get(), buf, sizeof buf);
+        if (n > 0) {
+          http.OnData(std::string_view(buf, static_cast<size_t>(n)), Clock::now());
+          continue;
+        }
+        const int err = SSL_get_error(c.ssl.get(), n);
+        drained = true;
+        if (err == SSL_ERROR_WANT_READ) break;
+        if (err == SSL_ERROR_WANT_WRITE) {
+          want_write = true;
+          break;
+        }
+        if (err == SSL_ERROR_ZERO_RETURN) {
+          http.OnPeerClosed();
+        } else {
+          failed = true;  // reset, truncated stream or protocol error
+        }
         break;
       }
-      if (err == SSL_ERROR_ZERO_RETURN) {
-        http.OnPeerClosed();
-      } else {
-        failed = true;  // reset, truncated stream or protocol error
-      }
-      break;
+      if (events & (EPOLLHUP | EPOLLERR)) failed = true;
+      // Answers already made are sent even when the peer has stopped sending.
+      if (!Flush(c, &want_write)) failed = true;
+      if (drained || failed || c.write_blocked_since != Clock::time_point{} || http.closing() ||
+          http.output().size() >= server_.options_.max_queued_output || !SSL_has_pending(c.ssl.get()))
+        break;
     }
-    if (events & (EPOLLHUP | EPOLLERR)) failed = true;
-    // Answers already made are sent even when the peer has stopped sending.
-    if (!Flush(c, &want_write)) failed = true;
     if (failed) {
       Close(it);
       return;

@@ -33,6 +33,9 @@ struct HttpsServerOptions {
   int port = 0;                    // 0: any free port
   int threads = 2;                 // event loops
   size_t max_connections = 10000;  // beyond: accepted and closed at once
+  // A connection's answers waiting to be sent beyond which its requests are
+  // not read (a client that sends without reading).
+  size_t max_queued_output = 1u << 20;
   Limits limits;
 };
 
@@ -64,6 +67,7 @@ class HttpsServer {
   Connection::Handler handler_;
   Connection::RefusalHook on_refusal_;
   std::shared_ptr<spdlog::logger> logger_;
+  SystemClock clock_;  // the Date header's wall time
   int listen_fd_ = -1;
   int port_ = -1;
   std::atomic<size_t> open_connections_{0};

@@ -67,9 +67,29 @@ std::shared_ptr<const CertPair> LoadCertPair(const std::string& cert_pem, const 
   return pair;
 }
 
+std::shared_ptr<const ClientCa> LoadClientCa(const std::string& pem) {
+  auto ca = std::make_shared<ClientCa>();
+  ca->store.reset(X509_STORE_new());
+  ca->names.reset(sk_X509_NAME_new_null());
+  if (!ca->store || !ca->names) throw std::runtime_error("out of memory");
+  std::unique_ptr<BIO, BioDeleter> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    std::unique_ptr<X509, X509Deleter> cert(raw);
+    X509_STORE_add_cert(ca->store.get(), cert.get());  // takes its own reference
+    if (X509_NAME* name = X509_NAME_dup(X509_get_subject_name(cert.get()))) sk_X509_NAME_push(ca->names.get(), name);
+    ++ca->count;
+  }
+  ERR_clear_error();  // the loop ends with a "no start line" error
+  if (ca->count == 0) throw std::runtime_error("no PEM certificate found");
+  return ca;
+}
+
 CertificateReloader::CertificateReloader(std::string cert_file, std::string key_file,
-                                         std::shared_ptr<spdlog::logger> logger)
-    : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), logger_(std::move(logger)) {
+                                         std::shared_ptr<spdlog::logger> logger, std::string client_ca_file)
+    : cert_file_(std::move(cert_file)),
+      key_file_(std::move(key_file)),
+      client_ca_file_(std::move(client_ca_file)),
+      logger_(std::move(logger)) {
   cert_pem_ = ReadFile(cert_file_);
   key_pem_ = ReadFile(key_file_);
   try {
@@ -77,12 +97,56 @@ CertificateReloader::CertificateReloader(std::string cert_file, std::string key_
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot load " + cert_file_ + " and " + key_file_ + ": " + e.what());
   }
+  if (!client_ca_file_.empty()) {
+    client_ca_pem_ = ReadFile(client_ca_file_);
+    try {
+      client_ca_ = LoadClientCa(client_ca_pem_);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("cannot load the client CA " + client_ca_file_ + ": " + e.what());
+    }
+  }
   generation_ = 1;
   if (current_->not_after < std::chrono::system_clock::now() && logger_)
     logger_->error("serving certificate {} has expired; clients will refuse it", current_->subject);
 }
 
 bool CertificateReloader::ReloadIfChanged() {
+  const bool pair = ReloadPair();
+  const bool ca = ReloadClientCa();
+  return pair || ca;
+}
+
+bool CertificateReloader::ReloadClientCa() {
+  if (client_ca_file_.empty()) return false;
+  std::string pem;
+  try {
+    pem = ReadFile(client_ca_file_);
+  } catch (const std::exception& e) {
+    if (logger_) logger_->warn("client CA reload: {}; keeping the current client CAs", e.what());
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (pem == client_ca_pem_) return false;
+  }
+  std::shared_ptr<const ClientCa> ca;
+  try {
+    ca = LoadClientCa(pem);
+  } catch (const std::exception& e) {
+    if (logger_) logger_->warn("client CA reload: {}: {}; keeping the current client CAs", client_ca_file_, e.what());
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    client_ca_ = ca;
+    client_ca_pem_ = std::move(pem);
+    ++generation_;
+  }
+  if (logger_) logger_->info("loaded new client CAs from {} ({} certificates)", client_ca_file_, ca->count);
+  return true;
+}
+
+bool CertificateReloader::ReloadPair() {
   std::string cert, key;
   try {
     cert = ReadFile(cert_file_);
@@ -124,6 +188,11 @@ std::shared_ptr<const CertPair> CertificateReloader::Current() const {
   return current_;
 }
 
+std::shared_ptr<const ClientCa> CertificateReloader::CurrentClientCa() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return client_ca_;
+}
+
 uint64_t CertificateReloader::generation() const {
   std::lock_guard<std::mutex> g(mu_);
   return generation_;
@@ -133,7 +202,15 @@ bool CertificateReloader::ApplyTo(SSL* ssl) const {
   auto pair = Current();
   // SSL_use_cert_and_key takes its own references; the pair may be replaced
   // right after without affecting this connection.
-  return SSL_use_cert_and_key(ssl, pair->cert.get(), pair->key.get(), pair->chain.get(), 1) == 1;
+  if (SSL_use_cert_and_key(ssl, pair->cert.get(), pair->key.get(), pair->chain.get(), 1) != 1) return false;
+  if (auto ca = CurrentClientCa()) {
+    // Both take their own references or copies.
+    if (SSL_set1_verify_cert_store(ssl, ca->store.get()) != 1) return false;
+    STACK_OF(X509_NAME)* names = SSL_dup_CA_list(ca->names.get());
+    if (!names) return false;
+    SSL_set_client_CA_list(ssl, names);
+  }
+  return true;
 }
 
 ReloadLoop::ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval)
@@ -180,11 +257,18 @@ bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, Certi
   if (SSL_CTX_use_cert_and_key(&ctx, pair->cert.get(), pair->key.get(), pair->chain.get(), 1) != 1)
     return fail("cannot install the certificate");
   SSL_CTX_set_cert_cb(&ctx, CertCallback, &reloader);
+  // Resumed sessions (TLS 1.2 ids and tickets, TLS 1.3 tickets) are bound to
+  // this context; OpenSSL refuses to resume a session whose client was
+  // verified when none is set ("session id context uninitialized").
+  static constexpr unsigned char kSessionContext[] = "modelservice-webhook";
+  if (SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1) != 1)
+    return fail("cannot set the session id context");
   if (!options.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(&ctx, options.client_ca_file.c_str(), nullptr) != 1)
-      return fail("cannot load the client CA " + options.client_ca_file);
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(options.client_ca_file.c_str());
-    if (names) SSL_CTX_set_client_CA_list(&ctx, names);
+    // The CAs themselves come from the reloader, per handshake.
+    if (!reloader.CurrentClientCa()) {
+      if (error) *error = "client CA " + options.client_ca_file + " was not loaded";
+      return false;
+    }
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }
   return true;

@@ -1,12 +1,13 @@
-// TLS for the servers: a certificate/key pair reloaded from disk when the
-// files change (as cert-manager or a kubelet Secret volume rotates them), and
+// TLS for the servers: a certificate/key pair, and the CA bundle that client
+// certificates are verified against, reloaded from disk when the files
+// change (as cert-manager or a kubelet Secret volume rotates them), and
 // the OpenSSL server context set-up (minimum version, modern ciphers,
 // optional client-certificate verification).
 //
 // Reload works per handshake through SSL_CTX_set_cert_cb: each new TLS
-// connection gets the pair that is current at that moment; connections in
-// flight keep theirs. A half-written or mismatched pair is refused and the
-// old pair stays in service.
+// connection gets the pair and client CAs that are current at that moment;
+// connections in flight keep theirs. A half-written or mismatched pair, or a
+// CA file with no certificate, is refused and the old one stays in service.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -31,6 +32,25 @@ struct ChainDeleter {
   void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
 };
 
+struct StoreDeleter {
+  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
+};
+struct NameStackDeleter {
+  void operator()(STACK_OF(X509_NAME) * s) const { sk_X509_NAME_pop_free(s, X509_NAME_free); }
+};
+
+// Client CAs: the store verification uses and the names the server sends in
+// its CertificateRequest.
+struct ClientCa {
+  std::unique_ptr<X509_STORE, StoreDeleter> store;
+  std::unique_ptr<STACK_OF(X509_NAME), NameStackDeleter> names;
+  int count = 0;
+};
+
+// Parses a PEM bundle of CA certificates; throws std::runtime_error when it
+// holds none.
+std::shared_ptr<const ClientCa> LoadClientCa(const std::string& pem);
+
 struct CertPair {
   std::unique_ptr<X509, X509Deleter> cert;
   std::unique_ptr<EVP_PKEY, PkeyDeleter> key;
@@ -45,24 +65,34 @@ std::shared_ptr<const CertPair> LoadCertPair(const std::string& cert_pem, const 
 
 class CertificateReloader {
  public:
-  // Loads the pair now; throws std::runtime_error when it cannot.
-  CertificateReloader(std::string cert_file, std::string key_file, std::shared_ptr<spdlog::logger> logger);
+  // Loads the pair (and the client CA bundle, when `client_ca_file` is
+  // set) now; throws std::runtime_error when it cannot.
+  CertificateReloader(std::string cert_file, std::string key_file, std::shared_ptr<spdlog::logger> logger,
+                      std::string client_ca_file = "");
 
-  // Re-reads both files; installs them when their content changed and they
-  // form a valid pair. Returns true when a new pair was installed.
+  // Re-reads the files; installs the pair when its content changed and it
+  // is a valid pair, the client CAs when their file changed and holds at
+  // least one certificate. Returns true when anything new was installed.
   bool ReloadIfChanged();
   std::shared_ptr<const CertPair> Current() const;
+  std::shared_ptr<const ClientCa> CurrentClientCa() const;  // nullptr without a client CA file
   uint64_t generation() const;
 
-  // Installs the current pair on a connection (for SSL_CTX_set_cert_cb).
+  // Installs the current pair, and the client CAs, on a connection (for
+  // SSL_CTX_set_cert_cb, which runs before the server asks for the client's
+  // certificate).
   bool ApplyTo(SSL* ssl) const;
 
  private:
-  std::string cert_file_, key_file_;
+  bool ReloadPair();
+  bool ReloadClientCa();
+
+  std::string cert_file_, key_file_, client_ca_file_;
   std::shared_ptr<spdlog::logger> logger_;
   mutable std::mutex mu_;
   std::shared_ptr<const CertPair> current_;
-  std::string cert_pem_, key_pem_;
+  std::shared_ptr<const ClientCa> client_ca_;
+  std::string cert_pem_, key_pem_, client_ca_pem_;
   uint64_t generation_ = 0;
 };
 
@@ -85,13 +115,15 @@ class ReloadLoop {
 
 struct ServerTlsOptions {
   int min_version = TLS1_2_VERSION;  // TLS1_2_VERSION or TLS1_3_VERSION
-  std::string client_ca_file;        // non-empty: require and verify a client certificate
+  std::string client_ca_file;        // non-empty: require and verify a client certificate (the reloader's CAs)
 };
 
 // Configures a server SSL_CTX: protocol floor, ECDHE+AEAD ciphers only for
-// TLS 1.2, no compression or renegotiation, the reloader's certificate per
-// handshake, and client verification when asked. Returns false and sets
-// `error` on failure. `reloader` must outlive the context.
+// TLS 1.2, no compression or renegotiation, the reloader's certificate (and
+// client CAs) per handshake, client verification when asked, and a session
+// id context so that sessions resume (OpenSSL refuses to resume a verified
+// session without one). Returns false and sets `error` on failure.
+// `reloader` must outlive the context.
 bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, CertificateReloader& reloader,
                             std::string* error);
 

@@ -258,6 +258,25 @@ TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
       << text;
 }
 
+// A status code is a label value the server chooses: one that is not HTTP
+// (outside 100-599) is counted as UNKNOWN, not as a new series.
+TEST_F(KubeHttpClientTest, MetricsCodeLabelIsAClosedSet) {
+  srv_.server.Get(R"(/code/(\d+))", [](const httplib::Request& req, httplib::Response& res) {
+    res.status = std::stoi(req.matches[1]);
+    res.set_content("{}", "application/json");
+  });
+  srv_.Start();
+  metrics::Registry registry;
+  HttpClient client(Config(), clock_, nullptr, &registry);
+  for (int code : {600, 777, 999}) client.Get("/code/" + std::to_string(code));
+  const std::string text = registry.Serialize();
+  const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
+  EXPECT_EQ(text.find("code=\"777\""), std::string::npos) << text;
+  EXPECT_NE(text.find("rest_client_requests_total{code=\"UNKNOWN\"," + host + ",method=\"GET\"} 3"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(KubeHttpClientTest, TokenRereadAfter401) {
   const fs::path dir = fs::temp_directory_path() / ("kube_http_token_" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -230,6 +230,25 @@ TEST_F(ReviewTest, WrongTypesInsideTheRequestDoNotThrowOut) {
   EXPECT_EQ(resp["status"]["code"], 400);
 }
 
+// A 400 body is labelled charset=utf-8 and its message goes into a JSON log
+// line: bytes the client sent that are not UTF-8 are written as \xNN, never
+// copied (the parser's "last read: '...'" and a quoted Content-Type).
+TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
+  Outcome o;
+  for (const std::string body : {"{\"a\":\xff}", "\xc3", "{\"apiVersion\": \"\xed\xa0\x80\"}", "[\xf8\x88\x80\x80\x80]"}) {
+    SCOPED_TRACE(json(body).dump(-1, ' ', true));
+    const HttpReply r = Validate(body, &o);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
+    EXPECT_TRUE(IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true);
+    EXPECT_TRUE(IsValidUtf8(o.message));
+    EXPECT_NE(r.body.find("\\x"), std::string::npos) << r.body;
+  }
+  const HttpReply ct = ServeReview("{}", "text/\xff\xfe", validating_, &o);
+  EXPECT_EQ(ct.status, 415);
+  EXPECT_EQ(ct.body, "unsupported Content-Type \"text/\\xff\\xfe\": expected application/json\n");
+}
+
 TEST(NestingExceeds, CountsOnlyStructureOutsideStrings) {
   EXPECT_FALSE(NestingExceeds(R"({"a":"[[[[[[[[[["})", 2));
   EXPECT_TRUE(NestingExceeds("[[[", 2));
