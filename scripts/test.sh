@@ -5,17 +5,20 @@
 #   scripts/test.sh --sanitize the same under AddressSanitizer + UBSan
 #   scripts/test.sh --e2e      the end-to-end suite against a real
 #                              cluster on loopback (test/e2e/run.sh; slow)
-#   scripts/test.sh --all      all three, as CI runs them
+#   scripts/test.sh --fuzz     the libFuzzer targets and the h11 differential
+#                              check, 60 s each (test/fuzz/run.sh)
+#   scripts/test.sh --all      all four, as CI runs them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-plain=0 sanitize=0 e2e=0
+plain=0 sanitize=0 e2e=0 fuzz=0
 case "${1:-}" in
   "") plain=1 ;;
   --sanitize) sanitize=1 ;;
   --e2e) e2e=1 ;;
-  --all) plain=1 sanitize=1 e2e=1 ;;
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --fuzz) fuzz=1 ;;
+  --all) plain=1 sanitize=1 e2e=1 fuzz=1 ;;
+  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 esac
 
@@ -41,6 +44,11 @@ if ((sanitize)); then
   echo "== ctest under ASan + UBSan =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build-asan -DMS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DMS_BUILD_BENCH=OFF
+fi
+if ((fuzz)); then
+  # Fuzzing: its own clang build (build-fuzz), each target for FUZZ_SECONDS.
+  echo "== fuzzing =="
+  bash test/fuzz/run.sh
 fi
 if ((e2e)); then
   echo "== end-to-end suite =="

@@ -19,6 +19,12 @@
 #include "webhook/server.h"
 #include "webhook/transport/tls.h"
 
+// jemalloc (linked unless under the sanitizers) reads this at start: its
+// background thread returns freed pages to the kernel on the decay schedule
+// even when the process is idle, so RSS falls back after a burst of load
+// (without it, pages were only purged on later allocations).
+extern "C" const char* const malloc_conf = "background_thread:true";
+
 namespace {
 
 // The command line, with its defaults.

@@ -297,8 +297,16 @@ start_webhook() {
   proc_start webhook "$WEBHOOK_BIN" --port "$WEBHOOK_PORT" --bind-address 127.0.0.1 \
     --cert-dir "$CERT_DIR" --cert-poll-interval 200ms \
     --metrics-bind-address "127.0.0.1:$WEBHOOK_METRICS_PORT" \
-    --health-probe-bind-address "127.0.0.1:$WEBHOOK_PROBE_PORT" --log-format text
+    --health-probe-bind-address "127.0.0.1:$WEBHOOK_PROBE_PORT" --log-format text \
+    ${WEBHOOK_CLIENT_CA:+--client-ca "$WEBHOOK_CLIENT_CA"}
   wait_for 20 "webhook /readyz" http_ok "http://127.0.0.1:$WEBHOOK_PROBE_PORT/readyz"
+}
+
+# webhook_curl ARGS...: curl presenting the client certificate the webhook
+# requires in this suite (run.sh starts it with --client-ca; the API server
+# presents the same certificate, see run.sh).
+webhook_curl() {
+  curl ${WEBHOOK_CLIENT_DIR:+--cert "$WEBHOOK_CLIENT_DIR/kube-apiserver.crt" --key "$WEBHOOK_CLIENT_DIR/kube-apiserver.key"} "$@"
 }
 
 # controller_ports NAME -> "METRICS_PORT PROBE_PORT" (controller, controller-b)

@@ -55,7 +55,7 @@ for f in "${files[@]}"; do
               name: $name, namespace: $ns, operation: "CREATE",
               userInfo: {username: "e2e"}, object: $obj, oldObject: null, dryRun: false,
               options: {apiVersion: "meta.k8s.io/v1", kind: "CreateOptions"}}}')"
-  resp="$(curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
+  resp="$(webhook_curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
           --data-binary "$review" "https://127.0.0.1:$WEBHOOK_PORT/validate")" || fail "POST /validate failed"
   assert_eq "$(jq -r '.response.uid' <<<"$resp")" "$uid" "$base: response.uid"
   assert_eq "$(jq -r '.response.allowed' <<<"$resp")" false "$base: response.allowed"

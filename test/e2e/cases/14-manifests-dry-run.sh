@@ -8,7 +8,7 @@ ns=e2e-manifests
 new_ns "$ns"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 
-for kz in manifests manifests/overlays/local manifests/crd manifests/rbac manifests/webhook; do
+for kz in manifests manifests/overlays/local manifests/crd manifests/rbac manifests/webhook manifests/networkpolicy; do
   k kustomize "$E2E_ROOT/$kz" >"$tmp/out.yaml" || fail "kubectl kustomize $kz failed"
   n="$(grep -c '^kind: ' "$tmp/out.yaml")"
   out="$(k apply --dry-run=server -f "$tmp/out.yaml" 2>&1)" || fail "kubectl apply --dry-run=server ($kz) failed:\n$out"

@@ -13,7 +13,8 @@ trap 'kill ${pids[@]+"${pids[@]}"} 2>/dev/null || true; rm -rf "$tmp"' EXIT
 wlog="$E2E_WORK/logs/webhook.log"
 reloads_before="$(grep -c 'loaded a new serving certificate' "$wlog" || true)"
 serial() {
-  openssl s_client -connect "127.0.0.1:$WEBHOOK_PORT" -servername 127.0.0.1 </dev/null 2>/dev/null \
+  openssl s_client -connect "127.0.0.1:$WEBHOOK_PORT" -servername 127.0.0.1 \
+    ${WEBHOOK_CLIENT_DIR:+-cert "$WEBHOOK_CLIENT_DIR/kube-apiserver.crt" -key "$WEBHOOK_CLIENT_DIR/kube-apiserver.key"} </dev/null 2>/dev/null \
     | openssl x509 -noout -serial 2>/dev/null
 }
 serial0="$(serial)"
@@ -36,7 +37,7 @@ pids+=($!)
 # the certificate against the CA.
 (
   while (( $(date +%s) < stop_at )); do
-    if out="$(curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
+    if out="$(webhook_curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
                --data-binary "$review" "https://127.0.0.1:$WEBHOOK_PORT/mutate" 2>&1)" && [[ "$out" == *'"allowed":true'* ]]; then
       echo ok
     else

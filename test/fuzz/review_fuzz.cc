@@ -1,0 +1,80 @@
+// libFuzzer: ServeReview (body -> HTTP answer) on random bodies, for both
+// handlers. Invariant: never allowed:true unless the reference path says so
+// on the same body: nlohmann::json::parse accepts it, it is an
+// admission.k8s.io/v1 AdmissionReview with a uid, and the handler allows the
+// request nlohmann parsed. Every answer is valid UTF-8; a 200 is JSON.
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "api/schema.h"
+#include "base/utf8.h"
+#include "webhook/admission/mutating_handler.h"
+#include "webhook/admission/review.h"
+#include "webhook/admission/validating_handler.h"
+
+namespace {
+
+using nlohmann::json;
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+// The reference verdict: nlohmann alone.
+bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler) {
+  if (body.find('\0') != std::string_view::npos || ms::webhook::NestingExceeds(body, ms::webhook::kMaxNestingDepth))
+    return false;
+  json review;
+  try {
+    review = json::parse(body);
+  } catch (const json::exception&) {
+    return false;
+  }
+  if (!review.is_object() || review.value("kind", json()) != "AdmissionReview" ||
+      review.value("apiVersion", json()) != "admission.k8s.io/v1")
+    return false;
+  auto request = review.find("request");
+  if (request == review.end() || !request->is_object()) return false;
+  auto uid = request->find("uid");
+  if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) return false;
+  try {
+    return handler.Handle(*request).value("allowed", false);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const ms::SchemaValidator schema;
+  static const ms::webhook::ValidatingHandler validating(schema);
+  static const ms::webhook::MutatingHandler mutating;
+  if (size == 0) return 0;
+  const ms::webhook::Handler& handler =
+      data[0] & 1 ? static_cast<const ms::webhook::Handler&>(mutating) : static_cast<const ms::webhook::Handler&>(validating);
+  const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+
+  ms::webhook::Outcome outcome;
+  const ms::webhook::HttpReply reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+  Check(ms::IsValidUtf8(reply.body), "the answer is valid UTF-8");
+  Check(ms::IsValidUtf8(outcome.message), "the logged message is valid UTF-8");
+  if (reply.status != 200) {
+    Check(outcome.decision == "rejected", "a non-200 answer is a rejection");
+    return 0;
+  }
+  json answer;
+  try {
+    answer = json::parse(reply.body);
+  } catch (const json::exception&) {
+    Check(false, "a 200 answer is JSON");
+  }
+  const bool allowed = answer["response"].value("allowed", false);
+  Check(allowed == (outcome.decision == "allowed"), "the outcome says what the answer says");
+  if (allowed) Check(ReferenceAllows(body, handler), "allowed only what the nlohmann path allows");
+  return 0;
+}

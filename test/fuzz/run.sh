@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang-14, ASan + UBSan, build dir build-fuzz)
+# and runs each for a bounded time from its committed seed corpus, then the
+# h11 differential check of HTTP framing. Exits non-zero on any finding.
+#   test/fuzz/run.sh                 every target for FUZZ_SECONDS (60) each: what CI runs
+#   test/fuzz/run.sh TARGET...       only these (http1 review review_parser kubeconfig watch_decoder h11)
+# Environment: FUZZ_SECONDS (per target), FUZZ_RUNS (an execution count instead
+# of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz), FUZZ_WORK
+# (where new inputs and crash files go; default build-fuzz/work).
+# Prints, per target, executions, coverage (cov = edges) and features (ft).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+seconds=${FUZZ_SECONDS:-60}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+work=${FUZZ_WORK:-$build/work}
+targets=("$@")
+((${#targets[@]})) || targets=(http1 review review_parser kubeconfig watch_decoder h11)
+
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fuzzers=()
+for t in "${targets[@]}"; do [[ $t == h11 ]] || fuzzers+=("${t}_fuzz"); done
+if ((${#fuzzers[@]})); then cmake --build "$build" -j "$(nproc)" --target "${fuzzers[@]}"; fi
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+for t in "${targets[@]}"; do
+  if [[ $t == h11 ]]; then
+    cmake -S . -B build -G Ninja -DMS_WERROR=ON >/dev/null
+    cmake --build build -j "$(nproc)" --target http1_frames
+    python3 test/fuzz/h11_diff.py --driver build/test/fuzz/http1_frames --cases 0 --seconds "$seconds" \
+      --corpus test/fuzz/corpus/http1 --out "$work/h11-failure.bin" || status=1
+    continue
+  fi
+  mkdir -p "$work/$t"
+  limit=(-max_total_time="$seconds")
+  [[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS")
+  log="$work/$t.log"
+  # New inputs go to $work/$t; the committed corpus is read, not written.
+  if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+      -print_final_stats=1 -artifact_prefix="$work/$t-" "$work/$t" "test/fuzz/corpus/$t" >"$log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1)
+    echo "fuzz $t: ok, $execs executions in ${FUZZ_RUNS:+a fixed count}${FUZZ_RUNS:-${seconds}s}, $cov, $ft"
+  else
+    echo "fuzz $t: FINDING (log $log, inputs $work/$t-*):"
+    grep -E 'ERROR|invariant broken|SUMMARY|Test unit written' "$log" | head -20
+    status=1
+  fi
+done
+exit $status
