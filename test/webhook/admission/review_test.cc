@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/base64.h"
+#include "base/utf8.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 
@@ -236,11 +237,11 @@ TEST_F(ReviewTest, WrongTypesInsideTheRequestDoNotThrowOut) {
 TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
   Outcome o;
   for (const std::string body : {"{\"a\":\xff}", "\xc3", "{\"apiVersion\": \"\xed\xa0\x80\"}", "[\xf8\x88\x80\x80\x80]"}) {
-    SCOPED_TRACE(json(body).dump(-1, ' ', true));
+    SCOPED_TRACE(json(body).dump(-1, ' ', true, json::error_handler_t::replace));
     const HttpReply r = Validate(body, &o);
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
-    EXPECT_TRUE(IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true);
+    EXPECT_TRUE(IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true, json::error_handler_t::replace);
     EXPECT_TRUE(IsValidUtf8(o.message));
     EXPECT_NE(r.body.find("\\x"), std::string::npos) << r.body;
   }
