@@ -28,7 +28,7 @@ for t in "${targets[@]}"; do
   if [[ $t == h11 ]]; then
     cmake -S . -B build -G Ninja -DMS_WERROR=ON >/dev/null
     cmake --build build -j "$(nproc)" --target http1_frames
-    python3 test/fuzz/h11_diff.py --driver build/test/fuzz/http1_frames --cases 0 --seconds "$seconds" \
+    /usr/bin/python3 test/fuzz/h11_diff.py --driver build/test/fuzz/http1_frames --cases 0 --seconds "$seconds" \
       --corpus test/fuzz/corpus/http1 --out "$work/h11-failure.bin" || status=1
     continue
   fi

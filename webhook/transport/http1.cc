@@ -252,7 +252,7 @@ bool Connection::ParseHead() {
     return false;
   }
   body_length_ = 0;
-  bool seen_length = false;
+  const std::string* seen_length = nullptr;
   for (const auto& [name, value] : head_->headers) {
     if (name != "content-length") continue;
     std::uint64_t n = 0;
@@ -268,11 +268,13 @@ bool Connection::ParseHead() {
                       std::to_string(limits_.max_body_bytes) + " bytes");
       return false;
     }
-    if (seen_length && n != body_length_) {
+    // Repeated Content-Length lines must be the same text ("3" and "03"
+    // conflict), as Go's server and h11 require.
+    if (seen_length && *seen_length != value) {
       Refuse(400, "conflicting Content-Length headers");
       return false;
     }
-    seen_length = true;
+    seen_length = &value;
     body_length_ = static_cast<size_t>(n);
   }
   return true;
@@ -326,16 +328,23 @@ int Connection::ParseLines(std::string_view head, Request& request, std::string*
     if (name == "host") ++host_headers;
     request.headers.emplace_back(std::move(name), std::string(value));
   }
-  // RFC 9112 3.2: exactly one Host in an HTTP/1.1 request.
-  if (!first && request.minor_version == 1 && host_headers != 1)
-    return refusal(400, host_headers == 0 ? "missing Host header" : "more than one Host header");
+  // RFC 9112 3.2: one Host in an HTTP/1.1 request, never two in any.
+  if (!first && host_headers > 1) return refusal(400, "more than one Host header");
+  if (!first && request.minor_version == 1 && host_headers == 0) return refusal(400, "missing Host header");
   return 0;
 }
 
 bool Connection::WantsKeepAlive(const Request& request) const {
-  const std::string* connection = request.Header("connection");
-  if (request.minor_version == 0) return ListsToken(connection, "keep-alive");
-  return !ListsToken(connection, "close");
+  // Every Connection field line counts: several make one comma-separated
+  // list (RFC 9110 5.3), so "Connection: x" then "Connection: close" closes.
+  bool close = false, keep_alive = false;
+  for (const auto& [name, value] : request.headers) {
+    if (name != "connection") continue;
+    close = close || ListsToken(&value, "close");
+    keep_alive = keep_alive || ListsToken(&value, "keep-alive");
+  }
+  if (request.minor_version == 0) return keep_alive && !close;
+  return !close;
 }
 
 void Connection::Answer(const Request& request, Response response, bool keep_alive) {

@@ -11,7 +11,7 @@
 // a plain-text answer and then closing the connection:
 //   400  malformed request line, header or Content-Length; obs-fold; a
 //        control character (NUL, a bare CR, ...) in a header value or the
-//        request target; HTTP/1.1 without exactly one Host header
+//        request target; two Host headers, or none in HTTP/1.1
 //   408  a request not received in full within the read timeout
 //   411  Transfer-Encoding (chunked bodies are not accepted: the body limit
 //        must be known before reading)

@@ -99,6 +99,15 @@ TEST_F(Http1Test, ConnectionCloseAndHttp10) {
   Feed("POST /b HTTP/1.1\r\nHost: x\r\n\r\n");  // after close: ignored
   EXPECT_EQ(seen_.size(), 1u);
 
+  // Two Connection field lines are one list (found by the h11 differential
+  // check: the second one used to be ignored).
+  conn_.reset();
+  EXPECT_NE(Feed("GET /a HTTP/1.1\r\nHost: x\r\nConnection: te\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+                .find("\r\nConnection: close\r\n"),
+            std::string::npos);
+  EXPECT_TRUE(Conn().closing());
+  EXPECT_EQ(seen_.size(), 2u);
+
   conn_.reset();
   EXPECT_NE(Feed("GET /a HTTP/1.0\r\n\r\n").find("\r\nConnection: close\r\n"), std::string::npos);
   EXPECT_TRUE(Conn().closing());
@@ -147,6 +156,8 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
       {"negative length", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400, "malformed Content-Length \"-1\""},
       {"conflicting lengths", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400,
        "conflicting Content-Length headers"},
+      {"lengths that differ as text", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 03\r\nContent-Length: 3\r\n\r\nabc",
+       400, "conflicting Content-Length headers"},
       {"no version", "POST /v\r\n\r\n", 400, "malformed request line"},
       {"absolute target", "POST http://x/v HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed request line"},
       {"extra space", "POST  /v HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed request line"},
@@ -169,6 +180,8 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
       {"bare CR ending the request line", "GET /a HTTP/1.1\r\r\nHost: x\r\n\r\n", 400, "malformed request line"},
       {"non-ASCII target", "GET /\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed request line"},
       {"HTTP/1.1 without Host", "GET /v HTTP/1.1\r\nA: b\r\n\r\n", 400, "missing Host header"},
+      {"HTTP/1.0 with two Host headers", "GET /v HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 400,
+       "more than one Host header"},
       {"HTTP/1.1 with two Host headers", "GET /v HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 400,
        "more than one Host header"},
       {"invalid UTF-8 quoted in the answer", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: \xff\xfe\r\n\r\n", 400,
