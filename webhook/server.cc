@@ -61,7 +61,7 @@ Server::~Server() { Stop(); }
 bool Server::Start(std::string* error) {
   try {
     reloader_ = std::make_unique<tls::CertificateReloader>(options_.cert_file, options_.key_file, logger_,
-                                                       options_.tls.client_ca_file);
+                                                           options_.tls.client_ca_file);
   } catch (const std::exception& e) {
     if (error) *error = e.what();
     return false;

@@ -33,7 +33,8 @@ TEST(Logging, InvalidUtf8InAMessageIsEscapedNotCopied) {
   std::ostringstream os;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(os);
   auto logger = MakeLogger("webhook", Format::kJson, spdlog::level::info, sink);
-  logger->info("last read: '\xff\xfe', overlong \xc0\xaf, surrogate \xed\xa0\x80, cut \xe2\x82, ok \xc3\xa9\xe2\x82\xac");
+  logger->info(
+      "last read: '\xff\xfe', overlong \xc0\xaf, surrogate \xed\xa0\x80, cut \xe2\x82, ok \xc3\xa9\xe2\x82\xac");
   logger->flush();
   const std::string line = os.str();
   EXPECT_TRUE(IsValidUtf8(line)) << line;
@@ -46,7 +47,9 @@ TEST(Logging, InvalidUtf8InAMessageIsEscapedNotCopied) {
 
 TEST(Utf8, SanitizeKeepsValidTextAndWritesInvalidBytesAsHex) {
   EXPECT_EQ(SanitizeUtf8("plain \xc3\xa9\xf0\x9f\x98\x80"), "plain \xc3\xa9\xf0\x9f\x98\x80");
-  EXPECT_EQ(SanitizeUtf8("a\xff" "b\xc3"), "a\\xffb\\xc3");
+  EXPECT_EQ(SanitizeUtf8("a\xff"
+                         "b\xc3"),
+            "a\\xffb\\xc3");
   EXPECT_EQ(SanitizeUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
   EXPECT_TRUE(IsValidUtf8(SanitizeUtf8("\x80\x81\xc0\xc1\xf5\xff")));
 }

@@ -55,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ms::webhook::ValidatingHandler validating(schema);
   static const ms::webhook::MutatingHandler mutating;
   if (size == 0) return 0;
-  const ms::webhook::Handler& handler =
-      data[0] & 1 ? static_cast<const ms::webhook::Handler&>(mutating) : static_cast<const ms::webhook::Handler&>(validating);
+  const ms::webhook::Handler& handler = data[0] & 1 ? static_cast<const ms::webhook::Handler&>(mutating)
+                                                    : static_cast<const ms::webhook::Handler&>(validating);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   ms::webhook::Outcome outcome;

@@ -302,7 +302,9 @@ TEST_F(ServerTest, OperationLabelComesFromAClosedSet) {
   }
   auto series = [](const std::string& text) {
     size_t n = 0;
-    for (size_t pos = 0; (pos = text.find("\nmodelservice_admission_decisions_total{", pos)) != std::string::npos; ++pos) ++n;
+    for (size_t pos = 0; (pos = text.find("\nmodelservice_admission_decisions_total{", pos)) != std::string::npos;
+         ++pos)
+      ++n;
     return n;
   };
   const size_t before = series(registry_.Serialize());
@@ -531,8 +533,8 @@ TEST_F(ServerTest, RequestBufferedBehindALargeAnswerIsAnswered) {
   Start(o);
   RawTls c(server_->port());
   ASSERT_TRUE(c.Handshake());
-  ASSERT_TRUE(c.WriteRecordsTogether({PostReview(ReviewBody({{"model", "m"}}, "first")),
-                                      PostReview(ReviewBody({{"model", "m"}}, "second"))}));
+  ASSERT_TRUE(c.WriteRecordsTogether(
+      {PostReview(ReviewBody({{"model", "m"}}, "first")), PostReview(ReviewBody({{"model", "m"}}, "second"))}));
   const std::string got = c.ReadResponses(2);
   EXPECT_EQ(RawTls::Complete(got), 2) << got;
   EXPECT_NE(got.find("\"uid\":\"second\""), std::string::npos) << got;

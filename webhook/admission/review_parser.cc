@@ -39,7 +39,6 @@ std::optional<json> NumberLikeNlohmann(std::string_view token) {
   return json(d);
 }
 
-
 namespace {
 
 // True when the text has a \\u escape of a UTF-16 surrogate (\\uD800 to

@@ -317,9 +317,11 @@ int Connection::ParseLines(std::string_view head, Request& request, std::string*
       continue;
     }
     if (line.empty()) break;  // end of the head
-    if (line.front() == ' ' || line.front() == '\t') return refusal(400, "obsolete header line folding is not accepted");
+    if (line.front() == ' ' || line.front() == '\t')
+      return refusal(400, "obsolete header line folding is not accepted");
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return refusal(400, "malformed header line");
+    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon)))
+      return refusal(400, "malformed header line");
     if (request.headers.size() >= limits_.max_headers)
       return refusal(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
     std::string name = Lower(line.substr(0, colon));

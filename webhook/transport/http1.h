@@ -122,8 +122,8 @@ class Connection {
   std::string input_;
   std::string output_;
   std::optional<Request> head_;  // parsed head of the request whose body is being read
-  size_t scan_pos_ = 0;    // input_ before it holds no end of head
-  size_t line_start_ = 0;  // start of the head line scan_pos_ is in
+  size_t scan_pos_ = 0;          // input_ before it holds no end of head
+  size_t line_start_ = 0;        // start of the head line scan_pos_ is in
   size_t head_bytes_scanned_ = 0;
   size_t body_length_ = 0;
   bool sent_continue_ = false;

@@ -315,7 +315,8 @@ class HttpsServer::Loop {
   void SetInterest(Conn& c, bool want_write) {
     const bool blocked = c.write_blocked_since != Clock::time_point{};
     const bool want_read =
-        !c.http || c.write_wants_read || (!blocked && !c.http->closing() && c.http->output().size() < server_.options_.max_queued_output);
+        !c.http || c.write_wants_read ||
+        (!blocked && !c.http->closing() && c.http->output().size() < server_.options_.max_queued_output);
     Watch(c, (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write || !want_read ? EPOLLOUT : 0u));
   }
 

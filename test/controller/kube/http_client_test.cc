@@ -272,8 +272,7 @@ TEST_F(KubeHttpClientTest, MetricsCodeLabelIsAClosedSet) {
   const std::string text = registry.Serialize();
   const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
   EXPECT_EQ(text.find("code=\"777\""), std::string::npos) << text;
-  EXPECT_NE(text.find("rest_client_requests_total{code=\"UNKNOWN\"," + host + ",method=\"GET\"} 3"),
-            std::string::npos)
+  EXPECT_NE(text.find("rest_client_requests_total{code=\"UNKNOWN\"," + host + ",method=\"GET\"} 3"), std::string::npos)
       << text;
 }
 

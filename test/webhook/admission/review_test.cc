@@ -236,7 +236,8 @@ TEST_F(ReviewTest, WrongTypesInsideTheRequestDoNotThrowOut) {
 // copied (the parser's "last read: '...'" and a quoted Content-Type).
 TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
   Outcome o;
-  for (const std::string body : {"{\"a\":\xff}", "\xc3", "{\"apiVersion\": \"\xed\xa0\x80\"}", "[\xf8\x88\x80\x80\x80]"}) {
+  for (const std::string body :
+       {"{\"a\":\xff}", "\xc3", "{\"apiVersion\": \"\xed\xa0\x80\"}", "[\xf8\x88\x80\x80\x80]"}) {
     SCOPED_TRACE(json(body).dump(-1, ' ', true, json::error_handler_t::replace));
     const HttpReply r = Validate(body, &o);
     EXPECT_EQ(r.status, 400);

@@ -54,7 +54,8 @@ class Http1Test : public ::testing::Test {
 TEST_F(Http1Test, AnswersAPostWithOneWellFormedResponse) {
   EXPECT_EQ(Feed("POST /validate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  "Content-Length: 2\r\n\r\n{}"),
-            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: "
+            "application/json\r\nContent-Length: 26\r\n\r\n"
             "{\"path\":\"/validate\",\"n\":1}");
   ASSERT_EQ(seen_.size(), 1u);
   EXPECT_EQ(seen_[0].method, "POST");
@@ -73,19 +74,22 @@ TEST_F(Http1Test, ByteByByteArrivalAndBareLineFeeds) {
   for (size_t i = 0; i + 1 < req.size(); ++i)
     EXPECT_EQ(Feed(std::string_view(&req[i], 1)), "") << "answered before the body was complete, at byte " << i;
   EXPECT_EQ(Feed(std::string_view(&req.back(), 1)),
-            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"path\":\"/a\",\"n\":1}");
+            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: "
+            "application/json\r\nContent-Length: 19\r\n\r\n{\"path\":\"/a\",\"n\":1}");
   ASSERT_EQ(seen_.size(), 1u);
   EXPECT_EQ(seen_[0].body, "abc");
   EXPECT_EQ(*seen_[0].Header("host"), "spaced value");
 }
 
 TEST_F(Http1Test, PipelinedRequestsAreAnsweredInOrder) {
-  const std::string out =
-      Feed("POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nxPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\nGET /thr");
-  EXPECT_EQ(
-      out,
-      "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/one\",\"n\":1}"
-      "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/two\",\"n\":2}");
+  const std::string out = Feed(
+      "POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nxPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: "
+      "0\r\n\r\nGET /thr");
+  EXPECT_EQ(out,
+            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: "
+            "application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/one\",\"n\":1}"
+            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: "
+            "application/json\r\nContent-Length: 21\r\n\r\n{\"path\":\"/two\",\"n\":2}");
   EXPECT_FALSE(Conn().idle());  // the third has begun
   Feed("ee HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_EQ(seen_.size(), 3u);
@@ -93,8 +97,9 @@ TEST_F(Http1Test, PipelinedRequestsAreAnsweredInOrder) {
 }
 
 TEST_F(Http1Test, ConnectionCloseAndHttp10) {
-  EXPECT_NE(Feed("POST /a HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n").find("\r\nConnection: close\r\n"),
-            std::string::npos);
+  EXPECT_NE(
+      Feed("POST /a HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n").find("\r\nConnection: close\r\n"),
+      std::string::npos);
   EXPECT_TRUE(Conn().closing());
   Feed("POST /b HTTP/1.1\r\nHost: x\r\n\r\n");  // after close: ignored
   EXPECT_EQ(seen_.size(), 1u);
@@ -102,9 +107,11 @@ TEST_F(Http1Test, ConnectionCloseAndHttp10) {
   // Two Connection field lines are one list (found by the h11 differential
   // check: the second one used to be ignored).
   conn_.reset();
-  EXPECT_NE(Feed("GET /a HTTP/1.1\r\nHost: x\r\nConnection: te\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
-                .find("\r\nConnection: close\r\n"),
-            std::string::npos);
+  EXPECT_NE(
+      Feed(
+          "GET /a HTTP/1.1\r\nHost: x\r\nConnection: te\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+          .find("\r\nConnection: close\r\n"),
+      std::string::npos);
   EXPECT_TRUE(Conn().closing());
   EXPECT_EQ(seen_.size(), 2u);
 
@@ -127,7 +134,8 @@ TEST_F(Http1Test, ExpectContinueIsAnsweredOnceBeforeTheBody) {
 
 TEST_F(Http1Test, BodyOverTheLimitIsRefusedBeforeItIsRead) {
   EXPECT_EQ(Feed("POST /validate HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n"),
-            "HTTP/1.1 413 Payload Too Large\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 67\r\n"
+            "HTTP/1.1 413 Payload Too Large\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; "
+            "charset=utf-8\r\nContent-Length: 67\r\n"
             "Connection: close\r\n\r\nrequest body too large: Content-Length 101, the limit is 100 bytes\n");
   EXPECT_TRUE(Conn().closing());
   EXPECT_TRUE(seen_.empty());
@@ -152,12 +160,15 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
        "Transfer-Encoding chunked is not supported: send a Content-Length"},
       {"huge length", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 413,
        "request body too large: Content-Length 99999999999999999999999, the limit is 100 bytes"},
-      {"length not a number", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n", 400, "malformed Content-Length \"1x\""},
-      {"negative length", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400, "malformed Content-Length \"-1\""},
+      {"length not a number", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n", 400,
+       "malformed Content-Length \"1x\""},
+      {"negative length", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400,
+       "malformed Content-Length \"-1\""},
       {"conflicting lengths", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400,
        "conflicting Content-Length headers"},
-      {"lengths that differ as text", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 03\r\nContent-Length: 3\r\n\r\nabc",
-       400, "conflicting Content-Length headers"},
+      {"lengths that differ as text",
+       "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: 03\r\nContent-Length: 3\r\n\r\nabc", 400,
+       "conflicting Content-Length headers"},
       {"no version", "POST /v\r\n\r\n", 400, "malformed request line"},
       {"absolute target", "POST http://x/v HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed request line"},
       {"extra space", "POST  /v HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed request line"},
@@ -186,7 +197,8 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
        "more than one Host header"},
       {"invalid UTF-8 quoted in the answer", "POST /v HTTP/1.1\r\nHost: x\r\nContent-Length: \xff\xfe\r\n\r\n", 400,
        "malformed Content-Length \"\\xff\\xfe\""},
-      {"obs-fold", "GET /v HTTP/1.1\r\nHost: x\r\nA: b\r\n c\r\n\r\n", 400, "obsolete header line folding is not accepted"},
+      {"obs-fold", "GET /v HTTP/1.1\r\nHost: x\r\nA: b\r\n c\r\n\r\n", 400,
+       "obsolete header line folding is not accepted"},
       {"too many headers", "GET /v HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\n\r\n", 431,
        "more than 5 header fields"},
       {"head too long", "GET /v HTTP/1.1\r\nHost: x\r\nA: " + std::string(300, 'a') + "\r\n\r\n", 431,
@@ -201,9 +213,11 @@ TEST_F(Http1Test, MalformedRequestsAreRefusedWithTheirStatusAndClosed) {
     seen_.clear();
     const std::string out = Feed(c.bytes);
     const std::string body = c.message + "\n";
-    EXPECT_EQ(out, "HTTP/1.1 " + std::to_string(c.status) + " " + ReasonPhrase(c.status) +
-                       "\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
-                       "\r\nConnection: close\r\n\r\n" + body);
+    EXPECT_EQ(
+        out,
+        "HTTP/1.1 " + std::to_string(c.status) + " " + ReasonPhrase(c.status) +
+            "\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
     EXPECT_TRUE(Conn().closing());
     EXPECT_TRUE(seen_.empty());
     ASSERT_EQ(refused_.size(), 1u);
@@ -221,7 +235,8 @@ TEST_F(Http1Test, StalledRequestGets408AtTheReadTimeout) {
   Feed("mo", 2000ms);
   Conn().OnTimer(t0_ + 2500ms);
   EXPECT_EQ(Take(),
-            "HTTP/1.1 408 Request Timeout\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 43\r\n"
+            "HTTP/1.1 408 Request Timeout\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; "
+            "charset=utf-8\r\nContent-Length: 43\r\n"
             "Connection: close\r\n\r\nrequest not received in full within 2000ms\n");
   EXPECT_TRUE(Conn().closing());
   ASSERT_EQ(refused_.size(), 1u);
@@ -243,14 +258,16 @@ TEST_F(Http1Test, IdleConnectionClosesSilentlyAtTheIdleTimeout) {
 TEST_F(Http1Test, HandlerExceptionIsA500NotACrash) {
   handler_ = [](const Request&) -> Response { throw std::runtime_error("boom"); };
   EXPECT_EQ(Feed("POST /a HTTP/1.1\r\nHost: x\r\n\r\n"),
-            "HTTP/1.1 500 Internal Server Error\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n"
+            "HTTP/1.1 500 Internal Server Error\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain; "
+            "charset=utf-8\r\nContent-Length: 21\r\n"
             "\r\ninternal error: boom\n");
 }
 
 TEST_F(Http1Test, HeadAnswersWithoutABodyAndExtraHeadersAreWritten) {
   handler_ = [](const Request&) { return Response{405, "text/plain", "POST only\n", {{"Allow", "POST"}}}; };
   EXPECT_EQ(Feed("HEAD /a HTTP/1.1\r\nHost: x\r\n\r\n"),
-            "HTTP/1.1 405 Method Not Allowed\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nAllow: POST\r\n\r\n");
+            "HTTP/1.1 405 Method Not Allowed\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: "
+            "text/plain\r\nContent-Length: 10\r\nAllow: POST\r\n\r\n");
 }
 
 TEST_F(Http1Test, Http10NeedsNoHostAndGetsNo100Continue) {
