@@ -36,7 +36,8 @@ assert_eq "$(k -n "$ns" get ms -o name | wc -l)" 30 "ModelServices created throu
 after="$(served)"
 assert_gt "$(( after - before ))" 119 "webhook answers with 200 (mutate + validate for 60 writes)"
 # A denial still comes back from the webhook over mTLS.
-out="$(ms_yaml mtls-bad 'model: m' 'replicas: 0' | k -n "$ns" create -f - 2>&1 || true)"
+out="$(ms_yaml mtls-bad 'model: m' 'strategy:' '  type: RollingUpdate' '  rollingUpdate:' '    maxSurge: 0' \
+  '    maxUnavailable: 0' | k -n "$ns" create -f - 2>&1 || true)"
 assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "denial over mTLS"
 
 review='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"mtls","kind":{"group":"modelops.dev","version":"v1","kind":"ModelService"},"operation":"CREATE","object":{"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{"name":"x"},"spec":{"model":"m"}}}}'
