@@ -179,7 +179,7 @@ TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
 TEST_F(WebhookBinary, JemallocBackgroundThreadRuns) {
   if (!MS_JEMALLOC_LINKED) GTEST_SKIP() << "built without jemalloc (sanitizers)";
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ms::test::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
   auto threads = ms::test::Run("cat /proc/" + std::to_string(pid_) + "/task/*/comm");
   EXPECT_NE(threads.output.find("jemalloc_bg_thd"), std::string::npos) << threads.output;
 }

@@ -307,13 +307,13 @@ TEST_F(ServerTest, OperationLabelComesFromAClosedSet) {
       ++n;
     return n;
   };
-  const size_t before = series(registry_.Serialize());
+  const size_t before = series(metrics::Serialize(registry_));
   for (int i = 50; i < 100; ++i) {
     json review = json::parse(ReviewBody({{"model", "m"}}, "u" + std::to_string(i)));
     review["request"]["operation"] = "OP-" + std::to_string(i);
     ASSERT_EQ(Request(h.h, Url("/validate"), review.dump(), Trusting()).code, CURLE_OK);
   }
-  const auto text = registry_.Serialize();
+  const auto text = metrics::Serialize(registry_);
   EXPECT_EQ(series(text), before) << "new series from client-sent operations";
   EXPECT_EQ(text.find("OP-"), std::string::npos);
   EXPECT_NE(
@@ -687,8 +687,6 @@ TEST_F(ServerTest, SessionsResumeWithAndWithoutClientCertificates) {
   for (const bool mtls : {false, true}) {
     ServerOptions o;
     if (mtls) o.tls.client_ca_file = dir_.File("ca.crt");
-    registry_.~Registry();
-    new (&registry_) metrics::Registry();  // fresh families for each server
     Start(o);
     for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
       SCOPED_TRACE(std::string(mtls ? "mTLS, " : "") + (version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3"));
@@ -718,7 +716,7 @@ TEST_F(ServerTest, ClientCaFileIsReloadedWhenItChanges) {
                 .exit_code,
             0);
   const std::string client_ca = dir_.File("client-ca.crt");
-  test::WriteFile(client_ca, test::ReadFile(dir_.File("ca.crt")));
+  test::WriteFile(client_ca, ReadFile(dir_.File("ca.crt")));
   ServerOptions o;
   o.tls.client_ca_file = client_ca;
   o.cert_poll_interval = std::chrono::hours(1);  // reloaded by hand below
@@ -736,7 +734,7 @@ TEST_F(ServerTest, ClientCaFileIsReloadedWhenItChanges) {
   EXPECT_FALSE(server_->certificates()->ReloadIfChanged()) << "a CA file without a certificate was installed";
   EXPECT_EQ(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old_client).code, CURLE_OK);
 
-  test::WriteFile(client_ca, test::ReadFile(other.File("ca.crt")));
+  test::WriteFile(client_ca, ReadFile(other.File("ca.crt")));
   EXPECT_TRUE(server_->certificates()->ReloadIfChanged());
   EXPECT_GT(server_->certificates()->generation(), generation);
   auto next = Request(Url("/validate"), ReviewBody({{"model", "m"}}), next_client);

@@ -266,10 +266,10 @@ TEST_F(KubeHttpClientTest, MetricsCodeLabelIsAClosedSet) {
     res.set_content("{}", "application/json");
   });
   srv_.Start();
-  metrics::Registry registry;
+  prometheus::Registry registry;
   HttpClient client(Config(), clock_, nullptr, &registry);
   for (int code : {600, 777, 999}) client.Get("/code/" + std::to_string(code));
-  const std::string text = registry.Serialize();
+  const std::string text = metrics::Serialize(registry);
   const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
   EXPECT_EQ(text.find("code=\"777\""), std::string::npos) << text;
   EXPECT_NE(text.find("rest_client_requests_total{code=\"UNKNOWN\"," + host + ",method=\"GET\"} 3"), std::string::npos)
