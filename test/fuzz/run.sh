@@ -26,7 +26,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 status=0
 for t in "${targets[@]}"; do
   if [[ $t == h11 ]]; then
-    cmake -S . -B build -G Ninja -DMS_WERROR=ON >/dev/null
+    bash scripts/configure-build.sh build >/dev/null  # build/ as everywhere else
     cmake --build build -j "$(nproc)" --target http1_frames
     /usr/bin/python3 test/fuzz/h11_diff.py --driver build/test/fuzz/http1_frames --cases 0 --seconds "$seconds" \
       --corpus test/fuzz/corpus/http1 --out "$work/h11-failure.bin" || status=1
