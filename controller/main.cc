@@ -1,17 +1,24 @@
-// modelservice-controller: wires flags, the API client, informers, the work
+// modelservice-controller: wires flags, the API clients, informers, the work
 // queue, the executor, leader election, the autoscaler and the HTTP
 // endpoints (/metrics, /healthz, /readyz). Signals are taken by a dedicated
 // thread with sigwait(). Exit codes: 0 after SIGTERM/SIGINT (in-flight
 // reconciles finished, Lease released), 1 when leadership is lost or start-up
 // fails, 2 on bad flags.
+//
+// Leadership fails closed (design.md §3): the elector is the API client's
+// WriteGate, so no write leaves the process once the renew deadline has
+// passed, whatever the threads are doing; when the elector reports the loss,
+// the process aborts the requests in flight, drops the queue and exits 1.
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 #include <thread>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/logging.h"
@@ -51,7 +58,8 @@ struct Lifecycle {
   }
 };
 
-int Run(int argc, char** argv) {
+// Flags, or the exit code when the program is done after parsing them.
+std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
   std::vector<std::string> args(argv + 1, argv + argc);
   FlagsResult parsed = ParseFlags(args);
   const std::string program = argc > 0 ? argv[0] : "modelservice-controller";
@@ -59,18 +67,218 @@ int Run(int argc, char** argv) {
     std::cerr << "Error: " << *parsed.error << "\nRun '" << program << " --help' for usage.\n";
     return 2;
   }
-  Flags flags = parsed.flags;
-  if (flags.help) {
+  *flags = parsed.flags;
+  if (flags->help) {
     std::cout << Usage(program);
     return 0;
   }
-  if (flags.leader_election_namespace.empty()) flags.leader_election_namespace = DefaultLeaderElectionNamespace();
+  if (flags->leader_election_namespace.empty()) flags->leader_election_namespace = DefaultLeaderElectionNamespace();
+  return std::nullopt;
+}
+
+// The elector with its own API client (own connections and token bucket, no
+// write gate: it must be able to write the Lease when not leading).
+struct Election {
+  Election(const Flags& flags, kube::RestConfig rest, const Clock& clock, const std::string& identity, Lifecycle& life,
+           prometheus::Registry& registry, const std::shared_ptr<spdlog::logger>& logger)
+      : client(OwnUserAgent(std::move(rest)), clock, logger, &registry),
+        store(client, flags.leader_election_namespace, flags.leader_election_id),
+        elector(store, clock, Config(flags, identity),
+                LeaderCallbacks{[&life] { life.Set(&Lifecycle::leading); }, [&life] { life.Set(&Lifecycle::lost); }},
+                &registry, logger) {}
+
+  static kube::RestConfig OwnUserAgent(kube::RestConfig rest) {
+    rest.user_agent += "/leader-election";
+    return rest;
+  }
+  static LeaderElectionConfig Config(const Flags& flags, const std::string& identity) {
+    LeaderElectionConfig c;
+    c.name = flags.leader_election_id;
+    c.ns = flags.leader_election_namespace;
+    c.identity = identity;
+    return c;
+  }
+
+  kube::HttpClient client;
+  KubeLeaseStore store;
+  LeaderElector elector;
+};
+
+// Every component, in the order they are built. The steps: Start(), then
+// WaitUntilDone(), then Stop() (a signal) or Abort() (the Lease was lost).
+class ControllerProcess {
+ public:
+  ControllerProcess(const Flags& flags, const kube::RestConfig& rest, Lifecycle& life,
+                    std::shared_ptr<spdlog::logger> logger)
+      : flags_(flags),
+        life_(life),
+        logger_(std::move(logger)),
+        identity_(DefaultIdentity()),
+        election_(flags.leader_elect
+                      ? std::make_unique<Election>(flags, rest, clock_, identity_, life, registry_, logger_)
+                      : nullptr),
+        client_(rest, clock_, logger_, &registry_, GatedOptions(election_.get())),
+        recorder_(client_, clock_, identity_, logger_),
+        autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
+                    flags.scale_down_stabilization, autoscale::kDefaultTolerance, &registry_, logger_),
+        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns),
+        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns),
+        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns),
+        queue_metrics_(registry_),
+        queue_(kControllerName, clock_, &queue_metrics_),
+        executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
+        controller_(executor_, queue_, clock_, ControllerOptions(flags), &registry_, logger_),
+        side_(logger_) {
+    ms_informer_.AddEventHandler(controller_.ModelServiceHandler());
+    dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
+    svc_informer_.AddEventHandler(controller_.OwnedObjectHandler());
+    logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
+                  flags.ns.empty() ? "all" : flags.ns);
+  }
+
+  // Endpoints, informers (on every replica, so a standby has warm caches),
+  // then the election. False when an endpoint cannot listen.
+  bool Start() {
+    std::string error;
+    if (!StartEndpoints(&error)) {
+      logger_->error("{}", error);
+      return false;
+    }
+    for (kube::Informer* inf : Informers()) {
+      informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
+    }
+    if (election_) {
+      elector_thread_ = std::thread([this] {
+        if (election_->elector.Run() == LeaderElector::State::kLost) life_.Set(&Lifecycle::lost);
+      });
+      logger_->info("waiting to become leader of lease {}/{}", flags_.leader_election_namespace,
+                    flags_.leader_election_id);
+    } else {
+      life_.Set(&Lifecycle::leading);
+    }
+    return true;
+  }
+
+  // Starts the workers once leading with synced caches; returns on a signal
+  // (false) or when the Lease is lost (true).
+  bool WaitUntilDone() {
+    bool started = false;
+    std::unique_lock<std::mutex> lock(life_.mu);
+    while (!life_.shutdown && !life_.lost) {
+      if (!started && life_.leading && Synced()) {
+        logger_->info("caches synced; starting {} workers", flags_.concurrency);
+        controller_.Start();
+        started = true;
+      }
+      if (started) {
+        life_.cv.wait(lock);
+      } else {
+        life_.cv.wait_for(lock, std::chrono::milliseconds(200));  // the caches' sync is not signalled here
+      }
+    }
+    return life_.lost;
+  }
+
+  // SIGTERM: in-flight reconciles finish (queued keys too), then the Lease
+  // is released so that a standby takes over at its next retry.
+  void Stop() {
+    controller_.Stop();
+    if (election_) {
+      election_->elector.Stop();
+      elector_thread_.join();
+    }
+    StopTheRest();
+  }
+
+  // The Lease is lost: writes are already refused by the gate. Requests in
+  // flight are aborted, queued keys dropped (no drain); the workers end with
+  // the reconcile they are in, whose requests now fail at once.
+  void Abort() {
+    logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
+    client_.Close();
+    queue_.ShutDownNow();
+    controller_.Stop();
+    if (elector_thread_.joinable()) elector_thread_.join();
+    StopTheRest();
+  }
+
+ private:
+  static kube::HttpClientOptions GatedOptions(const Election* election) {
+    kube::HttpClientOptions o;
+    if (election != nullptr) o.write_gate = &election->elector;
+    return o;
+  }
+  static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
+  static Options ExecutorOptions(const Flags& flags) {
+    Options o;
+    o.default_image = flags.default_image;
+    return o;
+  }
+  static ControllerConfig ControllerOptions(const Flags& flags) {
+    ControllerConfig c;
+    c.concurrency = flags.concurrency;
+    c.autoscale_interval = flags.autoscale_interval;
+    return c;
+  }
+  CachedReads Cache() {
+    CachedReads cache;
+    cache.model_service = [this](const std::string& key) { return ms_informer_.Get(key); };
+    cache.deployment = [this](const std::string& key) { return dep_informer_.Get(key); };
+    cache.service = [this](const std::string& key) { return svc_informer_.Get(key); };
+    return cache;
+  }
+  std::vector<kube::Informer*> Informers() { return {&ms_informer_, &dep_informer_, &svc_informer_}; }
+  bool Synced() const { return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced(); }
+
+  bool StartEndpoints(std::string* error) {
+    HostPort metrics_addr, probe_addr;  // both checked when the flags were parsed
+    ms::ParseBindAddress(flags_.metrics_bind_address, &metrics_addr);
+    ms::ParseBindAddress(flags_.health_probe_bind_address, &probe_addr);
+    auto ready = [this](std::string* why) {
+      if (Synced()) return true;
+      *why = "informer caches not synced";
+      return false;
+    };
+    return side_.Start(
+        metrics_addr, probe_addr, {&process_metrics_, &registry_}, [] { return true; }, ready, error);
+  }
+
+  void StopTheRest() {
+    for (kube::Informer* inf : Informers()) inf->Stop();
+    informer_threads_.clear();  // request_stop + join
+    side_.Stop();
+  }
+
+  const Flags& flags_;
+  Lifecycle& life_;
+  std::shared_ptr<spdlog::logger> logger_;
+  SystemClock clock_;
+  prometheus::Registry registry_;
+  const metrics::ProcessCollector process_metrics_;
+  const std::string identity_;
+  std::unique_ptr<Election> election_;
+  kube::HttpClient client_;
+  KubeEventRecorder recorder_;
+  autoscale::PrometheusAutoscaler autoscaler_;
+  kube::Informer ms_informer_, dep_informer_, svc_informer_;
+  WorkQueueMetrics queue_metrics_;
+  WorkQueue queue_;
+  Executor executor_;
+  Controller controller_;
+  SideEndpoints side_;
+  std::vector<std::jthread> informer_threads_;
+  std::thread elector_thread_;
+};
+
+int Run(int argc, char** argv) {
+  Flags flags;
+  if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
 
   const auto format = log::ParseFormat(flags.log_format).value_or(log::Format::kJson);
   const auto level = log::ParseLevel(flags.log_level).value_or(spdlog::level::info);
   auto logger = log::MakeLogger("controller", format, level);
 
-  // libcurl's global set-up (both HTTP clients use it) before any thread starts.
+  // libcurl's global set-up (all HTTP clients use it) before any thread starts.
   const kube::curl::GlobalInit curl;
   // Signals: blocked in every thread (inherited), taken by one thread.
   BlockTerminationSignals();
@@ -79,10 +287,6 @@ int Run(int argc, char** argv) {
     logger->info("received signal {}; shutting down", sig);
     life.Set(&Lifecycle::shutdown);
   });
-
-  SystemClock clock;
-  prometheus::Registry registry;
-  const metrics::ProcessCollector process_metrics;
 
   kube::RestConfig rest;
   try {
@@ -93,120 +297,16 @@ int Run(int argc, char** argv) {
   }
   rest.qps = flags.kube_api_qps;
   rest.burst = flags.kube_api_burst;
-  kube::HttpClient client(rest, clock, logger, &registry);
-  const std::string identity = DefaultIdentity();
-  logger->info("starting modelservice-controller as {} against {} (namespace: {})", identity, rest.server,
-               flags.ns.empty() ? "all" : flags.ns);
 
-  KubeEventRecorder recorder(client, clock, identity, logger);
-  autoscale::PrometheusAutoscaler autoscaler(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url),
-                                             flags.prometheus_query, clock, flags.scale_down_stabilization,
-                                             autoscale::kDefaultTolerance, &registry, logger);
-
-  const std::string owned_selector = std::string(kLabelManagedBy) + "=" + kManagedByValue;
-  kube::Informer ms_informer(client, clock, logger, ModelServicesPath(), "", flags.ns);
-  kube::Informer dep_informer(client, clock, logger, DeploymentsPath(), owned_selector, flags.ns);
-  kube::Informer svc_informer(client, clock, logger, ServicesPath(), owned_selector, flags.ns);
-
-  CachedReads cache;
-  cache.model_service = [&](const std::string& key) { return ms_informer.Get(key); };
-  cache.deployment = [&](const std::string& key) { return dep_informer.Get(key); };
-  cache.service = [&](const std::string& key) { return svc_informer.Get(key); };
-
-  WorkQueueMetrics queue_metrics(registry);
-  WorkQueue queue(kControllerName, clock, &queue_metrics);
-  Options options;
-  options.default_image = flags.default_image;
-  Executor executor(client, recorder, &autoscaler, clock, options, logger, cache);
-  ControllerConfig ccfg;
-  ccfg.concurrency = flags.concurrency;
-  ccfg.autoscale_interval = flags.autoscale_interval;
-  Controller controller(executor, queue, clock, ccfg, &registry, logger);
-  ms_informer.AddEventHandler(controller.ModelServiceHandler());
-  dep_informer.AddEventHandler(controller.OwnedObjectHandler());
-  svc_informer.AddEventHandler(controller.OwnedObjectHandler());
-
-  // HTTP endpoints.
-  auto synced = [&] { return ms_informer.HasSynced() && dep_informer.HasSynced() && svc_informer.HasSynced(); };
-  HostPort metrics_addr, probe_addr;  // both checked when the flags were parsed
-  ms::ParseBindAddress(flags.metrics_bind_address, &metrics_addr);
-  ms::ParseBindAddress(flags.health_probe_bind_address, &probe_addr);
-  SideEndpoints side(logger);
-  auto ready = [&](std::string* why) {
-    if (synced()) return true;
-    *why = "informer caches not synced";
-    return false;
-  };
-  std::string listen_error;
-  if (!side.Start(
-          metrics_addr, probe_addr, {&process_metrics, &registry}, [] { return true; }, ready, &listen_error)) {
-    logger->error("{}", listen_error);
-    return 1;
-  }
-
-  // Informers run on every replica, so a standby has warm caches.
-  std::atomic<bool> stop_informers{false};
-  std::vector<std::thread> informer_threads;
-  for (kube::Informer* inf : {&ms_informer, &dep_informer, &svc_informer}) {
-    informer_threads.emplace_back([inf, &stop_informers] { inf->Run(stop_informers); });
-  }
-  auto stop_all_informers = [&] {
-    stop_informers = true;
-    for (kube::Informer* inf : {&ms_informer, &dep_informer, &svc_informer}) inf->Stop();
-    for (auto& t : informer_threads) t.join();
-    informer_threads.clear();
-  };
-
-  std::unique_ptr<KubeLeaseStore> lease_store;
-  std::unique_ptr<LeaderElector> elector;
-  std::thread elector_thread;
-  if (flags.leader_elect) {
-    lease_store = std::make_unique<KubeLeaseStore>(client, flags.leader_election_namespace, flags.leader_election_id);
-    LeaderElectionConfig lcfg;
-    lcfg.name = flags.leader_election_id;
-    lcfg.ns = flags.leader_election_namespace;
-    lcfg.identity = identity;
-    elector = std::make_unique<LeaderElector>(
-        *lease_store, clock, lcfg,
-        LeaderCallbacks{[&] { life.Set(&Lifecycle::leading); }, [&] { life.Set(&Lifecycle::lost); }}, &registry,
-        logger);
-    elector_thread = std::thread([&] {
-      if (elector->Run() == LeaderElector::State::kLost) life.Set(&Lifecycle::lost);
-    });
-    logger->info("waiting to become leader of lease {}/{}", lcfg.ns, lcfg.name);
+  ControllerProcess process(flags, rest, life, logger);
+  if (!process.Start()) return 1;
+  const bool lost = process.WaitUntilDone();
+  if (lost) {
+    process.Abort();
   } else {
-    life.Set(&Lifecycle::leading);
+    process.Stop();
   }
-
-  bool started = false;
-  int exit_code = 0;
-  {
-    std::unique_lock<std::mutex> lock(life.mu);
-    while (true) {
-      life.cv.wait_for(lock, std::chrono::milliseconds(200));
-      if (life.shutdown) break;
-      if (life.lost) {
-        exit_code = 1;
-        break;
-      }
-      if (life.leading && !started && synced()) {
-        logger->info("caches synced; starting {} workers", flags.concurrency);
-        controller.Start();
-        started = true;
-      }
-    }
-  }
-
-  if (exit_code != 0) logger->error("leadership lost; stopping at once");
-  // Stop taking keys; in-flight reconciles finish.
-  controller.Stop();
-  // Then give the Lease up (only after the workers are done).
-  if (elector) {
-    elector->Stop();
-    elector_thread.join();
-  }
-  stop_all_informers();
-  side.Stop();
+  const int exit_code = lost ? 1 : 0;
   logger->info("stopped (exit code {})", exit_code);
   logger->flush();
   return exit_code;

@@ -1,8 +1,11 @@
 #include "controller/kube/http_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "controller/kube/curl_handles.h"
@@ -58,9 +61,12 @@ size_t WriteBody(char* ptr, size_t size, size_t nmemb, void* userdata) {
   return n;
 }
 
+bool IsWrite(std::string_view method) { return method != "GET"; }
+
 struct WatchSink {
   CURL* easy = nullptr;
   const std::atomic<bool>* stop = nullptr;
+  const std::atomic<bool>* closed = nullptr;
   WatchDecoder* decoder = nullptr;
   long http = 0;
   std::string error_body;
@@ -72,7 +78,7 @@ size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
   auto* sink = static_cast<WatchSink*>(userdata);
   const size_t n = size * nmemb;
   if (sink->http == 0) curl_easy_getinfo(sink->easy, CURLINFO_RESPONSE_CODE, &sink->http);
-  if (sink->stop->load()) {
+  if (sink->stop->load() || sink->closed->load()) {
     sink->stop_requested = true;
     return 0;
   }
@@ -178,15 +184,76 @@ struct HttpClient::Impl {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
   }
 
+  // One request as the caller asked for it.
+  struct Call {
+    const char* method;
+    const std::string& path;
+    const nlohmann::json* body = nullptr;
+    const char* content_type = nullptr;
+    std::optional<Clock::TimePoint> deadline;  // else options.request_timeout
+  };
+
   struct Raw {
     CURLcode curl = CURLE_OK;
     long http = 0;
     std::string body;
     std::string error;
+    const char* not_sent = nullptr;  // a kReason*: refused before a byte of it left
+    const char* aborted = nullptr;   // a kReason*: cut short in flight
   };
 
-  Raw Perform(const char* method, const std::string& path, const std::string* body, const char* content_type) {
+  // Why `call` may not leave the process now (a kReason*), or null. Asked
+  // before the request is prepared, again right before libcurl sends it and
+  // while it is in flight.
+  const char* Refusal(const Call& call) const {
+    if (closed.load()) return kReasonClosed;
+    if (call.deadline && clock.Now() >= *call.deadline) return kReasonDeadline;
+    if (options.write_gate != nullptr && IsWrite(call.method) &&
+        options.write_gate->WriteTimeLeft() <= Clock::Duration::zero()) {
+      return kReasonNotLeader;
+    }
+    return nullptr;
+  }
+
+  // The whole request's time limit: the options', shortened by the call's
+  // deadline and, for a write, by the gate's time left (so that a write in
+  // flight ends when the gate closes).
+  Clock::Duration TimeLimit(const Call& call) const {
+    Clock::Duration limit = options.request_timeout;
+    if (call.deadline) limit = std::min(limit, *call.deadline - clock.Now());
+    if (options.write_gate != nullptr && IsWrite(call.method)) {
+      limit = std::min(limit, options.write_gate->WriteTimeLeft());
+    }
+    return limit;
+  }
+
+  // The callbacks' view of one transfer.
+  struct Transfer {
+    const Impl* impl;
+    const Call* call;
+    const char* refused = nullptr;  // set by a callback that stopped the transfer
+    bool sent = false;              // the pre-request callback let it go
+  };
+  static int OnPrereq(void* userdata, char*, char*, int, int) {
+    auto* t = static_cast<Transfer*>(userdata);
+    t->refused = t->impl->Refusal(*t->call);
+    if (t->refused != nullptr) return CURL_PREREQFUNC_ABORT;
+    t->sent = true;
+    return CURL_PREREQFUNC_OK;
+  }
+  static int OnProgress(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(userdata);
+    t->refused = t->impl->Refusal(*t->call);
+    return t->refused != nullptr ? 1 : 0;  // non-zero aborts (CURLE_ABORTED_BY_CALLBACK)
+  }
+
+  Raw Perform(const Call& call, const std::string* body) {
     Raw raw;
+    const Clock::Duration limit = TimeLimit(call);
+    if (const char* why = Refusal(call); why != nullptr || limit <= Clock::Duration::zero()) {
+      raw.not_sent = why != nullptr ? why : (call.deadline ? kReasonDeadline : kReasonNotLeader);
+      return raw;
+    }
     curl::EasyPtr h = Acquire();
     if (!h) {
       raw.curl = CURLE_OUT_OF_MEMORY;
@@ -195,15 +262,21 @@ struct HttpClient::Impl {
     }
     char errbuf[CURL_ERROR_SIZE] = {};
     curl::SlistPtr headers;
-    SetCommon(h.get(), path, tokens.Token(), headers, content_type, errbuf);
-    curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(options.request_timeout.count()));
+    SetCommon(h.get(), call.path, tokens.Token(), headers, call.content_type, errbuf);
+    const auto limit_ms = std::chrono::ceil<std::chrono::milliseconds>(limit).count();
+    curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, limit_ms)));
+    Transfer transfer{this, &call};
+    curl_easy_setopt(h.get(), CURLOPT_PREREQFUNCTION, &OnPrereq);
+    curl_easy_setopt(h.get(), CURLOPT_PREREQDATA, &transfer);
+    curl_easy_setopt(h.get(), CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    curl_easy_setopt(h.get(), CURLOPT_XFERINFODATA, &transfer);
+    curl_easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
     // gzip for large lists (not for watches: a compressor may hold events back).
     curl_easy_setopt(h.get(), CURLOPT_ACCEPT_ENCODING, "");
-    const std::string m = method;
-    if (m == "GET") {
+    if (std::string_view(call.method) == "GET") {
       curl_easy_setopt(h.get(), CURLOPT_HTTPGET, 1L);
     } else {
-      curl_easy_setopt(h.get(), CURLOPT_CUSTOMREQUEST, method);
+      curl_easy_setopt(h.get(), CURLOPT_CUSTOMREQUEST, call.method);
     }
     if (body != nullptr) {
       curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, body->data());
@@ -216,6 +289,9 @@ struct HttpClient::Impl {
     raw.curl = curl_easy_perform(h.get());
     curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &raw.http);
     if (raw.curl != CURLE_OK) {
+      // Stopped by a callback, or by the time limit the deadline or the gate set.
+      const char* why = transfer.refused != nullptr ? transfer.refused : Refusal(call);
+      if (why != nullptr) (transfer.sent ? raw.aborted : raw.not_sent) = why;
       raw.error = sink.overflow ? "response larger than " + std::to_string(options.max_response_bytes) + " bytes"
                                 : (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl));
     }
@@ -224,27 +300,47 @@ struct HttpClient::Impl {
     return raw;
   }
 
-  Result Do(const char* method, const std::string& path, const nlohmann::json* body, const char* content_type) {
-    limiter.Wait();
-    std::string payload;
-    if (body != nullptr) payload = body->dump();
-    Raw raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
-    if (raw.curl == CURLE_OK && raw.http == 401 && tokens.has_file() && tokens.Refresh()) {
-      if (logger) logger->info("401 from {}: retrying with the re-read token from {}", host, config.token_file);
-      Count(raw.http, method);
-      raw = Perform(method, path, body != nullptr ? &payload : nullptr, content_type);
-    }
+  static const char* Explain(const char* reason) {
+    if (reason == kReasonNotLeader) return "this process does not hold the leader Lease";
+    if (reason == kReasonClosed) return "the client is closed";
+    return "the request's deadline has passed";
+  }
+
+  Result Do(const Call& call) {
     Result r;
-    if (raw.curl != CURLE_OK) {
-      Count(0, method);
-      r.code = 0;
-      r.error = TransportError(raw.error);
-      if (logger) logger->debug("{} {}: transport error: {}", method, path, raw.error);
+    const bool limited = call.deadline ? limiter.WaitBefore(*call.deadline) : limiter.Wait(&closed);
+    if (!limited) {
+      r.error = Status{0, call.deadline ? kReasonDeadline : kReasonClosed, "not sent: rate limited past the deadline"};
       return r;
     }
-    Count(raw.http, method);
+    std::string payload;
+    if (call.body != nullptr) payload = call.body->dump();
+    const std::string* body = call.body != nullptr ? &payload : nullptr;
+    Raw raw = Perform(call, body);
+    if (raw.curl == CURLE_OK && raw.not_sent == nullptr && raw.http == 401 && tokens.has_file() && tokens.Refresh()) {
+      if (logger) logger->info("401 from {}: retrying with the re-read token from {}", host, config.token_file);
+      Count(raw.http, call.method);
+      raw = Perform(call, body);
+    }
+    if (raw.not_sent != nullptr) {
+      r.error = Status{0, raw.not_sent, std::string("not sent: ") + Explain(raw.not_sent)};
+      if (logger) logger->debug("{} {}: {}", call.method, call.path, r.error->message);
+      return r;
+    }
+    if (raw.curl != CURLE_OK) {
+      Count(0, call.method);
+      r.code = 0;
+      if (raw.aborted != nullptr) {
+        r.error = Status{0, raw.aborted, std::string("aborted in flight: ") + Explain(raw.aborted)};
+      } else {
+        r.error = TransportError(raw.error);
+      }
+      if (logger) logger->debug("{} {}: {}", call.method, call.path, r.error->message);
+      return r;
+    }
+    Count(raw.http, call.method);
     r.code = static_cast<int>(raw.http);
-    if (logger) logger->trace("{} {} -> {}", method, path, raw.http);
+    if (logger) logger->trace("{} {} -> {}", call.method, call.path, raw.http);
     if (!Is2xx(raw.http)) {
       r.error = StatusFromBody(raw.body, r.code);
       return r;
@@ -283,6 +379,7 @@ struct HttpClient::Impl {
     WatchSink sink;
     sink.easy = h.get();
     sink.stop = &stop;
+    sink.closed = &closed;
     sink.decoder = &decoder;
     curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &WriteWatch);
     curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
@@ -296,7 +393,7 @@ struct HttpClient::Impl {
         return r;
       }
       const int poll_ms = static_cast<int>(std::max<long>(1, options.watch_poll_interval.count()));
-      while (!stop.load()) {
+      while (!stop.load() && !closed.load()) {
         int running = 0;
         if (const CURLMcode mc = curl_multi_perform(multi.get(), &running); mc != CURLM_OK) {
           done = CURLE_RECV_ERROR;
@@ -319,7 +416,7 @@ struct HttpClient::Impl {
     r.code = static_cast<int>(sink.http);
     Count(sink.http, "GET");
 
-    if (!finished || stop.load() || sink.stop_requested || sink.consumer_stopped) {
+    if (!finished || stop.load() || closed.load() || sink.stop_requested || sink.consumer_stopped) {
       return r;  // stopped by the caller: not an error
     }
     if (done == CURLE_OK && Is2xx(sink.http)) {
@@ -346,6 +443,7 @@ struct HttpClient::Impl {
   prometheus::Family<prometheus::Counter>* requests = nullptr;
   std::mutex pool_mu;
   std::vector<curl::EasyPtr> pool;
+  std::atomic<bool> closed{false};
 };
 
 HttpClient::HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
@@ -354,18 +452,30 @@ HttpClient::HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<sp
 
 HttpClient::~HttpClient() = default;
 
-Result HttpClient::Get(const std::string& path) { return impl_->Do("GET", path, nullptr, nullptr); }
-Result HttpClient::List(const std::string& path) { return impl_->Do("GET", path, nullptr, nullptr); }
+Result HttpClient::Get(const std::string& path) { return impl_->Do({"GET", path, nullptr, nullptr, std::nullopt}); }
+Result HttpClient::List(const std::string& path) { return impl_->Do({"GET", path, nullptr, nullptr, std::nullopt}); }
 Result HttpClient::Create(const std::string& path, const nlohmann::json& body) {
-  return impl_->Do("POST", path, &body, "application/json");
+  return impl_->Do({"POST", path, &body, "application/json", std::nullopt});
 }
 Result HttpClient::Update(const std::string& path, const nlohmann::json& body) {
-  return impl_->Do("PUT", path, &body, "application/json");
+  return impl_->Do({"PUT", path, &body, "application/json", std::nullopt});
 }
 Result HttpClient::Patch(const std::string& path, PatchType type, const nlohmann::json& patch) {
-  return impl_->Do("PATCH", path, &patch, PatchContentType(type));
+  return impl_->Do({"PATCH", path, &patch, PatchContentType(type), std::nullopt});
 }
-Result HttpClient::Delete(const std::string& path) { return impl_->Do("DELETE", path, nullptr, nullptr); }
+Result HttpClient::Delete(const std::string& path) {
+  return impl_->Do({"DELETE", path, nullptr, nullptr, std::nullopt});
+}
+Result HttpClient::GetBefore(const std::string& path, Clock::TimePoint deadline) {
+  return impl_->Do({"GET", path, nullptr, nullptr, deadline});
+}
+Result HttpClient::CreateBefore(const std::string& path, const nlohmann::json& body, Clock::TimePoint deadline) {
+  return impl_->Do({"POST", path, &body, "application/json", deadline});
+}
+Result HttpClient::UpdateBefore(const std::string& path, const nlohmann::json& body, Clock::TimePoint deadline) {
+  return impl_->Do({"PUT", path, &body, "application/json", deadline});
+}
+void HttpClient::Close() { impl_->closed.store(true); }
 Result HttpClient::Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
                          const std::atomic<bool>& stop) {
   return impl_->Watch(path, on_event, stop);

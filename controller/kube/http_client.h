@@ -4,6 +4,13 @@
 // qps/burst, in the injected Clock's time). Counts
 // rest_client_requests_total{code,method,host} on `registry` when given (one
 // HttpClient per registry: the family is registered by the constructor).
+//
+// Writes (POST, PUT, PATCH, DELETE) pass the options' WriteGate when one is
+// set: the gate is asked right before the request is sent (libcurl's
+// pre-request callback, after the connection is ready), the request's timeout
+// is at most the gate's time left, and a write in flight is aborted once the
+// gate closes. A write the gate refuses is not sent; its Result has code 0 and
+// reason kReasonNotLeader.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -17,6 +24,7 @@
 #include "base/metrics.h"
 #include "controller/kube/client.h"
 #include "controller/kube/config.h"
+#include "controller/kube/write_gate.h"
 
 namespace ms::kube {
 
@@ -30,7 +38,14 @@ struct HttpClientOptions {
   std::chrono::milliseconds watch_poll_interval{100};
   size_t max_response_bytes = 256u << 20;
   size_t max_idle_handles = 32;
+  // Asked before every write; null: writes are not gated. Must outlive the client.
+  const WriteGate* write_gate = nullptr;
 };
+
+// Result reasons (code 0) of requests this client did not send or cut short.
+inline constexpr const char* kReasonNotLeader = "NotLeader";        // the WriteGate refused
+inline constexpr const char* kReasonClosed = "ClientClosed";        // after Close()
+inline constexpr const char* kReasonDeadline = "DeadlineExceeded";  // a *Before call's deadline
 
 class HttpClient final : public Client {
  public:
@@ -48,6 +63,20 @@ class HttpClient final : public Client {
   Result Delete(const std::string& path) override;
   Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
                const std::atomic<bool>& stop) override;
+
+  // Requests bounded by `deadline` (on the client's Clock) instead of
+  // options.request_timeout: not sent when the deadline has passed or the
+  // rate limiter would make them wait past it, aborted when it comes. The
+  // leader elector bounds each Lease attempt this way.
+  Result GetBefore(const std::string& path, Clock::TimePoint deadline);
+  Result CreateBefore(const std::string& path, const nlohmann::json& body, Clock::TimePoint deadline);
+  Result UpdateBefore(const std::string& path, const nlohmann::json& body, Clock::TimePoint deadline);
+
+  // Refuses every request from now on (reads too; reason kReasonClosed),
+  // aborts those in flight within about a second (libcurl calls the progress
+  // callback at least that often) and ends watches. For the exit path once
+  // the Lease is lost. Thread-safe.
+  void Close();
 
   // host:port of the server, as in the metric's `host` label.
   const std::string& host() const;

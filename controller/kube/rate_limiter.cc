@@ -47,6 +47,19 @@ bool TokenBucketRateLimiter::Wait(const std::atomic<bool>* stop) {
   return true;
 }
 
+bool TokenBucketRateLimiter::WaitBefore(Clock::TimePoint deadline) {
+  if (qps_ <= 0) return clock_.Now() < deadline;
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto now = clock_.Now();
+  AdvanceLocked(now);
+  const double missing = std::max(0.0, 1 - tokens_);
+  const auto ready = now + std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(missing / qps_));
+  if (ready >= deadline) return false;
+  tokens_ -= 1;
+  while (clock_.Now() < ready) clock_.WaitUntil(cv_, lock, ready);
+  return true;
+}
+
 double TokenBucketRateLimiter::Tokens() {
   std::lock_guard<std::mutex> g(mu_);
   AdvanceLocked(clock_.Now());

@@ -23,6 +23,9 @@ class TokenBucketRateLimiter {
   Clock::Duration Reserve();
   // Reserve() and wait. Returns false if `stop` became true first.
   bool Wait(const std::atomic<bool>* stop = nullptr);
+  // Takes a token and waits for it only if it is available by `deadline`;
+  // otherwise takes nothing and returns false at once.
+  bool WaitBefore(Clock::TimePoint deadline);
   // Tokens available now (may be negative while reservations are pending).
   double Tokens();
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stop_token>
-#include <thread>
 #include <utility>
 
 #include "controller/kube/paths.h"
@@ -112,17 +111,10 @@ void Informer::SleepFor(Clock::Duration d) {
   while (!Stopped() && clock_.Now() < deadline) clock_.WaitUntil(wait_cv_, lock, deadline);
 }
 
-void Informer::Run(const std::atomic<bool>& stop) {
-  // The caller's flag is relayed into stop_, which the watch polls.
-  std::jthread relay([this, &stop](std::stop_token st) {
-    while (!st.stop_requested() && !Stopped()) {
-      if (stop.load()) {
-        Stop();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  });
+void Informer::Run(std::stop_token stop) {
+  // A stop request runs Stop() on the requesting thread (or here at once if
+  // one was already made): no thread polls for it.
+  std::stop_callback on_stop(stop, [this] { Stop(); });
 
   bool need_list = true;
   while (!Stopped()) {
@@ -148,7 +140,6 @@ void Informer::Run(const std::atomic<bool>& stop) {
         break;
     }
   }
-  relay.request_stop();
   if (logger_) logger_->debug("informer {}: stopped", path_);
 }
 

@@ -7,7 +7,7 @@
 //
 //   Informer inf(client, clock, logger, "/apis/modelops.dev/v1/modelservices");
 //   inf.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
-//   std::thread t([&] { inf.Run(stop); });
+//   std::jthread t([&](std::stop_token stop) { inf.Run(stop); });
 //   inf.WaitForSync(std::chrono::seconds(30));
 #pragma once
 
@@ -25,6 +25,7 @@
 #include <optional>
 #include <random>
 #include <shared_mutex>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -66,9 +67,10 @@ class Informer {
   // Add handlers before Run().
   void AddEventHandler(EventHandler handler);
 
-  // Lists and watches until `stop` becomes true or Stop() is called. Blocks.
+  // Lists and watches until a stop is requested on `stop` or Stop() is
+  // called (either wakes a backoff wait and ends a watch at once). Blocks.
   // Call once per Informer.
-  void Run(const std::atomic<bool>& stop);
+  void Run(std::stop_token stop);
   void Stop();
 
   // True once the first list has been applied (and its adds delivered).

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <stdexcept>
 
 #include "base/timefmt.h"
 #include "controller/kube/paths.h"
@@ -12,17 +13,27 @@ namespace ms::controller {
 
 using nlohmann::json;
 
-KubeLeaseStore::KubeLeaseStore(kube::Client& client, std::string ns, std::string name)
+KubeLeaseStore::KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
 
-kube::Result KubeLeaseStore::Get() {
-  return client_.Get(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_));
+kube::Result KubeLeaseStore::Get(Clock::TimePoint deadline) {
+  return client_.GetBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
 }
-kube::Result KubeLeaseStore::Create(const json& lease) {
-  return client_.Create(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease);
+kube::Result KubeLeaseStore::Create(const json& lease, Clock::TimePoint deadline) {
+  return client_.CreateBefore(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
 }
-kube::Result KubeLeaseStore::Update(const json& lease) {
-  return client_.Update(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease);
+kube::Result KubeLeaseStore::Update(const json& lease, Clock::TimePoint deadline) {
+  return client_.UpdateBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
+}
+
+std::string CheckLeaderElectionConfig(const LeaderElectionConfig& c) {
+  using Seconds = std::chrono::duration<double>;
+  if (c.retry_period <= std::chrono::seconds::zero()) return "the retry period must be positive";
+  if (Seconds(c.renew_deadline) <= 1.2 * Seconds(c.retry_period)) {
+    return "the renew deadline must be greater than 1.2 times the retry period";
+  }
+  if (c.lease_duration <= c.renew_deadline) return "the lease duration must be greater than the renew deadline";
+  return "";
 }
 
 std::string DefaultIdentity() {
@@ -42,7 +53,9 @@ LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElecti
       clock_(clock),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
-      logger_(std::move(logger)) {
+      logger_(std::move(logger)),
+      rng_(config_.seed != 0 ? config_.seed : std::random_device{}()) {
+  if (const std::string why = CheckLeaderElectionConfig(config_); !why.empty()) throw std::invalid_argument(why);
   if (registry != nullptr) {
     auto& family = prometheus::BuildGauge()
                        .Name("leader_election_master_status")
@@ -73,37 +86,51 @@ json LeaderElector::BuildLease(const json* current, bool ours) const {
   return lease;
 }
 
-bool LeaderElector::TryAcquireOrRenew() {
+void LeaderElector::Observe(const json& lease, Clock::TimePoint now) {
+  observed_lease_ = lease;
+  observed_record_ = lease.value("spec", json::object()).dump();
+  observed_time_ = now;
+}
+
+bool LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   const auto now = clock_.Now();
-  kube::Result got = store_.Get();
-  if (got.IsNotFound()) {
-    kube::Result created = store_.Create(BuildLease(nullptr, false));
-    if (!created.ok()) {
-      if (logger_)
-        logger_->info("lease {}: create failed: {} {}", store_.Describe(), created.code,
-                      created.error ? created.error->message : "");
-      return false;
+  auto failed = [&](const char* what, const kube::Result& r) {
+    if (logger_) {
+      logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
     }
-    observed_spec_ = created.body.value("spec", json::object());
-    observed_record_ = observed_spec_.dump();
-    observed_time_ = now;
-    observed_resource_version_ = kube::ResourceVersionOf(created.body);
+    return false;
+  };
+
+  // 1. A leader renews with the record it last saw: one request.
+  if (IsLeader() && observed_lease_.is_object()) {
+    kube::Result updated = store_.Update(BuildLease(&observed_lease_, true), deadline);
+    if (updated.ok()) {
+      Observe(updated.body, now);
+      return true;
+    }
+    if (logger_)
+      logger_->debug("lease {}: renew with the last seen record failed ({}); reading it", store_.Describe(),
+                     updated.code);
+  }
+  if (clock_.Now() >= deadline) return false;
+
+  // 2. Read it, or create it.
+  kube::Result got = store_.Get(deadline);
+  if (got.IsNotFound()) {
+    kube::Result created = store_.Create(BuildLease(nullptr, false), deadline);
+    if (!created.ok()) return failed("create", created);
+    Observe(created.body, now);
     return true;
   }
-  if (!got.ok()) {
-    if (logger_)
-      logger_->warn("lease {}: get failed: {} {}", store_.Describe(), got.code, got.error ? got.error->message : "");
-    return false;
-  }
+  if (!got.ok()) return failed("get", got);
 
+  // 3. Someone else's and not expired on our clock: wait.
   const json spec = got.body.value("spec", json::object());
-  const std::string raw = spec.dump();
-  if (raw != observed_record_) {
-    observed_record_ = raw;
-    observed_spec_ = spec;
-    observed_time_ = now;
+  if (const std::string raw = spec.dump(); raw != observed_record_) {
+    Observe(got.body, now);
+  } else {
+    observed_lease_ = got.body;  // same record, newer metadata: keep when we first saw it
   }
-  observed_resource_version_ = kube::ResourceVersionOf(got.body);
   const std::string holder = spec.value("holderIdentity", "");
   const bool ours = holder == config_.identity;
   const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", int64_t{0}));
@@ -111,23 +138,30 @@ bool LeaderElector::TryAcquireOrRenew() {
     return false;  // held by someone else and not expired
   }
 
-  json lease = BuildLease(&got.body, ours);
-  kube::Result updated = store_.Update(lease);
-  if (!updated.ok()) {
-    if (logger_) {
-      logger_->info("lease {}: update failed{}: {} {}", store_.Describe(), updated.IsConflict() ? " (conflict)" : "",
-                    updated.code, updated.error ? updated.error->message : "");
-    }
-    return false;
-  }
-  observed_spec_ = updated.body.value("spec", lease["spec"]);
-  observed_record_ = observed_spec_.dump();
-  observed_time_ = now;
-  observed_resource_version_ = kube::ResourceVersionOf(updated.body);
+  // 4. Take or renew it, with its resourceVersion as the precondition.
+  if (clock_.Now() >= deadline) return false;
+  kube::Result updated = store_.Update(BuildLease(&got.body, ours), deadline);
+  if (!updated.ok()) return failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
+  Observe(updated.body, now);
   return true;
 }
 
+Clock::Duration LeaderElector::WriteTimeLeft() const {
+  const auto until = writes_until_.load(std::memory_order_acquire);
+  if (until == kGateClosed) return Clock::Duration::zero();
+  return std::max(Clock::Duration::zero(), Clock::TimePoint(Clock::Duration(until)) - clock_.Now());
+}
+
+void LeaderElector::CloseGate() { writes_until_.store(kGateClosed, std::memory_order_release); }
+
+Clock::Duration LeaderElector::Jittered(Clock::Duration d) {
+  // client-go's wait.Jitter(d, 1.2): d + rand[0,1) * 1.2 * d.
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  return d + std::chrono::duration_cast<Clock::Duration>(1.2 * unit(rng_) * d);
+}
+
 void LeaderElector::SetState(State s) {
+  if (s != State::kLeader) CloseGate();
   State old;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -154,29 +188,40 @@ void LeaderElector::SetState(State s) {
 
 Clock::TimePoint LeaderElector::Step() {
   const State s = state();
-  const auto now = clock_.Now();
-  if (s == State::kLost || s == State::kStopped) return now;
-  const bool ok = TryAcquireOrRenew();
+  const auto start = clock_.Now();
+  if (s == State::kLost || s == State::kStopped) return start;
+  const bool leading = s == State::kLeader;
+  // A leader's attempt ends at its renew deadline; an acquire attempt gets as
+  // long as a renewal would.
+  const auto deadline = (leading ? last_renew_ : start) + config_.renew_deadline;
+  if (leading && start >= deadline) {  // e.g. this process was paused
+    SetState(State::kLost);
+    return start;
+  }
+  const bool ok = TryAcquireOrRenew(deadline);
   const auto after = clock_.Now();
-  if (ok) {
-    last_renew_ = now;
+  if (ok && after < deadline) {  // an answer after the deadline counts for nothing
+    last_renew_ = start;
+    writes_until_.store((start + config_.renew_deadline).time_since_epoch().count(), std::memory_order_release);
     SetState(State::kLeader);
     return after + config_.retry_period;
   }
-  if (s == State::kLeader) {
-    const auto deadline = last_renew_ + config_.renew_deadline;
+  if (leading) {
     if (after >= deadline) {
       SetState(State::kLost);
       return after;
     }
     return std::min(after + config_.retry_period, deadline);
   }
-  return after + config_.retry_period;
+  return after + Jittered(config_.retry_period);
 }
 
 bool LeaderElector::Release() {
   if (state() != State::kLeader) return false;
-  kube::Result got = store_.Get();
+  // Nothing may be written once the Lease can be someone else's.
+  CloseGate();
+  const auto deadline = clock_.Now() + config_.renew_deadline;
+  kube::Result got = store_.Get(deadline);
   if (!got.ok()) return false;
   json spec = got.body.value("spec", json::object());
   if (spec.value("holderIdentity", "") != config_.identity) return false;
@@ -187,7 +232,7 @@ bool LeaderElector::Release() {
                    {"acquireTime", now},
                    {"renewTime", now},
                    {"leaseTransitions", spec.value("leaseTransitions", int64_t{0})}};
-  kube::Result r = store_.Update(lease);
+  kube::Result r = store_.Update(lease, deadline);
   if (!r.ok()) {
     if (logger_) logger_->warn("lease {}: release failed: {}", store_.Describe(), r.code);
     return false;

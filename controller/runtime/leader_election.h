@@ -7,24 +7,45 @@
 //    never compared);
 //  - writes carry the Lease's resourceVersion; a 409 means another candidate
 //    won the race and we try again at the next retry;
+//  - every attempt (Get, Create, Update of the Lease) ends by a deadline: a
+//    leader's is its renew deadline (the start of its last successful renew +
+//    renew deadline), an acquire attempt gets as long; a leader renews first
+//    with the record it last saw (one PUT) and reads the Lease only when that
+//    fails, as client-go does;
 //  - a leader that cannot renew within the renew deadline stops leading at
 //    once (OnStoppedLeading; the program then exits non-zero);
-//  - Stop() while leading releases the lease (empty holder, duration 1 s,
-//    renewTime now) so that a standby takes over at its next retry.
+//  - the elector is the controller's WriteGate: writes may leave the process
+//    only while the time since the start of the last successful renew is below
+//    the renew deadline, computed from the monotonic clock at the moment of
+//    each write, not from a state this elector's thread sets (which may run
+//    late: a paused process, a hung request). Another candidate can take the
+//    Lease only a full lease duration after it saw our last renew, so the gate
+//    closes lease_duration - renew_deadline (5 s) before that;
+//  - acquire retries wait retry_period * (1 + 1.2 * rand[0,1)) like client-go's
+//    JitterUntil; renewals run every retry_period;
+//  - Stop() while leading closes the gate, then releases the lease (empty
+//    holder, duration 1 s, renewTime now) so that a standby takes over at its
+//    next retry.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "controller/kube/client.h"
+#include "controller/kube/http_client.h"
+#include "controller/kube/write_gate.h"
 
 namespace spdlog {
 class logger;
@@ -33,27 +54,31 @@ class logger;
 namespace ms::controller {
 
 // Where the Lease lives. Results keep the HTTP code so 404 and 409 show.
+// Each call is over by `deadline` (on the elector's clock): a request not
+// answered by then is abandoned and fails.
 class LeaseStore {
  public:
   virtual ~LeaseStore() = default;
-  virtual kube::Result Get() = 0;
-  virtual kube::Result Create(const nlohmann::json& lease) = 0;
+  virtual kube::Result Get(Clock::TimePoint deadline) = 0;
+  virtual kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) = 0;
   // PUT; `lease.metadata.resourceVersion` is the precondition.
-  virtual kube::Result Update(const nlohmann::json& lease) = 0;
+  virtual kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) = 0;
   virtual std::string Describe() const = 0;  // "ns/name"
 };
 
-// /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME through a kube::Client.
+// /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME through the
+// elector's own HttpClient: its own connections and token bucket (the
+// controller's requests never delay a renewal) and no WriteGate.
 class KubeLeaseStore final : public LeaseStore {
  public:
-  KubeLeaseStore(kube::Client& client, std::string ns, std::string name);
-  kube::Result Get() override;
-  kube::Result Create(const nlohmann::json& lease) override;
-  kube::Result Update(const nlohmann::json& lease) override;
+  KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name);
+  kube::Result Get(Clock::TimePoint deadline) override;
+  kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) override;
+  kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   std::string Describe() const override { return ns_ + "/" + name_; }
 
  private:
-  kube::Client& client_;
+  kube::HttpClient& client_;
   std::string ns_, name_;
 };
 
@@ -64,7 +89,12 @@ struct LeaderElectionConfig {
   std::chrono::seconds lease_duration{15};
   std::chrono::seconds renew_deadline{10};
   std::chrono::seconds retry_period{2};
+  uint64_t seed = 0;  // for the acquire retries' jitter; 0: random
 };
+
+// client-go's constraints: lease_duration > renew_deadline >
+// 1.2 * retry_period > 0. Empty when valid, else what is wrong.
+std::string CheckLeaderElectionConfig(const LeaderElectionConfig& config);
 
 // hostname + "_" + a random suffix.
 std::string DefaultIdentity();
@@ -74,12 +104,13 @@ struct LeaderCallbacks {
   std::function<void()> on_stopped_leading;  // must not block
 };
 
-class LeaderElector {
+class LeaderElector final : public kube::WriteGate {
  public:
   enum class State { kFollower, kLeader, kLost, kStopped };
 
   // With a `registry`, registers leader_election_master_status{name} (one
-  // elector per registry).
+  // elector per registry). Throws std::invalid_argument when the config fails
+  // CheckLeaderElectionConfig.
   LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
                 prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
 
@@ -99,12 +130,21 @@ class LeaderElector {
   State state() const;
   const std::string& identity() const { return config_.identity; }
 
-  // Exposed for tests.
-  bool TryAcquireOrRenew();
+  // kube::WriteGate: while leading, the renew deadline minus the time since
+  // the start of the last successful acquire/renew, from the clock now; zero
+  // when not leading. Thread-safe, lock-free.
+  Clock::Duration WriteTimeLeft() const override;
+
+  // One acquire/renew attempt, every request bounded by `deadline`. Exposed
+  // for tests.
+  bool TryAcquireOrRenew(Clock::TimePoint deadline);
 
  private:
   nlohmann::json BuildLease(const nlohmann::json* current, bool ours) const;
+  void Observe(const nlohmann::json& lease, Clock::TimePoint now);
   void SetState(State s);
+  void CloseGate();
+  Clock::Duration Jittered(Clock::Duration d);
 
   LeaseStore& store_;
   const Clock& clock_;
@@ -118,12 +158,18 @@ class LeaderElector {
   bool stop_requested_ = false;
   State state_ = State::kFollower;
 
+  // When writes stop: the start of the last successful acquire/renew plus
+  // the renew deadline, as Clock::TimePoint::time_since_epoch().count();
+  // kGateClosed when not leading.
+  static constexpr Clock::Duration::rep kGateClosed = std::numeric_limits<Clock::Duration::rep>::min();
+  std::atomic<Clock::Duration::rep> writes_until_{kGateClosed};
+
   // Touched only by the thread that runs Step()/Release().
-  std::string observed_record_;  // the lease spec last seen, serialized
-  nlohmann::json observed_spec_;
-  Clock::TimePoint observed_time_{};  // when we saw it change, on our clock
-  Clock::TimePoint last_renew_{};     // our last successful acquire/renew
-  std::string observed_resource_version_;
+  std::string observed_record_;       // the lease spec last seen, serialized
+  nlohmann::json observed_lease_;     // the whole Lease last seen (for a leader's renew)
+  Clock::TimePoint observed_time_{};  // when we saw the spec change, on our clock
+  Clock::TimePoint last_renew_{};     // the start of our last successful acquire/renew
+  std::mt19937_64 rng_;
 };
 
 }  // namespace ms::controller

@@ -140,6 +140,18 @@ void WorkQueue::ShutDownWithDrain() {
   cv_.wait(lock, [this] { return processing_.empty(); });
 }
 
+void WorkQueue::ShutDownNow() {
+  std::lock_guard<std::mutex> g(mu_);
+  shutting_down_ = true;
+  waiting_.clear();
+  queue_.clear();
+  dirty_.clear();
+  added_at_.clear();
+  if (depth_ != nullptr) depth_->Set(0);
+  cv_.notify_all();
+  delay_cv_.notify_all();
+}
+
 bool WorkQueue::ShuttingDown() const {
   std::lock_guard<std::mutex> g(mu_);
   return shutting_down_;

@@ -7,7 +7,7 @@
 //    is queued again when Done() is called.
 //  - Get() blocks until a key is available or the queue shuts down; after
 //    ShutDown() the keys already queued are still handed out, then Get()
-//    returns nullopt.
+//    returns nullopt; after ShutDownNow() they are dropped.
 //  - AddAfter waits on the injected Clock; AddRateLimited asks the limiter.
 #pragma once
 
@@ -67,6 +67,10 @@ class WorkQueue {
   void ShutDown();
   // ShutDown(), then waits until every key handed out has been Done().
   void ShutDownWithDrain();
+  // Stops accepting keys and drops every key queued or waiting (none is
+  // handed out any more, and keys handed out are not queued again at Done()).
+  // For a controller that must stop at once (the Lease was lost).
+  void ShutDownNow();
   bool ShuttingDown() const;
 
   size_t Len() const;         // keys queued (not processing, not waiting)

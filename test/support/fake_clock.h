@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <set>
 
@@ -30,6 +31,7 @@ class FakeClock final : public Clock {
     {
       std::lock_guard<std::mutex> g(mu_);
       waiters_.insert(&cv);
+      ++waits_;
     }
     // Bounded real wait so that an Advance() racing with this call is seen.
     cv.wait_for(lock, std::chrono::milliseconds(2));
@@ -46,6 +48,13 @@ class FakeClock final : public Clock {
     for (auto* cv : waiters_) cv->notify_all();
   }
 
+  // How many times WaitUntil has waited: a test that knows which thread
+  // waits on this clock can tell that it has reached its wait.
+  uint64_t waits() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return waits_;
+  }
+
   void SetWall(WallTime t) {
     std::lock_guard<std::mutex> g(mu_);
     wall_ = t;
@@ -56,6 +65,7 @@ class FakeClock final : public Clock {
   TimePoint now_;
   WallTime wall_;
   mutable std::set<std::condition_variable*> waiters_;
+  mutable uint64_t waits_ = 0;
 };
 
 }  // namespace ms

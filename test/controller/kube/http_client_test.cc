@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "test/support/fake_clock.h"
+#include "test/support/http_test_server.h"
+#include "test/support/notification.h"
 
 namespace ms::kube {
 namespace {
@@ -30,32 +33,9 @@ const kube::curl::GlobalInit kCurl;
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using nlohmann::json;
 
-// A plain HTTP server on 127.0.0.1 with an ephemeral port.
-class TestServer {
- public:
-  TestServer() {
-    server.new_task_queue = [] { return new httplib::ThreadPool(32); };  // httplib's own ownership contract
-    server.set_keep_alive_max_count(1000);
-    server.set_tcp_nodelay(true);
-  }
-  void Start() {
-    port = server.bind_to_any_port("127.0.0.1");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(1ms);
-  }
-  ~TestServer() {
-    done = true;
-    server.stop();
-    if (thread.joinable()) thread.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
-
-  httplib::Server server;
-  std::atomic<bool> done{false};
-  int port = 0;
-  std::thread thread;
-};
+using TestServer = test::HttpTestServer;
 
 class KubeHttpClientTest : public ::testing::Test {
  protected:
@@ -499,6 +479,198 @@ TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
   EXPECT_EQ(r.code, 0);
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, "Transport");
+}
+
+// Writes may leave while the clock is before `until`.
+class ClockGate final : public WriteGate {
+ public:
+  ClockGate(const Clock& clock, Clock::TimePoint until) : clock_(clock), until_(until) {}
+  Clock::Duration WriteTimeLeft() const override { return until_ - clock_.Now(); }
+
+ private:
+  const Clock& clock_;
+  Clock::TimePoint until_;
+};
+
+// Counts requests by method; "/slow" answers once the test lets it (or at
+// teardown).
+struct CountingApi {
+  explicit CountingApi(TestServer& srv) {
+    auto count = [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        seen.push_back(req.method);
+      }
+      res.status = req.method == "POST" ? 201 : 200;
+      res.set_content(R"({"metadata":{"name":"x"}})", "application/json");
+    };
+    auto slow = [this, &srv](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        seen.push_back(req.method + " slow");
+      }
+      in_slow.Notify();
+      while (!srv.done.load() && !release.notified()) release.Wait(10ms);
+      res.set_content("{}", "application/json");
+    };
+    srv.server.Get("/x", count).Post("/x", count).Put("/x", count).Patch("/x", count).Delete("/x", count);
+    srv.server.Get("/slow", slow).Post("/slow", slow).Put("/slow", slow);
+  }
+  std::vector<std::string> Seen() {
+    std::lock_guard<std::mutex> g(mu);
+    return seen;
+  }
+  std::mutex mu;
+  std::vector<std::string> seen;
+  test::Notification in_slow, release;
+};
+
+TEST_F(KubeHttpClientTest, GatedWritesAreNotSentOnceTheGateIsClosedReadsAre) {
+  CountingApi api(srv_);
+  srv_.Start();
+  ClockGate gate(clock_, clock_.Now() + 10s);
+  HttpClientOptions opts;
+  opts.write_gate = &gate;
+  prometheus::Registry registry;
+  HttpClient client(Config(), clock_, nullptr, &registry, opts);
+  EXPECT_TRUE(client.Create("/x", {{"a", 1}}).ok());
+  clock_.Advance(10s);  // the moment of loss
+  const json body{{"a", 2}};
+  for (const Result& r : {client.Create("/x", body), client.Update("/x", body),
+                          client.Patch("/x", PatchType::kMerge, body), client.Delete("/x")}) {
+    EXPECT_EQ(r.code, 0);
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_EQ(r.error->reason, kReasonNotLeader);
+    EXPECT_EQ(r.error->message, "not sent: this process does not hold the leader Lease");
+  }
+  EXPECT_TRUE(client.Get("/x").ok()) << "reads continue";
+  EXPECT_EQ(api.Seen(), (std::vector<std::string>{"POST", "GET"}));
+  const std::string text = metrics::Serialize(registry);
+  EXPECT_EQ(text.find("<error>"), std::string::npos) << "requests never sent are not counted as sent\n" << text;
+}
+
+TEST_F(KubeHttpClientTest, GateIsAskedWhenTheWriteIsSentNotWhenItWasCalled) {
+  // A write that waits for the rate limiter across the moment of loss (the
+  // paused or throttled leader of issue 13) is not sent afterwards.
+  CountingApi api(srv_);
+  srv_.Start();
+  ClockGate gate(clock_, clock_.Now() + 10s);
+  HttpClientOptions opts;
+  opts.write_gate = &gate;
+  RestConfig cfg = Config();
+  cfg.qps = 0.05;  // one token per 20 s
+  cfg.burst = 1;
+  HttpClient client(cfg, clock_, nullptr, nullptr, opts);
+  ASSERT_TRUE(client.Create("/x", {{"n", 1}}).ok());  // takes the only token
+  const uint64_t waits_before = clock_.waits();
+  std::optional<Result> second;
+  std::thread t([&] { second = client.Create("/x", {{"n", 2}}); });  // gate open now
+  while (clock_.waits() == waits_before) std::this_thread::yield();  // in the limiter's wait
+  clock_.Advance(20s);                                               // the token is ready; the Lease was lost meanwhile
+  t.join();
+  ASSERT_TRUE(second && second->error);
+  EXPECT_EQ(second->error->reason, kReasonNotLeader);
+  EXPECT_EQ(api.Seen(), (std::vector<std::string>{"POST"}));
+}
+
+TEST_F(KubeHttpClientTest, WriteInFlightIsAbortedWhenTheGateCloses) {
+  CountingApi api(srv_);
+  srv_.Start();
+  ClockGate gate(clock_, clock_.Now() + 10s);
+  HttpClientOptions opts;
+  opts.write_gate = &gate;
+  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  std::optional<Result> r;
+  std::thread t([&] { r = client.Update("/slow", {{"n", 1}}); });
+  ASSERT_TRUE(api.in_slow.Wait());
+  clock_.Advance(10s);  // the progress callback sees it (libcurl calls it at least once a second)
+  t.join();
+  api.release.Notify();
+  ASSERT_TRUE(r && r->error);
+  EXPECT_EQ(r->error->reason, kReasonNotLeader);
+  EXPECT_EQ(r->error->message, "aborted in flight: this process does not hold the leader Lease");
+}
+
+TEST_F(KubeHttpClientTest, WriteTimeoutIsTheGatesTimeLeft) {
+  // On the real clock: a write to a server that does not answer ends when
+  // the gate closes (0.3 s), not after request_timeout (60 s).
+  CountingApi api(srv_);
+  srv_.Start();
+  SystemClock real;
+  ClockGate gate(real, real.Now() + 300ms);
+  HttpClientOptions opts;
+  opts.write_gate = &gate;
+  opts.request_timeout = 60s;
+  HttpClient client(Config(), real, nullptr, nullptr, opts);
+  const Result r = client.Create("/slow", {{"n", 1}});
+  api.release.Notify();
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, kReasonNotLeader);
+  EXPECT_LE(gate.WriteTimeLeft(), Clock::Duration::zero()) << "ended only once the gate had closed";
+}
+
+TEST_F(KubeHttpClientTest, CloseAbortsReadsInFlightAndRefusesEveryRequest) {
+  CountingApi api(srv_);
+  HangingWatch(srv_, /*first_event=*/false);
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  std::optional<Result> read, watch;
+  std::thread reader([&] { read = client.Get("/slow"); });
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    watch = client.Watch(
+        "/hang", [](const WatchEvent&) { return true; }, stop);
+  });
+  ASSERT_TRUE(api.in_slow.Wait());
+  client.Close();
+  reader.join();
+  watcher.join();
+  api.release.Notify();
+  ASSERT_TRUE(read && read->error);
+  EXPECT_EQ(read->error->reason, kReasonClosed);
+  EXPECT_EQ(read->error->message, "aborted in flight: the client is closed");
+  ASSERT_TRUE(watch.has_value());
+  const Result after = client.Get("/x");
+  ASSERT_TRUE(after.error.has_value());
+  EXPECT_EQ(after.error->message, "not sent: the client is closed");
+  EXPECT_EQ(api.Seen(), (std::vector<std::string>{"GET slow"}));
+}
+
+TEST_F(KubeHttpClientTest, BeforeCallsEndAtTheirDeadline) {
+  CountingApi api(srv_);
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  // Past deadline: not sent.
+  Result r = client.GetBefore("/x", clock_.Now());
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, kReasonDeadline);
+  EXPECT_TRUE(api.Seen().empty());
+  // In flight when the deadline comes (virtual time): aborted.
+  std::optional<Result> slow;
+  std::thread t([&] { slow = client.UpdateBefore("/slow", {{"n", 1}}, clock_.Now() + 2s); });
+  ASSERT_TRUE(api.in_slow.Wait());
+  clock_.Advance(2s);
+  t.join();
+  api.release.Notify();
+  ASSERT_TRUE(slow && slow->error);
+  EXPECT_EQ(slow->error->reason, kReasonDeadline);
+  EXPECT_EQ(slow->error->message, "aborted in flight: the request's deadline has passed");
+  // Within its deadline it goes through.
+  EXPECT_TRUE(client.CreateBefore("/x", {{"n", 2}}, clock_.Now() + 2s).ok());
+}
+
+TEST_F(KubeHttpClientTest, BeforeCallsRefuseToWaitForTheRateLimiterPastTheirDeadline) {
+  CountingApi api(srv_);
+  srv_.Start();
+  RestConfig cfg = Config();
+  cfg.qps = 0.1;  // one token per 10 s
+  cfg.burst = 1;
+  HttpClient client(cfg, clock_);
+  EXPECT_TRUE(client.GetBefore("/x", clock_.Now() + 5s).ok());
+  const Result r = client.GetBefore("/x", clock_.Now() + 5s);  // the next token comes in 10 s
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, kReasonDeadline);
+  EXPECT_EQ(api.Seen().size(), 1u);
 }
 
 TEST(KubeHttpClientHelpers, HostPortAndPatchTypes) {

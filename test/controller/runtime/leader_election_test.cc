@@ -2,11 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "base/timefmt.h"
 #include "test/support/fake_clock.h"
+#include "test/support/mem_lease_store.h"
+#include "test/support/notification.h"
 
 namespace ms::controller {
 namespace {
@@ -14,74 +20,26 @@ namespace {
 using nlohmann::json;
 using std::chrono::seconds;
 
-// An in-memory Lease with the API server's optimistic concurrency, plus
-// scripted failures.
-class MemLeaseStore final : public LeaseStore {
- public:
-  kube::Result Get() override {
-    std::lock_guard<std::mutex> g(mu_);
-    gets++;
-    if (down) return Err(0, "Transport");
-    if (!lease) return Err(404, "NotFound");
-    return {200, *lease, std::nullopt};
-  }
-  kube::Result Create(const json& l) override {
-    std::lock_guard<std::mutex> g(mu_);
-    if (down) return Err(0, "Transport");
-    if (lease) return Err(409, "AlreadyExists");
-    lease = l;
-    (*lease)["metadata"]["resourceVersion"] = std::to_string(++rv);
-    return {201, *lease, std::nullopt};
-  }
-  kube::Result Update(const json& l) override {
-    std::lock_guard<std::mutex> g(mu_);
-    updates++;
-    if (down) return Err(0, "Transport");
-    if (!lease) return Err(404, "NotFound");
-    if (conflict_next) {
-      conflict_next = false;
-      // Someone else wrote in between.
-      (*lease)["metadata"]["resourceVersion"] = std::to_string(++rv);
-      return Err(409, "Conflict");
-    }
-    if (l["metadata"].value("resourceVersion", "") != (*lease)["metadata"]["resourceVersion"]) {
-      return Err(409, "Conflict");
-    }
-    lease = l;
-    (*lease)["metadata"]["resourceVersion"] = std::to_string(++rv);
-    return {200, *lease, std::nullopt};
-  }
-  std::string Describe() const override { return "ns/lease"; }
-
-  json Spec() {
-    std::lock_guard<std::mutex> g(mu_);
-    return lease ? (*lease)["spec"] : json();
-  }
-
-  std::mutex mu_;
-  std::optional<json> lease;
-  int rv = 0;
-  bool down = false;
-  bool conflict_next = false;
-  int gets = 0, updates = 0;
-
- private:
-  static kube::Result Err(int code, const std::string& reason) {
-    return {code, json(), kube::Status{code, reason, reason}};
-  }
-};
+using test::MemLeaseStore;
+using test::NetworkedLeaseStore;
 
 struct Candidate {
-  Candidate(MemLeaseStore& store, FakeClock& clock, const std::string& id, prometheus::Registry* reg = nullptr)
-      : elector(store, clock, Config(id), LeaderCallbacks{[this] { started++; }, [this] { stopped++; }}, reg) {}
+  Candidate(LeaseStore& store, FakeClock& clock, const std::string& id, prometheus::Registry* reg = nullptr)
+      : elector(store, clock, Config(id), LeaderCallbacks{[this] { Started(); }, [this] { stopped++; }}, reg) {}
   static LeaderElectionConfig Config(const std::string& id) {
     LeaderElectionConfig c;
     c.name = "modelservice-controller";
     c.ns = "ns";
     c.identity = id;
+    c.seed = std::hash<std::string>{}(id) | 1;
     return c;
   }
-  int started = 0, stopped = 0;
+  void Started() {
+    started++;
+    leading.Notify();
+  }
+  std::atomic<int> started{0}, stopped{0};
+  test::Notification leading;
   LeaderElector elector;
 };
 
@@ -257,13 +215,13 @@ TEST(LeaderElection, RunStopReleases) {
   Candidate a(store, clock, "a");
   std::optional<LeaderElector::State> result;
   std::thread t([&] { result = a.elector.Run(); });
-  for (int i = 0; i < 2000 && !a.elector.IsLeader(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_TRUE(a.elector.IsLeader());
+  ASSERT_TRUE(a.leading.Wait());  // Run's first attempt is immediate
   a.elector.Stop();
   t.join();
   EXPECT_EQ(result, LeaderElector::State::kStopped);
-  EXPECT_EQ(store.Spec()["holderIdentity"], "");
+  EXPECT_EQ(store.Holder(), "");
   EXPECT_EQ(a.stopped, 1);
+  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
 }
 
 TEST(LeaderElection, RunReturnsLostWhenRenewFails) {
@@ -271,20 +229,176 @@ TEST(LeaderElection, RunReturnsLostWhenRenewFails) {
   MemLeaseStore store;
   Candidate a(store, clock, "a");
   std::optional<LeaderElector::State> result;
-  std::atomic<bool> done{false};
-  std::thread t([&] {
-    result = a.elector.Run();
-    done = true;
-  });
-  for (int i = 0; i < 2000 && !a.elector.IsLeader(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_TRUE(a.elector.IsLeader());
+  std::thread t([&] { result = a.elector.Run(); });
+  ASSERT_TRUE(a.leading.Wait());
   store.down = true;
-  for (int i = 0; i < 200 && !done; ++i) {
-    clock.Advance(std::chrono::milliseconds(500));
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  // Past the renew deadline at once: whenever Run looks, the only answer is
+  // to step down (it tries no request once the deadline has passed).
+  clock.Advance(seconds(11));
   t.join();
   EXPECT_EQ(result, LeaderElector::State::kLost);
+  EXPECT_EQ(a.stopped, 1);
+}
+
+TEST(LeaderElection, HungRenewStepsDownAtTheRenewDeadlineBeforeAnotherCanTakeOver) {
+  // a leads; its link to the API server then hangs (every request takes until
+  // its deadline). b, a healthy standby, polls all along. a must have stopped
+  // writing (gate closed) and stepped down before b can take the Lease.
+  FakeClock clock;
+  MemLeaseStore store;
+  NetworkedLeaseStore a_link(store, clock), b_link(store, clock);
+  Candidate a(a_link, clock, "a");
+  Candidate b(b_link, clock, "b");
+  const auto t0 = clock.Now();
+  a.elector.Step();
+  ASSERT_TRUE(a.elector.IsLeader());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(10));
+  b.elector.Step();  // b sees a's record at t0
+
+  a_link.Partition(NetworkedLeaseStore::Hang::kUntilDeadline);
+  clock.Advance(seconds(2));
+  EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(8));
+  a.elector.Step();  // the renew hangs until its deadline
+  EXPECT_EQ(a_link.hung_deadlines(), (std::vector<Clock::TimePoint>{t0 + seconds(10)}))
+      << "one attempt, bounded by the renew deadline (not the 30 s request timeout)";
+  EXPECT_EQ(clock.Now(), t0 + seconds(10));
+  EXPECT_EQ(a.elector.state(), LeaderElector::State::kLost);
+  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.stopped, 1);
+  const auto a_down = clock.Now();
+
+  // b takes over once a full lease duration has passed since it saw a's record.
+  auto next = clock.Now();
+  while (!b.elector.IsLeader()) {
+    ASSERT_LT(clock.Now(), t0 + seconds(30));
+    if (next > clock.Now()) clock.Advance(next - clock.Now());
+    next = b.elector.Step();
+  }
+  EXPECT_GE(clock.Now(), t0 + seconds(15));
+  EXPECT_GE(clock.Now() - a_down, seconds(5)) << "a stepped down lease_duration - renew_deadline before";
+  EXPECT_EQ(store.Holder(), "b");
+}
+
+TEST(LeaderElection, GateClosesAtTheRenewDeadlineWhileTheElectorIsStuck) {
+  // The renew request hangs with no deadline at all (as with the shared
+  // client's 30 s timeout). The gate is computed from the clock at each
+  // question, so it closes on time although the elector's thread, which
+  // would report the loss, is blocked.
+  FakeClock clock;
+  MemLeaseStore store;
+  NetworkedLeaseStore link(store, clock);
+  Candidate a(link, clock, "a");
+  std::optional<LeaderElector::State> result;
+  std::thread t([&] { result = a.elector.Run(); });
+  ASSERT_TRUE(a.leading.Wait());
+  const auto t0 = clock.Now();
+  link.Partition(NetworkedLeaseStore::Hang::kBlocked);
+  clock.Advance(seconds(2));  // the renewal is due
+  ASSERT_TRUE(link.WaitUntilBlocked());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(8));
+  clock.Advance(seconds(8));  // t0 + 10 s: the renew deadline
+  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.elector.state(), LeaderElector::State::kLeader) << "the elector's thread has not noticed yet";
+  link.Heal();  // the hung request fails at last
+  t.join();
+  EXPECT_EQ(result, LeaderElector::State::kLost);
+  EXPECT_EQ(clock.Now(), t0 + seconds(10));
+}
+
+TEST(LeaderElection, PausedLeaderStepsDownWithoutARequest) {
+  // The process was stopped (SIGSTOP) past its renew deadline: on resuming it
+  // may not write, and its elector gives up without trying to renew.
+  FakeClock clock;
+  MemLeaseStore store;
+  Candidate a(store, clock, "a");
+  a.elector.Step();
+  const int gets = store.gets, updates = store.updates;
+  clock.Advance(seconds(25));
+  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  a.elector.Step();
+  EXPECT_EQ(a.elector.state(), LeaderElector::State::kLost);
+  EXPECT_EQ(store.gets, gets);
+  EXPECT_EQ(store.updates, updates);
+}
+
+TEST(LeaderElection, EachAttemptIsBoundedByTheRenewDeadline) {
+  FakeClock clock;
+  MemLeaseStore store;
+  Candidate a(store, clock, "a");
+  const auto t0 = clock.Now();
+  a.elector.Step();                       // acquire: as long as a renewal would get
+  ASSERT_EQ(store.deadlines.size(), 2u);  // get (404), create
+  EXPECT_EQ(store.deadlines[0], t0 + seconds(10));
+  store.deadlines.clear();
+  clock.Advance(seconds(2));
+  store.conflict_next = true;  // the one-request renew fails: get + update follow
+  a.elector.Step();
+  // Every request of a renewal ends by the renew deadline of the last
+  // successful renew (t0 + 10 s), not 10 s after the attempt began.
+  EXPECT_EQ(store.deadlines, (std::vector<Clock::TimePoint>(3, t0 + seconds(10))));
+  EXPECT_TRUE(a.elector.IsLeader());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(10));  // renewed at t0 + 2 s
+}
+
+TEST(LeaderElection, LeaderRenewsWithOneRequest) {
+  FakeClock clock;
+  MemLeaseStore store;
+  Candidate a(store, clock, "a");
+  a.elector.Step();
+  const int gets = store.gets;
+  for (int i = 0; i < 5; ++i) {
+    clock.Advance(seconds(2));
+    a.elector.Step();
+  }
+  EXPECT_EQ(store.gets, gets) << "a leader renews with the record it last saw, as client-go does";
+  EXPECT_EQ(store.updates, 5);
+  EXPECT_EQ(store.Holder(), "a");
+}
+
+TEST(LeaderElection, AcquireRetriesAreJitteredRenewalsAreNot) {
+  FakeClock clock;
+  MemLeaseStore store;
+  Candidate a(store, clock, "a");
+  Candidate b(store, clock, "b");
+  a.elector.Step();
+  std::set<Clock::Duration> waits;
+  for (int i = 0; i < 20; ++i) {
+    const auto next = b.elector.Step();
+    const auto wait = next - clock.Now();
+    EXPECT_GE(wait, seconds(2));
+    EXPECT_LT(wait, std::chrono::milliseconds(4400)) << "client-go: JitterUntil(retryPeriod, 1.2)";
+    waits.insert(wait);
+    clock.Advance(seconds(1));
+    EXPECT_EQ(a.elector.Step() - clock.Now(), seconds(2)) << "renewals every retry period";
+  }
+  EXPECT_GT(waits.size(), 10u);
+}
+
+TEST(LeaderElection, ReleaseClosesTheGateBeforeWritingTheLease) {
+  FakeClock clock;
+  MemLeaseStore store;
+  Candidate a(store, clock, "a");
+  a.elector.Step();
+  std::optional<Clock::Duration> left_at_release;
+  store.on_update = [&](const json& lease) {
+    if (lease["spec"]["holderIdentity"] == "") left_at_release = a.elector.WriteTimeLeft();
+  };
+  EXPECT_TRUE(a.elector.Release());
+  EXPECT_EQ(left_at_release, Clock::Duration::zero());
+}
+
+TEST(LeaderElection, ConfigFollowsClientGoConstraints) {
+  LeaderElectionConfig c = Candidate::Config("a");
+  EXPECT_EQ(CheckLeaderElectionConfig(c), "");
+  c.renew_deadline = seconds(15);
+  EXPECT_EQ(CheckLeaderElectionConfig(c), "the lease duration must be greater than the renew deadline");
+  c.renew_deadline = seconds(2);
+  EXPECT_EQ(CheckLeaderElectionConfig(c), "the renew deadline must be greater than 1.2 times the retry period");
+  c.retry_period = seconds(0);
+  EXPECT_EQ(CheckLeaderElectionConfig(c), "the retry period must be positive");
+  FakeClock clock;
+  MemLeaseStore store;
+  EXPECT_THROW(LeaderElector(store, clock, c, {}), std::invalid_argument);
 }
 
 TEST(LeaderElection, DefaultIdentityIsHostnameAndSuffix) {

@@ -117,6 +117,22 @@ TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
   EXPECT_EQ(q.Get(), std::nullopt);
 }
 
+TEST(WorkQueue, ShutDownNowDropsQueuedAndWaitingKeys) {
+  FakeClock clock;
+  WorkQueue q("test", clock);
+  q.Add("a");
+  q.Add("b");
+  q.AddAfter("c", seconds(1));
+  ASSERT_EQ(q.Get(), "a");
+  q.Add("a");  // re-added while processing: would be queued again at Done()
+  q.ShutDownNow();
+  EXPECT_EQ(q.Len(), 0u);
+  EXPECT_EQ(q.NumWaiting(), 0u);
+  q.Done("a");
+  clock.Advance(seconds(2));
+  EXPECT_EQ(q.Get(), std::nullopt) << "b, c and the re-added a are dropped, not handed out";
+}
+
 TEST(WorkQueue, ShutDownWithDrainWaitsForInFlight) {
   FakeClock clock;
   WorkQueue q("test", clock);
