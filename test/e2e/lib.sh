@@ -318,10 +318,42 @@ controller_ports() {
   esac
 }
 
+# controller_user NAME: the user a controller authenticates as (its client
+# certificate's CN), i.e. `.user.username` in the audit log.
+controller_user() { echo "e2e:$1"; }
+
+# controller_kubeconfig NAME: print the path of a kubeconfig with a client
+# certificate of that controller's own (CN=$(controller_user NAME),
+# O=system:masters), signed by the cluster's CA, so that the audit log tells
+# the controllers apart. Made once per suite in $E2E_WORK/identities/.
+controller_kubeconfig() {
+  local name="$1" d="$E2E_WORK/identities"
+  local kc="$d/$name.kubeconfig"
+  if [[ ! -s "$kc" ]]; then
+    mkdir -p "$d"
+    openssl req -newkey rsa:2048 -nodes -keyout "$d/$name.key" -out "$d/$name.csr" \
+      -subj "/O=system:masters/CN=$(controller_user "$name")" 2>/dev/null || fail "openssl req for $name"
+    printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' \
+      >"$d/$name.ext"
+    openssl x509 -req -in "$d/$name.csr" -CA "$E2E_CA_CERT" -CAkey "$E2E_CA_KEY" -CAcreateserial \
+      -CAserial "$d/ca.srl" -days 2 -extfile "$d/$name.ext" -out "$d/$name.crt" 2>/dev/null \
+      || fail "signing the client certificate of $name"
+    "$KUBECTL" config --kubeconfig="$kc.tmp" set-cluster e2e --server="$E2E_API_SERVER" \
+      --certificate-authority="$E2E_CA_CERT" --embed-certs=true >/dev/null
+    "$KUBECTL" config --kubeconfig="$kc.tmp" set-credentials "$name" --client-certificate="$d/$name.crt" \
+      --client-key="$d/$name.key" --embed-certs=true >/dev/null
+    "$KUBECTL" config --kubeconfig="$kc.tmp" set-context e2e --cluster=e2e --user="$name" >/dev/null
+    "$KUBECTL" config --kubeconfig="$kc.tmp" use-context e2e >/dev/null
+    mv -f "$kc.tmp" "$kc"
+  fi
+  echo "$kc"
+}
+
 # start_controller NAME [--no-leader-elect] [EXTRA_FLAGS...]: a controller
 # (leader-electing unless --no-leader-elect) with the
 # suite's common flags (Prometheus on $PROM_PORT, 2 s autoscale interval, 10 s
-# scale-down window). Waits for /healthz (not for leadership).
+# scale-down window), authenticated as $(controller_user NAME). Waits for
+# /healthz (not for leadership).
 start_controller() {
   local name="$1"; shift
   local ports mp pp
@@ -329,7 +361,9 @@ start_controller() {
   read -r mp pp <<<"$ports"
   local le=(--leader-elect --leader-election-id modelservice-controller --leader-election-namespace modelservice-system)
   if [[ "${1:-}" == --no-leader-elect ]]; then le=(); shift; fi
-  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$KUBECONFIG" "${le[@]}" \
+  local kc
+  kc="$(controller_kubeconfig "$name")"
+  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$kc" "${le[@]}" \
     --default-image registry.local/model-server:e2e \
     --prometheus-url "http://127.0.0.1:$PROM_PORT" \
     --autoscale-interval 2s --scale-down-stabilization 10s \
@@ -419,4 +453,42 @@ controller_writes_since() {
     | select(.verb == "create" or .verb == "update" or .verb == "patch" or .verb == "delete" or .verb == "deletecollection")
     | select(.objectRef.resource != "leases")
     | "\(.verb) \(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "")/\(.objectRef.name // "") \(.responseStatus.code)"'
+}
+
+# jq definitions for the audit log: `ts` turns an RFC 3339 time with
+# microseconds into epoch seconds; `write` selects mutating requests; `what`
+# prints "verb resource[/subresource] ns/name code".
+AUDIT_JQ_DEFS='
+def ts: (.[0:19] + "Z" | fromdateiso8601) + (("0" + .[19:-1]) | tonumber? // 0);
+def write: .verb == "create" or .verb == "update" or .verb == "patch" or .verb == "delete" or .verb == "deletecollection";
+def what: "\(.verb) \(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "")/\(.objectRef.name // "") \(.responseStatus.code)";
+'
+
+# audit_writes_by USER MARK [AFTER]: one line "EPOCH verb resource ns/name
+# code" per write request (any resource, Events and the Lease included) made
+# by USER (see controller_user) after audit line MARK and received by the API
+# server after AFTER (epoch seconds, default 0).
+audit_writes_by() {
+  tail -n "+$(( $2 + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg u "$1" --argjson after "${3:-0}" "$AUDIT_JQ_DEFS"'
+    select(.stage == "ResponseComplete" and .user.username == $u and write)
+    | (.requestReceivedTimestamp | ts) as $t | select($t > $after) | "\($t) \(what)"'
+}
+
+# audit_lease_writes USER MARK: the epoch (received) of each successful write
+# of the leader Lease by USER after audit line MARK, one a line.
+audit_lease_writes() {
+  tail -n "+$(( $2 + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg u "$1" "$AUDIT_JQ_DEFS"'
+    select(.stage == "ResponseComplete" and .user.username == $u and write
+           and .objectRef.resource == "leases" and .objectRef.name == "modelservice-controller"
+           and .responseStatus.code < 300)
+    | .requestReceivedTimestamp | ts'
+}
+
+# audit_creates NS RESOURCE MARK: "name count" of successful creates of
+# RESOURCE in NS after audit line MARK, by anyone.
+audit_creates() {
+  tail -n "+$(( $3 + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg ns "$1" --arg r "$2" '
+    select(.stage == "ResponseComplete" and .verb == "create" and .objectRef.resource == $r
+           and .objectRef.namespace == $ns and .responseStatus.code < 300) | .objectRef.name // .responseObject.metadata.name // "?"' \
+    | sort | uniq -c | awk '{print $2, $1}'
 }

@@ -446,6 +446,11 @@ TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
 // its answers back up (nothing is buffered without bound), keeps serving
 // others, and drops it when the answers have waited a read timeout.
 TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
+#if defined(__SANITIZE_THREAD__)
+  // Under TSan the hog's hundreds of MB of TLS writes take about a minute and
+  // the close time below depends on the machine's load, not on the server.
+  GTEST_SKIP() << "timing-bound under ThreadSanitizer's slowdown";
+#endif
   ServerOptions o;
   o.http.limits.read_timeout = std::chrono::seconds(1);
   Start(o);

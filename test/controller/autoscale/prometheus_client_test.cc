@@ -376,7 +376,12 @@ TEST(AutoscalePrometheusClient, InvalidBaseUrl) {
 
 TEST(AutoscalePrometheusClient, ConcurrentQueries) {
   FakePrometheus prom("");
-  PrometheusClient client(prom.url(), FastOptions());
+  // The default time limits: this test is about concurrency, and 0.3 s per
+  // request is not enough under ThreadSanitizer on a loaded machine.
+  PrometheusClientOptions options = FastOptions();
+  options.timeout = PrometheusClientOptions{}.timeout;
+  options.connect_timeout = PrometheusClientOptions{}.connect_timeout;
+  PrometheusClient client(prom.url(), options);
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
   for (int t = 0; t < 4; ++t) {
