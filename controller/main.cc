@@ -195,6 +195,7 @@ class ControllerProcess {
   // the reconcile they are in, whose requests now fail at once.
   void Abort() {
     logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
+    for (kube::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
     queue_.ShutDownNow();
     controller_.Stop();

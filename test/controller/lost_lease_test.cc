@@ -221,6 +221,8 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   queue.ShutDownNow();
   controller.Stop();
 
+  srv.Stop();  // no handler outlives `api`
+
   EXPECT_TRUE(api.lost());
   EXPECT_EQ(api.writes_before_loss(), ApiStandIn::kLossAt + 1) << "the two writes in flight at the loss";
   EXPECT_EQ(api.writes_after_loss(), std::vector<std::string>{}) << "no write left the process after the loss";

@@ -25,18 +25,21 @@ class HttpTestServer {
     // is for stop() on destruction, which does nothing before the loop runs.
     for (int i = 0; i < 5000 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ~HttpTestServer() {
+  // Stops listening and waits for the handlers that are running (httplib
+  // joins its workers): call it before anything the handlers use goes away.
+  void Stop() {
     done = true;
     server.stop();
     if (thread.joinable()) thread.join();
   }
+  ~HttpTestServer() { Stop(); }
   HttpTestServer(const HttpTestServer&) = delete;
   HttpTestServer& operator=(const HttpTestServer&) = delete;
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 
   httplib::Server server;
-  std::atomic<bool> done{false};  // set first thing on destruction: slow handlers may watch it
+  std::atomic<bool> done{false};  // set first thing by Stop(): slow handlers may watch it
   int port = 0;
   std::thread thread;
 };

@@ -493,9 +493,10 @@ class ClockGate final : public WriteGate {
 };
 
 // Counts requests by method; "/slow" answers once the test lets it (or at
-// teardown).
+// teardown). Stops the server before it goes away, so that no handler
+// outlives it.
 struct CountingApi {
-  explicit CountingApi(TestServer& srv) {
+  explicit CountingApi(TestServer& srv) : srv_(srv) {
     auto count = [this](const httplib::Request& req, httplib::Response& res) {
       {
         std::lock_guard<std::mutex> g(mu);
@@ -516,10 +517,12 @@ struct CountingApi {
     srv.server.Get("/x", count).Post("/x", count).Put("/x", count).Patch("/x", count).Delete("/x", count);
     srv.server.Get("/slow", slow).Post("/slow", slow).Put("/slow", slow);
   }
+  ~CountingApi() { srv_.Stop(); }
   std::vector<std::string> Seen() {
     std::lock_guard<std::mutex> g(mu);
     return seen;
   }
+  TestServer& srv_;
   std::mutex mu;
   std::vector<std::string> seen;
   test::Notification in_slow, release;
