@@ -1,7 +1,8 @@
 #include "api/defaults.h"
 
-#include "api/types.h"
-#include "api/validation.h"
+#include <algorithm>
+
+#include "api/spec.h"
 
 namespace ms {
 
@@ -9,82 +10,72 @@ using nlohmann::json;
 
 namespace {
 
-// Applies the defaults to `spec` (in place) while recording the patch ops
-// relative to `base` ("/spec").
-void DefaultSpec(json& spec, const std::string& base, jsonpatch::Patch& patch) {
-  auto add = [&](json& obj, const std::string& obj_path, const char* key, json value) {
-    if (obj.contains(key)) return;
-    patch.Add(obj_path + "/" + jsonpatch::EscapeToken(key), value);
-    obj[key] = std::move(value);
-  };
-
-  if (!spec.contains("replicas")) {
-    int64_t replicas = api::kDefaultReplicas;
-    auto as = spec.find("autoscaling");
-    if (as != spec.end() && as->is_object()) {
-      auto mn = as->find("minReplicas");
-      if (mn != as->end() && mn->is_number_integer() && *mn >= api::kMinReplicas && *mn <= api::kMaxReplicas)
-        replicas = mn->get<int64_t>();
-    }
-    add(spec, base, "replicas", replicas);
+// Adds to `target` every member of `defaults` it lacks, descending into
+// members that are objects on both sides; never replaces a value.
+void AddMissing(json& target, const json& defaults) {
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    auto have = target.find(it.key());
+    if (have == target.end())
+      target[it.key()] = *it;
+    else if (have->is_object() && it->is_object())
+      AddMissing(*have, *it);
   }
-  add(spec, base, "port", api::kDefaultPort);
-  add(spec, base, "gpus", api::kDefaultGpus);
+}
 
-  if (!spec.contains("strategy")) {
-    json strategy = {
-        {"type", api::kStrategyRollingUpdate},
-        {"rollingUpdate", {{"maxSurge", api::kDefaultMaxSurge}, {"maxUnavailable", api::kDefaultMaxUnavailable}}}};
-    add(spec, base, "strategy", strategy);
-  } else if (spec["strategy"].is_object()) {
-    json& strategy = spec["strategy"];
-    const std::string spath = base + "/strategy";
-    add(strategy, spath, "type", api::kStrategyRollingUpdate);
-    if (strategy["type"] == api::kStrategyRollingUpdate) {
-      if (!strategy.contains("rollingUpdate")) {
-        add(strategy, spath, "rollingUpdate",
-            json{{"maxSurge", api::kDefaultMaxSurge}, {"maxUnavailable", api::kDefaultMaxUnavailable}});
-      } else if (strategy["rollingUpdate"].is_object()) {
-        json& ru = strategy["rollingUpdate"];
-        const std::string rpath = spath + "/rollingUpdate";
-        bool surge_given_zero = ru.contains("maxSurge") && IsZeroIntOrPercent(ru["maxSurge"]);
-        add(ru, rpath, "maxSurge", api::kDefaultMaxSurge);
-        add(ru, rpath, "maxUnavailable", surge_given_zero ? json(1) : json(api::kDefaultMaxUnavailable));
-      }
-    }
+// The reference tokens of a JSON Pointer, ranked by api::FieldRank.
+std::vector<size_t> Ranks(const std::string& pointer) {
+  std::vector<size_t> ranks;
+  size_t start = 1;
+  while (start <= pointer.size()) {
+    size_t end = pointer.find('/', start);
+    if (end == std::string::npos) end = pointer.size();
+    ranks.push_back(api::FieldRank(std::string_view(pointer).substr(start, end - start)));
+    start = end + 1;
   }
+  return ranks;
+}
 
-  if (auto as = spec.find("autoscaling"); as != spec.end() && as->is_object())
-    add(*as, base + "/autoscaling", "minReplicas", api::kDefaultMinReplicas);
+// The spec object with its typed defaults added where it has no value.
+json DefaultedSpec(const json& spec) {
+  json out = spec;
+  AddMissing(out, api::ParseSpec(spec).spec.Defaulted().ToJson());
+  return out;
 }
 
 }  // namespace
 
-jsonpatch::Patch DefaultsPatch(const json& object) {
-  jsonpatch::Patch patch;
-  if (!object.is_object()) return patch;
-  json copy;
-  auto it = object.find("spec");
-  if (it == object.end()) {
-    patch.Add("/spec", json::object());
-    copy = json::object();
-  } else if (it->is_object()) {
-    copy = *it;
-  } else {
-    return patch;  // spec of the wrong type: validation denies it
-  }
-  DefaultSpec(copy, "/spec", patch);
-  return patch;
+json DefaultedObject(const json& object) {
+  if (!object.is_object()) return object;
+  auto spec = object.find("spec");
+  if (spec != object.end() && !spec->is_object()) return object;
+  json out = object;
+  out["spec"] = DefaultedSpec(spec == object.end() ? json::object() : *spec);
+  return out;
 }
 
-json WithDefaults(const json& object) {
-  if (!object.is_object()) return object;
-  json out = object;
-  if (!out.contains("spec")) out["spec"] = json::object();
-  if (!out["spec"].is_object()) return out;
-  jsonpatch::Patch ignored;
-  DefaultSpec(out["spec"], "/spec", ignored);
-  return out;
+json DefaultsPatch(const json& object) {
+  json patch = json::array();
+  if (!object.is_object()) return patch;
+  // `spec` itself first when absent, then each default inside it (rather
+  // than one operation adding the whole defaulted spec).
+  static const json kEmpty = json::object();
+  const json* spec = &kEmpty;
+  if (auto it = object.find("spec"); it == object.end()) {
+    patch.push_back({{"op", "add"}, {"path", "/spec"}, {"value", json::object()}});
+  } else if (it->is_object()) {
+    spec = &*it;
+  } else {
+    return patch;  // validation denies it
+  }
+  json diff = json::diff(*spec, DefaultedSpec(*spec), "/spec");
+  // json::diff lists members alphabetically; order them as design.md §2
+  // lists the fields, so a patch reads like the spec. Only additions of
+  // distinct members: any order applies the same.
+  std::stable_sort(diff.begin(), diff.end(), [](const json& a, const json& b) {
+    return Ranks(a["path"].get_ref<const std::string&>()) < Ranks(b["path"].get_ref<const std::string&>());
+  });
+  for (auto& op : diff) patch.push_back(std::move(op));
+  return patch;
 }
 
 }  // namespace ms

@@ -1,31 +1,27 @@
-// Defaulting of a ModelService (design.md §2): the minimal JSON Patch that
-// adds what is missing and nothing else. Pure: no I/O. An object that already
-// has every default yields an empty patch, so reinvocation is safe.
+// Defaulting of a ModelService object (design.md §2 "Mutation"). The defaults
+// themselves are the typed spec's (api::ModelServiceSpec::Defaulted); here
+// they are added to the object where it has no value, and the mutating
+// webhook's JSON Patch is the difference between the object and that
+// defaulted form, so the patch cannot say anything the defaults do not.
+// Pure: no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include "api/json_patch.h"
-
 namespace ms {
 
-// Defaults applied (only where the parent exists with the right type; a
-// malformed object gets no patch for the malformed part — validation denies it):
-//   spec                                 {}            when absent
-//   spec.replicas                        autoscaling.minReplicas when autoscaling
-//                                        is set with a valid minReplicas, else 1
-//   spec.port                            8080
-//   spec.gpus                            0
-//   spec.strategy.type                   RollingUpdate
-//   spec.strategy.rollingUpdate          {maxSurge: "25%", maxUnavailable: 0}
-//                                        (RollingUpdate only)
-//   spec.strategy.rollingUpdate.maxSurge        "25%"
-//   spec.strategy.rollingUpdate.maxUnavailable  0, or 1 when maxSurge is
-//                                        explicitly 0 (both 0 is invalid)
-//   spec.autoscaling.minReplicas         1
-jsonpatch::Patch DefaultsPatch(const nlohmann::json& object);
+// The object with its typed spec's defaults added wherever the object has
+// no value: a value the object has, even one of the wrong type, is never
+// replaced, and nothing is added inside a field that is not an object (a
+// malformed part is left to validation). `spec` is added when absent; an
+// object that is not a JSON object, or whose spec is not one, is returned
+// unchanged.
+nlohmann::json DefaultedObject(const nlohmann::json& object);
 
-// The object with the defaults applied (for tests and the controller).
-nlohmann::json WithDefaults(const nlohmann::json& object);
+// The RFC 6902 JSON Patch (an array of operations) from `object` to
+// DefaultedObject(object): `add` operations only, `/spec` first when absent,
+// then the fields in the order of design.md §2. Empty when the object
+// already has every default (reinvocation is a no-op).
+nlohmann::json DefaultsPatch(const nlohmann::json& object);
 
 }  // namespace ms

@@ -63,9 +63,9 @@ struct SchemaValidator::ValidatorPool {
 SchemaValidator::SchemaValidator(std::string_view schema_json)
     : schema_(std::make_unique<valijson::Schema>()), pool_(std::make_unique<ValidatorPool>()) {
   try {
-    document_ = nlohmann::json::parse(schema_json);
+    const nlohmann::json document = nlohmann::json::parse(schema_json);
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
-    valijson::adapters::NlohmannJsonAdapter adapter(document_);
+    valijson::adapters::NlohmannJsonAdapter adapter(document);
     parser.populateSchema(adapter, *schema_);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("cannot compile the ModelService schema: ") + e.what());

@@ -39,11 +39,8 @@ class SchemaValidator {
   // must bound string lengths first (std::regex recursion, see notes).
   std::vector<SchemaError> Validate(const nlohmann::json& document) const;
 
-  const nlohmann::json& document() const { return document_; }
-
  private:
   struct ValidatorPool;
-  nlohmann::json document_;
   std::unique_ptr<valijson::Schema> schema_;
   std::unique_ptr<ValidatorPool> pool_;
 };

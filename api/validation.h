@@ -1,6 +1,7 @@
 // Validation of a ModelService object (design.md §2): the single-field rules
-// that the schema also states, worded as the API server words them, the
-// cross-field rules, and the warnings. Pure: no I/O.
+// that the schema also states (read by the typed spec's parser, worded as the
+// API server words them), the cross-field rules and the warnings on the typed
+// spec, and the compiled schema as a safety net. Pure: no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 
 #include "api/field_error.h"
 #include "api/schema.h"
+#include "api/spec.h"
 
 namespace ms {
 
@@ -19,20 +21,14 @@ struct ValidationOutcome {
   bool ok() const { return errors.empty(); }
 };
 
-// The single-field checks: the same constraints as the schema, with precise
-// messages. (A test keeps them equivalent to the schema.)
-void CheckFields(const nlohmann::json& object, std::vector<FieldError>& errors);
 // The rules beyond single fields.
-void CheckCrossFields(const nlohmann::json& object, std::vector<FieldError>& errors);
-// Allowed-but-questionable: unknown spec fields, replicas outside the
-// autoscaling range, GPUs with no image.
-std::vector<std::string> Warnings(const nlohmann::json& object);
+void CheckCrossFields(const api::ModelServiceSpec& spec, std::vector<FieldError>& errors);
+// Allowed-but-questionable: replicas outside the autoscaling range, GPUs with
+// no image (unknown fields are warned about by the parser).
+void AddWarnings(const api::ModelServiceSpec& spec, std::vector<std::string>& warnings);
 
 // All of the above, plus the compiled schema as a safety net: a schema
 // violation that no hand-written check explains is still reported.
 ValidationOutcome ValidateModelService(const nlohmann::json& object, const SchemaValidator& schema);
-
-// Integer-or-percent helpers shared with the controller.
-bool IsZeroIntOrPercent(const nlohmann::json& v);
 
 }  // namespace ms

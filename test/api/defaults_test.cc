@@ -2,18 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "api/spec.h"
 #include "api/validation.h"
+#include "test/support/modelservice_corpus.h"
 
 namespace ms {
 namespace {
 
 using nlohmann::json;
 
-json Apply(const json& obj) { return obj.patch(DefaultsPatch(obj).ops()); }
+json Apply(const json& obj) { return obj.patch(DefaultsPatch(obj)); }
 
 TEST(Defaults, EmptyObjectGetsSpecThenEachDefault) {
   json obj = {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"metadata", {{"name", "a"}}}};
-  EXPECT_EQ(DefaultsPatch(obj).Dump(),
+  EXPECT_EQ(DefaultsPatch(obj).dump(),
             R"([{"op":"add","path":"/spec","value":{}},{"op":"add","path":"/spec/replicas","value":1},)"
             R"({"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
@@ -23,13 +25,13 @@ TEST(Defaults, EmptyObjectGetsSpecThenEachDefault) {
 TEST(Defaults, OnlyWhatIsMissingAndIdempotent) {
   json obj = {{"spec", {{"model", "m"}, {"replicas", 3}, {"strategy", {{"rollingUpdate", {{"maxSurge", 2}}}}}}}};
   auto patch = DefaultsPatch(obj);
-  EXPECT_EQ(patch.Dump(),
+  EXPECT_EQ(patch.dump(),
             R"([{"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy/type","value":"RollingUpdate"},)"
             R"({"op":"add","path":"/spec/strategy/rollingUpdate/maxUnavailable","value":0}])");
   json once = Apply(obj);
-  EXPECT_TRUE(DefaultsPatch(once).empty()) << DefaultsPatch(once).Dump();
-  EXPECT_EQ(once, WithDefaults(obj));
+  EXPECT_TRUE(DefaultsPatch(once).empty()) << DefaultsPatch(once).dump();
+  EXPECT_EQ(once, DefaultedObject(obj));
   EXPECT_EQ(once["spec"]["replicas"], 3);
 }
 
@@ -68,6 +70,54 @@ TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
     auto out = ValidateModelService(applied, schema);
     EXPECT_TRUE(out.ok()) << text << ": " << JoinErrors(out.errors);
   }
+}
+
+// The whole patch applies as RFC 6902 says, one operation after the other:
+// each adds a member its parent object lacked (so no value is ever replaced),
+// and the end is exactly the defaulted object.
+TEST(Defaults, PatchAddsOnlyWhatIsMissingAndIsIdempotent) {
+  size_t patched = 0;
+  for (const json& obj : test::ModelServiceCorpus()) {
+    const json patch = DefaultsPatch(obj);
+    json doc = obj;
+    for (const json& op : patch) {
+      ASSERT_EQ(op["op"], "add") << patch.dump();
+      const json::json_pointer path(op["path"].get<std::string>());
+      ASSERT_FALSE(doc.contains(path)) << op.dump() << " on " << doc.dump();
+      ASSERT_TRUE(doc.contains(path.parent_pointer()) && doc[path.parent_pointer()].is_object()) << op.dump();
+      doc = doc.patch(json::array({op}));
+    }
+    EXPECT_EQ(doc, obj.patch(patch));
+    EXPECT_EQ(doc, DefaultedObject(obj)) << obj.dump();
+    // Reinvocation on the result: nothing left to add.
+    EXPECT_TRUE(DefaultsPatch(doc).empty()) << obj.dump() << " -> " << DefaultsPatch(doc).dump();
+    // Minimal: every value added is a default of the typed spec (nothing
+    // else of the object changes), and each missing default is added where
+    // its parent is an object.
+    if (!obj.contains("spec") || !obj["spec"].is_object()) continue;
+    const json defaults = api::ParseModelService(obj).spec.Defaulted().ToJson().flatten();
+    const json before = obj["spec"].flatten(), after = doc["spec"].flatten();
+    for (const auto& [path, value] : after.items()) {
+      if (before.contains(path)) {
+        EXPECT_EQ(before[path], value) << path;
+      } else {
+        ASSERT_TRUE(defaults.contains(path)) << "added " << path << " to " << obj.dump();
+        EXPECT_EQ(defaults[path], value) << path;
+      }
+    }
+    for (const auto& [path, value] : defaults.items()) {
+      const json::json_pointer p(path);
+      bool parent_is_object = true;
+      for (json::json_pointer q = p.parent_pointer(); !q.empty(); q = q.parent_pointer()) {
+        if (obj["spec"].contains(q) && !obj["spec"][q].is_object()) parent_is_object = false;
+      }
+      if (parent_is_object && !obj["spec"].contains(p)) {
+        EXPECT_EQ(after.value(path, json()), value) << path << " missing from " << obj.dump();
+      }
+    }
+    patched += !patch.empty();
+  }
+  EXPECT_GT(patched, 1000u);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "webhook/admission/mutating_handler.h"
 
 #include "api/defaults.h"
-#include "api/json_patch.h"
 #include "base/base64.h"
 
 namespace ms::webhook {
@@ -12,11 +11,11 @@ json MutatingHandler::Handle(const json& request) const {
   if (auto early = Preflight(request)) return *early;
   const auto obj = request.find("object");
 
-  jsonpatch::Patch patch = DefaultsPatch(*obj);
+  const json patch = DefaultsPatch(*obj);
   json response = Allowed();
   if (!patch.empty()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = Base64Encode(patch.Dump());
+    response["patch"] = Base64Encode(patch.dump());
   }
   return response;
 }

@@ -1,0 +1,112 @@
+#include "api/spec.h"
+
+#include <gtest/gtest.h>
+
+#include "api/defaults.h"
+#include "test/support/modelservice_corpus.h"
+
+namespace ms::api {
+namespace {
+
+using nlohmann::json;
+
+ModelServiceSpec Parse(const char* spec_json) { return ParseModelService(json{{"spec", json::parse(spec_json)}}).spec; }
+
+TEST(Spec, ReadsEveryField) {
+  auto parsed = ParseModelService(json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService",
+    "spec":{"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
+            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
+            "autoscaling":{"minReplicas":2,"maxReplicas":8,"targetQueueLength":5}}})"));
+  EXPECT_TRUE(parsed.errors.empty()) << JoinErrors(parsed.errors);
+  EXPECT_TRUE(parsed.warnings.empty());
+  const ModelServiceSpec& s = parsed.spec;
+  EXPECT_EQ(s.model, "bert");
+  EXPECT_EQ(s.version, "3");
+  EXPECT_EQ(s.image, "img");
+  EXPECT_EQ(s.replicas, 2);
+  EXPECT_EQ(s.port, 9000);
+  EXPECT_EQ(s.gpus, 1);
+  ASSERT_TRUE(s.strategy && s.strategy->rolling_update);
+  EXPECT_EQ(s.strategy->type, StrategyType::kRollingUpdate);
+  EXPECT_EQ(s.strategy->rolling_update->max_surge, (IntOrPercent{50, true}));
+  EXPECT_EQ(s.strategy->rolling_update->max_unavailable, (IntOrPercent{1, false}));
+  ASSERT_TRUE(s.autoscaling);
+  EXPECT_EQ(s.autoscaling->min_replicas, 2);
+  EXPECT_EQ(s.autoscaling->max_replicas, 8);
+  EXPECT_EQ(s.autoscaling->target_queue_length, 5);
+  // Nothing to default: Defaulted() is the identity and ToJson() gives the spec back.
+  EXPECT_EQ(s.Defaulted(), s);
+  EXPECT_EQ(s.ToJson(), json::parse(R"({"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
+            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
+            "autoscaling":{"minReplicas":2,"maxReplicas":8,"targetQueueLength":5}})"));
+}
+
+TEST(Spec, WhatCannotBeReadIsUnsetAndReported) {
+  auto parsed = ParseModelService(json::parse(
+      R"({"spec":{"model":5,"replicas":"3","strategy":{"type":"Rolling","rollingUpdate":{"maxSurge":"150%"}},
+                  "autoscaling":7}})"));
+  EXPECT_FALSE(parsed.spec.model);
+  EXPECT_FALSE(parsed.spec.replicas);
+  ASSERT_TRUE(parsed.spec.strategy);
+  EXPECT_FALSE(parsed.spec.strategy->type);
+  EXPECT_FALSE(parsed.spec.strategy->rolling_update->max_surge);
+  EXPECT_FALSE(parsed.spec.autoscaling);
+  EXPECT_EQ(JoinErrors(parsed.errors),
+            "spec.model: Invalid value: 5: must be of type string, not integer; "
+            "spec.replicas: Invalid value: \"3\": must be of type integer, not string; "
+            "spec.strategy.type: Unsupported value: \"Rolling\": supported values: \"RollingUpdate\", \"Recreate\"; "
+            "spec.strategy.rollingUpdate.maxSurge: Invalid value: \"150%\": must be an integer >= 0 or a percentage "
+            "between 0% and 100%; "
+            "spec.autoscaling: Invalid value: 7: must be of type object, not integer");
+  // Out of range is still read (validation reports it): the rules need the value.
+  EXPECT_EQ(Parse(R"({"replicas":0})").replicas, 0);
+  EXPECT_EQ(Parse(R"({"replicas":18446744073709551615})").replicas, std::numeric_limits<int64_t>::max());
+}
+
+TEST(Spec, DefaultsOfDesignMd) {
+  const ModelServiceSpec d = Parse(R"({"model":"m"})").Defaulted();
+  EXPECT_EQ(d.ToJson(), json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
+            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
+  EXPECT_FALSE(d.version);
+  EXPECT_FALSE(d.image);  // the controller's --default-image
+  EXPECT_FALSE(d.autoscaling);
+}
+
+TEST(Spec, DefaultsThatDependOnOtherFields) {
+  // maxSurge 0: maxUnavailable 1, as the webhook (the controller once used 0 here).
+  for (const char* surge : {"0", "\"0%\""}) {
+    auto d = Parse((std::string(R"({"strategy":{"rollingUpdate":{"maxSurge":)") + surge + "}}}").c_str()).Defaulted();
+    EXPECT_EQ(d.strategy->rolling_update->max_unavailable, (IntOrPercent{1, false})) << surge;
+  }
+  EXPECT_EQ(
+      Parse(R"({"strategy":{"rollingUpdate":{"maxSurge":1}}})").Defaulted().strategy->rolling_update->max_unavailable,
+      (IntOrPercent{0, false}));
+  // Recreate: no rollingUpdate.
+  EXPECT_FALSE(Parse(R"({"strategy":{"type":"Recreate"}})").Defaulted().strategy->rolling_update);
+  // replicas follows autoscaling.minReplicas (defaulted to 1), when that is in range.
+  EXPECT_EQ(Parse(R"({"autoscaling":{"minReplicas":3,"maxReplicas":9}})").Defaulted().replicas, 3);
+  auto as = Parse(R"({"autoscaling":{"maxReplicas":9}})").Defaulted();
+  EXPECT_EQ(as.autoscaling->min_replicas, 1);
+  EXPECT_EQ(as.replicas, 1);
+  EXPECT_EQ(Parse(R"({"autoscaling":{"minReplicas":0,"maxReplicas":9}})").Defaulted().replicas, 1);
+  // A value given is never replaced.
+  EXPECT_EQ(Parse(R"({"replicas":7,"autoscaling":{"minReplicas":3,"maxReplicas":9}})").Defaulted().replicas, 7);
+}
+
+TEST(Spec, DefaultedIsIdempotent) {
+  for (const json& obj : test::ModelServiceCorpus(500)) {
+    const ModelServiceSpec once = ParseModelService(obj).spec.Defaulted();
+    EXPECT_EQ(once.Defaulted(), once) << obj.dump();
+  }
+}
+
+TEST(Spec, FieldRankFollowsDesignMd) {
+  EXPECT_LT(FieldRank("spec"), FieldRank("model"));
+  EXPECT_LT(FieldRank("replicas"), FieldRank("port"));
+  EXPECT_LT(FieldRank("gpus"), FieldRank("strategy"));
+  EXPECT_LT(FieldRank("maxUnavailable"), FieldRank("autoscaling"));
+  EXPECT_LT(FieldRank("targetQueueLength"), FieldRank("colour"));
+}
+
+}  // namespace
+}  // namespace ms::api
