@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "controller/autoscale/promql.h"
+#include "controller/modelservice/desired.h"
+
 namespace ms::controller {
 
 struct Flags {
@@ -17,9 +20,9 @@ struct Flags {
   std::string leader_election_namespace;  // empty after parsing: see DefaultLeaderElectionNamespace
   int concurrency = 2;
   std::string ns;  // empty: all namespaces
-  std::string default_image = "registry.local/model-server:latest";
+  std::string default_image = kDefaultImage;
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
-  std::string prometheus_query = R"(sum(modelservice_queue_length{namespace="NS",modelservice="NAME"}))";
+  std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
   std::chrono::milliseconds autoscale_interval{15'000};
   std::chrono::milliseconds scale_down_stabilization{300'000};
   double kube_api_qps = 20;

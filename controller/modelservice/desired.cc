@@ -1,6 +1,7 @@
 #include "controller/modelservice/desired.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "controller/modelservice/resources.h"
 
@@ -9,6 +10,11 @@ namespace ms::controller {
 using nlohmann::json;
 
 namespace {
+
+// An int64 of the typed spec as an int (values beyond are invalid anyway).
+int ToInt(int64_t v) {
+  return static_cast<int>(std::clamp<int64_t>(v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
 
 int IntOr(const json& obj, const char* key, int def) {
   if (!obj.is_object()) return def;
@@ -23,8 +29,6 @@ std::string StringOr(const json& obj, const char* key, const std::string& def) {
   if (it == obj.end() || !it->is_string()) return def;
   return it->get<std::string>();
 }
-
-bool IsIntOrPercent(const json& v) { return v.is_number_integer() || v.is_string(); }
 
 json LabelsJson(const std::map<std::string, std::string>& labels) {
   json out = json::object();
@@ -110,9 +114,10 @@ json DesiredContainer(const ModelServiceSpec& spec) {
 }
 
 json DesiredStrategy(const ModelServiceSpec& spec) {
-  if (spec.strategy_type == "Recreate") return {{"type", "Recreate"}};
-  return {{"type", "RollingUpdate"},
-          {"rollingUpdate", {{"maxSurge", spec.max_surge}, {"maxUnavailable", spec.max_unavailable}}}};
+  if (spec.strategy_type == api::StrategyType::kRecreate) return {{"type", api::kStrategyRecreate}};
+  return {
+      {"type", api::kStrategyRollingUpdate},
+      {"rollingUpdate", {{"maxSurge", spec.max_surge.ToJson()}, {"maxUnavailable", spec.max_unavailable.ToJson()}}}};
 }
 
 void EnsureEnv(json& container, const std::string& name, const std::string& value, Drift& drift) {
@@ -215,34 +220,27 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
   ModelServiceSpec s;
   const json empty = json::object();
   const json& meta = ms.contains("metadata") && ms["metadata"].is_object() ? ms["metadata"] : empty;
-  const json& spec = ms.contains("spec") && ms["spec"].is_object() ? ms["spec"] : empty;
   s.name = StringOr(meta, "name", "");
   s.ns = StringOr(meta, "namespace", "default");
   s.uid = StringOr(meta, "uid", "");
-  s.model = StringOr(spec, "model", "");
-  s.version = StringOr(spec, "version", "");
-  s.image = StringOr(spec, "image", "");
-  if (s.image.empty()) s.image = opts.default_image;
-  s.replicas = std::max(1, IntOr(spec, "replicas", 1));
-  s.port = IntOr(spec, "port", 8080);
-  s.gpus = std::max(0, IntOr(spec, "gpus", 0));
-  if (spec.contains("strategy") && spec["strategy"].is_object()) {
-    const json& st = spec["strategy"];
-    if (StringOr(st, "type", "RollingUpdate") == "Recreate") s.strategy_type = "Recreate";
-    if (st.contains("rollingUpdate") && st["rollingUpdate"].is_object()) {
-      const json& ru = st["rollingUpdate"];
-      if (ru.contains("maxSurge") && IsIntOrPercent(ru["maxSurge"])) s.max_surge = ru["maxSurge"];
-      if (ru.contains("maxUnavailable") && IsIntOrPercent(ru["maxUnavailable"])) {
-        s.max_unavailable = ru["maxUnavailable"];
-      }
-    }
+
+  const api::ModelServiceSpec d = api::ParseModelService(ms).spec.Defaulted();
+  s.model = d.model.value_or("");
+  s.version = d.version.value_or("");
+  s.image = d.image && !d.image->empty() ? *d.image : opts.default_image;
+  s.replicas = std::max(1, ToInt(*d.replicas));
+  s.port = ToInt(*d.port);
+  s.gpus = std::max(0, ToInt(*d.gpus));
+  s.strategy_type = *d.strategy->type;
+  if (const auto& ru = d.strategy->rolling_update; ru && s.strategy_type == api::StrategyType::kRollingUpdate) {
+    s.max_surge = *ru->max_surge;
+    s.max_unavailable = *ru->max_unavailable;
   }
-  if (spec.contains("autoscaling") && spec["autoscaling"].is_object()) {
-    const json& a = spec["autoscaling"];
+  if (const auto& a = d.autoscaling) {
     autoscale::Spec as;
-    as.min_replicas = std::max(1, IntOr(a, "minReplicas", 1));
-    as.max_replicas = std::max(as.min_replicas, IntOr(a, "maxReplicas", as.min_replicas));
-    as.target_queue_length = std::max(1, IntOr(a, "targetQueueLength", 1));
+    as.min_replicas = std::max(1, ToInt(*a->min_replicas));
+    as.max_replicas = std::max(as.min_replicas, ToInt(a->max_replicas.value_or(as.min_replicas)));
+    as.target_queue_length = std::max(1, ToInt(a->target_queue_length.value_or(1)));
     s.autoscaling = as;
   }
   return s;
@@ -310,22 +308,17 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   Ensure(dspec, "replicas", replicas, "spec.replicas", drift);
 
   json& strategy = ObjectAt(dspec, "strategy");
-  if (spec.strategy_type == "Recreate") {
-    const bool ok = strategy.value("type", "") == "Recreate" && !strategy.contains("rollingUpdate");
-    if (!ok) {
-      strategy = {{"type", "Recreate"}};
-      drift.push_back("spec.strategy");
-    }
-  } else {
-    const json want = DesiredStrategy(spec);
-    const bool ok = strategy.value("type", "") == "RollingUpdate" && strategy.contains("rollingUpdate") &&
-                    strategy["rollingUpdate"].is_object() &&
-                    strategy["rollingUpdate"].value("maxSurge", json()) == spec.max_surge &&
-                    strategy["rollingUpdate"].value("maxUnavailable", json()) == spec.max_unavailable;
-    if (!ok) {
-      strategy = want;
-      drift.push_back("spec.strategy");
-    }
+  const json want = DesiredStrategy(spec);
+  const bool strategy_ok =
+      spec.strategy_type == api::StrategyType::kRecreate
+          ? strategy.value("type", "") == api::kStrategyRecreate && !strategy.contains("rollingUpdate")
+          : strategy.value("type", "") == api::kStrategyRollingUpdate && strategy.contains("rollingUpdate") &&
+                strategy["rollingUpdate"].is_object() &&
+                strategy["rollingUpdate"].value("maxSurge", json()) == want["rollingUpdate"]["maxSurge"] &&
+                strategy["rollingUpdate"].value("maxUnavailable", json()) == want["rollingUpdate"]["maxUnavailable"];
+  if (!strategy_ok) {
+    strategy = want;
+    drift.push_back("spec.strategy");
   }
 
   json& tmpl = ObjectAt(dspec, "template");

@@ -9,28 +9,36 @@
 #include <string>
 #include <vector>
 
+#include "api/spec.h"
 #include "controller/autoscale/autoscaler.h"
 
 namespace ms::controller {
 
+// The image of a ModelService without spec.image (--default-image).
+inline constexpr const char* kDefaultImage = "registry.local/model-server:latest";
+
 struct Options {
-  std::string default_image = "registry.local/model-server:latest";
+  std::string default_image = kDefaultImage;
 };
 
+// What the controller builds from: the object's name and uid and its typed
+// spec (api/spec.h) with the webhook's defaults applied, resolved into
+// plain values.
 struct ModelServiceSpec {
   std::string name, ns, uid;
   std::string model, version, image;
-  int replicas = 1;
-  int port = 8080;
+  int replicas = 0;
+  int port = 0;
   int gpus = 0;
-  std::string strategy_type = "RollingUpdate";  // or "Recreate"
-  nlohmann::json max_surge = "25%";             // int or "N%"
-  nlohmann::json max_unavailable = 0;
+  api::StrategyType strategy_type = api::StrategyType::kRollingUpdate;
+  api::IntOrPercent max_surge, max_unavailable;  // RollingUpdate only
   std::optional<autoscale::Spec> autoscaling;
 };
 
-// Reads spec fields with the defaults of design.md §2 for anything missing
-// or of the wrong type (the webhook normally fills them in).
+// The typed spec of the object, defaulted by api::ModelServiceSpec::Defaulted
+// (the webhook normally has filled the defaults in already; a value that
+// could not be read gets its default too), with the image resolved against
+// --default-image and the replica counts kept >= 1.
 ModelServiceSpec ParseSpec(const nlohmann::json& model_service, const Options& opts);
 
 // The ownerReference to the ModelService (controller, blockOwnerDeletion).

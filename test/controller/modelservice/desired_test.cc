@@ -1,0 +1,65 @@
+// The controller's desired state comes from the typed spec and the same
+// defaults as the webhook's (api/spec.h): whether or not the mutating webhook
+// ran first, the controller builds the same objects.
+#include "controller/modelservice/desired.h"
+
+#include <gtest/gtest.h>
+
+#include "api/defaults.h"
+#include "test/support/modelservice_corpus.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+
+json Object(const json& spec) {
+  return {{"apiVersion", "modelops.dev/v1"},
+          {"kind", "ModelService"},
+          {"metadata", {{"name", "bert"}, {"namespace", "ml"}, {"uid", "u1"}}},
+          {"spec", spec}};
+}
+
+TEST(Desired, SameObjectsWithOrWithoutTheWebhooksDefaults) {
+  const Options opts;
+  for (const json& obj : test::ModelServiceCorpus()) {
+    const ModelServiceSpec raw = ParseSpec(obj, opts);
+    const ModelServiceSpec defaulted = ParseSpec(DefaultedObject(obj), opts);
+    EXPECT_EQ(DesiredDeployment(raw, raw.replicas), DesiredDeployment(defaulted, defaulted.replicas)) << obj.dump();
+    EXPECT_EQ(DesiredService(raw), DesiredService(defaulted)) << obj.dump();
+    EXPECT_EQ(raw.autoscaling.has_value(), defaulted.autoscaling.has_value()) << obj.dump();
+  }
+}
+
+TEST(Desired, DefaultsAreTheWebhooks) {
+  const ModelServiceSpec s = ParseSpec(Object({{"model", "m"}}), Options{});
+  EXPECT_EQ(s.replicas, 1);
+  EXPECT_EQ(s.port, 8080);
+  EXPECT_EQ(s.gpus, 0);
+  EXPECT_EQ(s.image, kDefaultImage);
+  EXPECT_EQ(DesiredDeployment(s, 1)["spec"]["strategy"],
+            json::parse(R"({"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}})"));
+  // maxSurge 0 alone: maxUnavailable 1, as the webhook defaults it (0/0 would
+  // be a Deployment the API server refuses).
+  const ModelServiceSpec surge0 =
+      ParseSpec(Object({{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}), Options{});
+  EXPECT_EQ(DesiredDeployment(surge0, 1)["spec"]["strategy"]["rollingUpdate"],
+            json::parse(R"({"maxSurge":0,"maxUnavailable":1})"));
+  // Recreate has no rollingUpdate.
+  const ModelServiceSpec recreate =
+      ParseSpec(Object({{"model", "m"}, {"strategy", {{"type", "Recreate"}}}}), Options{});
+  EXPECT_EQ(DesiredDeployment(recreate, 1)["spec"]["strategy"], json::parse(R"({"type":"Recreate"})"));
+  // Autoscaling: replicas from minReplicas.
+  const ModelServiceSpec as = ParseSpec(
+      Object({{"model", "m"}, {"autoscaling", {{"minReplicas", 3}, {"maxReplicas", 9}, {"targetQueueLength", 4}}}}),
+      Options{"registry.local/other:1"});
+  EXPECT_EQ(as.replicas, 3);
+  ASSERT_TRUE(as.autoscaling);
+  EXPECT_EQ(as.autoscaling->min_replicas, 3);
+  EXPECT_EQ(as.autoscaling->max_replicas, 9);
+  EXPECT_EQ(as.autoscaling->target_queue_length, 4);
+  EXPECT_EQ(as.image, "registry.local/other:1");
+}
+
+}  // namespace
+}  // namespace ms::controller
