@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/schema.h"
 #include "base/flags.h"
@@ -18,6 +21,7 @@
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
 #include "webhook/transport/tls.h"
+#include "webhook/validate/validate.h"
 
 // jemalloc (linked unless under the sanitizers) reads this at start: its
 // background thread returns freed pages to the kernel on the decay schedule
@@ -45,7 +49,8 @@ struct Flags {
 ms::FlagSet Definitions(Flags& f) {
   ms::FlagSet flags("modelservice-webhook",
                     "modelservice-webhook serves the validating (/validate) and mutating (/mutate) admission webhooks\n"
-                    "for modelops.dev/v1 ModelService over HTTPS.");
+                    "for modelops.dev/v1 ModelService over HTTPS.\n"
+                    "'modelservice-webhook validate --help': the same rules over manifest files, offline.");
   flags.Int("port", &f.port, "HTTPS port to serve admission requests on");
   flags.String("bind-address", &f.bind_host, "address to bind the HTTPS port on");
   flags.String("cert-dir", &f.cert_dir,
@@ -169,6 +174,9 @@ int Serve(const Flags& f, const Settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `modelservice-webhook validate ...`: the same rules over files, offline.
+  if (argc >= 2 && std::string_view(argv[1]) == "validate")
+    return ms::validate::Main(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
   ms::BlockTerminationSignals();
   RaiseOpenFileLimit();
   Flags f;

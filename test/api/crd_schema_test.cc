@@ -2,7 +2,6 @@
 // webhook compiles (api/schema/), and no defaults; every field has a
 // description.
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include <map>
 #include <string>
@@ -10,41 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "api/schema.h"
+#include "base/files.h"
+#include "webhook/validate/yaml_reader.h"
 
 namespace ms {
 namespace {
 
 using nlohmann::json;
-
-json ToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = ToJson(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& e : n) a.push_back(ToJson(e));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted: a string
-      if (s == "true") return true;
-      if (s == "false") return false;
-      try {
-        size_t pos = 0;
-        long long v = std::stoll(s, &pos);
-        if (pos == s.size()) return v;
-      } catch (...) {
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
 
 bool HasKey(const json& j, const std::string& key) {
   if (j.is_object()) {
@@ -59,9 +30,12 @@ bool HasKey(const json& j, const std::string& key) {
 }
 
 TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
-  auto docs = YAML::LoadAllFromFile(std::string(MS_SOURCE_DIR) + "/manifests/crd/modelservices.modelops.dev.yaml");
-  ASSERT_EQ(docs.size(), 1u);
-  json crd = ToJson(docs[0]);
+  // Read as kubectl reads it (YAML 1.1 scalars).
+  auto docs =
+      validate::ReadYaml(ReadFile(std::string(MS_SOURCE_DIR) + "/manifests/crd/modelservices.modelops.dev.yaml"));
+  ASSERT_FALSE(docs.error) << *docs.error;
+  ASSERT_EQ(docs.documents.size(), 1u);
+  json crd = docs.documents[0].value;
   ASSERT_EQ(crd["kind"], "CustomResourceDefinition");
   ASSERT_EQ(crd["spec"]["versions"].size(), 1u);
   const json& version = crd["spec"]["versions"][0];
