@@ -341,6 +341,11 @@ json ModelServiceSpec::ToJson() const {
   return j;
 }
 
+std::optional<int64_t> ParseReplicas(const json& value, std::vector<FieldError>& errors) {
+  const json holder = {{"replicas", value}};
+  return Reader(holder, "spec", errors).Int("replicas", kMinReplicas, kMaxReplicas);
+}
+
 size_t FieldRank(std::string_view name) {
   return static_cast<size_t>(std::find(kFieldOrder.begin(), kFieldOrder.end(), name) - kFieldOrder.begin());
 }

@@ -94,6 +94,10 @@ ParsedModelService ParseModelService(const nlohmann::json& object);
 // Reads the object's `spec` alone (which must be a JSON object).
 ParsedModelService ParseSpec(const nlohmann::json& spec);
 
+// The rule of spec.replicas (an integer in 1..100, errors worded as for the
+// ModelService) applied to one value, e.g. the spec.replicas of a Scale.
+std::optional<int64_t> ParseReplicas(const nlohmann::json& value, std::vector<FieldError>& errors);
+
 // The rank of a field name in the order of design.md §2 (apiVersion, kind,
 // metadata, spec, model, version, ..., targetQueueLength); unknown names
 // rank after all known ones.

@@ -89,4 +89,14 @@ ValidationOutcome ValidateModelService(const json& object, const SchemaValidator
   return out;
 }
 
+ValidationOutcome ValidateScale(const json& scale) {
+  ValidationOutcome out;
+  json replicas = 0;
+  if (auto spec = scale.find("spec"); spec != scale.end() && spec->is_object()) {
+    if (auto r = spec->find("replicas"); r != spec->end()) replicas = *r;
+  }
+  api::ParseReplicas(replicas, out.errors);
+  return out;
+}
+
 }  // namespace ms

@@ -283,6 +283,12 @@ json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
          {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
 }
 
+std::string SelectorString(const ModelServiceSpec& spec) {
+  std::string out;
+  for (const auto& [k, v] : SelectorLabels(spec.name)) out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
 json DesiredService(const ModelServiceSpec& spec) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},

@@ -47,6 +47,9 @@ nlohmann::json OwnerReference(const ModelServiceSpec& spec);
 std::string ControllerUid(const nlohmann::json& object);
 
 nlohmann::json DesiredDeployment(const ModelServiceSpec& spec, int replicas);
+// The pods' label selector as a string ("k=v,k=v", keys sorted), which the
+// status carries for the scale subresource.
+std::string SelectorString(const ModelServiceSpec& spec);
 nlohmann::json DesiredService(const ModelServiceSpec& spec);
 
 // One owned field that differed, e.g. "spec.replicas".

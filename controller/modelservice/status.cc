@@ -152,6 +152,7 @@ json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::W
           {"readyReplicas", ready},
           {"desiredReplicas", desired},
           {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
+          {"selector", SelectorString(spec)},
           {"conditions", conditions}};
 }
 

@@ -41,6 +41,11 @@ TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   const json& version = crd["spec"]["versions"][0];
   EXPECT_EQ(version["name"], "v1");
   EXPECT_EQ(version["subresources"]["status"], json::object());
+  // The scale subresource (kubectl scale, HorizontalPodAutoscaler): status.selector is in the schema, so the API
+  // server keeps what the controller writes there.
+  EXPECT_EQ(version["subresources"]["scale"], json::parse(R"({"specReplicasPath":".spec.replicas",
+      "statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"})"));
+  EXPECT_EQ(version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["selector"]["type"], "string");
   json schema = json::parse(kModelServiceSchemaJson);
   EXPECT_EQ(version["schema"]["openAPIV3Schema"], schema);
   EXPECT_FALSE(HasKey(crd, "default"));

@@ -24,7 +24,23 @@ json Denied(int code, const std::string& reason, const std::string& message) {
                 {"message", message}}}};
 }
 
+bool IsScaleRequest(const json& request) {
+  if (StringField(request, "subResource") != "scale") return false;
+  auto resource = request.find("resource");
+  if (resource == request.end()) return false;
+  return StringField(*resource, "group") == api::kGroup && StringField(*resource, "resource") == api::kPlural;
+}
+
 std::string CheckModelServiceRequest(const json& request) {
+  if (IsScaleRequest(request)) {
+    auto kind = request.find("kind");
+    if (kind == request.end() || StringField(*kind, "group") != "autoscaling" || StringField(*kind, "kind") != "Scale")
+      return "the scale subresource of a ModelService is admitted as an autoscaling Scale only";
+    auto obj = request.find("object");
+    if (obj != request.end() && obj->is_object() && StringField(*obj, "kind") != "Scale")
+      return "request.object is not a Scale (kind " + obj->value("kind", json()).dump() + ")";
+    return {};
+  }
   auto kind = request.find("kind");
   if (kind == request.end() || !kind->is_object())
     return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";

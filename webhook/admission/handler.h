@@ -31,8 +31,13 @@ std::string StringField(const nlohmann::json& obj, const char* key);
 // with 400. Returns the response to give, or nullopt to go on.
 std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
 
-// Checks the request is about a modelops.dev ModelService; returns an error
-// message when it is not.
+// Checks the request is about a modelops.dev ModelService, or about its scale
+// subresource (an autoscaling/v1 Scale); returns an error message when it is
+// not.
 std::string CheckModelServiceRequest(const nlohmann::json& request);
+
+// Whether the request is about the scale subresource of a ModelService (the
+// object is then an autoscaling/v1 Scale, not the ModelService).
+bool IsScaleRequest(const nlohmann::json& request);
 
 }  // namespace ms::webhook

@@ -9,6 +9,7 @@ using nlohmann::json;
 
 json MutatingHandler::Handle(const json& request) const {
   if (auto early = Preflight(request)) return *early;
+  if (IsScaleRequest(request)) return Allowed();  // a Scale has nothing to default
   const auto obj = request.find("object");
 
   const json patch = DefaultsPatch(*obj);

@@ -1,4 +1,4 @@
-// POST /mutate: the minimal JSON Patch of defaults.
+// POST /mutate: the minimal JSON Patch of defaults (none for a Scale).
 #pragma once
 
 #include "webhook/admission/handler.h"

@@ -1,4 +1,5 @@
-// POST /validate: the schema, the cross-field rules and the warnings.
+// POST /validate: the schema, the cross-field rules and the warnings; for
+// the scale subresource (an autoscaling/v1 Scale), the rule of spec.replicas.
 #pragma once
 
 #include "api/schema.h"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "api/defaults.h"
+#include "controller/modelservice/status.h"
 #include "test/support/modelservice_corpus.h"
 
 namespace ms::controller {
@@ -59,6 +60,22 @@ TEST(Desired, DefaultsAreTheWebhooks) {
   EXPECT_EQ(as.autoscaling->max_replicas, 9);
   EXPECT_EQ(as.autoscaling->target_queue_length, 4);
   EXPECT_EQ(as.image, "registry.local/other:1");
+}
+
+// The scale subresource's labelSelectorPath is .status.selector: the pods'
+// selector as a string, as labels.SelectorFromSet(...).String() writes it.
+TEST(Desired, StatusCarriesThePodSelectorForTheScaleSubresource) {
+  const ModelServiceSpec s = ParseSpec(Object({{"model", "m"}}), Options{});
+  EXPECT_EQ(SelectorString(s), "app.kubernetes.io/instance=bert,app.kubernetes.io/name=modelservice");
+  StatusInput in;
+  const json status = ComputeStatus(s, in, std::chrono::system_clock::from_time_t(1700000000));
+  EXPECT_EQ(status["selector"], "app.kubernetes.io/instance=bert,app.kubernetes.io/name=modelservice");
+  // The same labels the Deployment selects its pods with.
+  std::string from_deployment;
+  const json deployment = DesiredDeployment(s, 1);
+  for (const auto& [k, v] : deployment["spec"]["selector"]["matchLabels"].items())
+    from_deployment += (from_deployment.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  EXPECT_EQ(status["selector"], from_deployment);
 }
 
 }  // namespace

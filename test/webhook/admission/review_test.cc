@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "base/base64.h"
 #include "base/utf8.h"
 #include "webhook/admission/mutating_handler.h"
@@ -39,6 +41,23 @@ class ReviewTest : public ::testing::Test {
               {"operation", op},
               {"object", object},
               {"dryRun", false}}}};
+  }
+  // A review of the scale subresource as the API server sends it: the object
+  // is the Scale it builds from the ModelService (spec.replicas omitted when
+  // 0, as Go's omitempty does).
+  static json ScaleReview(std::optional<int> replicas) {
+    json scale = {{"apiVersion", "autoscaling/v1"},
+                  {"kind", "Scale"},
+                  {"metadata", {{"name", "bert-qa"}, {"namespace", "default"}, {"uid", "u1"}}},
+                  {"spec", json::object()},
+                  {"status", {{"replicas", 2}, {"selector", "app.kubernetes.io/instance=bert-qa"}}}};
+    if (replicas && *replicas != 0) scale["spec"]["replicas"] = *replicas;
+    json review = Review(nullptr, "UPDATE");
+    review["request"]["kind"] = {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}};
+    review["request"]["subResource"] = "scale";
+    review["request"]["object"] = scale;
+    review["request"]["oldObject"] = scale;
+    return review;
   }
   HttpReply Validate(const std::string& body, Outcome* o = nullptr) {
     return ServeReview(body, "application/json", validating_, o);
@@ -249,6 +268,31 @@ TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
   const HttpReply ct = ServeReview("{}", "text/\xff\xfe", validating_, &o);
   EXPECT_EQ(ct.status, 415);
   EXPECT_EQ(ct.body, "unsupported Content-Type \"text/\\xff\\xfe\": expected application/json\n");
+}
+
+TEST_F(ReviewTest, ScaleSubresourceTakesTheReplicasRule) {
+  for (int replicas : {0, 101, -3}) {
+    auto resp = Response(Validate(ScaleReview(replicas).dump()));
+    EXPECT_EQ(resp["allowed"], false) << replicas;
+    EXPECT_EQ(resp["status"]["code"], 422);
+    EXPECT_EQ(resp["status"]["reason"], "Invalid");
+    EXPECT_EQ(resp["status"]["message"],
+              "spec.replicas: Invalid value: " + std::to_string(replicas) + ": must be between 1 and 100");
+  }
+  for (int replicas : {1, 3, 100})
+    EXPECT_EQ(Response(Validate(ScaleReview(replicas).dump())),
+              json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"))
+        << replicas;
+  // The mutating webhook has nothing to default on a Scale.
+  EXPECT_EQ(Response(Mutate(ScaleReview(3).dump())),
+            json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
+  // A Scale of some other resource, or a ModelService review whose object is a Scale: 400.
+  auto other = ScaleReview(3);
+  other["request"]["resource"]["resource"] = "deployments";
+  EXPECT_EQ(Response(Validate(other.dump()))["status"]["code"], 400);
+  auto not_scale = ScaleReview(3);
+  not_scale["request"]["kind"] = {{"group", "modelops.dev"}, {"version", "v1"}, {"kind", "ModelService"}};
+  EXPECT_EQ(Response(Validate(not_scale.dump()))["status"]["code"], 400);
 }
 
 TEST(NestingExceeds, CountsOnlyStructureOutsideStrings) {
