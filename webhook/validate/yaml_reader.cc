@@ -224,7 +224,14 @@ class Builder final : public YAML::EventHandler {
     return doc;
   }
 
-  void OnDocumentStart(const YAML::Mark& mark) override { first_line_ = mark.line + 1; }
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 can report empty documents forever at the same place on
+    // some malformed text (e.g. "a :&] #\n,"): a document must move on.
+    if (documents_ > 0 && mark.pos <= last_start_) throw Fail(mark, "malformed YAML: the parser makes no progress");
+    last_start_ = mark.pos;
+    ++documents_;
+    first_line_ = mark.line + 1;
+  }
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Put(nullptr, false, anchor, 1, mark); }
@@ -337,6 +344,8 @@ class Builder final : public YAML::EventHandler {
   json root_;
   int first_line_ = 0;
   size_t copied_ = 0;
+  size_t documents_ = 0;
+  int last_start_ = -1;
   std::map<YAML::anchor_t, std::pair<json, size_t>> anchors_;
 };
 
