@@ -27,9 +27,9 @@ bench_out="$(taskset -c "$cpu" "$build/bench/validate_bench" "$n" "$tmp/docs.yam
 runs=()
 for _ in 1 2 3 4 5; do
   # user+sys seconds and wall seconds of the whole command (exit 1: the stream has invalid samples).
-  t="$( { /usr/bin/time -f '%U %S %e %M' taskset -c "$cpu" "$build/webhook/modelservice-webhook" validate \
-          "$tmp/docs.yaml" >/dev/null 2>/dev/null || true; } 2>&1 | tail -n 1)"
-  runs+=("$t")
+  /usr/bin/time -o "$tmp/time" -f '%U %S %e %M' taskset -c "$cpu" "$build/webhook/modelservice-webhook" validate \
+    "$tmp/docs.yaml" >/dev/null 2>&1 || true
+  runs+=("$(tail -n 1 "$tmp/time")")
 done
 best="$(printf '%s\n' "${runs[@]}" | awk '{print $1+$2, $3, $4}' | sort -n | head -n 1)"
 read -r cmd_cpu cmd_wall cmd_rss <<<"$best"
