@@ -67,6 +67,14 @@ for r in 0 101; do
 done
 assert_eq "$(post_validate "$(scale_review 3)" | jq -cS .response)" '{"allowed":true,"uid":"e2e-scale"}' "/validate Scale 3"
 
+# ---- The policies' expressions type-check against the ModelService's schema.
+for p in modelservice-scale-bounds modelservice-scale-autoscaled; do
+  checked() { [[ -n "$(k get validatingadmissionpolicy "$1" -o 'jsonpath={.status.observedGeneration}')" ]]; }
+  wait_for 30 "ValidatingAdmissionPolicy $p type-checked" checked "$p"
+  assert_eq "$(k get validatingadmissionpolicy "$p" -o 'jsonpath={.status.typeChecking.expressionWarnings}')" "" \
+    "$p: type-checking warnings"
+done
+
 # ---- With spec.autoscaling: outside [2, 4] denied, inside allowed with a warning.
 ms_yaml auto 'model: m' 'autoscaling: {minReplicas: 2, maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" apply -f - >/dev/null
 assert_eq "$(jp ms/auto '{.spec.replicas}' -n "$ns")" 2 "autoscaled replicas defaulted to minReplicas"
