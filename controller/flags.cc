@@ -43,11 +43,11 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
   fs.Duration("autoscale-interval", &f.autoscale_interval, "how often autoscaled ModelServices are re-evaluated");
   fs.Duration("scale-down-stabilization", &f.scale_down_stabilization, "scale-down stabilization window");
-  fs.Double("kube-api-qps", &f.kube_api_qps, "client-side QPS limit towards the API server");
-  fs.Validate("kube-api-qps", [&f] {
-    return f.kube_api_qps > 0 ? std::string() : std::string("--kube-api-qps must be a positive number");
-  });
-  fs.Int("kube-api-burst", &f.kube_api_burst, "client-side burst towards the API server");
+  fs.Double("kube-api-qps", &f.kube_api_qps,
+            "client-side requests per second towards the API server, for each API group-version (as client-go); "
+            "Events have a budget of their own; <= 0: no client-side limit, the API server's Priority and "
+            "Fairness governs (as controller-runtime since v0.21)");
+  fs.Int("kube-api-burst", &f.kube_api_burst, "client-side burst for each API group-version (with --kube-api-qps > 0)");
   fs.Validate("kube-api-burst", at_least_one("kube-api-burst", f.kube_api_burst));
   fs.String("metrics-bind-address", &f.metrics_bind_address, "address of /metrics; \"0\" disables it");
   fs.Validate("metrics-bind-address", address("metrics-bind-address", f.metrics_bind_address));

@@ -25,7 +25,10 @@ struct Flags {
   std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
   std::chrono::milliseconds autoscale_interval{15'000};
   std::chrono::milliseconds scale_down_stabilization{300'000};
-  double kube_api_qps = 20;
+  // Per API group-version client (client-go's semantics); <= 0: no
+  // client-side limit (controller-runtime's default since v0.21: the API
+  // server's Priority and Fairness governs).
+  double kube_api_qps = -1;
   int kube_api_burst = 30;
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";

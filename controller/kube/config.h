@@ -15,7 +15,7 @@ struct RestConfig {
   std::string bearer_token;
   std::string token_file;  // re-read when it changes (service account token rotation)
   bool insecure_skip_tls_verify = false;
-  double qps = 20;
+  double qps = 20;  // per API group-version; <= 0: no client-side limit
   int burst = 30;
   std::string user_agent = "modelservice-controller";
 };

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "controller/kube/curl_handles.h"
+#include "controller/kube/paths.h"
 #include "controller/kube/rate_limiter.h"
 #include "controller/kube/status.h"
 #include "controller/kube/token_source.h"
@@ -48,17 +50,37 @@ struct BodySink {
   std::string data;
   size_t max = 0;
   bool overflow = false;
+  std::string exception;  // what escaped the callback, if anything
 };
+
+// libcurl's write callbacks are C callbacks: no exception may cross them.
+// Each runs its work behind this barrier; an exception is kept in the sink,
+// the transfer is aborted (returning 0 makes curl fail with
+// CURLE_WRITE_ERROR), and the request reports the error afterwards.
+template <typename Sink, typename Fn>
+size_t Barrier(Sink* sink, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    sink->exception = e.what();
+  } catch (...) {
+    sink->exception = "unknown exception";
+  }
+  if (sink->exception.empty()) sink->exception = "exception";
+  return 0;
+}
 
 size_t WriteBody(char* ptr, size_t size, size_t nmemb, void* userdata) {
   auto* sink = static_cast<BodySink*>(userdata);
-  const size_t n = size * nmemb;
-  if (sink->data.size() + n > sink->max) {
-    sink->overflow = true;
-    return 0;  // aborts the transfer with CURLE_WRITE_ERROR
-  }
-  sink->data.append(ptr, n);
-  return n;
+  return Barrier(sink, [&]() -> size_t {
+    const size_t n = size * nmemb;
+    if (sink->data.size() + n > sink->max) {
+      sink->overflow = true;
+      return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+    }
+    sink->data.append(ptr, n);
+    return n;
+  });
 }
 
 bool IsWrite(std::string_view method) { return method != "GET"; }
@@ -72,26 +94,30 @@ struct WatchSink {
   std::string error_body;
   bool consumer_stopped = false;
   bool stop_requested = false;
+  std::string exception;  // what escaped an event handler, if anything
 };
 
 size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
   auto* sink = static_cast<WatchSink*>(userdata);
-  const size_t n = size * nmemb;
-  if (sink->http == 0) curl_easy_getinfo(sink->easy, CURLINFO_RESPONSE_CODE, &sink->http);
-  if (sink->stop->load() || sink->closed->load()) {
-    sink->stop_requested = true;
-    return 0;
-  }
-  if (!Is2xx(sink->http)) {
-    constexpr size_t kMaxErrorBody = 1u << 20;
-    if (sink->error_body.size() < kMaxErrorBody) sink->error_body.append(ptr, std::min(n, kMaxErrorBody));
+  return Barrier(sink, [&]() -> size_t {
+    const size_t n = size * nmemb;
+    if (sink->http == 0) curl_easy_getinfo(sink->easy, CURLINFO_RESPONSE_CODE, &sink->http);
+    if (sink->stop->load() || sink->closed->load()) {
+      sink->stop_requested = true;
+      return 0;
+    }
+    if (!Is2xx(sink->http)) {
+      constexpr size_t kMaxErrorBody = 1u << 20;
+      if (sink->error_body.size() < kMaxErrorBody) sink->error_body.append(ptr, std::min(n, kMaxErrorBody));
+      return n;
+    }
+    // The event handlers run here, inside libcurl's callback.
+    if (!sink->decoder->Feed(std::string_view(ptr, n))) {
+      sink->consumer_stopped = true;
+      return 0;
+    }
     return n;
-  }
-  if (!sink->decoder->Feed(std::string_view(ptr, n))) {
-    sink->consumer_stopped = true;
-    return 0;
-  }
-  return n;
+  });
 }
 
 }  // namespace
@@ -104,7 +130,6 @@ struct HttpClient::Impl {
         logger(std::move(log)),
         options(o),
         tokens(config.bearer_token, config.token_file, clk),
-        limiter(config.qps, config.burst, clk),
         host(HostPort(config.server)) {
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
     if (registry != nullptr) {
@@ -292,12 +317,28 @@ struct HttpClient::Impl {
       // Stopped by a callback, or by the time limit the deadline or the gate set.
       const char* why = transfer.refused != nullptr ? transfer.refused : Refusal(call);
       if (why != nullptr) (transfer.sent ? raw.aborted : raw.not_sent) = why;
-      raw.error = sink.overflow ? "response larger than " + std::to_string(options.max_response_bytes) + " bytes"
-                                : (errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl));
+      if (sink.overflow) {
+        raw.error = "response larger than " + std::to_string(options.max_response_bytes) + " bytes";
+      } else if (!sink.exception.empty()) {
+        raw.error = "reading the response: " + sink.exception;
+      } else {
+        raw.error = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl);
+      }
     }
     raw.body = std::move(sink.data);
     Release(std::move(h));
     return raw;
+  }
+
+  // client-go gives each API group-version its own REST client, hence its
+  // own token bucket: the ModelServices' writes never wait for the
+  // Deployments' tokens.
+  TokenBucketRateLimiter& Limiter(const std::string& path) {
+    std::string gv = GroupVersionOf(path);
+    std::lock_guard<std::mutex> g(limiters_mu);
+    auto& slot = limiters[std::move(gv)];
+    if (!slot) slot = std::make_unique<TokenBucketRateLimiter>(config.qps, config.burst, clock);
+    return *slot;
   }
 
   static const char* Explain(const char* reason) {
@@ -308,6 +349,7 @@ struct HttpClient::Impl {
 
   Result Do(const Call& call) {
     Result r;
+    TokenBucketRateLimiter& limiter = Limiter(call.path);
     const bool limited = call.deadline ? limiter.WaitBefore(*call.deadline) : limiter.Wait(&closed);
     if (!limited) {
       r.error = Status{0, call.deadline ? kReasonDeadline : kReasonClosed, "not sent: rate limited past the deadline"};
@@ -416,6 +458,12 @@ struct HttpClient::Impl {
     r.code = static_cast<int>(sink.http);
     Count(sink.http, "GET");
 
+    if (!sink.exception.empty()) {
+      r.code = 0;
+      r.error = TransportError("watch event handler failed: " + sink.exception);
+      if (logger) logger->error("watch {}: {}", path, r.error->message);
+      return r;
+    }
     if (!finished || stop.load() || closed.load() || sink.stop_requested || sink.consumer_stopped) {
       return r;  // stopped by the caller: not an error
     }
@@ -438,8 +486,9 @@ struct HttpClient::Impl {
   std::shared_ptr<spdlog::logger> logger;
   HttpClientOptions options;
   TokenSource tokens;
-  TokenBucketRateLimiter limiter;
   std::string host;
+  std::mutex limiters_mu;
+  std::map<std::string, std::unique_ptr<TokenBucketRateLimiter>> limiters;  // by group-version
   prometheus::Family<prometheus::Counter>* requests = nullptr;
   std::mutex pool_mu;
   std::vector<curl::EasyPtr> pool;

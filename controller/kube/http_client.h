@@ -1,7 +1,10 @@
 // The Kubernetes API client over libcurl. Safe for concurrent use by several
 // threads: easy handles are pooled (each keeps its keep-alive connections).
 // Requests other than Watch pass a client-side token bucket (RestConfig
-// qps/burst, in the injected Clock's time). Counts
+// qps/burst, in the injected Clock's time): one bucket per API group-version,
+// as client-go has one REST client per group-version; qps <= 0 means no
+// client-side limit. libcurl's callbacks run behind an exception barrier:
+// what a watch event handler throws ends that watch with an error. Counts
 // rest_client_requests_total{code,method,host} on `registry` when given (one
 // HttpClient per registry: the family is registered by the constructor).
 //

@@ -30,6 +30,25 @@ std::string GroupVersionPath(std::string_view group, std::string_view version) {
   return out;
 }
 
+std::string GroupVersionOf(std::string_view path) {
+  path = path.substr(0, path.find('?'));
+  auto segment = [&path]() {
+    if (path.empty() || path.front() != '/') return std::string_view{};
+    path.remove_prefix(1);
+    const auto end = path.find('/');
+    std::string_view s = path.substr(0, end);
+    path.remove_prefix(end == std::string_view::npos ? path.size() : end);
+    return s;
+  };
+  const std::string_view root = segment();
+  if (root == "api") return std::string(segment());
+  if (root != "apis") return {};
+  const std::string_view group = segment();
+  const std::string_view version = segment();
+  if (group.empty() || version.empty()) return {};
+  return std::string(group) + "/" + std::string(version);
+}
+
 std::string CollectionPath(std::string_view group, std::string_view version, std::string_view resource,
                            std::string_view ns) {
   std::string out = GroupVersionPath(group, version);

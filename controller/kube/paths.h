@@ -20,6 +20,11 @@ std::string UrlEncode(std::string_view s);
 // "/api/<version>" for the core group (group ""), else "/apis/<group>/<version>".
 std::string GroupVersionPath(std::string_view group, std::string_view version);
 
+// The API group-version a request path addresses, as client-go names its
+// clients: "/api/v1/namespaces/a/services" -> "v1", "/apis/apps/v1/deployments"
+// -> "apps/v1"; "" for anything else (e.g. "/version").
+std::string GroupVersionOf(std::string_view path);
+
 // The collection of `resource`, in namespace `ns` or across all namespaces when `ns` is empty.
 std::string CollectionPath(std::string_view group, std::string_view version, std::string_view resource,
                            std::string_view ns = {});

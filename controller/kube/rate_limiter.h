@@ -1,6 +1,9 @@
-// A token bucket like client-go's (golang.org/x/time/rate): the bucket holds
-// up to `burst` tokens and refills at `qps` per second; each request takes one
-// token, waiting (in the injected Clock's time) when the bucket is empty.
+// The one token bucket of the controller, with the semantics of
+// golang.org/x/time/rate as client-go uses it: the bucket holds up to `burst`
+// tokens and refills at `qps` per second; a reservation always succeeds and
+// may borrow from the future, the delay being the time until the debt is
+// paid. Used by the API client (one bucket per API group-version), the work
+// queue's overall limiter and the Event spam filter (one per object).
 #pragma once
 
 #include <atomic>
@@ -11,34 +14,51 @@
 
 namespace ms::kube {
 
-class TokenBucketRateLimiter {
+// A bucket as a plain value (32 bytes, not thread-safe): the caller passes
+// the time and holds any lock.
+class TokenBucket {
  public:
   // qps <= 0: unlimited. The bucket starts full.
-  TokenBucketRateLimiter(double qps, int burst, const Clock& clock);
+  TokenBucket(double qps, int burst, Clock::TimePoint now);
 
   // Takes a token now if one is available.
-  bool TryAccept();
+  bool TryAccept(Clock::TimePoint now);
   // Takes a token (possibly borrowing one from the future) and returns how
   // long the caller must wait before using it.
+  Clock::Duration Reserve(Clock::TimePoint now);
+  // Tokens available at `now` (negative while reservations are pending).
+  double Tokens(Clock::TimePoint now);
+  bool unlimited() const { return qps_ <= 0; }
+  double qps() const { return qps_; }
+
+ private:
+  void Advance(Clock::TimePoint now);
+
+  double qps_;
+  double burst_;
+  double tokens_;
+  Clock::TimePoint last_;
+};
+
+// A thread-safe TokenBucket that can wait, in the injected Clock's time.
+class TokenBucketRateLimiter {
+ public:
+  TokenBucketRateLimiter(double qps, int burst, const Clock& clock);
+
+  bool TryAccept();
   Clock::Duration Reserve();
   // Reserve() and wait. Returns false if `stop` became true first.
   bool Wait(const std::atomic<bool>* stop = nullptr);
   // Takes a token and waits for it only if it is available by `deadline`;
   // otherwise takes nothing and returns false at once.
   bool WaitBefore(Clock::TimePoint deadline);
-  // Tokens available now (may be negative while reservations are pending).
   double Tokens();
 
  private:
-  void AdvanceLocked(Clock::TimePoint now);
-
-  const double qps_;
-  const double burst_;
   const Clock& clock_;
   std::mutex mu_;
   std::condition_variable cv_;  // only for Clock::WaitUntil; nothing notifies
-  double tokens_;
-  Clock::TimePoint last_;
+  TokenBucket bucket_;
 };
 
 }  // namespace ms::kube

@@ -1,6 +1,6 @@
 // Rate limiters for the work queue, after client-go's workqueue package:
-// per-item exponential backoff, an overall token bucket, and the max of
-// several. All take time from an injected ms::Clock.
+// per-item exponential backoff, an overall token bucket (the API client's
+// kube::TokenBucket), and the max of several. All take time from an injected ms::Clock.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "controller/kube/rate_limiter.h"
 
 namespace ms::controller {
 
@@ -57,36 +58,18 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
   std::map<std::string, int> failures_;
 };
 
-// An overall token bucket (golang.org/x/time/rate semantics: a reservation
-// always succeeds and the bucket may go into debt; the delay is the time
-// until the debt is paid).
+// An overall token bucket: the delay is the time until the bucket's debt
+// is paid (kube::TokenBucket's reservation).
 class BucketRateLimiter final : public RateLimiter {
  public:
-  BucketRateLimiter(const Clock& clock, double qps, int burst)
-      : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
+  BucketRateLimiter(const Clock& clock, double qps, int burst) : bucket_(qps, burst, clock) {}
 
-  Clock::Duration When(const std::string&) override {
-    std::lock_guard<std::mutex> g(mu_);
-    const auto now = clock_.Now();
-    if (now > last_) {
-      const double elapsed = std::chrono::duration<double>(now - last_).count();
-      tokens_ = std::min<double>(burst_, tokens_ + elapsed * qps_);
-      last_ = now;
-    }
-    tokens_ -= 1.0;
-    if (tokens_ >= 0) return Clock::Duration::zero();
-    return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
-  }
+  Clock::Duration When(const std::string&) override { return bucket_.Reserve(); }
   void Forget(const std::string&) override {}
   int NumRequeues(const std::string&) override { return 0; }
 
  private:
-  const Clock& clock_;
-  const double qps_;
-  const int burst_;
-  std::mutex mu_;
-  double tokens_;
-  Clock::TimePoint last_;
+  kube::TokenBucketRateLimiter bucket_;
 };
 
 // The longest delay of its limiters; requeues are the highest count.

@@ -23,7 +23,7 @@ TEST(Flags, Defaults) {
   EXPECT_EQ(f.prometheus_query, "sum(modelservice_queue_length{namespace=\"NS\",modelservice=\"NAME\"})");
   EXPECT_EQ(f.autoscale_interval, milliseconds(15000));
   EXPECT_EQ(f.scale_down_stabilization, milliseconds(300000));
-  EXPECT_EQ(f.kube_api_qps, 20);
+  EXPECT_LE(f.kube_api_qps, 0) << "no client-side limit by default";
   EXPECT_EQ(f.kube_api_burst, 30);
   EXPECT_EQ(f.metrics_bind_address, ":8080");
   EXPECT_EQ(f.health_probe_bind_address, ":8081");
@@ -60,7 +60,8 @@ TEST(Flags, Errors) {
   EXPECT_NE(err({"--concurrency"}).find("needs an argument"), std::string::npos);
   EXPECT_EQ(err({"--concurrency=zero"}), "invalid value \"zero\" for --concurrency: not an integer");
   EXPECT_EQ(err({"--concurrency=0"}), "--concurrency must be at least 1");
-  EXPECT_EQ(err({"--kube-api-qps=0"}), "--kube-api-qps must be a positive number");
+  EXPECT_EQ(err({"--kube-api-qps=0"}), "");  // no client-side limit
+  EXPECT_EQ(err({"--kube-api-burst=0"}), "--kube-api-burst must be at least 1");
   EXPECT_EQ(err({"--autoscale-interval=15"}),
             "invalid value \"15\" for --autoscale-interval: not a duration (e.g. 300ms, 15s, 5m)");
   EXPECT_NE(err({"--log-format=xml"}).find("json or text"), std::string::npos);

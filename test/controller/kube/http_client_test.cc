@@ -21,6 +21,7 @@
 #include "base/metrics.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
+#include "controller/kube/paths.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 #include "test/support/notification.h"
@@ -314,6 +315,41 @@ TEST_F(KubeHttpClientTest, RateLimitedInVirtualTime) {
   t.join();
 }
 
+TEST_F(KubeHttpClientTest, OneTokenBucketPerGroupVersion) {
+  std::atomic<int> calls{0};
+  for (const char* p : {"/apis/apps/v1/deployments", "/api/v1/services", "/apis/modelops.dev/v1/modelservices"}) {
+    srv_.server.Get(p, [&](const httplib::Request&, httplib::Response& res) {
+      ++calls;
+      res.set_content("{}", "application/json");
+    });
+  }
+  srv_.Start();
+  RestConfig cfg = Config();
+  cfg.qps = 1;
+  cfg.burst = 1;
+  HttpClient client(cfg, clock_);
+  // Each group-version has its own token: three requests pass at once, no
+  // virtual time needed.
+  EXPECT_TRUE(client.Get("/apis/apps/v1/deployments").ok());
+  EXPECT_TRUE(client.Get("/api/v1/services").ok());
+  EXPECT_TRUE(client.Get("/apis/modelops.dev/v1/modelservices").ok());
+  EXPECT_EQ(calls.load(), 3);
+  // A second apps/v1 request waits for its bucket, while v1 is not slowed by it.
+  std::atomic<bool> apps_done{false};
+  std::thread t([&] {
+    client.Get("/apis/apps/v1/deployments");
+    apps_done = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(apps_done.load());
+  clock_.Advance(1s);  // one token for every bucket
+  EXPECT_TRUE(client.Get("/api/v1/services").ok());
+  for (int i = 0; i < 1000 && !apps_done.load(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(apps_done.load());
+  t.join();
+  EXPECT_EQ(calls.load(), 5);
+}
+
 TEST_F(KubeHttpClientTest, ConcurrentRequestsFromManyThreads) {
   std::atomic<int> calls{0};
   srv_.server.Get(R"(/c/(\d+))", [&](const httplib::Request& req, httplib::Response& res) {
@@ -444,6 +480,24 @@ TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
   stop = true;
   t.join();
   EXPECT_LT(returned - stopped_at, 1s);  // polled every 100 ms
+}
+
+TEST_F(KubeHttpClientTest, ExceptionInWatchHandlerEndsTheWatchWithAnError) {
+  HangingWatch(srv_);
+  srv_.server.Get("/after",
+                  [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  srv_.Start();
+  HttpClient client(Config(), clock_);
+  std::atomic<bool> stop{false};
+  // What a careless handler does with `controller: "yes"`: a type error,
+  // thrown inside libcurl's write callback. It must not cross it.
+  Result r = client.Watch(
+      "/hang", [&](const WatchEvent& e) -> bool { return e.object["metadata"].at("nope").get<bool>(); }, stop);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.error->message.find("watch event handler failed"), std::string::npos) << r.error->message;
+  // The client still works afterwards.
+  EXPECT_TRUE(client.Get("/after").ok());
 }
 
 TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
@@ -674,6 +728,16 @@ TEST_F(KubeHttpClientTest, BeforeCallsRefuseToWaitForTheRateLimiterPastTheirDead
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, kReasonDeadline);
   EXPECT_EQ(api.Seen().size(), 1u);
+}
+
+TEST(KubeHttpClientHelpers, GroupVersionOfPaths) {
+  EXPECT_EQ(GroupVersionOf("/api/v1/namespaces/a/services/b"), "v1");
+  EXPECT_EQ(GroupVersionOf("/api/v1"), "v1");
+  EXPECT_EQ(GroupVersionOf("/apis/apps/v1/deployments?watch=true"), "apps/v1");
+  EXPECT_EQ(GroupVersionOf("/apis/modelops.dev/v1/namespaces/a/modelservices/b/status"), "modelops.dev/v1");
+  EXPECT_EQ(GroupVersionOf("/apis/apps"), "");
+  EXPECT_EQ(GroupVersionOf("/version"), "");
+  EXPECT_EQ(GroupVersionOf(""), "");
 }
 
 TEST(KubeHttpClientHelpers, HostPortAndPatchTypes) {
