@@ -31,6 +31,7 @@
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
+#include "controller/modelservice/cached.h"
 #include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/resources.h"
@@ -117,13 +118,18 @@ class ControllerProcess {
         election_(flags.leader_elect
                       ? std::make_unique<Election>(flags, rest, clock_, identity_, life, registry_, logger_)
                       : nullptr),
+        // One token bucket per API group-version in each client; Events go
+        // through a client of their own, so they never take the objects' tokens.
         client_(rest, clock_, logger_, &registry_, GatedOptions(election_.get())),
-        recorder_(client_, clock_, identity_, logger_),
+        events_client_(rest, clock_, logger_, nullptr, GatedOptions(election_.get())),
+        recorder_(events_client_, clock_, identity_, logger_),
         autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
                     flags.scale_down_stabilization, autoscale::kDefaultTolerance, &registry_, logger_),
-        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns),
-        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns),
-        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns),
+        // The caches keep only what the reconciler reads (cached.h).
+        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
+        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
+                      Projected(CachedDeployment)),
+        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns, Projected(CachedService)),
         queue_metrics_(registry_),
         queue_(kControllerName, clock_, &queue_metrics_),
         executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
@@ -187,6 +193,8 @@ class ControllerProcess {
       election_->elector.Stop();
       elector_thread_.join();
     }
+    // Events still queued are written for a moment after SIGTERM.
+    recorder_.Shutdown(std::chrono::seconds(2));
     StopTheRest();
   }
 
@@ -197,8 +205,10 @@ class ControllerProcess {
     logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
     for (kube::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
+    events_client_.Close();
     queue_.ShutDownNow();
     controller_.Stop();
+    recorder_.Shutdown(Clock::Duration::zero());  // no Event after a lost lease
     if (elector_thread_.joinable()) elector_thread_.join();
     StopTheRest();
   }
@@ -207,6 +217,11 @@ class ControllerProcess {
   static kube::HttpClientOptions GatedOptions(const Election* election) {
     kube::HttpClientOptions o;
     if (election != nullptr) o.write_gate = &election->elector;
+    return o;
+  }
+  static kube::InformerOptions Projected(kube::Transform t) {
+    kube::InformerOptions o;
+    o.transform = std::move(t);
     return o;
   }
   static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
@@ -259,6 +274,7 @@ class ControllerProcess {
   const std::string identity_;
   std::unique_ptr<Election> election_;
   kube::HttpClient client_;
+  kube::HttpClient events_client_;
   KubeEventRecorder recorder_;
   autoscale::PrometheusAutoscaler autoscaler_;
   kube::Informer ms_informer_, dep_informer_, svc_informer_;

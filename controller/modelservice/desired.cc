@@ -255,16 +255,6 @@ json OwnerReference(const ModelServiceSpec& spec) {
           {"blockOwnerDeletion", true}};
 }
 
-std::string ControllerUid(const json& object) {
-  if (!object.contains("metadata") || !object["metadata"].contains("ownerReferences")) return "";
-  const json& refs = object["metadata"]["ownerReferences"];
-  if (!refs.is_array()) return "";
-  for (const auto& r : refs) {
-    if (r.is_object() && r.value("controller", false)) return r.value("uid", "");
-  }
-  return "";
-}
-
 json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
   return {

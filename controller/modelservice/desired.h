@@ -43,8 +43,6 @@ ModelServiceSpec ParseSpec(const nlohmann::json& model_service, const Options& o
 
 // The ownerReference to the ModelService (controller, blockOwnerDeletion).
 nlohmann::json OwnerReference(const ModelServiceSpec& spec);
-// The uid of the object's controller ownerReference, or "" when none.
-std::string ControllerUid(const nlohmann::json& object);
 
 nlohmann::json DesiredDeployment(const ModelServiceSpec& spec, int replicas);
 // The pods' label selector as a string ("k=v,k=v", keys sorted), which the

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
 
@@ -38,11 +39,6 @@ json FinalizerPatch(const json& ms, const json& finalizers) {
   return {{"metadata", meta}};
 }
 
-bool BeingDeleted(const json& obj) {
-  return obj.contains("metadata") && obj["metadata"].contains("deletionTimestamp") &&
-         !obj["metadata"]["deletionTimestamp"].is_null();
-}
-
 int64_t Generation(const json& ms) {
   if (ms.contains("metadata") && ms["metadata"].contains("generation") &&
       ms["metadata"]["generation"].is_number_integer()) {
@@ -51,29 +47,26 @@ int64_t Generation(const json& ms) {
   return 0;
 }
 
-// Ours, or nobody's controller (adoptable).
-bool OwnedOrAdoptable(const json& obj, const std::string& uid) {
-  const std::string c = ControllerUid(obj);
-  return c.empty() || c == uid;
+// The observed object when this ModelService controls it, else null.
+const json* Ours(const std::optional<json>& obj, const std::string& uid) {
+  return obj && IsControlledBy(*obj, uid) ? &*obj : nullptr;
 }
 
 void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
-  out.deleting = true;
   if (!HasFinalizer(ms, api::kFinalizer)) return;  // not ours to hold up
   bool waiting = false;
-  auto remove = [&](const std::optional<json>& obj, const std::string& kind, const std::string& path) {
-    if (!obj || ControllerUid(*obj) != spec.uid) return;  // gone, or not ours
-    if (BeingDeleted(*obj)) {
-      waiting = true;
-      return;
-    }
+  auto remove = [&](const json* obj, const std::string& kind, const std::string& path) {
+    if (obj == nullptr) return;  // gone, or not ours: never deleted
+    waiting = true;
+    if (BeingDeleted(*obj)) return;
     out.writes.push_back({ActionType::kDelete, kind, path + "?propagationPolicy=Background", json()});
     out.events.push_back({"Normal", "Deleted", "Delete", "Deleted " + kind + " " + spec.ns + "/" + spec.name});
-    waiting = true;
   };
-  remove(observed.deployment, "Deployment", DeploymentPath(spec.ns, spec.name));
-  remove(observed.service, "Service", ServicePath(spec.ns, spec.name));
+  remove(Ours(observed.deployment, spec.uid), "Deployment", DeploymentPath(spec.ns, spec.name));
+  remove(Ours(observed.service, spec.uid), "Service", ServicePath(spec.ns, spec.name));
   if (waiting) {
+    // Just deleted: look again at once (usually gone); still terminating: wait.
+    out.look_again = !out.writes.empty();
     out.requeue = out.writes.empty();
     return;
   }
@@ -85,6 +78,102 @@ void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Obser
                         FinalizerPatch(ms, finalizers)});
 }
 
+void EnsureFinalizer(const json& ms, const ModelServiceSpec& spec, Actions& out) {
+  if (HasFinalizer(ms, api::kFinalizer)) return;
+  json finalizers = Finalizers(ms);
+  finalizers.push_back(api::kFinalizer);
+  out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
+                        FinalizerPatch(ms, finalizers)});
+}
+
+// The failure that makes the ModelService Failed: a same-named object that
+// is not ours, else a write the executor could not make.
+std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed& observed) {
+  std::vector<std::string> taken;
+  if (observed.deployment && !IsControlledBy(*observed.deployment, spec.uid)) taken.push_back("a Deployment");
+  if (observed.service && !IsControlledBy(*observed.service, spec.uid)) taken.push_back("a Service");
+  if (!taken.empty()) {
+    const bool both = taken.size() == 2;
+    return WriteFailure{kNameConflict, (both ? "a Deployment and a Service" : taken[0]) + " named \"" + spec.name +
+                                           "\" already " + (both ? "exist" : "exists") + " in namespace \"" + spec.ns +
+                                           "\" and " + (both ? "are" : "is") +
+                                           " not controlled by this ModelService, which leaves " +
+                                           (both ? "them" : "it") + " alone: delete or rename " +
+                                           (both ? "them" : "it") + ", or give the ModelService another name"};
+  }
+  return observed.failure;
+}
+
+// Creates or repairs the Deployment; true when this reconcile writes its spec.
+bool ReconcileDeployment(const ModelServiceSpec& spec, const Observed& observed, const json* dep, int replicas,
+                         bool may_create, Actions& out) {
+  const std::string key = spec.ns + "/" + spec.name;
+  if (dep == nullptr) {
+    if (!may_create) return false;
+    out.writes.push_back(
+        {ActionType::kCreate, "Deployment", DeploymentsPath(spec.ns), DesiredDeployment(spec, replicas)});
+    out.events.push_back({"Normal", "Created", "Create",
+                          "Created Deployment " + key + " with " + std::to_string(replicas) + " replicas"});
+    return false;
+  }
+  json updated = *dep;
+  const int before = DeploymentReplicas(updated);
+  Drift drift = RepairDeployment(spec, replicas, updated);
+  if (drift.empty()) return false;
+  out.writes.push_back({ActionType::kUpdate, "Deployment", DeploymentPath(spec.ns, spec.name), std::move(updated)});
+  if (std::find(drift.begin(), drift.end(), "spec.replicas") != drift.end()) {
+    std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
+                      std::to_string(replicas) + " replicas";
+    if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
+      msg += " (queue length " + metrics::FormatValue(observed.recommendation->queue_length) + ", target " +
+             std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
+    }
+    out.events.push_back({"Normal", "Scaled", "Scale", msg});
+    drift.erase(std::remove(drift.begin(), drift.end(), "spec.replicas"), drift.end());
+  }
+  if (!drift.empty()) {
+    out.events.push_back({"Normal", "Updated", "Update", "Updated Deployment " + key + ": " + Join(drift)});
+  }
+  return true;
+}
+
+void ReconcileService(const ModelServiceSpec& spec, const json* svc, bool may_create, Actions& out) {
+  const std::string key = spec.ns + "/" + spec.name;
+  if (svc == nullptr) {
+    if (!may_create) return;
+    out.writes.push_back({ActionType::kCreate, "Service", ServicesPath(spec.ns), DesiredService(spec)});
+    out.events.push_back({"Normal", "Created", "Create", "Created Service " + key});
+    return;
+  }
+  json updated = *svc;
+  const Drift drift = RepairService(spec, updated);
+  if (drift.empty()) return;
+  out.writes.push_back({ActionType::kUpdate, "Service", ServicePath(spec.ns, spec.name), std::move(updated)});
+  out.events.push_back({"Normal", "Updated", "Update", "Updated Service " + key + ": " + Join(drift)});
+}
+
+// The new status when it differs, and a Warning when Degraded turns on or
+// changes its reason (not on every resync while it stays so).
+void ReconcileStatus(const json& ms, const ModelServiceSpec& spec, StatusInput in, WallTime now, Actions& out) {
+  const json* current = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
+  in.current_status = current;
+  in.generation = Generation(ms);
+  json status = ComputeStatus(spec, in, now);
+  out.ready_replicas = status["readyReplicas"].get<int>();
+
+  const json* new_degraded = FindCondition(&status, "Degraded");
+  const json* old_degraded = FindCondition(current, "Degraded");
+  if (new_degraded != nullptr && (*new_degraded)["status"] == "True") {
+    const bool same = old_degraded != nullptr && old_degraded->value("status", "") == "True" &&
+                      old_degraded->value("reason", "") == (*new_degraded)["reason"];
+    if (!same) {
+      out.events.push_back({"Warning", (*new_degraded)["reason"].get<std::string>(), "Reconcile",
+                            (*new_degraded)["message"].get<std::string>()});
+    }
+  }
+  if (current == nullptr || *current != status) out.status = std::move(status);
+}
+
 }  // namespace
 
 bool HasFinalizer(const json& object, const std::string& finalizer) {
@@ -94,14 +183,24 @@ bool HasFinalizer(const json& object, const std::string& finalizer) {
   return false;
 }
 
-int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
+bool BeingDeleted(const json& obj) {
+  return obj.is_object() && obj.contains("metadata") && obj["metadata"].is_object() &&
+         obj["metadata"].contains("deletionTimestamp") && !obj["metadata"]["deletionTimestamp"].is_null();
+}
+
+int CurrentReplicas(const ModelServiceSpec& spec, const json* deployment) {
+  if (deployment != nullptr) return DeploymentReplicas(*deployment);
   if (!spec.autoscaling) return spec.replicas;
   const auto& as = *spec.autoscaling;
+  return std::clamp(spec.replicas, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
+}
+
+int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
+  if (!spec.autoscaling) return spec.replicas;
   if (observed.recommendation && observed.recommendation->metrics_ok) {
     return std::max(1, observed.recommendation->desired_replicas);
   }
-  if (observed.deployment) return DeploymentReplicas(*observed.deployment);
-  return std::clamp(spec.replicas, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
+  return CurrentReplicas(spec, Ours(observed.deployment, spec.uid));
 }
 
 Actions Reconcile(const json& ms, const Observed& observed, const Options& opts, WallTime now) {
@@ -111,107 +210,27 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
     ReconcileDeletion(ms, spec, observed, out);
     return out;
   }
-
-  if (!HasFinalizer(ms, api::kFinalizer)) {
-    json finalizers = Finalizers(ms);
-    finalizers.push_back(api::kFinalizer);
-    out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
-                          FinalizerPatch(ms, finalizers)});
-  }
+  EnsureFinalizer(ms, spec, out);
 
   const int replicas = DesiredReplicas(spec, observed);
   out.desired_replicas = replicas;
-  const std::string key = spec.ns + "/" + spec.name;
+  const std::optional<WriteFailure> failure = Failure(spec, observed);
+  out.name_conflict = failure && failure->reason == kNameConflict;
+  const json* dep = Ours(observed.deployment, spec.uid);
+  const json* svc = Ours(observed.service, spec.uid);
 
-  std::optional<std::string> failure_reason;
-  std::string failure_message;
-  if (observed.failure) {
-    failure_reason = observed.failure->reason;
-    failure_message = observed.failure->message;
-  }
-
-  // Deployment.
-  bool deployment_changing = false;
-  if (!observed.deployment) {
-    if (!observed.failure) {
-      out.writes.push_back(
-          {ActionType::kCreate, "Deployment", DeploymentsPath(spec.ns), DesiredDeployment(spec, replicas)});
-      out.events.push_back({"Normal", "Created", "Create",
-                            "Created Deployment " + key + " with " + std::to_string(replicas) + " replicas"});
-    }
-  } else if (!OwnedOrAdoptable(*observed.deployment, spec.uid)) {
-    failure_reason = "ResourceExists";
-    failure_message = "Deployment " + key + " exists and is controlled by another owner";
-  } else {
-    json updated = *observed.deployment;
-    const int before = DeploymentReplicas(updated);
-    Drift drift = RepairDeployment(spec, replicas, updated);
-    if (!drift.empty()) {
-      deployment_changing = true;
-      out.writes.push_back({ActionType::kUpdate, "Deployment", DeploymentPath(spec.ns, spec.name), updated});
-      const bool scaled = std::find(drift.begin(), drift.end(), "spec.replicas") != drift.end();
-      if (scaled) {
-        std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
-                          std::to_string(replicas) + " replicas";
-        if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
-          msg += " (queue length " + FormatNumber(observed.recommendation->queue_length) + ", target " +
-                 std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
-        }
-        out.events.push_back({"Normal", "Scaled", "Scale", msg});
-        drift.erase(std::remove(drift.begin(), drift.end(), "spec.replicas"), drift.end());
-      }
-      if (!drift.empty()) {
-        out.events.push_back({"Normal", "Updated", "Update", "Updated Deployment " + key + ": " + Join(drift)});
-      }
-    }
-  }
-
-  // Service.
-  if (!observed.service) {
-    if (!observed.failure) {
-      out.writes.push_back({ActionType::kCreate, "Service", ServicesPath(spec.ns), DesiredService(spec)});
-      out.events.push_back({"Normal", "Created", "Create", "Created Service " + key});
-    }
-  } else if (!OwnedOrAdoptable(*observed.service, spec.uid)) {
-    failure_reason = "ResourceExists";
-    failure_message = "Service " + key + " exists and is controlled by another owner";
-  } else {
-    json updated = *observed.service;
-    const Drift drift = RepairService(spec, updated);
-    if (!drift.empty()) {
-      out.writes.push_back({ActionType::kUpdate, "Service", ServicePath(spec.ns, spec.name), updated});
-      out.events.push_back({"Normal", "Updated", "Update", "Updated Service " + key + ": " + Join(drift)});
-    }
-  }
-
-  // Status.
-  const json* current_status = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
   StatusInput in;
-  in.current_status = current_status;
-  in.generation = Generation(ms);
-  in.deployment = observed.deployment ? &*observed.deployment : nullptr;
+  in.deployment = dep;
   in.desired_replicas = replicas;
-  in.deployment_changing = deployment_changing;
+  in.deployment_changing = ReconcileDeployment(spec, observed, dep, replicas, !failure, out);
+  ReconcileService(spec, svc, !failure, out);
   in.autoscaled = spec.autoscaling.has_value();
   in.recommendation = observed.recommendation;
-  in.failure_reason = failure_reason;
-  in.failure_message = failure_message;
-  json status = ComputeStatus(spec, in, now);
-  out.ready_replicas = status["readyReplicas"].get<int>();
-  if (current_status == nullptr || *current_status != status) out.status = status;
-
-  // A Warning when Degraded turns on or changes its reason (not on every
-  // resync while it stays so).
-  const json* new_degraded = FindCondition(&status, "Degraded");
-  const json* old_degraded = FindCondition(current_status, "Degraded");
-  if (new_degraded != nullptr && (*new_degraded)["status"] == "True") {
-    const bool same = old_degraded != nullptr && old_degraded->value("status", "") == "True" &&
-                      old_degraded->value("reason", "") == (*new_degraded)["reason"];
-    if (!same) {
-      out.events.push_back({"Warning", (*new_degraded)["reason"].get<std::string>(), "Reconcile",
-                            (*new_degraded)["message"].get<std::string>()});
-    }
+  if (failure) {
+    in.failure_reason = failure->reason;
+    in.failure_message = failure->message;
   }
+  ReconcileStatus(ms, spec, std::move(in), now, out);
   return out;
 }
 

@@ -5,9 +5,14 @@
 // Guarantees:
 //  - Only owned fields are compared (desired.h); an unchanged world yields no
 //    write and no status update.
+//  - An object is ours only by its controller ownerReference (ownership.h).
+//    A same-named Deployment or Service that is not ours is never adopted or
+//    changed: the ModelService is Failed with reason NameConflict (one
+//    Warning Event when that starts) and nothing is created meanwhile.
 //  - First reconcile adds the finalizer (merge patch carrying the
 //    resourceVersion, i.e. with a precondition); deletion deletes the owned
-//    Deployment and Service, and removes the finalizer once both are gone.
+//    Deployment and Service, and removes the finalizer once neither exists
+//    (the executor reads them live for that decision).
 //  - The status is written only when the computed status differs.
 #pragma once
 
@@ -33,8 +38,11 @@ struct WriteFailure {
   std::string message;  // e.g. "create Deployment ns/a: 422 Invalid: ..."
 };
 
+// The Failed reason for a same-named object that this ModelService does not own.
+inline constexpr const char* kNameConflict = "NameConflict";
+
 struct Observed {
-  std::optional<nlohmann::json> deployment;  // nullopt: not found
+  std::optional<nlohmann::json> deployment;  // nullopt: not found (whoever owns it)
   std::optional<nlohmann::json> service;     // nullopt: not found
   // The autoscaler's answer, asked for before reconciling an autoscaled object.
   std::optional<autoscale::Recommendation> recommendation;
@@ -62,9 +70,13 @@ struct Actions {
   // Replicas for the modelservice_replicas gauges.
   int desired_replicas = 0;
   int ready_replicas = 0;
-  bool deleting = false;
+  // Once these writes are made, read the world and reconcile again at once
+  // (deletion goes in steps: delete the owned objects, then the finalizer).
+  bool look_again = false;
   // Wait and look again (e.g. an owned object is still being deleted).
   bool requeue = false;
+  // A same-named object is not ours (kNameConflict).
+  bool name_conflict = false;
 
   size_t NumWrites() const { return writes.size() + (status ? 1 : 0); }
 };
@@ -72,10 +84,18 @@ struct Actions {
 Actions Reconcile(const nlohmann::json& model_service, const Observed& observed, const Options& opts, WallTime now);
 
 // The replicas the Deployment should have: spec.replicas, or with
-// autoscaling the recommendation when metrics are ok, else the Deployment's
-// current replicas (clamp(spec.replicas) when there is no Deployment yet).
+// autoscaling the recommendation when metrics are ok, else CurrentReplicas.
 int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed);
 
+// The replicas of the ModelService's own Deployment (null: none yet), or
+// what it would be created with (spec.replicas, clamped to the autoscaling
+// bounds when autoscaled).
+int CurrentReplicas(const ModelServiceSpec& spec, const nlohmann::json* deployment);
+
 bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
+
+// metadata.deletionTimestamp is set: the object is being deleted. The one
+// definition both the reconciler and the executor use.
+bool BeingDeleted(const nlohmann::json& object);
 
 }  // namespace ms::controller

@@ -1,5 +1,8 @@
 #include "controller/modelservice/status.h"
 
+#include <array>
+#include <utility>
+
 #include "base/timefmt.h"
 
 namespace ms::controller {
@@ -54,103 +57,106 @@ json MakeCondition(const json* current_status, const std::string& type, const st
           {"observedGeneration", generation}};
 }
 
-json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
-  const json empty = json::object();
-  const json& d = in.deployment != nullptr ? *in.deployment : empty;
-  const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : empty;
-  const int desired = in.desired_replicas;
-  const int64_t replicas = Int(ds, "replicas");
-  const int64_t ready = Int(ds, "readyReplicas");
-  const int64_t updated = Int(ds, "updatedReplicas");
-  const int64_t available = Int(ds, "availableReplicas");
-  const int64_t d_generation = d.contains("metadata") ? Int(d["metadata"], "generation") : 0;
-  const int64_t d_observed = Int(ds, "observedGeneration");
+namespace {
 
-  // Degraded causes, most important first.
-  std::string degraded_reason, degraded_message;
+// What ComputeStatus derives from the Deployment before writing conditions.
+struct Rollout {
+  int desired = 0;
+  int64_t replicas = 0, ready = 0, updated = 0, available = 0;
+  bool exists = false;
+  bool all_ready = false;
+  std::string degraded_reason, degraded_message;  // empty reason: not degraded
+  std::string counts;                             // "1/2 replicas ready"
+};
+
+// Degraded causes, most important first.
+void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
   if (in.failure_reason) {
-    degraded_reason = *in.failure_reason;
-    degraded_message = in.failure_message;
+    r.degraded_reason = *in.failure_reason;
+    r.degraded_message = in.failure_message;
   } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok) {
-    degraded_reason = in.recommendation->reason.empty() ? "MetricsUnavailable" : in.recommendation->reason;
-    degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
-                                                          : in.recommendation->message;
+    r.degraded_reason = in.recommendation->reason.empty() ? "MetricsUnavailable" : in.recommendation->reason;
+    r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
+                                                            : in.recommendation->message;
   } else if (in.deployment != nullptr) {
     if (const json* c = DeploymentCondition(d, "ReplicaFailure"); c && c->value("status", "") == "True") {
-      degraded_reason = "ReplicaFailure";
-      degraded_message = c->value("message", "the Deployment reports ReplicaFailure");
+      r.degraded_reason = "ReplicaFailure";
+      r.degraded_message = c->value("message", "the Deployment reports ReplicaFailure");
     } else if (const json* p = DeploymentCondition(d, "Progressing");
                p && p->value("status", "") == "False" && p->value("reason", "") == "ProgressDeadlineExceeded") {
-      degraded_reason = "ProgressDeadlineExceeded";
-      degraded_message = p->value("message", "the Deployment exceeded its progress deadline");
+      r.degraded_reason = "ProgressDeadlineExceeded";
+      r.degraded_message = p->value("message", "the Deployment exceeded its progress deadline");
     }
   }
+}
 
-  const bool exists = in.deployment != nullptr;
-  const bool rolled_out = exists && !in.deployment_changing && d_observed >= d_generation && updated >= desired &&
-                          replicas == desired && available >= desired;
-  const bool all_ready = rolled_out && ready == desired;
+Rollout Observe(const StatusInput& in) {
+  static const json kEmpty = json::object();
+  const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
+  const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
+  Rollout r;
+  r.desired = in.desired_replicas;
+  r.replicas = Int(ds, "replicas");
+  r.ready = Int(ds, "readyReplicas");
+  r.updated = Int(ds, "updatedReplicas");
+  r.available = Int(ds, "availableReplicas");
+  const int64_t generation = d.contains("metadata") ? Int(d["metadata"], "generation") : 0;
+  r.exists = in.deployment != nullptr;
+  const bool rolled_out = r.exists && !in.deployment_changing && Int(ds, "observedGeneration") >= generation &&
+                          r.updated >= r.desired && r.replicas == r.desired && r.available >= r.desired;
+  r.all_ready = rolled_out && r.ready == r.desired;
+  r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
+  FindDegradedCause(in, d, r);
+  return r;
+}
 
-  std::string phase;
-  if (in.failure_reason) {
-    phase = "Failed";
-  } else if (!degraded_reason.empty()) {
-    phase = "Degraded";
-  } else if (!exists) {
-    phase = "Pending";
-  } else if (all_ready) {
-    phase = "Ready";
-  } else {
-    phase = "Progressing";
+std::string Phase(const StatusInput& in, const Rollout& r) {
+  if (in.failure_reason) return "Failed";
+  if (!r.degraded_reason.empty()) return "Degraded";
+  if (!r.exists) return "Pending";
+  return r.all_ready ? "Ready" : "Progressing";
+}
+
+// Ready: status, reason, message.
+std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Rollout& r) {
+  if (r.all_ready) return {"True", "Available", r.counts};
+  if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
+  if (!r.exists) return {"False", "DeploymentNotFound", "the Deployment does not exist yet"};
+  return {"False", "ReplicasNotReady", r.counts};
+}
+
+std::array<std::string, 3> ProgressingCondition(const StatusInput& in, const Rollout& r) {
+  if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
+  if (r.degraded_reason == "ProgressDeadlineExceeded") return {"False", r.degraded_reason, r.degraded_message};
+  if (!r.exists) return {"True", "Creating", "creating the Deployment and the Service"};
+  if (in.deployment_changing) return {"True", "Updating", "updating the Deployment"};
+  if (!r.all_ready) {
+    return {"True", "RollingOut",
+            std::to_string(r.updated) + "/" + std::to_string(r.desired) + " replicas updated, " + r.counts};
   }
+  return {"False", "Complete", "the Deployment has rolled out"};
+}
 
-  const std::string counts = std::to_string(ready) + "/" + std::to_string(desired) + " replicas ready";
+std::array<std::string, 3> DegradedCondition(const Rollout& r) {
+  if (!r.degraded_reason.empty()) return {"True", r.degraded_reason, r.degraded_message};
+  return {"False", "AsExpected", ""};
+}
+
+}  // namespace
+
+json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
+  const Rollout r = Observe(in);
   json conditions = json::array();
-  // Ready
-  if (all_ready) {
-    conditions.push_back(MakeCondition(in.current_status, "Ready", "True", "Available", counts, in.generation, now));
-  } else if (in.failure_reason) {
-    conditions.push_back(
-        MakeCondition(in.current_status, "Ready", "False", *in.failure_reason, in.failure_message, in.generation, now));
-  } else if (!exists) {
-    conditions.push_back(MakeCondition(in.current_status, "Ready", "False", "DeploymentNotFound",
-                                       "the Deployment does not exist yet", in.generation, now));
-  } else {
-    conditions.push_back(
-        MakeCondition(in.current_status, "Ready", "False", "ReplicasNotReady", counts, in.generation, now));
+  for (const auto& [type, c] :
+       {std::pair{"Ready", ReadyCondition(in, r)}, std::pair{"Progressing", ProgressingCondition(in, r)},
+        std::pair{"Degraded", DegradedCondition(r)}}) {
+    conditions.push_back(MakeCondition(in.current_status, type, c[0], c[1], c[2], in.generation, now));
   }
-  // Progressing
-  if (in.failure_reason) {
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "False", *in.failure_reason,
-                                       in.failure_message, in.generation, now));
-  } else if (degraded_reason == "ProgressDeadlineExceeded") {
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "False", degraded_reason, degraded_message,
-                                       in.generation, now));
-  } else if (!exists) {
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "True", "Creating",
-                                       "creating the Deployment and the Service", in.generation, now));
-  } else if (!all_ready) {
-    const std::string msg = std::to_string(updated) + "/" + std::to_string(desired) + " replicas updated, " + counts;
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "True",
-                                       in.deployment_changing ? "Updating" : "RollingOut",
-                                       in.deployment_changing ? "updating the Deployment" : msg, in.generation, now));
-  } else {
-    conditions.push_back(MakeCondition(in.current_status, "Progressing", "False", "Complete",
-                                       "the Deployment has rolled out", in.generation, now));
-  }
-  // Degraded
-  if (!degraded_reason.empty()) {
-    conditions.push_back(
-        MakeCondition(in.current_status, "Degraded", "True", degraded_reason, degraded_message, in.generation, now));
-  } else {
-    conditions.push_back(MakeCondition(in.current_status, "Degraded", "False", "AsExpected", "", in.generation, now));
-  }
-
   return {{"observedGeneration", in.generation},
-          {"phase", phase},
-          {"replicas", replicas},
-          {"readyReplicas", ready},
-          {"desiredReplicas", desired},
+          {"phase", Phase(in, r)},
+          {"replicas", r.replicas},
+          {"readyReplicas", r.ready},
+          {"desiredReplicas", r.desired},
           {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
           {"selector", SelectorString(spec)},
           {"conditions", conditions}};

@@ -16,9 +16,12 @@ uint64_t SeedOr(uint64_t seed) { return seed != 0 ? seed : std::random_device{}(
 enum class DeltaType { kAdd, kUpdate, kDelete };
 struct Delta {
   DeltaType type;
-  nlohmann::json old_obj;
-  nlohmann::json new_obj;
+  std::string key;
+  std::string old_obj;  // encoded, for kUpdate and kDelete
+  std::string new_obj;  // encoded, for kAdd and kUpdate
 };
+
+nlohmann::json Decode(const std::string& encoded) { return nlohmann::json::from_msgpack(encoded); }
 
 std::string MetadataString(const nlohmann::json& body, const char* field) {
   if (!body.is_object()) return {};
@@ -56,38 +59,35 @@ void Informer::Stop() {
 
 bool Informer::HasSynced() const { return synced_.load(); }
 
-bool Informer::WaitForSync(Clock::Duration timeout) const {
-  const auto deadline = clock_.Now() + timeout;
-  std::unique_lock<std::mutex> lock(wait_mu_);
-  while (!synced_.load() && !Stopped()) {
-    const auto now = clock_.Now();
-    if (now >= deadline) break;
-    clock_.WaitUntil(wait_cv_, lock, std::min<Clock::TimePoint>(deadline, now + std::chrono::milliseconds(50)));
-  }
-  return synced_.load();
-}
-
 std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
-  std::shared_lock<std::shared_mutex> g(cache_mu_);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) return std::nullopt;
-  return it->second;
+  std::string encoded;
+  {
+    std::shared_lock<std::shared_mutex> g(cache_mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) return std::nullopt;
+    encoded = it->second;
+  }
+  return Decode(encoded);
 }
 
-std::vector<nlohmann::json> Informer::List() const {
-  std::shared_lock<std::shared_mutex> g(cache_mu_);
-  std::vector<nlohmann::json> out;
-  out.reserve(cache_.size());
-  for (const auto& [k, v] : cache_) out.push_back(v);
+nlohmann::json Informer::Transformed(const nlohmann::json& object) const {
+  return options_.transform ? options_.transform(object) : object;
+}
+
+std::string Informer::Pack(const nlohmann::json& transformed) {
+  std::string out;
+  nlohmann::json::to_msgpack(transformed, out);
+  out.shrink_to_fit();
   return out;
 }
 
-std::vector<std::string> Informer::Keys() const {
-  std::shared_lock<std::shared_mutex> g(cache_mu_);
-  std::vector<std::string> out;
-  out.reserve(cache_.size());
-  for (const auto& [k, v] : cache_) out.push_back(k);
-  return out;
+void Informer::Notify(const char* what, const std::string& key, const std::function<void()>& call) const {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    if (logger_)
+      logger_->error("informer {}: {} handler for {} failed (event skipped): {}", path_, what, key, e.what());
+  }
 }
 
 std::string Informer::LastResourceVersion() const {
@@ -144,13 +144,13 @@ void Informer::Run(std::stop_token stop) {
 }
 
 bool Informer::ListAll() {
-  std::map<std::string, nlohmann::json> items;
+  std::map<std::string, std::string> items;
   std::string cont;
   std::string rv;
   do {
     std::string path = WithQuery(path_, "limit", std::to_string(options_.page_size));
     if (!cont.empty()) path = WithQuery(path, "continue", cont);
-    const Result r = client_.List(Query(path));
+    Result r = client_.List(Query(path));
     if (Stopped()) return false;
     if (!r.ok()) {
       if (logger_)
@@ -164,15 +164,18 @@ bool Informer::ListAll() {
     std::string kind = r.body.value("kind", "");
     if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
     const std::string api_version = r.body.value("apiVersion", "");
-    if (auto it = r.body.find("items"); it != r.body.end() && it->is_array()) {
-      for (const auto& item : *it) {
+    if (auto it = r.body.find("items"); it != r.body.end() && it->is_array()) {  // NOLINT
+      for (auto& item : *it) {
         std::string key = ObjectKey(item);
-        if (key.empty()) continue;
-        nlohmann::json obj = item;
+        if (key.empty() || !item.is_object()) continue;
         // Items of a typed list carry no kind/apiVersion; watch events do.
-        if (!obj.contains("kind") && !kind.empty()) obj["kind"] = kind;
-        if (!obj.contains("apiVersion") && !api_version.empty()) obj["apiVersion"] = api_version;
-        items[std::move(key)] = std::move(obj);
+        if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
+        if (!item.contains("apiVersion") && !api_version.empty()) item["apiVersion"] = api_version;
+        try {
+          items[key] = Pack(Transformed(item));
+        } catch (const std::exception& e) {
+          if (logger_) logger_->error("informer {}: listed object {} skipped: {}", path_, key, e.what());
+        }
       }
     }
     rv = MetadataString(r.body, "resourceVersion");
@@ -183,19 +186,19 @@ bool Informer::ListAll() {
   return true;
 }
 
-void Informer::Replace(std::map<std::string, nlohmann::json> items, const std::string& rv) {
+void Informer::Replace(std::map<std::string, std::string> items, const std::string& rv) {
   std::vector<Delta> deltas;
   {
     std::unique_lock<std::shared_mutex> g(cache_mu_);
     for (const auto& [key, old_obj] : cache_) {
-      if (items.find(key) == items.end()) deltas.push_back({DeltaType::kDelete, old_obj, nullptr});
+      if (items.find(key) == items.end()) deltas.push_back({DeltaType::kDelete, key, old_obj, {}});
     }
     for (const auto& [key, obj] : items) {
       auto it = cache_.find(key);
       if (it == cache_.end()) {
-        deltas.push_back({DeltaType::kAdd, nullptr, obj});
+        deltas.push_back({DeltaType::kAdd, key, {}, obj});
       } else if (it->second != obj) {
-        deltas.push_back({DeltaType::kUpdate, it->second, obj});
+        deltas.push_back({DeltaType::kUpdate, key, it->second, obj});
       }
     }
     cache_ = std::move(items);
@@ -205,21 +208,18 @@ void Informer::Replace(std::map<std::string, nlohmann::json> items, const std::s
     for (const auto& h : handlers_) {
       switch (d.type) {
         case DeltaType::kAdd:
-          if (h.on_add) h.on_add(d.new_obj);
+          if (h.on_add) Notify("add", d.key, [&] { h.on_add(Decode(d.new_obj)); });
           break;
         case DeltaType::kUpdate:
-          if (h.on_update) h.on_update(d.old_obj, d.new_obj);
+          if (h.on_update) Notify("update", d.key, [&] { h.on_update(Decode(d.old_obj), Decode(d.new_obj)); });
           break;
         case DeltaType::kDelete:
-          if (h.on_delete) h.on_delete(d.old_obj);
+          if (h.on_delete) Notify("delete", d.key, [&] { h.on_delete(Decode(d.old_obj)); });
           break;
       }
     }
   }
-  if (!synced_.exchange(true)) {
-    std::lock_guard<std::mutex> g(wait_mu_);
-    wait_cv_.notify_all();
-  }
+  synced_.store(true);
 }
 
 bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
@@ -244,37 +244,52 @@ bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
     if (logger_) logger_->warn("informer {}: {} event without metadata.name ignored", path_, event.type);
     return true;
   }
-  if (event.type == "ADDED" || event.type == "MODIFIED") {
-    std::optional<nlohmann::json> old_obj;
-    {
-      std::unique_lock<std::shared_mutex> g(cache_mu_);
-      auto& slot = cache_[key];
-      if (!slot.is_null()) old_obj = std::move(slot);
-      slot = event.object;
-      if (!rv.empty()) resource_version_ = rv;
-    }
-    for (const auto& h : handlers_) {
-      if (old_obj) {
-        if (h.on_update) h.on_update(*old_obj, event.object);
-      } else if (h.on_add) {
-        h.on_add(event.object);
-      }
-    }
+  if (event.type != "ADDED" && event.type != "MODIFIED" && event.type != "DELETED") {
+    if (logger_) logger_->warn("informer {}: unknown watch event type {} ignored", path_, event.type);
     return true;
   }
+  try {
+    ApplyEvent(event, key, rv);
+  } catch (const std::exception& e) {
+    // A malformed object: skip it (its resourceVersion is still passed, so
+    // a re-watch does not deliver it again).
+    if (!rv.empty()) SetResourceVersion(rv);
+    if (logger_) logger_->error("informer {}: {} event for {} skipped: {}", path_, event.type, key, e.what());
+  }
+  return true;
+}
+
+void Informer::ApplyEvent(const WatchEvent& event, const std::string& key, const std::string& rv) {
   if (event.type == "DELETED") {
     {
       std::unique_lock<std::shared_mutex> g(cache_mu_);
       cache_.erase(key);
       if (!rv.empty()) resource_version_ = rv;
     }
+    const nlohmann::json obj = Transformed(event.object);
     for (const auto& h : handlers_) {
-      if (h.on_delete) h.on_delete(event.object);
+      if (h.on_delete) Notify("delete", key, [&] { h.on_delete(obj); });
     }
-    return true;
+    return;
   }
-  if (logger_) logger_->warn("informer {}: unknown watch event type {} ignored", path_, event.type);
-  return true;
+  const nlohmann::json obj = Transformed(event.object);
+  std::string encoded = Pack(obj);
+  std::optional<std::string> old_obj;
+  {
+    std::unique_lock<std::shared_mutex> g(cache_mu_);
+    auto [it, inserted] = cache_.try_emplace(key);
+    if (!inserted) old_obj = std::move(it->second);
+    it->second = std::move(encoded);
+    if (!rv.empty()) resource_version_ = rv;
+  }
+  const nlohmann::json old = old_obj ? Decode(*old_obj) : nlohmann::json();
+  for (const auto& h : handlers_) {
+    if (old_obj) {
+      if (h.on_update) Notify("update", key, [&] { h.on_update(old, obj); });
+    } else if (h.on_add) {
+      Notify("add", key, [&] { h.on_add(obj); });
+    }
+  }
 }
 
 Informer::WatchOutcome Informer::WatchOnce() {

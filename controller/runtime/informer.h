@@ -5,10 +5,18 @@
 // that vanished; reconnect with jittered exponential backoff when the API
 // server is unreachable. Keeps a thread-safe cache keyed "ns/name".
 //
+// What is cached is small: each object first goes through the informer's
+// transform (as controller-runtime's cache transform: keep only the fields
+// the controller reads, managedFields never), then is stored as one
+// MessagePack string, decoded again by Get(). Handlers see the transformed
+// object. An object or a handler that throws (malformed data, e.g.
+// `controller: "yes"` in an ownerReference) is logged and skipped; the
+// informer carries on with the next event.
+//
 //   Informer inf(client, clock, logger, "/apis/modelops.dev/v1/modelservices");
 //   inf.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
 //   std::jthread t([&](std::stop_token stop) { inf.Run(stop); });
-//   inf.WaitForSync(std::chrono::seconds(30));
+//   ... inf.HasSynced() ... inf.Get("ns/name") ...
 #pragma once
 
 #include <spdlog/logger.h>
@@ -43,8 +51,13 @@ struct EventHandler {
   std::function<void(const nlohmann::json& obj)> on_delete;
 };
 
+// Builds what is cached (and handed to handlers) from an object as the API
+// server sends it. May throw: the object is then skipped.
+using Transform = std::function<nlohmann::json(const nlohmann::json& object)>;
+
 struct InformerOptions {
   int page_size = 500;
+  Transform transform;  // empty: cache whole objects
   // The server-side watch timeout is drawn from [min_watch_timeout, 2 * min_watch_timeout).
   std::chrono::seconds min_watch_timeout{300};
   std::chrono::milliseconds initial_backoff{200};
@@ -75,12 +88,9 @@ class Informer {
 
   // True once the first list has been applied (and its adds delivered).
   bool HasSynced() const;
-  // Waits (in the clock's time) until synced; false on timeout or stop.
-  bool WaitForSync(Clock::Duration timeout) const;
 
+  // The cached (transformed) object, or nullopt when not in the cache.
   std::optional<nlohmann::json> Get(const std::string& key) const;
-  std::vector<nlohmann::json> List() const;
-  std::vector<std::string> Keys() const;
   // The last resourceVersion seen (list, event or bookmark).
   std::string LastResourceVersion() const;
   // The path the informer lists (namespace applied, no query).
@@ -94,7 +104,14 @@ class Informer {
   WatchOutcome WatchOnce();
   // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
   bool HandleEvent(const WatchEvent& event, bool& gone, bool& failed);
-  void Replace(std::map<std::string, nlohmann::json> items, const std::string& rv);
+  // An ADDED/MODIFIED/DELETED event: cache, then handlers.
+  void ApplyEvent(const WatchEvent& event, const std::string& key, const std::string& rv);
+  void Replace(std::map<std::string, std::string> items, const std::string& rv);
+  nlohmann::json Transformed(const nlohmann::json& object) const;
+  // The compact form kept in the cache (MessagePack).
+  static std::string Pack(const nlohmann::json& transformed);
+  // Calls one handler behind a barrier: what it throws is logged.
+  void Notify(const char* what, const std::string& key, const std::function<void()>& call) const;
   void SleepFor(Clock::Duration d);
   std::string Query(std::string path) const;
   void SetResourceVersion(const std::string& rv);
@@ -112,7 +129,7 @@ class Informer {
   std::vector<EventHandler> handlers_;  // set before Run
 
   mutable std::shared_mutex cache_mu_;
-  std::map<std::string, nlohmann::json> cache_;
+  std::map<std::string, std::string> cache_;  // key -> MessagePack of the transformed object
   std::string resource_version_;
 
   std::atomic<bool> stop_{false};

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "controller/modelservice/resources.h"
 #include "test/support/fake_clock.h"
@@ -129,6 +131,7 @@ class FakeApi final : public kube::Client {
 
   std::map<std::string, json> objects;
   std::vector<Call> calls;
+  std::mutex& mu() { return mu_; }
 
  private:
   std::optional<kube::Result> Hooked(const std::string& m, const std::string& p, const json& b) {
@@ -144,7 +147,10 @@ class FakeApi final : public kube::Client {
 
 class FakeRecorder final : public EventRecorder {
  public:
-  void Record(const json&, const Event& e) override { events.push_back(e); }
+  void Record(const json&, const Event& e) override {
+    std::lock_guard<std::mutex> g(mu_);
+    events.push_back(e);
+  }
   bool Has(const std::string& reason) const {
     for (const auto& e : events) {
       if (e.reason == reason) return true;
@@ -152,6 +158,9 @@ class FakeRecorder final : public EventRecorder {
     return false;
   }
   std::vector<Event> events;
+
+ private:
+  std::mutex mu_;
 };
 
 class FakeAutoscaler final : public autoscale::Autoscaler {
@@ -202,7 +211,9 @@ TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
   EXPECT_EQ(writes[3].method, "PUT");
   EXPECT_EQ(writes[3].path, kMsPath + "/status");
   EXPECT_EQ(api.objects[kMsPath]["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}));
-  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Pending");
+  // The status is computed with the Deployment just created: Progressing at
+  // once (one status write, not Pending then Progressing).
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
   EXPECT_TRUE(recorder.Has("Created"));
   EXPECT_EQ(r.desired_replicas, 2);
 
@@ -315,15 +326,114 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
   EXPECT_EQ(autoscaler.forgotten.count("ml/bert"), 1u);
 }
 
-TEST_F(Fixture, AlreadyExistsOnCreateRequeues) {
+// The reproduction of issue 13: an owned Deployment loses its managed-by
+// label (so the label-selected cache no longer shows it), is scaled by hand,
+// and the Service is deleted.
+TEST_F(Fixture, OwnedDeploymentWithoutOurLabelIsRecognisedAndRepaired) {
   api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  api.objects[kDepPath]["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
+  api.objects[kDepPath]["spec"]["replicas"] = 7;
+  api.objects.erase(kSvcPath);
+  // The caches: the ModelService as written, no Deployment (label gone), no Service.
+  CachedReads cache;
+  cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
+  cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
+  cache.service = [](const std::string&) -> std::optional<json> { return std::nullopt; };
+  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  api.calls.clear();
+  ReconcileResult r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  const json& dep = api.objects[kDepPath];
+  EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller") << "label restored";
+  EXPECT_EQ(dep["spec"]["replicas"], 2) << "replicas back";
+  EXPECT_TRUE(api.objects.count(kSvcPath)) << "Service recreated";
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
+  // One AlreadyExists, then the Deployment read through the API and updated.
+  std::vector<std::string> writes;
+  for (const auto& c : api.WritesList()) writes.push_back(c.method + " " + StripQuery(c.path));
+  EXPECT_EQ(writes, (std::vector<std::string>{"POST /apis/apps/v1/namespaces/ml/deployments", "PUT " + kDepPath,
+                                              "POST /api/v1/namespaces/ml/services"}));
+  EXPECT_TRUE(recorder.Has("Scaled"));
+}
+
+TEST_F(Fixture, SameNamedDeploymentNotOursIsReportedNeverTouched) {
+  api.Put(kMsPath, NewModelService());
+  // A Deployment the user made earlier: no ownerReference, no labels of ours.
+  api.Put(kDepPath, json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+      "metadata": {"name": "bert", "namespace": "ml", "uid": "theirs", "labels": {"app": "bert"}},
+      "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})"));
+  const json before = api.objects[kDepPath];
+  CachedReads cache;  // the label-selected caches do not show it
+  cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
+  cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
+  cache.service = [](const std::string&) -> std::optional<json> { return std::nullopt; };
+  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  ReconcileResult r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter) << r.error;
+  EXPECT_EQ(r.requeue_after, cached.name_conflict_recheck);
+  EXPECT_EQ(api.objects[kDepPath], before) << "not adopted, not changed";
+  EXPECT_FALSE(api.objects.count(kSvcPath)) << "nothing created while the name is taken";
+  const json& status = api.objects[kMsPath]["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  const json& ready = status["conditions"][0];
+  EXPECT_EQ(ready["reason"], "NameConflict");
+  EXPECT_EQ(ready["message"],
+            "a Deployment named \"bert\" already exists in namespace \"ml\" and is not controlled by this "
+            "ModelService, which leaves it alone: delete or rename it, or give the ModelService another name");
+  ASSERT_TRUE(recorder.Has("NameConflict"));
+  EXPECT_EQ(recorder.events.back().type, "Warning");
+
+  // Looking again (after name_conflict_recheck): read through the API (no
+  // create attempt), nothing written, no second Event: no hot loop.
+  api.calls.clear();
+  recorder.events.clear();
+  r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter);
+  EXPECT_EQ(api.Writes(), 0);
+  EXPECT_TRUE(recorder.events.empty());
+
+  // The user deletes their Deployment: the next look creates ours.
+  api.objects.erase(kDepPath);
+  r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_EQ(ControllerUid(api.objects[kDepPath]), "ms-uid");
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
+}
+
+TEST_F(Fixture, FinalizerStaysWhileAnOwnedObjectTheCacheMissesStillExists) {
+  json ms = NewModelService();
+  ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
+  api.Put(kMsPath, ms);
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  api.objects[kDepPath]["metadata"]["labels"] = json::object();  // invisible to the label-selected cache
+  api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  // Deleting the Deployment leaves it terminating (a foreground finalizer).
   api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
-    if (m == "POST" && p == "/apis/apps/v1/namespaces/ml/deployments") {
-      return kube::Result{409, json(), kube::Status{409, "AlreadyExists", "exists"}};
+    if (m == "DELETE" && StripQuery(p) == kDepPath) {
+      api.objects[kDepPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:01Z";
+      return kube::Result{200, json::object(), std::nullopt};
     }
     return std::nullopt;
   };
-  EXPECT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kRequeue);
+  CachedReads cache;
+  cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
+  cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
+  cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
+  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  ReconcileResult r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter) << r.error;
+  ASSERT_TRUE(api.objects.count(kMsPath));
+  EXPECT_EQ(api.objects[kMsPath]["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}))
+      << "the Deployment still exists";
+  EXPECT_FALSE(api.objects.count(kSvcPath));
+
+  // Really gone: the finalizer goes.
+  api.hook = nullptr;
+  api.objects.erase(kDepPath);
+  r = cached.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_FALSE(api.objects.count(kMsPath));
 }
 
 TEST_F(Fixture, InvalidOnCreateReportsFailed) {
@@ -423,15 +533,44 @@ TEST(Resync, SpreadsKeysOverTheInterval) {
 }
 
 TEST(OwnerKey, MapsControllerReferenceOfModelService) {
-  json d = {
-      {"metadata",
-       {{"namespace", "ml"},
-        {"ownerReferences",
-         {{{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "bert"}, {"controller", true}}}}}}};
+  json d = {{"metadata",
+             {{"namespace", "ml"},
+              {"ownerReferences",
+               {{{"apiVersion", "modelops.dev/v1"},
+                 {"kind", "ModelService"},
+                 {"name", "bert"},
+                 {"uid", "u1"},
+                 {"controller", true}}}}}}};
   EXPECT_EQ(OwnerKey(d), "ml/bert");
-  d["metadata"]["ownerReferences"][0]["kind"] = "ReplicaSet";
+  EXPECT_EQ(ControllerUid(d), "u1");
+  EXPECT_TRUE(IsControlledBy(d, "u1"));
+  EXPECT_FALSE(IsControlledBy(d, ""));
+  // Malformed references are no controller reference, never an exception.
+  d["metadata"]["ownerReferences"][0]["controller"] = "yes";
+  EXPECT_EQ(OwnerKey(d), "");
+  EXPECT_EQ(ControllerUid(d), "");
+  d["metadata"]["ownerReferences"][0]["controller"] = true;
+  d["metadata"]["ownerReferences"][0]["name"] = 5;
+  EXPECT_EQ(OwnerKey(d), "");
+  d["metadata"]["ownerReferences"] = "x";
+  EXPECT_EQ(OwnerKey(d), "");
+  d["metadata"]["ownerReferences"] = {{{"kind", "ReplicaSet"}, {"apiVersion", "apps/v1"}, {"controller", true}}};
   EXPECT_EQ(OwnerKey(d), "");
   EXPECT_EQ(OwnerKey(json::object()), "");
+  EXPECT_EQ(OwnerKey(json("str")), "");
+}
+
+TEST_F(Fixture, OwnedObjectHandlerQueuesOwnerOrTheSameNamedModelService) {
+  WorkQueue queue("modelservice", clock);
+  Controller ctl(exec, queue, clock, ControllerConfig{});
+  auto handler = ctl.OwnedObjectHandler();
+  json foreign = {{"kind", "Deployment"}, {"metadata", {{"name", "bert"}, {"namespace", "ml"}}}};
+  foreign["metadata"]["ownerReferences"] = {{{"kind", "ModelService"}, {"controller", "yes"}}};
+  handler.on_add(foreign);
+  ASSERT_EQ(queue.Len(), 1u);
+  const auto key = queue.Get();
+  EXPECT_EQ(key, "ml/bert");
+  queue.Done(*key);
 }
 
 TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
@@ -476,11 +615,38 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
   ASSERT_TRUE(ctl.ProcessNextItem());
   text = metrics::Serialize(registry);
   EXPECT_EQ(text.find("modelservice_replicas{"), std::string::npos) << text;
+}
 
-  // Workers drain and stop.
+TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
+  WorkQueue queue("modelservice", clock);
+  ControllerConfig config;
+  config.concurrency = 3;
+  Controller ctl(exec, queue, clock, config);
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  for (const auto& n : names) {
+    json ms = NewModelService();
+    ms["metadata"]["name"] = n;
+    ms["metadata"]["uid"] = "uid-" + n;
+    api.Put("/apis/modelops.dev/v1/namespaces/ml/modelservices/" + n, ms);
+    queue.Add("ml/" + n);
+  }
   ctl.Start();
+  // Every key is taken by a worker and reconciled: each ModelService gets its Deployment.
+  auto all_done = [&] {
+    std::lock_guard<std::mutex> g(api.mu());
+    for (const auto& n : names) {
+      if (!api.objects.count("/apis/apps/v1/namespaces/ml/deployments/" + n)) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 5000 && !all_done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(all_done());
   ctl.Stop();
   EXPECT_TRUE(queue.ShuttingDown());
+  // Stopped: a key added now is not reconciled by anyone.
+  queue.Add("ml/a");
+  EXPECT_EQ(queue.Len(), 0u);
+  EXPECT_FALSE(ctl.ProcessNextItem());
 }
 
 }  // namespace

@@ -337,6 +337,7 @@ TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   EXPECT_EQ(a.writes[1].kind, "Service");
   EXPECT_FALSE(a.status.has_value());
   EXPECT_TRUE(HasEvent(a, "Deleted"));
+  EXPECT_TRUE(a.look_again) << "deleted: look again at once";
 
   // Both gone: the finalizer goes, other finalizers stay.
   Actions b = Reconcile(ms, Observed{}, Opts(), kT1);
@@ -467,8 +468,58 @@ TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
   dep["spec"]["replicas"] = 7;
   Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  EXPECT_TRUE(a.name_conflict);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Failed");
+  EXPECT_EQ((*a.status)["conditions"][0]["reason"], "NameConflict");
+  // The foreign Deployment's replicas are not reported as ours.
+  EXPECT_EQ((*a.status)["replicas"], 0);
+}
+
+TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
+  // A Deployment and a Service the user made before, with our labels even:
+  // no controller ownerReference, so not ours.
+  json dep = ServerDeployment();
+  dep["metadata"].erase("ownerReferences");
+  json svc = ServerService();
+  svc["metadata"]["ownerReferences"][0]["controller"] = false;
+  Actions a = Reconcile(ModelService(), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  EXPECT_TRUE(a.name_conflict);
+  for (const auto& w : a.writes) EXPECT_EQ(w.type, ActionType::kPatchModelService) << w.kind;
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["phase"], "Failed");
+  const json& ready = (*a.status)["conditions"][0];
+  EXPECT_EQ(ready["reason"], "NameConflict");
+  EXPECT_EQ(ready["message"],
+            "a Deployment and a Service named \"bert\" already exist in namespace \"ml\" and are not controlled by "
+            "this ModelService, which leaves them alone: delete or rename them, or give the ModelService another "
+            "name");
+  EXPECT_EQ((*a.status)["conditions"][2]["type"], "Degraded");
+  EXPECT_EQ((*a.status)["conditions"][2]["status"], "True");
+  ASSERT_TRUE(HasEvent(a, "NameConflict"));
+  EXPECT_EQ(a.events.back().type, "Warning");
+
+  // Looked at again: same status, no write, no second Warning.
+  Actions b =
+      Reconcile(WithStatus(ModelService(), *a.status), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT1);
+  EXPECT_EQ(b.NumWrites(), 0u);
+  EXPECT_TRUE(b.events.empty());
+
+  // Only the Service is someone else's: the Deployment is still not created.
+  Actions c = Reconcile(ModelService(), Observed{std::nullopt, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  EXPECT_EQ(FindWrite(c, ActionType::kCreate, "Deployment"), nullptr);
+  EXPECT_EQ((*c.status)["conditions"][0]["message"].get<std::string>().rfind("a Service named", 0), 0u);
+}
+
+TEST(Reconciler, DeletionWaitsForTerminatingOwnedObjects) {
+  json ms = SteadyModelService();
+  ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
+  json dep = ServerDeployment();
+  dep["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:01Z";
+  Actions a = Reconcile(ms, Observed{dep, std::nullopt, std::nullopt, std::nullopt}, Opts(), kT1);
+  EXPECT_EQ(a.NumWrites(), 0u) << "neither deleted again nor the finalizer removed";
+  EXPECT_TRUE(a.requeue);
+  EXPECT_FALSE(a.look_again);
 }
 
 TEST(TimeFormat, RoundTrip) {

@@ -205,6 +205,15 @@ class KubeInformerTest : public ::testing::Test {
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Which of `keys` the informer's cache holds.
+std::vector<std::string> Cached(const Informer& inf, std::vector<std::string> keys) {
+  std::vector<std::string> out;
+  for (auto& k : keys) {
+    if (inf.Get(k)) out.push_back(k);
+  }
+  return out;
+}
+
 TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   client_.AddList(Page({Obj("a", "3"), Obj("b", "4")}, "10", "tok/en+1"));
   client_.AddList(Page({Obj("c", "5")}, "10"));
@@ -214,7 +223,7 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   inf.AddEventHandler(rec_.Handler());
   EXPECT_FALSE(inf.HasSynced());
   std::jthread run = Start(inf);
-  ASSERT_TRUE(inf.WaitForSync(10s));
+  ASSERT_TRUE(Eventually([&] { return inf.HasSynced(); }));
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
 
   const auto lists = client_.list_paths();
@@ -236,7 +245,7 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
 
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/c@5", "add ns/d@11",
                                                     "update ns/a@3->12", "delete ns/b@13"}));
-  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
+  EXPECT_EQ(Cached(inf, {"ns/a", "ns/b", "ns/c", "ns/d"}), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
   EXPECT_EQ(inf.LastResourceVersion(), "13");
   auto a = inf.Get("ns/a");
   ASSERT_TRUE(a.has_value());
@@ -247,7 +256,6 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_EQ((*c)["kind"], "Deployment");
   EXPECT_EQ((*c)["apiVersion"], "apps/v1");
   EXPECT_FALSE(inf.Get("ns/b").has_value());
-  EXPECT_EQ(inf.List().size(), 3u);
 }
 
 TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
@@ -260,7 +268,7 @@ TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=20")) << client_.watch_paths()[1];
   EXPECT_EQ(inf.LastResourceVersion(), "20");
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3"}));
-  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a"}));
+  EXPECT_EQ(Cached(inf, {"ns/a"}), (std::vector<std::string>{"ns/a"}));
 }
 
 TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjects) {
@@ -281,8 +289,8 @@ TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjec
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=50"));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/same@2", "delete ns/b@4",
                                                     "update ns/a@3->7", "add ns/c@8"}));
-  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/same"}));
-  EXPECT_FALSE(inf.Get("ns/never").has_value());
+  EXPECT_EQ(Cached(inf, {"ns/a", "ns/b", "ns/c", "ns/same", "ns/never"}),
+            (std::vector<std::string>{"ns/a", "ns/c", "ns/same"}));
 }
 
 TEST_F(KubeInformerTest, GoneHttpAnswerRelists) {
@@ -296,7 +304,7 @@ TEST_F(KubeInformerTest, GoneHttpAnswerRelists) {
   EXPECT_EQ(client_.list_paths().size(), 2u);
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=60"));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "delete ns/a@3"}));
-  EXPECT_TRUE(inf.List().empty());
+  EXPECT_FALSE(inf.Get("ns/a").has_value());
 }
 
 TEST_F(KubeInformerTest, RepeatedGoneWithoutProgressBacksOff) {
@@ -407,23 +415,7 @@ TEST_F(KubeInformerTest, StopMethodEndsRunDuringBackoff) {
   EXPECT_FALSE(inf.HasSynced());
   inf.Stop();
   run.join();
-  EXPECT_FALSE(inf.WaitForSync(1s));  // stopped: does not wait
-}
-
-TEST_F(KubeInformerTest, WaitForSyncTimesOutInVirtualTime) {
-  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
-  std::atomic<bool> result{true};
-  std::atomic<bool> returned{false};
-  std::thread waiter([&] {
-    result = inf.WaitForSync(5s);
-    returned = true;
-  });
-  std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(returned.load());
-  clock_.Advance(6s);
-  ASSERT_TRUE(Eventually([&] { return returned.load(); }));
-  EXPECT_FALSE(result.load());
-  waiter.join();
+  EXPECT_FALSE(inf.HasSynced());
 }
 
 TEST_F(KubeInformerTest, UnknownAndNamelessEventsAreIgnored) {
@@ -436,7 +428,76 @@ TEST_F(KubeInformerTest, UnknownAndNamelessEventsAreIgnored) {
   std::jthread run = Start(inf);
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/ok@4"}));
-  EXPECT_EQ(inf.Keys(), (std::vector<std::string>{"ns/ok"}));
+  EXPECT_EQ(Cached(inf, {"ns/x", "ns/ok"}), (std::vector<std::string>{"ns/ok"}));
+}
+
+TEST_F(KubeInformerTest, TransformDecidesWhatIsCachedAndWhatHandlersSee) {
+  json big = Obj("a", "3");
+  big["metadata"]["managedFields"] =
+      json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:spec", json::object()}}}}});
+  big["spec"] = {{"replicas", 2}, {"template", {{"huge", std::string(1000, 'x')}}}};
+  client_.AddList(Page({big}, "10"));
+  client_.AddWatch({{Ev("MODIFIED", Obj("a", "11"))}, Ok()});
+  InformerOptions o = Options();
+  o.transform = [](const json& obj) {
+    json out = {{"metadata", obj["metadata"]}};
+    out["metadata"].erase("managedFields");
+    if (obj.contains("spec")) out["replicas"] = obj["spec"].value("replicas", 0);
+    return out;
+  };
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", o);
+  std::vector<json> seen;
+  std::mutex mu;
+  inf.AddEventHandler({[&](const json& obj) {
+                         std::lock_guard<std::mutex> g(mu);
+                         seen.push_back(obj);
+                       },
+                       [&](const json& old_obj, const json&) {
+                         std::lock_guard<std::mutex> g(mu);
+                         seen.push_back(old_obj);
+                       },
+                       nullptr});
+  std::jthread run = Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  std::lock_guard<std::mutex> g(mu);
+  ASSERT_EQ(seen.size(), 2u);
+  // The add and the update's old object are the transformed object.
+  EXPECT_EQ(seen[0],
+            json({{"metadata", {{"name", "a"}, {"namespace", "ns"}, {"resourceVersion", "3"}}}, {"replicas", 2}}));
+  EXPECT_EQ(seen[1], seen[0]);
+  auto cached = inf.Get("ns/a");
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(*cached, json({{"metadata", {{"name", "a"}, {"namespace", "ns"}, {"resourceVersion", "11"}}}}));
+}
+
+TEST_F(KubeInformerTest, MalformedObjectsAndThrowingHandlersAreSkippedNotFatal) {
+  // An ownerReference with `controller: "yes"`: a handler that reads it as a
+  // boolean throws; so does this transform for objects named "bad".
+  json yes = Obj("yes", "2");
+  yes["metadata"]["ownerReferences"] = json::array({{{"kind", "ModelService"}, {"controller", "yes"}}});
+  client_.AddList(Page({Obj("bad", "1")}, "1"));
+  client_.AddWatch({{Ev("ADDED", yes), Ev("ADDED", Obj("bad", "3")), Ev("ADDED", Obj("ok", "4"))}, Ok()});
+  InformerOptions o = Options();
+  o.transform = [](const json& obj) {
+    if (obj["metadata"]["name"] == "bad") throw std::runtime_error("cannot transform");
+    return obj;
+  };
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", o);
+  inf.AddEventHandler({[&](const json& obj) {
+                         if (obj["metadata"].contains("ownerReferences")) {
+                           (void)obj["metadata"]["ownerReferences"][0]["controller"].get<bool>();  // throws type_error
+                         }
+                       },
+                       nullptr, nullptr});
+  inf.AddEventHandler(rec_.Handler());
+  std::jthread run = Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  // The throwing handler did not stop the next handler, nor the next events.
+  EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/yes@2", "add ns/ok@4"}));
+  EXPECT_EQ(Cached(inf, {"ns/bad", "ns/yes", "ns/ok"}), (std::vector<std::string>{"ns/yes", "ns/ok"}));
+  // The skipped event's resourceVersion was still passed.
+  EXPECT_EQ(inf.LastResourceVersion(), "4");
+  EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=4"));
 }
 
 }  // namespace

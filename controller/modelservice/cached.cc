@@ -1,0 +1,71 @@
+#include "controller/modelservice/cached.h"
+
+#include "controller/modelservice/resources.h"
+#include "controller/runtime/projection.h"
+
+namespace ms::controller {
+
+using nlohmann::json;
+
+namespace {
+
+json OurLabels() {
+  json labels = json::object();
+  for (const auto& [k, v] : InstanceLabels("")) labels[k] = true;
+  return labels;
+}
+
+// What every cached object keeps of metadata.
+json MetadataMask(bool labels) {
+  json meta = {{"name", true},       {"namespace", true},        {"uid", true}, {"resourceVersion", true},
+               {"generation", true}, {"deletionTimestamp", true}};
+  if (labels) {
+    meta["labels"] = OurLabels();
+    meta["ownerReferences"] = true;
+  }
+  return meta;
+}
+
+const json& ModelServiceMask() {
+  static const json mask = [] {
+    json meta = MetadataMask(false);
+    meta["finalizers"] = true;
+    return json{{"apiVersion", true}, {"kind", true}, {"metadata", meta}, {"spec", true}, {"status", true}};
+  }();
+  return mask;
+}
+
+const json& DeploymentMask() {
+  static const json mask = [] {
+    const json container = {{"name", true},  {"image", true},     {"env", true},
+                            {"ports", true}, {"resources", true}, {"readinessProbe", true}};
+    const json spec = {{"replicas", true},
+                       {"strategy", true},
+                       {"template", {{"metadata", {{"labels", OurLabels()}}}, {"spec", {{"containers", container}}}}}};
+    const json status = {{"observedGeneration", true},
+                         {"replicas", true},
+                         {"readyReplicas", true},
+                         {"updatedReplicas", true},
+                         {"availableReplicas", true},
+                         {"conditions", {{"type", true}, {"status", true}, {"reason", true}, {"message", true}}}};
+    return json{
+        {"apiVersion", true}, {"kind", true}, {"metadata", MetadataMask(true)}, {"spec", spec}, {"status", status}};
+  }();
+  return mask;
+}
+
+const json& ServiceMask() {
+  static const json mask = json{{"apiVersion", true},
+                                {"kind", true},
+                                {"metadata", MetadataMask(true)},
+                                {"spec", {{"type", true}, {"selector", true}, {"ports", true}}}};
+  return mask;
+}
+
+}  // namespace
+
+json CachedModelService(const json& object) { return Project(object, ModelServiceMask()); }
+json CachedDeployment(const json& object) { return Project(object, DeploymentMask()); }
+json CachedService(const json& object) { return Project(object, ServiceMask()); }
+
+}  // namespace ms::controller

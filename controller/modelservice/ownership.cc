@@ -1,0 +1,54 @@
+#include "controller/modelservice/ownership.h"
+
+#include "api/types.h"
+
+namespace ms::controller {
+
+using nlohmann::json;
+
+namespace {
+
+std::string StringField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The controller ownerReference (`controller: true`, a JSON boolean), or null.
+const json* ControllerRef(const json& object) {
+  if (!object.is_object()) return nullptr;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  auto refs = meta->find("ownerReferences");
+  if (refs == meta->end() || !refs->is_array()) return nullptr;
+  for (const auto& ref : *refs) {
+    if (!ref.is_object()) continue;
+    auto c = ref.find("controller");
+    if (c != ref.end() && c->is_boolean() && c->get<bool>()) return &ref;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ControllerUid(const json& object) {
+  const json* ref = ControllerRef(object);
+  return ref != nullptr ? StringField(*ref, "uid") : std::string();
+}
+
+bool IsControlledBy(const json& object, const std::string& owner_uid) {
+  return !owner_uid.empty() && ControllerUid(object) == owner_uid;
+}
+
+std::string OwnerKey(const json& object) {
+  const json* ref = ControllerRef(object);
+  if (ref == nullptr) return "";
+  if (StringField(*ref, "kind") != api::kKind ||
+      StringField(*ref, "apiVersion").rfind(std::string(api::kGroup) + "/", 0) != 0) {
+    return "";
+  }
+  const std::string name = StringField(*ref, "name");
+  if (name.empty()) return "";
+  return StringField(object["metadata"], "namespace") + "/" + name;
+}
+
+}  // namespace ms::controller

@@ -1,0 +1,102 @@
+#include "controller/modelservice/cached.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/modelservice/reconciler.h"
+#include "controller/runtime/projection.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+
+TEST(Projection, KeepsOnlyMaskedPaths) {
+  const json v = json::parse(R"({"a": 1, "b": {"c": 2, "d": 3}, "l": [{"x": 1, "y": 2}, {"x": 3}], "s": "str"})");
+  EXPECT_EQ(Project(v, json::parse(R"({"b": {"c": true}, "l": {"x": true}, "s": {"z": true}, "nope": true})")),
+            json::parse(R"({"b": {"c": 2}, "l": [{"x": 1}, {"x": 3}], "s": "str"})"));
+  EXPECT_EQ(Project(v, true), v);
+}
+
+// A Deployment as the API server sends it in a watch event.
+json WatchedDeployment() {
+  return json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "bert", "namespace": "ml", "uid": "d1", "resourceVersion": "9", "generation": 2,
+      "creationTimestamp": "2023-11-14T22:13:20Z",
+      "annotations": {"deployment.kubernetes.io/revision": "1", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
+                 "app.kubernetes.io/name": "modelservice", "team": "search"},
+      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
+                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}],
+      "managedFields": [{"manager": "modelservice-controller", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
+    "spec": {"replicas": 2, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
+      "selector": {"matchLabels": {"app.kubernetes.io/instance": "bert"}},
+      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+      "template": {"metadata": {"labels": {"app.kubernetes.io/instance": "bert", "pod-template-hash": "x"}},
+        "spec": {"containers": [{"name": "model", "image": "m:1", "imagePullPolicy": "IfNotPresent",
+                                 "env": [{"name": "MODEL_NAME", "value": "bert"}],
+                                 "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                                 "terminationMessagePath": "/dev/termination-log"}],
+                 "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler"}}},
+    "status": {"observedGeneration": 2, "replicas": 2, "readyReplicas": 1, "updatedReplicas": 2,
+               "availableReplicas": 1, "collisionCount": 0,
+               "conditions": [{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable",
+                               "message": "m", "lastUpdateTime": "t", "lastTransitionTime": "t"}]}
+  })");
+}
+
+TEST(CachedObjects, DeploymentKeepsWhatTheReconcilerReadsOnly) {
+  const json full = WatchedDeployment();
+  const json c = CachedDeployment(full);
+  EXPECT_FALSE(c["metadata"].contains("managedFields"));
+  EXPECT_FALSE(c["metadata"].contains("annotations"));
+  EXPECT_FALSE(c["metadata"]["labels"].contains("team"));
+  EXPECT_EQ(c["metadata"]["labels"].size(), 3u);
+  EXPECT_EQ(c["metadata"]["ownerReferences"], full["metadata"]["ownerReferences"]);
+  EXPECT_EQ(c["metadata"]["resourceVersion"], "9");
+  EXPECT_FALSE(c["spec"].contains("selector"));
+  EXPECT_FALSE(c["spec"]["template"]["spec"].contains("dnsPolicy"));
+  EXPECT_FALSE(c["spec"]["template"]["spec"]["containers"][0].contains("imagePullPolicy"));
+  EXPECT_EQ(c["spec"]["template"]["spec"]["containers"][0]["image"], "m:1");
+  EXPECT_FALSE(c["status"].contains("collisionCount"));
+  EXPECT_FALSE(c["status"]["conditions"][0].contains("lastUpdateTime"));
+  EXPECT_LT(json::to_msgpack(c).size() * 2, full.dump().size()) << c.dump();
+}
+
+TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
+  // The reconciler's decision (what drifted, the status) must not depend on
+  // the fields the cache drops.
+  json ms = json::parse(R"({"apiVersion": "modelops.dev/v1", "kind": "ModelService",
+    "metadata": {"name": "bert", "namespace": "ml", "uid": "uid-1", "resourceVersion": "5", "generation": 1,
+                 "finalizers": ["modelops.dev/cleanup"], "managedFields": [{"manager": "kubectl"}],
+                 "annotations": {"a": "b"}},
+    "spec": {"model": "bert", "image": "m:1", "replicas": 3, "port": 8080}})");
+  json svc = json::parse(R"({"apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "bert", "namespace": "ml", "uid": "s1", "resourceVersion": "8",
+      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
+                 "app.kubernetes.io/name": "modelservice"},
+      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "controller": true, "kind": "ModelService",
+                           "name": "bert", "uid": "uid-1"}]},
+    "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.1", "sessionAffinity": "None",
+             "selector": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"},
+             "ports": [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]}})");
+  const auto now = std::chrono::system_clock::from_time_t(1700000000);
+  const Actions full = Reconcile(ms, Observed{WatchedDeployment(), svc, std::nullopt, std::nullopt}, Options{}, now);
+  const Actions cached = Reconcile(
+      CachedModelService(ms),
+      Observed{CachedDeployment(WatchedDeployment()), CachedService(svc), std::nullopt, std::nullopt}, Options{}, now);
+  ASSERT_EQ(full.writes.size(), cached.writes.size());
+  for (size_t i = 0; i < full.writes.size(); ++i) {
+    EXPECT_EQ(full.writes[i].type, cached.writes[i].type);
+    EXPECT_EQ(full.writes[i].path, cached.writes[i].path);
+  }
+  // The Deployment (replicas 2 -> 3, template labels) and the Service (its
+  // ownerReference lacks blockOwnerDeletion).
+  EXPECT_EQ(full.writes.size(), 2u);
+  EXPECT_EQ(full.status, cached.status);
+  EXPECT_EQ(full.events, cached.events);
+  EXPECT_FALSE(CachedModelService(ms)["metadata"].contains("managedFields"));
+}
+
+}  // namespace
+}  // namespace ms::controller

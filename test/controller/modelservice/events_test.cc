@@ -1,0 +1,159 @@
+#include "controller/modelservice/events.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "test/support/fake_clock.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// Records Event writes; `block` holds every write until released.
+class EventsApi final : public kube::Client {
+ public:
+  struct Call {
+    std::string method, path;
+    json body;
+  };
+  kube::Result Create(const std::string& path, const json& body) override { return Answer("POST", path, body); }
+  kube::Result Patch(const std::string& path, kube::PatchType, const json& body) override {
+    return Answer("PATCH", path, body);
+  }
+  kube::Result Get(const std::string&) override { return Fail(405); }
+  kube::Result List(const std::string&) override { return Fail(405); }
+  kube::Result Update(const std::string&, const json&) override { return Fail(405); }
+  kube::Result Delete(const std::string&) override { return Fail(405); }
+  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
+                     const std::atomic<bool>&) override {
+    return Fail(405);
+  }
+
+  std::vector<Call> calls() {
+    std::lock_guard<std::mutex> g(mu_);
+    return calls_;
+  }
+  std::atomic<bool> block{false};
+  std::atomic<int> fail_next{0};  // answer this many writes with 503
+  std::atomic<bool> patch_not_found{false};
+
+ private:
+  static kube::Result Fail(int code) { return {code, json(), kube::Status{code, "Fail", "fake"}}; }
+  kube::Result Answer(const std::string& m, const std::string& path, const json& body) {
+    while (block.load()) std::this_thread::sleep_for(1ms);
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      calls_.push_back({m, path, body});
+    }
+    if (fail_next > 0) {
+      --fail_next;
+      return Fail(503);
+    }
+    if (m == "PATCH" && patch_not_found) return Fail(404);
+    return {201, body, std::nullopt};
+  }
+  std::mutex mu_;
+  std::vector<Call> calls_;
+};
+
+json Ms(const std::string& name) {
+  return {{"apiVersion", "modelops.dev/v1"},
+          {"kind", "ModelService"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"resourceVersion", "7"}}}};
+}
+
+TEST(KubeEventRecorder, WritesCoreV1EventsAndCountsRepeats) {
+  FakeClock clock;
+  EventsApi api;
+  KubeEventRecorder rec(api, clock, "host-1");
+  rec.Record(Ms("bert"), Event{"Normal", "Created", "Create", "Created Deployment ml/bert"});
+  rec.Record(Ms("bert"), Event{"Normal", "Created", "Create", "Created Deployment ml/bert"});
+  rec.Flush();
+  auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].method, "POST");
+  EXPECT_EQ(calls[0].path, "/api/v1/namespaces/ml/events");
+  const json& e = calls[0].body;
+  EXPECT_EQ(e["apiVersion"], "v1");
+  EXPECT_EQ(e["kind"], "Event");
+  EXPECT_EQ(e["involvedObject"], json({{"apiVersion", "modelops.dev/v1"},
+                                       {"kind", "ModelService"},
+                                       {"name", "bert"},
+                                       {"namespace", "ml"},
+                                       {"uid", "uid-bert"},
+                                       {"resourceVersion", "7"}}));
+  EXPECT_EQ(e["reason"], "Created");
+  EXPECT_EQ(e["type"], "Normal");
+  EXPECT_EQ(e["count"], 1);
+  EXPECT_EQ(e["source"], json({{"component", "modelservice-controller"}, {"host", "host-1"}}));
+  EXPECT_EQ(e["reportingComponent"], "modelops.dev/modelservice-controller");
+  // The repeat is a count on the same Event.
+  EXPECT_EQ(calls[1].method, "PATCH");
+  EXPECT_EQ(calls[1].path, "/api/v1/namespaces/ml/events/" + e["metadata"]["name"].get<std::string>());
+  EXPECT_EQ(calls[1].body["count"], 2);
+}
+
+TEST(KubeEventRecorder, RecordNeverWaitsForTheApiAndDropsBeyondTheQueue) {
+  FakeClock clock;
+  EventsApi api;
+  api.block = true;  // the API hangs
+  KubeEventRecorder rec(api, clock, "host-1", nullptr, /*max_queued=*/10);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 50; ++i) rec.Record(Ms("m" + std::to_string(i)), Event{"Normal", "Created", "Create", "x"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  // One in the writer's hands, 10 queued, the rest dropped.
+  EXPECT_GE(rec.dropped(), 39u);
+  api.block = false;
+  rec.Flush();
+  EXPECT_EQ(api.calls().size(), 50 - rec.dropped());
+}
+
+TEST(KubeEventRecorder, RetriesServerErrorsAndRecreatesDeletedEvents) {
+  FakeClock clock;
+  EventsApi api;
+  KubeEventRecorder rec(api, clock, "host-1");
+  api.fail_next = 2;
+  rec.Record(Ms("bert"), Event{"Warning", "CreateFailed", "Create", "422"});
+  // Retries wait on the clock: 10 s apart, the first one randomized.
+  for (int i = 0; i < 200 && api.calls().size() < 3; ++i) {
+    clock.Advance(1s);
+    std::this_thread::sleep_for(2ms);
+  }
+  rec.Flush();
+  ASSERT_EQ(api.calls().size(), 3u);
+  // A count on an Event that was deleted meanwhile creates it again.
+  api.patch_not_found = true;
+  rec.Record(Ms("bert"), Event{"Warning", "CreateFailed", "Create", "422"});
+  rec.Flush();
+  auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(calls[3].method, "PATCH");
+  EXPECT_EQ(calls[4].method, "POST");
+  EXPECT_EQ(calls[4].body["count"], 2);
+}
+
+TEST(KubeEventRecorder, ShutdownWithoutDrainWritesNothingMore) {
+  FakeClock clock;
+  EventsApi api;
+  api.block = true;
+  auto rec = std::make_unique<KubeEventRecorder>(api, clock, "host-1");
+  for (int i = 0; i < 5; ++i) rec->Record(Ms("m" + std::to_string(i)), Event{"Normal", "Created", "Create", "x"});
+  std::thread stopper([&] { rec->Shutdown(); });
+  std::this_thread::sleep_for(20ms);
+  api.block = false;  // the write in the writer's hands completes
+  stopper.join();
+  EXPECT_LE(api.calls().size(), 1u);
+  rec->Record(Ms("late"), Event{"Normal", "Created", "Create", "x"});  // ignored
+  rec.reset();
+  EXPECT_LE(api.calls().size(), 1u);
+}
+
+}  // namespace
+}  // namespace ms::controller
