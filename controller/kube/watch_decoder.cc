@@ -4,8 +4,19 @@
 
 namespace ms::kube {
 
+nlohmann::json ParseApiJson(std::string_view text) {
+  using json = nlohmann::json;
+  // The key "managedFields" (only ever a metadata field) and its value are
+  // not built; the rest is parsed as usual.
+  static const json::parser_callback_t kDropManagedFields = [](int, json::parse_event_t event, json& parsed) {
+    return !(event == json::parse_event_t::key && parsed.is_string() &&
+             parsed.get_ref<const std::string&>() == "managedFields");
+  };
+  return json::parse(text, kDropManagedFields, /*allow_exceptions=*/false);
+}
+
 bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error) {
-  auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto parsed = ParseApiJson(line);
   if (parsed.is_discarded()) {
     error = "malformed watch event: not JSON";
     return false;

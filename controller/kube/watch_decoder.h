@@ -45,6 +45,11 @@ class WatchDecoder {
   size_t errors_ = 0;
 };
 
+// Parses a JSON text from the API server, leaving out every
+// metadata.managedFields (no code here reads them, and they are often the
+// bulk of an object). A discarded value when the text is not JSON.
+nlohmann::json ParseApiJson(std::string_view text);
+
 // Parses one watch event line ({"type":..,"object":{..}}). Returns false and
 // sets `error` when the line is not a valid event.
 bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error);

@@ -158,7 +158,6 @@ void KubeEventRecorder::Write(const Pending& p) {
 
   const std::string ns = ref["namespace"].get<std::string>();
   json body = BuildEvent(ref, p.event, instance_, c, clock_.WallNow());
-  std::mt19937_64 rng(std::random_device{}());
   for (int tries = 1;; ++tries) {
     kube::Result r;
     if (c.count > 1) {
@@ -175,7 +174,7 @@ void KubeEventRecorder::Write(const Pending& p) {
     if (!retry) return;
     auto delay = kRetrySleep;
     if (tries == 1)
-      delay = std::chrono::duration_cast<Clock::Duration>(delay * std::uniform_real_distribution<>(0, 1)(rng));
+      delay = std::chrono::duration_cast<Clock::Duration>(delay * std::uniform_real_distribution<>(0, 1)(rng_));
     if (!Sleep(delay)) return;
   }
 }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -94,6 +95,7 @@ class KubeEventRecorder final : public EventRecorder {
   std::shared_ptr<spdlog::logger> logger_;
   const size_t max_queued_;
   EventCorrelator correlator_;
+  std::mt19937_64 rng_{std::random_device{}()};  // the writer thread's: retry jitter
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

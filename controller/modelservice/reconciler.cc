@@ -142,7 +142,12 @@ void ReconcileService(const ModelServiceSpec& spec, const json* svc, bool may_cr
   if (svc == nullptr) {
     if (!may_create) return;
     out.writes.push_back({ActionType::kCreate, "Service", ServicesPath(spec.ns), DesiredService(spec)});
-    out.events.push_back({"Normal", "Created", "Create", "Created Service " + key});
+    // Created together with the Deployment: one Event says both.
+    if (!out.events.empty() && out.events.back().reason == "Created") {
+      out.events.back().message += " and Service " + key;
+    } else {
+      out.events.push_back({"Normal", "Created", "Create", "Created Service " + key});
+    }
     return;
   }
   json updated = *svc;

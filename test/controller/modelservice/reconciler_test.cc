@@ -174,7 +174,10 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
             json({{"name", "http"}, {"port", 8080}, {"targetPort", "http"}, {"protocol", "TCP"}}));
   EXPECT_EQ(svc["spec"]["selector"],
             json({{"app.kubernetes.io/name", "modelservice"}, {"app.kubernetes.io/instance", "bert"}}));
-  EXPECT_TRUE(HasEvent(a, "Created"));
+  // One Event for both.
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0],
+            (Event{"Normal", "Created", "Create", "Created Deployment ml/bert with 2 replicas and Service ml/bert"}));
   ASSERT_TRUE(a.status.has_value());
   EXPECT_EQ((*a.status)["phase"], "Pending");
   EXPECT_EQ((*a.status)["url"], "http://bert.ml.svc:8080");
