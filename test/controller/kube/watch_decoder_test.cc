@@ -131,5 +131,18 @@ TEST(KubeWatchDecoder, ErrorEventCarriesStatus) {
   EXPECT_EQ(c.events[0].object["reason"], "Expired");
 }
 
+TEST(KubeWatchDecoder, ManagedFieldsAreNotBuilt) {
+  Collector c;
+  c.decoder.Feed(R"({"type":"ADDED","object":{"metadata":{"name":"a","managedFields":[{"manager":"kubectl",)"
+                 R"("fieldsV1":{"f:spec":{"f:replicas":{}}}}],"labels":{"x":"y"}},"spec":{"replicas":2}}})"
+                 "\n");
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0].object,
+            nlohmann::json::parse(R"({"metadata":{"name":"a","labels":{"x":"y"}},"spec":{"replicas":2}})"));
+  EXPECT_EQ(ParseApiJson(R"({"metadata":{"managedFields":[]},"managedFields":1,"k":true})"),
+            nlohmann::json({{"k", true}, {"metadata", nlohmann::json::object()}}));
+  EXPECT_TRUE(ParseApiJson("{nope").is_discarded());
+}
+
 }  // namespace
 }  // namespace ms::kube
