@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Controller benchmark: this controller against the controller-runtime peer
+# (../shared/peers/cr, design.md's contract written with controller-runtime
+# v0.22), side by side in one run, on the local control plane
+# (test/e2e/cluster.sh: kube-apiserver v1.34 + etcd, audit log on).
+#
+# For each N, each limit setting and each controller, on a fresh cluster:
+# start the controller (concurrency 2, no leader election), create N
+# ModelServices with one `kubectl apply`, wait until all have converged
+# (a Deployment and a Service each, status written for the current
+# generation), wait 5 s more, then record
+#   - time to full convergence: from the start of `kubectl apply` to the
+#     controller's last write to a ModelService, Deployment or Service
+#     (from the API server's audit log; Events are written on their own and
+#     not waited for),
+#   - writes by verb and resource (audit log, by user agent),
+#   - the controller's peak RSS (VmHWM) and CPU seconds (utime + stime),
+# and write bench/results/controller.md with the ratios the goals name:
+# convergence time (ours / theirs), memory per cached ModelService (the
+# slope of peak RSS between the smallest and the largest N, ours / theirs)
+# and CPU seconds (ours / theirs).
+#
+# Usage: bench/controller/run.sh [options]
+#   --n "300 1000"        object counts (the slope uses the smallest and largest)
+#   --equal "20:30"       the equal client-side limits (QPS:BURST per API
+#                         group-version), one or more, e.g. "20:30 200:300"
+#   --no-defaults         skip the runs at each controller's own defaults
+#   --only ours|cr        run one controller only
+#   --build-dir DIR       CMake build directory (default build-bench; Release)
+#   --no-build            use the binaries already there
+#   --peers-out DIR       where ../shared/peers/build.sh puts the peer (default /tmp/peers)
+#   --out FILE            report (default bench/results/controller.md)
+#   --keep                keep the work directory (logs, audit logs)
+# The peer is built with `bash <repo>/../shared/peers/build.sh` (PEERS_DIR
+# overrides where the peers are) when PEERS_OUT has no binary.
+# Exit status: 0 when every run converged, 1 otherwise, 2 on set-up failure.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0
+build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
+peers_dir="${PEERS_DIR:-$repo/../shared/peers}"
+[[ -d $peers_dir ]] || peers_dir=/work/shared/peers
+while (($#)); do
+  case "$1" in
+    --n) ns_list=$2; shift 2 ;;
+    --equal) equal=$2; shift 2 ;;
+    --no-defaults) defaults=0; shift ;;
+    --only) only=$2; shift 2 ;;
+    --build-dir) build_dir=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --peers-out) peers_out=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+die() { say "ERROR: $*"; exit 2; }
+
+# ---- binaries ------------------------------------------------------------------
+if ((build)); then
+  say "building modelservice-controller (Release) in $build_dir"
+  cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMS_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build_dir" --target modelservice-controller >&2
+fi
+ours_bin="$build_dir/controller/modelservice-controller"
+[[ -x $ours_bin ]] || die "no $ours_bin"
+cr_bin="$peers_out/bin/cr-modelservice"
+if [[ $only != ours && ! -x $cr_bin ]]; then
+  say "building the controller-runtime peer into $peers_out"
+  PEERS_OUT="$peers_out" bash "$peers_dir/build.sh" >&2 || die "building the peer failed"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ms-ctrl-bench.XXXXXX")
+cluster_dir="$work/cluster"
+ctrl_pid=""
+cleanup() {
+  if [[ -n $ctrl_pid ]] && kill -0 "$ctrl_pid" 2>/dev/null; then kill -KILL "$ctrl_pid" 2>/dev/null || true; fi
+  "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
+  if ((keep)); then say "work directory kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+manifest() {  # manifest N FILE: N ModelServices, as a user would write them (the controllers default the rest)
+  local n=$1 f=$2 i
+  for ((i = 0; i < n; i++)); do
+    printf -- '---\napiVersion: modelops.dev/v1\nkind: ModelService\nmetadata:\n  name: m-%04d\n  namespace: bench\n' "$i"
+    printf 'spec:\n  model: model-%d\n  image: registry.local/serve:1.4\n  replicas: 2\n' "$i"
+  done >"$f"
+}
+
+converged() {  # converged N: every ModelService has its status for its generation; N Deployments and Services
+  local n=$1 ms deps svcs
+  ms=$("$KUBECTL" -n bench get ms --no-headers \
+    -o custom-columns=P:.status.phase,G:.metadata.generation,O:.status.observedGeneration 2>/dev/null |
+    awk '($1 == "Progressing" || $1 == "Ready") && $2 == $3 { c++ } END { print c + 0 }')
+  [[ $ms == "$n" ]] || return 1
+  deps=$("$KUBECTL" -n bench get deployments --no-headers -o name 2>/dev/null | wc -l)
+  svcs=$("$KUBECTL" -n bench get services --no-headers -o name 2>/dev/null | wc -l)
+  [[ $deps == "$n" && $svcs == "$n" ]]
+}
+
+# run CONTROLLER N QPS BURST LABEL: one measurement, appended to $work/results.jsonl
+run_one() {
+  local who=$1 n=$2 qps=$3 burst=$4 label=$5
+  say "== $who, N=$n, $label"
+  # A /16 of ClusterIPs: the default /24 runs out at 254 Services.
+  E2E_AUDIT=1 E2E_APISERVER_ARGS="--service-cluster-ip-range=10.0.0.0/16 ${E2E_APISERVER_ARGS:-}" \
+    "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" up >"$work/cluster-up.log" 2>&1 ||
+    die "cluster.sh up failed (see $work/cluster-up.log)"
+  # shellcheck disable=SC1091
+  source "$cluster_dir/env"
+  "$KUBECTL" apply -f "$repo/manifests/crd/modelservices.modelops.dev.yaml" >/dev/null
+  "$KUBECTL" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
+  "$KUBECTL" create namespace bench >/dev/null
+  local mport pport log="$work/$who-$n-$label.log" args=()
+  mport=$(free_port) pport=$(free_port)
+  if [[ $who == ours ]]; then
+    args=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text
+      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
+    [[ -n $qps ]] && args+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
+    ua_prefix=modelservice-controller
+  else
+    args=("$cr_bin" --mode controller --kubeconfig "$KUBECONFIG" --concurrency 2
+      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
+    # The peer's own flag defaults to 20/30; controller-runtime's default is no limit (-1).
+    args+=(--qps "${qps:--1}" --burst "${burst:-30}")
+    ua_prefix=cr-modelservice
+  fi
+  "${args[@]}" >"$log" 2>&1 &
+  ctrl_pid=$!
+  local i
+  for ((i = 0; i < 300; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$pport/readyz" 2>/dev/null && break
+    kill -0 "$ctrl_pid" 2>/dev/null || die "$who exited at start (see $log)"
+    sleep 0.1
+  done
+  sleep 2  # caches synced, workers idle
+  local cpu0
+  cpu0=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
+  manifest "$n" "$work/ms.yaml"
+  local t0 ok=1
+  t0=$(date +%s.%N)
+  "$KUBECTL" apply -f "$work/ms.yaml" >/dev/null
+  local deadline=$((SECONDS + 900))
+  until converged "$n"; do
+    if ((SECONDS > deadline)); then say "$who N=$n $label: not converged after 900 s"; ok=0; break; fi
+    kill -0 "$ctrl_pid" 2>/dev/null || { say "$who exited (see $log)"; ok=0; break; }
+    sleep 3
+  done
+  sleep 5  # anything still to write shows in the audit log
+  local hwm rss cpu1 hz
+  hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$ctrl_pid/status")
+  rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$ctrl_pid/status")
+  cpu1=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
+  hz=$(getconf CLK_TCK)
+  kill -TERM "$ctrl_pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do kill -0 "$ctrl_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$ctrl_pid" 2>/dev/null || true
+  wait "$ctrl_pid" 2>/dev/null || true
+  ctrl_pid=""
+  python3 "$here/analyze.py" record --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --t0 "$t0" \
+    --who "$who" --n "$n" --label "$label" --qps "${qps:-}" --burst "${burst:-}" --ok "$ok" \
+    --hwm-kib "$hwm" --rss-kib "$rss" --cpu-s "$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
+    --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" >>"$work/results.jsonl"
+  tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
+  "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
+  return $((1 - ok))
+}
+
+failed=0
+controllers=(ours cr)
+[[ -n $only ]] && controllers=("$only")
+for n in $ns_list; do
+  settings=()
+  ((defaults)) && settings+=("default")
+  for e in $equal; do settings+=("$e"); done
+  for s in "${settings[@]}"; do
+    for who in "${controllers[@]}"; do
+      if [[ $s == default ]]; then
+        run_one "$who" "$n" "" "" "default" || failed=1
+      else
+        run_one "$who" "$n" "${s%%:*}" "${s##*:}" "qps${s%%:*}" || failed=1
+      fi
+    done
+  done
+done
+
+mkdir -p "$(dirname "$out")"
+python3 "$here/analyze.py" report --results "$work/results.jsonl" \
+  --machine "$(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)" >"$out"
+cp "$work/results.jsonl" "${out%.md}.jsonl"
+say "wrote $out"
+cat "$out"
+exit "$failed"
