@@ -125,7 +125,7 @@ bool ReconcileDeployment(const ModelServiceSpec& spec, const Observed& observed,
     std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
                       std::to_string(replicas) + " replicas";
     if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
-      msg += " (queue length " + metrics::FormatValue(observed.recommendation->queue_length) + ", target " +
+      msg += " (queue length " + FormatNumber(observed.recommendation->queue_length) + ", target " +
              std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
     }
     out.events.push_back({"Normal", "Scaled", "Scale", msg});

@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/utf8.h"
 #include "webhook/admission/review_parser.h"
 
 namespace ms::validate {
@@ -352,7 +353,7 @@ class Builder final : public YAML::EventHandler {
 // Printable UTF-8 (YAML's c-printable: no C0 controls but tab, LF and CR, no
 // DEL, no C1 controls but NEL), as go-yaml requires.
 std::optional<std::string> CheckText(std::string_view text) {
-  if (!webhook::IsValidUtf8(text)) return "the text is not valid UTF-8";
+  if (!IsValidUtf8(text)) return "the text is not valid UTF-8";
   int line = 1;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
