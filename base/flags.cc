@@ -3,6 +3,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "base/logging.h"
+
 namespace ms {
 
 FlagSet::FlagSet(std::string program, std::string description)
@@ -193,6 +195,65 @@ bool ParseBindAddress(const std::string& s, HostPort* out) {
   if (r.ec != std::errc() || r.ptr != port.data() + port.size() || p < 0 || p > 65535) return false;
   *out = {host, p};
   return true;
+}
+
+std::optional<int> FlagSet::ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (std::string error = Parse(argc, argv); !error.empty()) {
+    err << "Error: " << error << "\nRun '" << program_ << " --help' for usage.\n";
+    return 2;
+  }
+  if (help_requested()) {
+    out << Usage();
+    return 0;
+  }
+  return std::nullopt;
+}
+
+HostPort CommonFlags::MetricsAddress() const {
+  HostPort hp;
+  ParseBindAddress(metrics_bind_address, &hp);
+  return hp;
+}
+
+HostPort CommonFlags::ProbeAddress() const {
+  HostPort hp;
+  ParseBindAddress(health_probe_bind_address, &hp);
+  return hp;
+}
+
+std::shared_ptr<spdlog::logger> CommonFlags::MakeLogger(const std::string& name) const {
+  return log::MakeLogger(name, log::ParseFormat(log_format).value_or(log::Format::kJson),
+                         log::ParseLevel(log_level).value_or(spdlog::level::info));
+}
+
+void DefineCommonFlags(FlagSet& fs, CommonFlags& f) {
+  auto address = [](const char* name, const std::string& v) {
+    return [name, &v] {
+      HostPort hp;
+      return ParseBindAddress(v, &hp) && !v.empty()
+                 ? std::string()
+                 : "invalid address \"" + v + "\" for --" + name + " (e.g. :8080, 127.0.0.1:8080, or 0 to disable)";
+    };
+  };
+  fs.String("metrics-bind-address", &f.metrics_bind_address, "address of /metrics; \"0\" disables it");
+  fs.Validate("metrics-bind-address", address("metrics-bind-address", f.metrics_bind_address));
+  fs.String("health-probe-bind-address", &f.health_probe_bind_address,
+            "address of /healthz and /readyz; \"0\" disables it");
+  fs.Validate("health-probe-bind-address", address("health-probe-bind-address", f.health_probe_bind_address));
+  fs.String("log-format", &f.log_format, "json or text");
+  fs.Validate("log-format", [&f] {
+    return log::ParseFormat(f.log_format) ? std::string()
+                                          : "invalid --log-format \"" + f.log_format + "\": json or text";
+  });
+  fs.String("log-level", &f.log_level,
+            "trace|debug|info|warn|error|critical|off, or a klog verbosity number (0 = info, 1-3 = debug, 4+ = trace)");
+  fs.Alias("v", "log-level");
+  // The same parser MakeLogger applies the level with.
+  fs.Validate("log-level", [&f] {
+    return log::ParseLevel(f.log_level)
+               ? std::string()
+               : "invalid log level \"" + f.log_level + "\" (a number for -v, or trace|debug|info|warn|error)";
+  });
 }
 
 }  // namespace ms

@@ -2,9 +2,14 @@
 // booleans as --name / --name=false, -v as a shorthand, --help.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,10 @@ class FlagSet {
   std::string Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_; }
   std::string Usage() const;
+  // What main() does with its command line: parses argv; on an error prints
+  // "Error: ..." with a usage hint to `err` and returns 2; after --help prints
+  // the usage to `out` and returns 0; else returns nothing (go on).
+  std::optional<int> ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
  private:
   struct Flag {
@@ -60,5 +69,24 @@ struct HostPort {
   int port = -1;
 };
 bool ParseBindAddress(const std::string& s, HostPort* out);
+
+// The flags both programs have (design.md §4): where /metrics and the probes
+// listen, and how the process logs. A program's flag struct derives from it.
+struct CommonFlags {
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
+  std::string log_format = "json";
+  std::string log_level = "info";
+
+  // Their meaning, once parsed by a FlagSet with DefineCommonFlags (which
+  // rejects values these could not apply).
+  HostPort MetricsAddress() const;
+  HostPort ProbeAddress() const;
+  std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name) const;
+};
+
+// Defines --metrics-bind-address, --health-probe-bind-address, --log-format
+// and -v/--log-level over `f`, with their help and checks.
+void DefineCommonFlags(FlagSet& fs, CommonFlags& f);
 
 }  // namespace ms

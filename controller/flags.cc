@@ -2,7 +2,6 @@
 
 #include "base/files.h"
 #include "base/flags.h"
-#include "base/logging.h"
 #include "base/strings.h"
 
 #include <stdexcept>
@@ -18,14 +17,6 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
              "writes their status and Events, and autoscales them by queue length.");
   auto at_least_one = [](const char* name, const int& v) {
     return [name, &v] { return v >= 1 ? std::string() : std::string("--") + name + " must be at least 1"; };
-  };
-  auto address = [](const char* name, const std::string& v) {
-    return [name, &v] {
-      HostPort hp;
-      return ms::ParseBindAddress(v, &hp) && !v.empty()
-                 ? std::string()
-                 : "invalid address \"" + v + "\" for --" + name + " (e.g. :8080, 127.0.0.1:8080, or 0 to disable)";
-    };
   };
   fs.String("kubeconfig", &f.kubeconfig,
             "path to a kubeconfig; default: in-cluster config, else $KUBECONFIG, else ~/.kube/config");
@@ -49,25 +40,7 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "Fairness governs (as controller-runtime since v0.21)");
   fs.Int("kube-api-burst", &f.kube_api_burst, "client-side burst for each API group-version (with --kube-api-qps > 0)");
   fs.Validate("kube-api-burst", at_least_one("kube-api-burst", f.kube_api_burst));
-  fs.String("metrics-bind-address", &f.metrics_bind_address, "address of /metrics; \"0\" disables it");
-  fs.Validate("metrics-bind-address", address("metrics-bind-address", f.metrics_bind_address));
-  fs.String("health-probe-bind-address", &f.health_probe_bind_address,
-            "address of /healthz and /readyz; \"0\" disables it");
-  fs.Validate("health-probe-bind-address", address("health-probe-bind-address", f.health_probe_bind_address));
-  fs.String("log-format", &f.log_format, "json or text");
-  fs.Validate("log-format", [&f] {
-    return log::ParseFormat(f.log_format) ? std::string()
-                                          : "invalid --log-format \"" + f.log_format + "\": json or text";
-  });
-  fs.String("log-level", &f.log_level,
-            "trace|debug|info|warn|error|critical|off, or a klog verbosity number (0 = info, 1-3 = debug, 4+ = trace)");
-  fs.Alias("v", "log-level");
-  // The same parser main() applies the level with.
-  fs.Validate("log-level", [&f] {
-    return log::ParseLevel(f.log_level)
-               ? std::string()
-               : "invalid log level \"" + f.log_level + "\" (a number for -v, or trace|debug|info|warn|error)";
-  });
+  DefineCommonFlags(fs, f);
   return fs;
 }
 
@@ -88,6 +61,12 @@ std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
   } catch (const std::runtime_error&) {
   }
   return ns.empty() ? "default" : ns;
+}
+
+std::optional<int> ParseCommandLine(int argc, const char* const* argv, Flags* flags, std::ostream& out,
+                                    std::ostream& err) {
+  FlagSet fs = Definitions(*flags, argc > 0 ? argv[0] : "modelservice-controller");
+  return fs.ParseCommandLine(argc, argv, out, err);
 }
 
 std::string Usage(const std::string& program) {

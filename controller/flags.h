@@ -5,15 +5,19 @@
 
 #include <chrono>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "controller/autoscale/promql.h"
 #include "controller/modelservice/desired.h"
 
 namespace ms::controller {
 
-struct Flags {
+// With the flags both programs have (CommonFlags: --metrics-bind-address,
+// --health-probe-bind-address, --log-format, -v/--log-level).
+struct Flags : CommonFlags {
   std::string kubeconfig;
   bool leader_elect = false;
   std::string leader_election_id = "modelservice-controller";
@@ -30,10 +34,6 @@ struct Flags {
   // server's Priority and Fairness governs).
   double kube_api_qps = -1;
   int kube_api_burst = 30;
-  std::string metrics_bind_address = ":8080";
-  std::string health_probe_bind_address = ":8081";
-  std::string log_format = "json";
-  std::string log_level = "info";
   bool help = false;
 };
 
@@ -46,6 +46,12 @@ struct FlagsResult {
 FlagsResult ParseFlags(const std::vector<std::string>& args);
 
 std::string Usage(const std::string& program);
+
+// What main() does with its command line (FlagSet::ParseCommandLine, with
+// argv[0] as the program name): an exit status when done (error: 2, --help:
+// 0), else nothing with `flags` set.
+std::optional<int> ParseCommandLine(int argc, const char* const* argv, Flags* flags, std::ostream& out,
+                                    std::ostream& err);
 
 // The namespace in `sa_dir`/namespace (in cluster), else "default".
 std::string DefaultLeaderElectionNamespace(

@@ -61,18 +61,7 @@ struct Lifecycle {
 
 // Flags, or the exit code when the program is done after parsing them.
 std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  FlagsResult parsed = ParseFlags(args);
-  const std::string program = argc > 0 ? argv[0] : "modelservice-controller";
-  if (parsed.error) {
-    std::cerr << "Error: " << *parsed.error << "\nRun '" << program << " --help' for usage.\n";
-    return 2;
-  }
-  *flags = parsed.flags;
-  if (flags->help) {
-    std::cout << Usage(program);
-    return 0;
-  }
+  if (auto done = ParseCommandLine(argc, argv, flags, std::cout, std::cerr)) return done;
   if (flags->leader_election_namespace.empty()) flags->leader_election_namespace = DefaultLeaderElectionNamespace();
   return std::nullopt;
 }
@@ -247,16 +236,14 @@ class ControllerProcess {
   bool Synced() const { return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced(); }
 
   bool StartEndpoints(std::string* error) {
-    HostPort metrics_addr, probe_addr;  // both checked when the flags were parsed
-    ms::ParseBindAddress(flags_.metrics_bind_address, &metrics_addr);
-    ms::ParseBindAddress(flags_.health_probe_bind_address, &probe_addr);
     auto ready = [this](std::string* why) {
       if (Synced()) return true;
       *why = "informer caches not synced";
       return false;
     };
     return side_.Start(
-        metrics_addr, probe_addr, {&process_metrics_, &registry_}, [] { return true; }, ready, error);
+        flags_.MetricsAddress(), flags_.ProbeAddress(), {&process_metrics_, &registry_}, [] { return true; }, ready,
+        error);
   }
 
   void StopTheRest() {
@@ -291,9 +278,7 @@ int Run(int argc, char** argv) {
   Flags flags;
   if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
 
-  const auto format = log::ParseFormat(flags.log_format).value_or(log::Format::kJson);
-  const auto level = log::ParseLevel(flags.log_level).value_or(spdlog::level::info);
-  auto logger = log::MakeLogger("controller", format, level);
+  auto logger = flags.MakeLogger("controller");
 
   // libcurl's global set-up (all HTTP clients use it) before any thread starts.
   const kube::curl::GlobalInit curl;

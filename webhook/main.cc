@@ -31,16 +31,14 @@ extern "C" const char* const malloc_conf = "background_thread:true";
 
 namespace {
 
-// The command line, with its defaults.
-struct Flags {
+// The command line, with its defaults (and those both programs have).
+struct Flags : ms::CommonFlags {
   int port = 9443;
   std::string bind_host = "0.0.0.0";
   std::string cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::string cert_name = "tls.crt", key_name = "tls.key";
   std::string tls_min = "1.2";
   std::string client_ca;
-  std::string metrics_addr = ":8080", probe_addr = ":8081";
-  std::string log_format = "json", log_level = "info";
   int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
@@ -60,14 +58,10 @@ ms::FlagSet Definitions(Flags& f) {
   flags.String("tls-min-version", &f.tls_min, "minimum TLS version: 1.2 or 1.3");
   flags.String("client-ca", &f.client_ca,
                "PEM file of CAs; when set, clients (the API server) must present a certificate signed by one");
-  flags.String("metrics-bind-address", &f.metrics_addr, "address for /metrics (\"0\" disables)");
-  flags.String("health-probe-bind-address", &f.probe_addr, "address for /healthz and /readyz (\"0\" disables)");
-  flags.String("log-format", &f.log_format, "log format: json or text");
-  flags.String("log-level", &f.log_level, "log level: debug, info, warn, error, or a verbosity number");
-  flags.Alias("v", "log-level");
   flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
+  ms::DefineCommonFlags(flags, f);
   return flags;
 }
 
@@ -84,26 +78,15 @@ void RaiseOpenFileLimit() {
 struct Settings {
   std::shared_ptr<spdlog::logger> logger;
   ms::webhook::ServerOptions server;
-  ms::HostPort metrics, probes;
 };
 
 // The settings, or nothing after saying what is wrong with the flags.
 std::optional<Settings> Check(const Flags& f) {
-  auto format = ms::log::ParseFormat(f.log_format);
-  auto level = ms::log::ParseLevel(f.log_level);
-  if (!format || !level) {
-    std::cerr << "Error: invalid --log-format or --log-level\n";
-    return std::nullopt;
-  }
   Settings s;
-  s.logger = ms::log::MakeLogger("webhook", *format, *level);
+  s.logger = f.MakeLogger("webhook");
   const int min_version = ms::tls::ParseTlsVersion(f.tls_min);
   if (min_version == 0) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
-    return std::nullopt;
-  }
-  if (!ms::ParseBindAddress(f.metrics_addr, &s.metrics) || !ms::ParseBindAddress(f.probe_addr, &s.probes)) {
-    s.logger->critical("invalid --metrics-bind-address or --health-probe-bind-address");
     return std::nullopt;
   }
   if (f.threads < 1 || f.port < 0 || f.port > 65535) {
@@ -148,7 +131,7 @@ int Serve(const Flags& f, const Settings& s) {
   // /metrics and the probes; on one server when both flags name the same address.
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          s.metrics, s.probes, {&process_metrics, &registry}, [] { return true; },
+          f.MetricsAddress(), f.ProbeAddress(), {&process_metrics, &registry}, [] { return true; },
           [&serving](std::string* why) {
             if (serving) return true;
             *why = "shutting down";
@@ -181,14 +164,7 @@ int main(int argc, char** argv) {
   RaiseOpenFileLimit();
   Flags f;
   ms::FlagSet flags = Definitions(f);
-  if (auto err = flags.Parse(argc, argv); !err.empty()) {
-    std::cerr << "Error: " << err << "\n";
-    return 2;
-  }
-  if (flags.help_requested()) {
-    std::cout << flags.Usage();
-    return 0;
-  }
+  if (auto done = flags.ParseCommandLine(argc, argv, std::cout, std::cerr)) return *done;
   auto settings = Check(f);
   if (!settings) return 2;
   return Serve(f, *settings);

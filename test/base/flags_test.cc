@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <sstream>
 
 namespace ms {
 namespace {
@@ -101,6 +102,51 @@ TEST(Flags, ValidateRunsAfterEachSetAndReportsItsError) {
   EXPECT_EQ(n, 3);
   EXPECT_EQ(f.Parse({"--n", "0"}), "--n must be at least 1");
   EXPECT_EQ(f.Parse({"--n=x"}), "invalid value \"x\" for --n: not an integer");
+}
+
+TEST(CommonFlags, DefinedOnceWithTheirDefaultsChecksAndMeaning) {
+  CommonFlags f;
+  FlagSet fs("prog", "test");
+  DefineCommonFlags(fs, f);
+  EXPECT_EQ(f.MetricsAddress().port, 8080);
+  EXPECT_EQ(f.ProbeAddress().port, 8081);
+  const std::string u = fs.Usage();
+  for (const char* flag : {"--metrics-bind-address value", "--health-probe-bind-address value", "--log-format value",
+                           "-v, --log-level value"})
+    EXPECT_NE(u.find(flag), std::string::npos) << flag << "\n" << u;
+  EXPECT_EQ(fs.Parse({"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address", "0", "-v=2"}), "");
+  EXPECT_EQ(f.MetricsAddress().host, "127.0.0.1");
+  EXPECT_EQ(f.MetricsAddress().port, 9090);
+  EXPECT_EQ(f.ProbeAddress().port, -1) << "0 disables";
+  EXPECT_EQ(f.MakeLogger("t")->level(), spdlog::level::debug);
+  EXPECT_NE(fs.Parse({"--metrics-bind-address="}).find("invalid address \"\" for --metrics-bind-address"),
+            std::string::npos);
+  EXPECT_NE(fs.Parse({"--health-probe-bind-address=8081"}).find("invalid address"), std::string::npos);
+  EXPECT_EQ(fs.Parse({"--log-format=xml"}), "invalid --log-format \"xml\": json or text");
+  EXPECT_NE(fs.Parse({"--log-level=loud"}).find("invalid log level \"loud\""), std::string::npos);
+}
+
+TEST(FlagSet, ParseCommandLineSaysWhatMainDoes) {
+  int n = 1;
+  FlagSet fs("prog", "a test program");
+  fs.Int("n", &n, "a count");
+  std::ostringstream out, err;
+  const char* bad[] = {"prog", "--m=1"};
+  EXPECT_EQ(fs.ParseCommandLine(2, bad, out, err), 2);
+  EXPECT_EQ(err.str(), "Error: unknown flag: --m=1 (see --help)\nRun 'prog --help' for usage.\n");
+  EXPECT_EQ(out.str(), "");
+  err.str("");
+  const char* help[] = {"prog", "--help"};
+  EXPECT_EQ(fs.ParseCommandLine(2, help, out, err), 0);
+  EXPECT_EQ(out.str(), fs.Usage());
+  EXPECT_EQ(err.str(), "");
+  FlagSet fs2("prog", "a test program");
+  fs2.Int("n", &n, "a count");
+  out.str("");
+  const char* good[] = {"prog", "--n=5"};
+  EXPECT_EQ(fs2.ParseCommandLine(2, good, out, err), std::nullopt);
+  EXPECT_EQ(n, 5);
+  EXPECT_EQ(out.str() + err.str(), "");
 }
 
 }  // namespace ms
