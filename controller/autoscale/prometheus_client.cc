@@ -18,23 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-struct Sink {
-  std::string body;
-  std::size_t max = 0;
-  bool too_large = false;
-};
-
-size_t WriteCallback(char* data, size_t size, size_t nmemb, void* userp) {
-  auto* sink = static_cast<Sink*>(userp);
-  const size_t n = size * nmemb;
-  if (sink->body.size() + n > sink->max) {
-    sink->too_large = true;
-    return 0;  // aborts the transfer with CURLE_WRITE_ERROR
-  }
-  sink->body.append(data, n);
-  return n;
-}
-
 // Printable, bounded text for error messages.
 std::string Snippet(std::string_view s, size_t max = 200) {
   std::string out;
@@ -161,8 +144,7 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   // Everything the handle points at is declared before it, so it outlives
   // the handle.
   const std::string url = QueryUrl(base_url_, promql);
-  Sink sink;
-  sink.max = options_.max_response_bytes;
+  kube::curl::BoundedBody sink(options_.max_response_bytes);
   char errbuf[CURL_ERROR_SIZE] = {};
   kube::curl::SlistPtr headers(curl_slist_append(nullptr, "Accept: application/json"));
   kube::curl::EasyPtr h(curl_easy_init());
@@ -178,8 +160,7 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &WriteCallback);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  sink.AttachTo(c);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_USERAGENT, "modelservice-controller");
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
@@ -189,8 +170,8 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   const CURLcode rc = curl_easy_perform(c);
   if (rc != CURLE_OK) {
     std::string msg = "GET " + Snippet(base_url_) + " failed: ";
-    if (sink.too_large) {
-      msg += "response larger than " + std::to_string(options_.max_response_bytes) + " bytes";
+    if (std::string why = sink.Failure(); !why.empty()) {
+      msg += why;
     } else {
       msg += errbuf[0] != '\0' ? Snippet(errbuf) : curl_easy_strerror(rc);
       if (rc == CURLE_OPERATION_TIMEDOUT) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
@@ -199,7 +180,7 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   }
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  return ParseQueryResponse(code, sink.body);
+  return ParseQueryResponse(code, sink.data);
 }
 
 }  // namespace ms::autoscale

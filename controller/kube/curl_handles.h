@@ -1,12 +1,16 @@
 // RAII owners for libcurl handles, for the controller's two HTTP clients
 // (the API client, controller/kube/http_client, and the Prometheus client,
-// controller/autoscale/prometheus_client), and libcurl's global set-up.
+// controller/autoscale/prometheus_client), libcurl's global set-up, the
+// exception barrier of write callbacks and the bounded response body.
 #pragma once
 
 #include <curl/curl.h>
 
+#include <cstddef>
+#include <exception>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 namespace ms::kube::curl {
 
@@ -62,6 +66,60 @@ class MultiAttachment {
   CURLM* multi_;
   CURL* easy_;
   bool ok_ = false;
+};
+
+// libcurl's write callbacks are C callbacks: no exception may cross them.
+// Each runs its work behind this barrier; an exception is kept in
+// `sink->exception`, the transfer is aborted (returning 0 makes curl fail
+// with CURLE_WRITE_ERROR), and the request reports the error afterwards.
+template <typename Sink, typename Fn>
+std::size_t Barrier(Sink* sink, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    sink->exception = e.what();
+  } catch (...) {
+    sink->exception = "unknown exception";
+  }
+  if (sink->exception.empty()) sink->exception = "exception";
+  return 0;
+}
+
+// A response body read into memory, at most `max` bytes: past them the
+// transfer is aborted (CURLE_WRITE_ERROR) and Failure() says why.
+struct BoundedBody {
+  explicit BoundedBody(std::size_t max_bytes) : max(max_bytes) {}
+
+  std::string data;
+  std::size_t max;
+  bool overflow = false;
+  std::string exception;  // what escaped the callback, if anything
+
+  // Makes `easy` write its response body here.
+  void AttachTo(CURL* easy) {
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &BoundedBody::Write);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
+  }
+  // Why the body stopped the transfer, or "" when it did not.
+  std::string Failure() const {
+    if (overflow) return "response larger than " + std::to_string(max) + " bytes";
+    if (!exception.empty()) return "reading the response: " + exception;
+    return {};
+  }
+
+ private:
+  static std::size_t Write(char* ptr, std::size_t size, std::size_t nmemb, void* userdata) {
+    auto* sink = static_cast<BoundedBody*>(userdata);
+    return Barrier(sink, [&]() -> std::size_t {
+      const std::size_t n = size * nmemb;
+      if (sink->data.size() + n > sink->max) {
+        sink->overflow = true;
+        return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+      }
+      sink->data.append(ptr, n);
+      return n;
+    });
+  }
 };
 
 }  // namespace ms::kube::curl

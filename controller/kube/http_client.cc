@@ -46,43 +46,6 @@ namespace {
 
 bool Is2xx(long code) { return code >= 200 && code < 300; }
 
-struct BodySink {
-  std::string data;
-  size_t max = 0;
-  bool overflow = false;
-  std::string exception;  // what escaped the callback, if anything
-};
-
-// libcurl's write callbacks are C callbacks: no exception may cross them.
-// Each runs its work behind this barrier; an exception is kept in the sink,
-// the transfer is aborted (returning 0 makes curl fail with
-// CURLE_WRITE_ERROR), and the request reports the error afterwards.
-template <typename Sink, typename Fn>
-size_t Barrier(Sink* sink, Fn&& fn) noexcept {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    sink->exception = e.what();
-  } catch (...) {
-    sink->exception = "unknown exception";
-  }
-  if (sink->exception.empty()) sink->exception = "exception";
-  return 0;
-}
-
-size_t WriteBody(char* ptr, size_t size, size_t nmemb, void* userdata) {
-  auto* sink = static_cast<BodySink*>(userdata);
-  return Barrier(sink, [&]() -> size_t {
-    const size_t n = size * nmemb;
-    if (sink->data.size() + n > sink->max) {
-      sink->overflow = true;
-      return 0;  // aborts the transfer with CURLE_WRITE_ERROR
-    }
-    sink->data.append(ptr, n);
-    return n;
-  });
-}
-
 bool IsWrite(std::string_view method) { return method != "GET"; }
 
 struct WatchSink {
@@ -99,7 +62,7 @@ struct WatchSink {
 
 size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
   auto* sink = static_cast<WatchSink*>(userdata);
-  return Barrier(sink, [&]() -> size_t {
+  return curl::Barrier(sink, [&]() -> size_t {
     const size_t n = size * nmemb;
     if (sink->http == 0) curl_easy_getinfo(sink->easy, CURLINFO_RESPONSE_CODE, &sink->http);
     if (sink->stop->load() || sink->closed->load()) {
@@ -311,23 +274,16 @@ struct HttpClient::Impl {
       curl_easy_setopt(h.get(), CURLOPT_POSTFIELDS, body->data());
       curl_easy_setopt(h.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
     }
-    BodySink sink;
-    sink.max = options.max_response_bytes;
-    curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &WriteBody);
-    curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
+    curl::BoundedBody sink(options.max_response_bytes);
+    sink.AttachTo(h.get());
     raw.curl = curl_easy_perform(h.get());
     curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &raw.http);
     if (raw.curl != CURLE_OK) {
       // Stopped by a callback, or by the time limit the deadline or the gate set.
       const char* why = transfer.refused != nullptr ? transfer.refused : Refusal(call);
       if (why != nullptr) (transfer.sent ? raw.aborted : raw.not_sent) = why;
-      if (sink.overflow) {
-        raw.error = "response larger than " + std::to_string(options.max_response_bytes) + " bytes";
-      } else if (!sink.exception.empty()) {
-        raw.error = "reading the response: " + sink.exception;
-      } else {
-        raw.error = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl);
-      }
+      raw.error = sink.Failure();
+      if (raw.error.empty()) raw.error = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl);
     }
     raw.body = std::move(sink.data);
     Release(std::move(h));

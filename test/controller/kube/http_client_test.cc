@@ -215,6 +215,27 @@ TEST_F(KubeHttpClientTest, RequestTimeout) {
   EXPECT_EQ(r.error->reason, "Transport");
 }
 
+// The body is held in memory up to max_response_bytes (curl::BoundedBody,
+// shared with the Prometheus client): a larger answer fails, it is not cut.
+TEST_F(KubeHttpClientTest, ResponseLargerThanTheLimitFails) {
+  srv_.server.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"data\":\"" + std::string(4096, 'x') + "\"}", "application/json");
+  });
+  srv_.Start();
+  HttpClientOptions opts;
+  opts.max_response_bytes = 1024;
+  HttpClient small(Config(), clock_, nullptr, nullptr, opts);
+  Result r = small.Get("/big");
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->reason, "Transport");
+  EXPECT_NE(r.error->message.find("response larger than 1024 bytes"), std::string::npos) << r.error->message;
+  opts.max_response_bytes = 1 << 20;
+  HttpClient large(Config(), clock_, nullptr, nullptr, opts);
+  Result ok = large.Get("/big");
+  ASSERT_FALSE(ok.error.has_value()) << ok.error->message;
+  EXPECT_EQ(ok.body["data"].get<std::string>().size(), 4096u);
+}
+
 TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
   srv_.server.Get("/ok",
                   [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
