@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "base/json_fields.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/paths.h"
 
@@ -28,12 +29,6 @@ std::string Snippet(std::string_view s, size_t max = 200) {
   if (s.size() > max) out += "...";
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
-}
-
-std::string JsonString(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return {};
-  return it->get<std::string>();
 }
 
 // A sample value: the API's string ("1.5", "NaN", "+Inf", "-Inf"), or a
@@ -92,12 +87,12 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
     }
     return QueryResult::Error("invalid JSON in response: " + Snippet(body));
   }
-  const std::string status = JsonString(doc, "status");
+  const std::string status = StringField(doc, "status");
   if (status == "error") {
     std::string msg;
     if (!http_ok) msg = "HTTP " + std::to_string(http_status) + ": ";
-    const std::string type = JsonString(doc, "errorType");
-    const std::string err = JsonString(doc, "error");
+    const std::string type = StringField(doc, "errorType");
+    const std::string err = StringField(doc, "error");
     msg += (type.empty() ? "error" : type) + ": " + (err.empty() ? "(no message)" : Snippet(err, 500));
     return QueryResult::Error(msg);
   }
@@ -106,7 +101,7 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
 
   auto data = doc.find("data");
   if (data == doc.end() || !data->is_object()) return QueryResult::Error("response has no data object");
-  const std::string type = JsonString(*data, "resultType");
+  const std::string type = StringField(*data, "resultType");
   auto result = data->find("result");
   if (result == data->end()) return QueryResult::Error("response has no data.result");
 

@@ -1,5 +1,7 @@
 #include "controller/kube/paths.h"
 
+#include "base/json_fields.h"
+
 namespace ms::kube {
 
 std::string UrlEncode(std::string_view s) {
@@ -95,24 +97,13 @@ std::string WithQuery(std::string_view path, std::string_view key, std::string_v
   return out;
 }
 
-namespace {
-std::string StringAt(const nlohmann::json& object, const char* field) {
-  if (!object.is_object()) return {};
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return {};
-  auto it = md->find(field);
-  if (it == md->end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
-}  // namespace
-
 std::string ObjectKey(const nlohmann::json& object) {
-  std::string name = StringAt(object, "name");
+  std::string name = MetadataString(object, "name");
   if (name.empty()) return {};
-  std::string ns = StringAt(object, "namespace");
+  std::string ns = MetadataString(object, "namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 
-std::string ResourceVersionOf(const nlohmann::json& object) { return StringAt(object, "resourceVersion"); }
+std::string ResourceVersionOf(const nlohmann::json& object) { return MetadataString(object, "resourceVersion"); }
 
 }  // namespace ms::kube

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "base/json_fields.h"
 #include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
 
@@ -18,23 +19,18 @@ constexpr int kMaxTries = 12;                                      // client-go'
 constexpr Clock::Duration kRetrySleep = std::chrono::seconds(10);  // client-go's defaultSleepDuration
 constexpr size_t kMaxMessage = 1024;
 
-std::string StringAt(const json& obj, const char* key, const std::string& def = "") {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : def;
-}
-
 }  // namespace
 
 json EventReference(const json& regarding) {
   static const json kEmpty = json::object();
   const json& meta =
       regarding.contains("metadata") && regarding["metadata"].is_object() ? regarding["metadata"] : kEmpty;
-  json ref = {{"apiVersion", StringAt(regarding, "apiVersion", api::kApiVersion)},
-              {"kind", StringAt(regarding, "kind", api::kKind)},
-              {"name", StringAt(meta, "name", "unknown")},
-              {"namespace", StringAt(meta, "namespace", "default")}};
+  json ref = {{"apiVersion", StringField(regarding, "apiVersion", api::kApiVersion)},
+              {"kind", StringField(regarding, "kind", api::kKind)},
+              {"name", StringField(meta, "name", "unknown")},
+              {"namespace", StringField(meta, "namespace", "default")}};
   for (const char* f : {"uid", "resourceVersion"}) {
-    if (std::string v = StringAt(meta, f); !v.empty()) ref[f] = v;
+    if (std::string v = StringField(meta, f); !v.empty()) ref[f] = v;
   }
   return ref;
 }
@@ -149,7 +145,7 @@ void KubeEventRecorder::Write(const Pending& p) {
   EventFields fields;
   fields.source = std::string(kSourceComponent) + "/" + instance_;
   fields.object_name = ref["name"].get<std::string>();
-  for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"}) fields.object += StringAt(ref, f) + "/";
+  for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"}) fields.object += StringField(ref, f) + "/";
   fields.type = p.event.type;
   fields.reason = p.event.reason;
   fields.message = p.event.message;

@@ -1,17 +1,13 @@
 #include "controller/modelservice/ownership.h"
 
 #include "api/types.h"
+#include "base/json_fields.h"
 
 namespace ms::controller {
 
 using nlohmann::json;
 
 namespace {
-
-std::string StringField(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // The controller ownerReference (`controller: true`, a JSON boolean), or null.
 const json* ControllerRef(const json& object) {

@@ -4,6 +4,7 @@
 #include <stop_token>
 #include <utility>
 
+#include "base/json_fields.h"
 #include "controller/kube/paths.h"
 #include "controller/kube/status.h"
 
@@ -22,15 +23,6 @@ struct Delta {
 };
 
 nlohmann::json Decode(const std::string& encoded) { return nlohmann::json::from_msgpack(encoded); }
-
-std::string MetadataString(const nlohmann::json& body, const char* field) {
-  if (!body.is_object()) return {};
-  auto md = body.find("metadata");
-  if (md == body.end() || !md->is_object()) return {};
-  auto it = md->find(field);
-  if (it == md->end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
 
 }  // namespace
 

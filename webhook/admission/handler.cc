@@ -1,16 +1,11 @@
 #include "webhook/admission/handler.h"
 
 #include "api/types.h"
+#include "base/json_fields.h"
 
 namespace ms::webhook {
 
 using nlohmann::json;
-
-std::string StringField(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 json Allowed() { return json{{"allowed", true}}; }
 

@@ -23,9 +23,6 @@ class Handler {
 nlohmann::json Allowed();
 nlohmann::json Denied(int code, const std::string& reason, const std::string& message);
 
-// The string at obj[key], or "" when absent or not a string.
-std::string StringField(const nlohmann::json& obj, const char* key);
-
 // The checks both handlers make first: DELETE and CONNECT are allowed
 // untouched; a request about another kind, or without an object, is denied
 // with 400. Returns the response to give, or nullopt to go on.

@@ -1,5 +1,6 @@
 #include "webhook/admission/review.h"
 
+#include "base/json_fields.h"
 #include "base/utf8.h"
 #include "webhook/admission/review_parser.h"
 

@@ -10,6 +10,7 @@
 #include "api/types.h"
 #include "api/validation.h"
 #include "base/files.h"
+#include "base/json_fields.h"
 #include "webhook/validate/yaml_reader.h"
 
 namespace ms::validate {
@@ -36,12 +37,6 @@ constexpr const char* kUsage =
     "\n"
     "Exit status: 0 every ModelService is valid, 1 some are invalid, 2 bad usage or unreadable input\n"
     "(a file that cannot be read or is not valid YAML).\n";
-
-std::string StringAt(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::string Label(const std::string& file, const std::string& document, const std::string& name) {
   return file + ":" + document + " (" + (name.empty() ? "no metadata.name" : name) + ")";
@@ -84,8 +79,8 @@ int Report::ExitCode() const {
 void Validator::AddDocument(const std::string& file, const std::string& index, int line, const json& doc,
                             Report& report) const {
   if (doc.is_null()) return;  // an empty document
-  const std::string api_version = StringAt(doc, "apiVersion"), kind = StringAt(doc, "kind");
-  const std::string name = StringAt(doc.is_object() ? doc.value("metadata", json()) : json(), "name");
+  const std::string api_version = StringField(doc, "apiVersion"), kind = StringField(doc, "kind");
+  const std::string name = StringField(doc.is_object() ? doc.value("metadata", json()) : json(), "name");
   if (api_version == "v1" && kind == "List" && doc.contains("items") && doc["items"].is_array()) {
     const json& items = doc["items"];
     for (size_t i = 0; i < items.size(); ++i)
@@ -103,7 +98,7 @@ void Validator::AddDocument(const std::string& file, const std::string& index, i
   r.document = index;
   r.line = line;
   r.name = name;
-  r.ns = StringAt(doc.value("metadata", json()), "namespace");
+  r.ns = StringField(doc.value("metadata", json()), "namespace");
   r.defaulted = DefaultedObject(doc);
   ValidationOutcome outcome = ValidateModelService(r.defaulted, schema_);
   r.errors = std::move(outcome.errors);
