@@ -50,6 +50,13 @@ newkey() {  # newkey FILE
   fi
 }
 
+issue() {  # issue KEY SUBJECT EXTFILE CRT: a certificate for KEY signed by the CA
+  openssl req -new -key "$1" -subj "$2" -out "$tmp/req.csr" 2>/dev/null
+  openssl x509 -req -in "$tmp/req.csr" -CA "$out/ca.crt" -CAkey "$out/ca.key" -CAcreateserial \
+    -days "$days" -sha256 -extfile "$3" -out "$4" 2>/dev/null
+  rm -f "$out/ca.srl"
+}
+
 if ((reuse_ca)) && [[ -s $out/ca.crt && -s $out/ca.key ]]; then
   :
 else
@@ -73,10 +80,7 @@ extendedKeyUsage=serverAuth
 subjectAltName=${sans}
 EXT
 newkey "$tmp/tls.key"
-openssl req -new -key "$tmp/tls.key" -subj "/CN=${service}.${namespace}.svc" -out "$tmp/tls.csr" 2>/dev/null
-openssl x509 -req -in "$tmp/tls.csr" -CA "$out/ca.crt" -CAkey "$out/ca.key" -CAcreateserial \
-  -days "$days" -sha256 -extfile "$ext" -out "$tmp/tls.crt" 2>/dev/null
-rm -f "$out/ca.srl"
+issue "$tmp/tls.key" "/CN=${service}.${namespace}.svc" "$ext" "$tmp/tls.crt"
 chmod 0644 "$tmp/tls.crt"
 mv -f "$tmp/tls.key" "$out/tls.key"
 mv -f "$tmp/tls.crt" "$out/tls.crt"
@@ -88,10 +92,7 @@ keyUsage=critical,digitalSignature
 extendedKeyUsage=clientAuth
 EXT
   newkey "$out/$client.key"
-  openssl req -new -key "$out/$client.key" -subj "/CN=$client" -out "$tmp/client.csr" 2>/dev/null
-  openssl x509 -req -in "$tmp/client.csr" -CA "$out/ca.crt" -CAkey "$out/ca.key" -CAcreateserial \
-    -days "$days" -sha256 -extfile "$tmp/client.cnf" -out "$out/$client.crt" 2>/dev/null
-  rm -f "$out/ca.srl"
+  issue "$out/$client.key" "/CN=$client" "$tmp/client.cnf" "$out/$client.crt"
 fi
 
 base64 -w0 "$out/ca.crt"
