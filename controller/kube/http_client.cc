@@ -386,49 +386,58 @@ struct HttpClient::Impl {
     curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, &WriteWatch);
     curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &sink);
 
-    CURLcode done = CURLE_OK;
-    bool finished = false;
+    std::optional<CURLcode> done;
     {
       curl::MultiAttachment attach(multi.get(), h.get());
       if (!attach.ok()) {
         r.error = TransportError("curl_multi_add_handle failed");
         return r;
       }
-      const int poll_ms = static_cast<int>(std::max<long>(1, options.watch_poll_interval.count()));
-      while (!stop.load() && !closed.load()) {
-        int running = 0;
-        if (const CURLMcode mc = curl_multi_perform(multi.get(), &running); mc != CURLM_OK) {
-          done = CURLE_RECV_ERROR;
-          finished = true;
-          std::snprintf(errbuf, sizeof(errbuf), "%s", curl_multi_strerror(mc));
-          break;
-        }
-        int queued = 0;
-        while (CURLMsg* msg = curl_multi_info_read(multi.get(), &queued)) {
-          if (msg->msg == CURLMSG_DONE) {
-            done = msg->data.result;
-            finished = true;
-          }
-        }
-        if (finished || running == 0) break;
-        curl_multi_poll(multi.get(), nullptr, 0, poll_ms, nullptr);
-      }
+      done = RunWatch(multi.get(), stop, errbuf);
     }
     if (sink.http == 0) curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &sink.http);
-    r.code = static_cast<int>(sink.http);
     Count(sink.http, "GET");
+    return WatchResult(path, sink, done, stop, errbuf);
+  }
 
+  // Drives the watch attached to `multi` until it finishes (its result) or
+  // the caller stops it or Close() (nothing).
+  std::optional<CURLcode> RunWatch(CURLM* multi, const std::atomic<bool>& stop, char* errbuf) const {
+    const int poll_ms = static_cast<int>(std::max<long>(1, options.watch_poll_interval.count()));
+    while (!stop.load() && !closed.load()) {
+      int running = 0;
+      if (const CURLMcode mc = curl_multi_perform(multi, &running); mc != CURLM_OK) {
+        std::snprintf(errbuf, CURL_ERROR_SIZE, "%s", curl_multi_strerror(mc));
+        return CURLE_RECV_ERROR;
+      }
+      std::optional<CURLcode> done;
+      int queued = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+        if (msg->msg == CURLMSG_DONE) done = msg->data.result;
+      }
+      if (done || running == 0) return done;
+      curl_multi_poll(multi, nullptr, 0, poll_ms, nullptr);
+    }
+    return std::nullopt;
+  }
+
+  // What the caller learns of a watch that ended: nothing when it was
+  // stopped or the stream ended well, else the error.
+  Result WatchResult(const std::string& path, WatchSink& sink, std::optional<CURLcode> done,
+                     const std::atomic<bool>& stop, const char* errbuf) const {
+    Result r;
+    r.code = static_cast<int>(sink.http);
     if (!sink.exception.empty()) {
       r.code = 0;
       r.error = TransportError("watch event handler failed: " + sink.exception);
       if (logger) logger->error("watch {}: {}", path, r.error->message);
       return r;
     }
-    if (!finished || stop.load() || closed.load() || sink.stop_requested || sink.consumer_stopped) {
+    if (!done || stop.load() || closed.load() || sink.stop_requested || sink.consumer_stopped) {
       return r;  // stopped by the caller: not an error
     }
-    if (done == CURLE_OK && Is2xx(sink.http)) {
-      decoder.Finish();
+    if (*done == CURLE_OK && Is2xx(sink.http)) {
+      sink.decoder->Finish();
       return r;
     }
     if (sink.http != 0 && !Is2xx(sink.http)) {
@@ -436,7 +445,7 @@ struct HttpClient::Impl {
       return r;
     }
     r.code = 0;
-    r.error = TransportError(errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(done));
+    r.error = TransportError(errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(*done));
     if (logger) logger->debug("watch {}: {}", path, r.error->message);
     return r;
   }

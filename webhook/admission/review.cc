@@ -1,5 +1,7 @@
 #include "webhook/admission/review.h"
 
+#include <optional>
+
 #include "base/json_fields.h"
 #include "base/utf8.h"
 #include "webhook/admission/review_parser.h"
@@ -66,7 +68,11 @@ bool NestingExceeds(std::string_view text, int limit) {
   return false;
 }
 
-HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler, Outcome* outcome) {
+namespace {
+
+// Parses `body` into `review`: the reply refusing it, or nothing.
+std::optional<HttpReply> ParseBody(std::string_view body, std::string_view content_type, json& review,
+                                   Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
     return Plain(413,
                  "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
@@ -77,23 +83,28 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
                  outcome);
   FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
   if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
-  json review;
   if (fast.status == FastParse::kOk) {
     review = std::move(fast.value);
-  } else {
-    // Not valid for the fast path: nlohmann's parser gives the verdict and
-    // the message, after the depth check that keeps its recursion bounded.
-    if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
-    // JSON has no raw NUL bytes; nlohmann's parser would stop at one and
-    // ignore what follows.
-    if (auto nul = body.find('\0'); nul != std::string_view::npos)
-      return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
-    try {
-      review = json::parse(body);
-    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-      return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
-    }
+    return std::nullopt;
   }
+  // Not valid for the fast path: nlohmann's parser gives the verdict and
+  // the message, after the depth check that keeps its recursion bounded.
+  if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
+  // JSON has no raw NUL bytes; nlohmann's parser would stop at one and
+  // ignore what follows.
+  if (auto nul = body.find('\0'); nul != std::string_view::npos)
+    return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
+  try {
+    review = json::parse(body);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
+    return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
+  }
+  return std::nullopt;
+}
+
+// The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
+// with a request and its uid, or nothing.
+std::optional<HttpReply> CheckEnvelope(const json& review, Outcome* outcome) {
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
   auto kind = review.find("kind");
@@ -112,36 +123,45 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty())
     return Plain(400, "AdmissionReview request has no uid", outcome);
+  return std::nullopt;
+}
+
+// What the log line and the metrics say of a request and its answer.
+void Describe(const json& request, const json& response, Outcome& outcome) {
+  outcome.uid = StringField(request, "uid");
+  outcome.operation = StringField(request, "operation");
+  const bool allowed = response.value("allowed", false);
+  outcome.decision = allowed ? "allowed" : "denied";
+  if (auto status = response.find("status"); !allowed && status != response.end() && status->is_object()) {
+    outcome.message = status->value("message", std::string());
+    outcome.status_code = status->value("code", 0);
+  }
+  std::string ns = StringField(request, "namespace");
+  std::string name = StringField(request, "name");
+  if (auto obj = request.find("object"); name.empty() && obj != request.end()) {
+    name = MetadataString(*obj, "name");
+    if (name.empty()) name = MetadataString(*obj, "generateName");
+  }
+  outcome.object = ns.empty() ? name : ns + "/" + name;
+}
+
+}  // namespace
+
+HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler, Outcome* outcome) {
+  json review;
+  if (auto refusal = ParseBody(body, content_type, review, outcome)) return *refusal;
+  if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
+  const json& request = review.at("request");
 
   json response;
   try {
-    response = handler.Handle(*request);
+    response = handler.Handle(request);
   } catch (const std::exception& e) {
     // A bug, not the client's fault: deny (never allow by accident) and say so.
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
-  response["uid"] = *uid;
-
-  if (outcome) {
-    outcome->uid = uid->get<std::string>();
-    outcome->operation = StringField(*request, "operation");
-    const bool allowed = response.value("allowed", false);
-    outcome->decision = allowed ? "allowed" : "denied";
-    if (!allowed) {
-      outcome->message = response["status"].value("message", std::string());
-      outcome->status_code = response["status"].value("code", 0);
-    }
-    std::string ns = StringField(*request, "namespace");
-    std::string name = StringField(*request, "name");
-    if (name.empty()) {
-      auto obj = request->find("object");
-      if (obj != request->end() && obj->is_object() && obj->contains("metadata") && obj->at("metadata").is_object()) {
-        name = StringField(obj->at("metadata"), "name");
-        if (name.empty()) name = StringField(obj->at("metadata"), "generateName");
-      }
-    }
-    outcome->object = ns.empty() ? name : ns + "/" + name;
-  }
+  response["uid"] = request.at("uid");
+  if (outcome) Describe(request, response, *outcome);
 
   json out = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
   return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace)};

@@ -190,39 +190,8 @@ void Connection::Process(TimePoint now) {
 }
 
 bool Connection::ParseHead() {
-  if (scan_pos_ == 0) {
-    // Robustness (RFC 9112 2.2): empty lines before a request line are
-    // ignored.
-    size_t skip = 0;
-    for (;;) {
-      if (skip < input_.size() && input_[skip] == '\n') {
-        skip += 1;
-      } else if (skip + 1 < input_.size() && input_[skip] == '\r' && input_[skip + 1] == '\n') {
-        skip += 2;
-      } else {
-        break;
-      }
-    }
-    if (skip) input_.erase(0, skip);
-    if (input_.empty() || input_ == "\r") return false;
-  }
-
-  // Find the end of the head (an empty line), from where the last call
-  // stopped.
-  size_t head_end = std::string::npos;
-  while (head_end == std::string::npos) {
-    const size_t nl = input_.find('\n', scan_pos_);
-    const size_t scanned_to = nl == std::string::npos ? input_.size() : nl + 1;
-    head_bytes_scanned_ += scanned_to - scan_pos_;
-    scan_pos_ = scanned_to;
-    if (nl == std::string::npos) break;
-    const size_t length = nl - line_start_ - (nl > line_start_ && input_[nl - 1] == '\r' ? 1 : 0);
-    if (length == 0 && line_start_ > 0) {
-      head_end = nl + 1;
-    } else {
-      line_start_ = nl + 1;
-    }
-  }
+  if (scan_pos_ == 0 && !SkipEmptyLines()) return false;
+  const size_t head_end = ScanForHeadEnd();
 
   Request request;
   request.remote_addr = remote_addr_;
@@ -241,12 +210,49 @@ bool Connection::ParseHead() {
   std::string message;
   if (const int status = ParseLines(std::string_view(input_).substr(0, head_end), request, &message))
     return refuse(status, std::move(message));
-  const size_t pos = head_end;
   scan_pos_ = line_start_ = 0;
-  input_.erase(0, pos);
+  input_.erase(0, head_end);
   head_ = std::move(request);
+  return ReadFraming();
+}
 
-  // Framing: Content-Length only.
+bool Connection::SkipEmptyLines() {
+  // Robustness (RFC 9112 2.2): empty lines before a request line are
+  // ignored.
+  size_t skip = 0;
+  for (;;) {
+    if (skip < input_.size() && input_[skip] == '\n') {
+      skip += 1;
+    } else if (skip + 1 < input_.size() && input_[skip] == '\r' && input_[skip + 1] == '\n') {
+      skip += 2;
+    } else {
+      break;
+    }
+  }
+  if (skip) input_.erase(0, skip);
+  return !input_.empty() && input_ != "\r";
+}
+
+size_t Connection::ScanForHeadEnd() {
+  size_t head_end = std::string::npos;
+  while (head_end == std::string::npos) {
+    const size_t nl = input_.find('\n', scan_pos_);
+    const size_t scanned_to = nl == std::string::npos ? input_.size() : nl + 1;
+    head_bytes_scanned_ += scanned_to - scan_pos_;
+    scan_pos_ = scanned_to;
+    if (nl == std::string::npos) break;
+    const size_t length = nl - line_start_ - (nl > line_start_ && input_[nl - 1] == '\r' ? 1 : 0);
+    if (length == 0 && line_start_ > 0) {
+      head_end = nl + 1;
+    } else {
+      line_start_ = nl + 1;
+    }
+  }
+  return head_end;
+}
+
+bool Connection::ReadFraming() {
+  // Content-Length only.
   if (const std::string* te = head_->Header("transfer-encoding")) {
     Refuse(411, "Transfer-Encoding " + *te + " is not supported: send a Content-Length");
     return false;

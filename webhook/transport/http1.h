@@ -106,6 +106,12 @@ class Connection {
   // Sets closing_ (after writing a refusal) on a bad head. Looks at each
   // byte once: the search for the head's end resumes at scan_pos_.
   bool ParseHead();
+  // Its steps: drops empty lines before a request line (false: nothing
+  // else yet); finds the end of the head from scan_pos_ (npos: not yet);
+  // reads the framing of the body from head_ (false after a refusal).
+  bool SkipEmptyLines();
+  size_t ScanForHeadEnd();
+  bool ReadFraming();
   // Parses the complete lines of `head` into `request`; the status and
   // message of a refusal, or 0.
   int ParseLines(std::string_view head, Request& request, std::string* message) const;

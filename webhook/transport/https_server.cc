@@ -414,30 +414,8 @@ class HttpsServer::Loop {
     // at max_queued_output of answers; once they are sent, what OpenSSL has
     // already read from the socket (SSL_has_pending) is read on: epoll will
     // not report it again.
-    char buf[16 * 1024];
     for (;;) {
-      bool drained = false;  // SSL_read wants more from the socket
-      while (!http.closing() && http.output().size() < server_.options_.max_queued_output) {
-        ERR_clear_error();
-        const int n = SSL_read(c.ssl.get(), buf, sizeof buf);
-        if (n > 0) {
-          http.OnData(std::string_view(buf, static_cast<size_t>(n)), Clock::now());
-          continue;
-        }
-        const int err = SSL_get_error(c.ssl.get(), n);
-        drained = true;
-        if (err == SSL_ERROR_WANT_READ) break;
-        if (err == SSL_ERROR_WANT_WRITE) {
-          want_write = true;
-          break;
-        }
-        if (err == SSL_ERROR_ZERO_RETURN) {
-          http.OnPeerClosed();
-        } else {
-          failed = true;  // reset, truncated stream or protocol error
-        }
-        break;
-      }
+      const bool drained = Read(c, &want_write, &failed);
       if (events & (EPOLLHUP | EPOLLERR)) failed = true;
       // Answers already made are sent even when the peer has stopped sending.
       if (!Flush(c, &want_write)) failed = true;
@@ -454,6 +432,33 @@ class HttpsServer::Loop {
       return;
     }
     SetInterest(c, want_write);
+  }
+
+  // Feeds what SSL_read gives to the HTTP connection, until it has
+  // max_queued_output of answers waiting or stops reading. True when
+  // SSL_read wants more from the socket (or the stream ended or broke:
+  // `failed`).
+  bool Read(Conn& c, bool* want_write, bool* failed) {
+    Connection& http = *c.http;
+    char buf[16 * 1024];
+    while (!http.closing() && http.output().size() < server_.options_.max_queued_output) {
+      ERR_clear_error();
+      const int n = SSL_read(c.ssl.get(), buf, sizeof buf);
+      if (n > 0) {
+        http.OnData(std::string_view(buf, static_cast<size_t>(n)), Clock::now());
+        continue;
+      }
+      const int err = SSL_get_error(c.ssl.get(), n);
+      if (err == SSL_ERROR_WANT_WRITE) {
+        *want_write = true;
+      } else if (err == SSL_ERROR_ZERO_RETURN) {
+        http.OnPeerClosed();
+      } else if (err != SSL_ERROR_WANT_READ) {
+        *failed = true;  // reset, truncated stream or protocol error
+      }
+      return true;
+    }
+    return false;
   }
 
   // Sends what the connection has to say. False when the connection broke.

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "api/defaults.h"
@@ -198,9 +199,18 @@ std::string Summary(const Report& report) {
   return s;
 }
 
-int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+namespace {
+
+struct Options {
   std::vector<std::string> inputs;
   bool show_defaults = false, json_output = false;
+};
+
+// The command line (kubectl's forms: -f/--filename repeated, files as
+// arguments, -o/--output): an exit status when done (--help: 0, a usage
+// error: 2), else nothing with `options` set.
+std::optional<int> ParseArgs(const std::vector<std::string>& args, Options& options, std::ostream& out,
+                             std::ostream& err) {
   auto usage_error = [&](const std::string& what) {
     err << "Error: " << what << "\nSee 'modelservice-webhook validate --help'.\n";
     return 2;
@@ -222,27 +232,36 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
       out << kUsage;
       return 0;
     } else if (a == "--show-defaults") {
-      show_defaults = true;
+      options.show_defaults = true;
     } else if (value("-f", &v) || value("--filename", &v)) {
-      inputs.push_back(v);
+      options.inputs.push_back(v);
     } else if (value("-o", &v) || value("--output", &v)) {
       if (v != "text" && v != "json") return usage_error("--output must be text or json, not \"" + v + "\"");
-      json_output = v == "json";
+      options.json_output = v == "json";
     } else if (a == "-f" || a == "--filename" || a == "-o" || a == "--output") {
       return usage_error(a + " needs a value");
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("unknown flag " + a);
     } else {
-      inputs.push_back(a);
+      options.inputs.push_back(a);
     }
   }
-  if (inputs.empty()) return usage_error("no input: give files, directories or - (standard input) with -f");
-  if (std::count(inputs.begin(), inputs.end(), "-") > 1) return usage_error("- (standard input) may be given once");
+  if (options.inputs.empty()) return usage_error("no input: give files, directories or - (standard input) with -f");
+  if (std::count(options.inputs.begin(), options.inputs.end(), "-") > 1)
+    return usage_error("- (standard input) may be given once");
+  return std::nullopt;
+}
+
+}  // namespace
+
+int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  Options options;
+  if (auto done = ParseArgs(args, options, out, err)) return *done;
 
   const SchemaValidator schema;
   const Validator validator(schema);
   Report report;
-  for (const auto& input : inputs) {
+  for (const auto& input : options.inputs) {
     if (input == "-") {
       const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
       validator.AddStream("<stdin>", text, report);
@@ -251,9 +270,9 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     }
   }
 
-  if (json_output) {
-    out << Dump(ToJson(report, show_defaults)) << "\n";
-  } else if (show_defaults) {
+  if (options.json_output) {
+    out << Dump(ToJson(report, options.show_defaults)) << "\n";
+  } else if (options.show_defaults) {
     for (size_t i = 0; i < report.results.size(); ++i) out << (i ? "---\n" : "") << ToYaml(report.results[i].defaulted);
     PrintText(report, err);
     err << Summary(report) << "\n";
