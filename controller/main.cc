@@ -34,6 +34,7 @@
 #include "controller/modelservice/cached.h"
 #include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader_election.h"
@@ -119,6 +120,8 @@ class ControllerProcess {
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
                       Projected(CachedDeployment)),
         svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns, Projected(CachedService)),
+        // The owned Deployments' pods (their template carries the same label).
+        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod)),
         queue_metrics_(registry_),
         queue_(kControllerName, clock_, &queue_metrics_),
         executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
@@ -127,6 +130,7 @@ class ControllerProcess {
     ms_informer_.AddEventHandler(controller_.ModelServiceHandler());
     dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
     svc_informer_.AddEventHandler(controller_.OwnedObjectHandler());
+    pod_informer_.AddEventHandler(pods_.Handler([this](const std::string& key) { controller_.Enqueue(key); }));
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -230,10 +234,14 @@ class ControllerProcess {
     cache.model_service = [this](const std::string& key) { return ms_informer_.Get(key); };
     cache.deployment = [this](const std::string& key) { return dep_informer_.Get(key); };
     cache.service = [this](const std::string& key) { return svc_informer_.Get(key); };
+    cache.pods = [this](const std::string& key) { return pods_.Summary(key); };
     return cache;
   }
-  std::vector<kube::Informer*> Informers() { return {&ms_informer_, &dep_informer_, &svc_informer_}; }
-  bool Synced() const { return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced(); }
+  std::vector<kube::Informer*> Informers() { return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_}; }
+  bool Synced() const {
+    return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced() &&
+           pod_informer_.HasSynced();
+  }
 
   bool StartEndpoints(std::string* error) {
     auto ready = [this](std::string* why) {
@@ -264,7 +272,8 @@ class ControllerProcess {
   kube::HttpClient events_client_;
   KubeEventRecorder recorder_;
   autoscale::PrometheusAutoscaler autoscaler_;
-  kube::Informer ms_informer_, dep_informer_, svc_informer_;
+  PodIndex pods_;  // filled by pod_informer_
+  kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_;
   WorkQueueMetrics queue_metrics_;
   WorkQueue queue_;
   Executor executor_;

@@ -194,6 +194,7 @@ std::optional<Executor::World> Executor::ReadWorld(const std::string& key, bool 
       return std::nullopt;
     }
   }
+  if (cache_.pods) w.observed.pods = cache_.pods(key);
   return w;
 }
 

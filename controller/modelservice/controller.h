@@ -62,6 +62,8 @@ struct CachedReads {
   std::function<std::optional<nlohmann::json>(const std::string& key)> model_service;
   std::function<std::optional<nlohmann::json>(const std::string& key)> deployment;
   std::function<std::optional<nlohmann::json>(const std::string& key)> service;
+  // What the ModelService's pods say (pods.h); empty: not watched.
+  std::function<PodSummary(const std::string& key)> pods;
 };
 
 enum class ReconcileOutcome { kSuccess, kError, kRequeue, kRequeueAfter };

@@ -231,6 +231,7 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   ReconcileService(spec, svc, !failure, out);
   in.autoscaled = spec.autoscaling.has_value();
   in.recommendation = observed.recommendation;
+  if (observed.pods) in.pod_problem = FindPodProblem(*observed.pods);
   if (failure) {
     in.failure_reason = failure->reason;
     in.failure_message = failure->message;

@@ -26,6 +26,7 @@
 #include "controller/autoscale/autoscaler.h"
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/pods.h"
 
 namespace ms::controller {
 
@@ -47,6 +48,8 @@ struct Observed {
   // The autoscaler's answer, asked for before reconciling an autoscaled object.
   std::optional<autoscale::Recommendation> recommendation;
   std::optional<WriteFailure> failure;
+  // What the pods say (pods.h); nullopt: pods are not watched.
+  std::optional<PodSummary> pods = std::nullopt;
 };
 
 enum class ActionType {

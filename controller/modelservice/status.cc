@@ -88,6 +88,11 @@ void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
       r.degraded_message = p->value("message", "the Deployment exceeded its progress deadline");
     }
   }
+  // What the pods say (Unschedulable, ImagePullBackOff, ...), when nothing above does.
+  if (r.degraded_reason.empty() && in.pod_problem) {
+    r.degraded_reason = in.pod_problem->reason;
+    r.degraded_message = in.pod_problem->message;
+  }
 }
 
 Rollout Observe(const StatusInput& in) {

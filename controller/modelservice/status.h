@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/modelservice/desired.h"
+#include "controller/modelservice/pods.h"
 
 namespace ms::controller {
 
@@ -26,6 +27,7 @@ struct StatusInput {
   std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
   std::optional<std::string> failure_reason;                // set: phase Failed
   std::string failure_message;
+  std::optional<PodProblem> pod_problem;  // set: Degraded, unless a cause above is
 };
 
 nlohmann::json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now);

@@ -465,6 +465,70 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   EXPECT_TRUE(b.events.empty());
 }
 
+// Pods that the scheduler cannot place (pods.h): Degraded, reason
+// Unschedulable, with the scheduler's message, one Warning Event; nothing
+// written while it stays so; Ready once they are placed.
+TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
+  json dep = ServerDeployment();
+  dep["spec"]["replicas"] = 3;
+  dep["status"] = {{"observedGeneration", 1},
+                   {"replicas", 3},
+                   {"updatedReplicas", 3},
+                   {"readyReplicas", 2},
+                   {"availableReplicas", 2}};
+  json ms = SteadyModelService();
+  ms["spec"]["replicas"] = 3;
+  const std::string scheduler = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match.";
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  obs.pods = PodSummary{3, 1, scheduler, 0, "", ""};
+  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  ASSERT_TRUE(a.status);
+  EXPECT_TRUE(a.writes.empty());
+  EXPECT_EQ((*a.status)["phase"], "Degraded");
+  EXPECT_EQ((*a.status)["readyReplicas"], 2);
+  const json& degraded = (*a.status)["conditions"][2];
+  EXPECT_EQ(degraded["type"], "Degraded");
+  EXPECT_EQ(degraded["status"], "True");
+  EXPECT_EQ(degraded["reason"], "Unschedulable");
+  EXPECT_EQ(degraded["message"], "1/3 pods cannot be scheduled: " + scheduler);
+  EXPECT_EQ((*a.status)["conditions"][0]["status"], "False");
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0].type, "Warning");
+  EXPECT_EQ(a.events[0].reason, "Unschedulable");
+  EXPECT_EQ(a.events[0].message, "1/3 pods cannot be scheduled: " + scheduler);
+
+  // Still Pending, the scheduler says the same: no write, no Event.
+  ms = WithStatus(ms, *a.status);
+  Actions b = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(30));
+  EXPECT_EQ(b.NumWrites(), 0u);
+  EXPECT_TRUE(b.events.empty());
+
+  // A node is added: the pod is placed and becomes Ready.
+  dep["status"]["readyReplicas"] = 3;
+  dep["status"]["availableReplicas"] = 3;
+  obs.deployment = dep;
+  obs.pods = PodSummary{3, 0, "", 0, "", ""};
+  Actions c = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ((*c.status)["phase"], "Ready");
+  EXPECT_EQ((*c.status)["conditions"][2]["status"], "False");
+  EXPECT_EQ((*c.status)["conditions"][2]["reason"], "AsExpected");
+  EXPECT_TRUE(c.events.empty());
+}
+
+// The Deployment controller's own verdicts come first.
+TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
+  json dep = ServerDeployment();
+  dep["status"]["conditions"][1] = {
+      {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
+  dep["status"]["readyReplicas"] = 1;
+  Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
+  obs.pods = PodSummary{2, 1, "0/3 nodes are available", 0, "", ""};
+  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["conditions"][2]["reason"], "ProgressDeadlineExceeded");
+}
+
 TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
