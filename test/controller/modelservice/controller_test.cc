@@ -6,7 +6,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "controller/modelservice/resources.h"
 #include "test/support/fake_clock.h"
@@ -512,6 +514,39 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
   EXPECT_EQ(api.calls[0].method, "PUT");
   EXPECT_EQ(api.calls[1].method, "GET") << "re-read after 409";
   EXPECT_EQ(api.objects[kMsPath]["status"]["observedGeneration"], 2);
+}
+
+TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
+  api.Put(kMsPath, NewModelService());
+  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // creates
+  PodSummary pods{2, 1, "0/3 nodes are available: 1 Insufficient nvidia.com/gpu.", 0, "", ""};
+  std::vector<std::string> asked;
+  CachedReads cache;
+  cache.pods = [&](const std::string& key) {
+    asked.push_back(key);
+    return pods;
+  };
+  Executor with_pods(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  recorder.events.clear();
+  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(asked, std::vector<std::string>{"ml/bert"});
+  const json& st = api.objects[kMsPath]["status"];
+  EXPECT_EQ(st["phase"], "Degraded");
+  EXPECT_EQ(st["conditions"][2]["reason"], "Unschedulable");
+  EXPECT_EQ(st["conditions"][2]["message"],
+            "1/2 pods cannot be scheduled: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  EXPECT_TRUE(recorder.Has("Unschedulable"));
+
+  api.calls.clear();
+  recorder.events.clear();
+  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(api.Writes(), 0) << "the pod still cannot be scheduled: nothing to write";
+  EXPECT_TRUE(recorder.events.empty());
+
+  pods = PodSummary{2, 0, "", 0, "", ""};
+  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(api.objects[kMsPath]["status"]["conditions"][2]["status"], "False");
+  EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
 }
 
 TEST(Resync, SpreadsKeysOverTheInterval) {
