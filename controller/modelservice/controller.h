@@ -10,6 +10,8 @@
 //    shows that write (read-your-writes, so a stale cache causes no
 //    conflicting write); and an update is always computed on an object read
 //    through the API (the caches hold only the fields the reconciler reads);
+//    what the pods say (pods.h) always comes from the pod cache (this
+//    controller writes no pods, so none of its writes can be missing there);
 //  - creates POST the object; AlreadyExists (the cache did not show it, e.g.
 //    its labels were removed) -> read it through the API and reconcile again:
 //    ours is repaired, a same-named object that is not ours is a
