@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
 
 namespace ms::controller {
@@ -16,11 +17,6 @@ const json* Member(const json& obj, const char* key) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(key);
   return it == obj.end() ? nullptr : &*it;
-}
-
-std::string String(const json& obj, const char* key) {
-  const json* v = Member(obj, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
 // A container waiting for this reason stays so until someone acts (a retry
@@ -41,8 +37,8 @@ std::string KeyOf(const json& pod) {
   const json* meta = Member(pod, "metadata");
   if (meta == nullptr) return "";
   const json* labels = Member(*meta, "labels");
-  const std::string instance = labels != nullptr ? String(*labels, kLabelInstance) : std::string();
-  const std::string ns = String(*meta, "namespace");
+  const std::string instance = labels != nullptr ? StringField(*labels, kLabelInstance) : std::string();
+  const std::string ns = MetadataString(pod, "namespace");
   if (instance.empty() || ns.empty()) return "";
   return ns + "/" + instance;
 }
@@ -53,7 +49,7 @@ bool Counts(const json& pod) {
   const json* deleting = meta != nullptr ? Member(*meta, "deletionTimestamp") : nullptr;
   if (deleting != nullptr && !deleting->is_null()) return false;
   const json* status = Member(pod, "status");
-  const std::string phase = status != nullptr ? String(*status, "phase") : std::string();
+  const std::string phase = status != nullptr ? StringField(*status, "phase") : std::string();
   return phase != "Succeeded" && phase != "Failed";
 }
 
@@ -74,16 +70,16 @@ json CachedPod(const json& pod) {
   if (st == nullptr || !st->is_object()) return out;
 
   json status = json::object();
-  if (const std::string phase = String(*st, "phase"); phase == "Succeeded" || phase == "Failed") {
+  if (const std::string phase = StringField(*st, "phase"); phase == "Succeeded" || phase == "Failed") {
     status["phase"] = phase;
   }
   if (const json* conds = Member(*st, "conditions"); conds != nullptr && conds->is_array()) {
     for (const json& c : *conds) {
-      if (String(c, "type") != "PodScheduled" || String(c, "status") != "False") continue;
+      if (StringField(c, "type") != "PodScheduled" || StringField(c, "status") != "False") continue;
       status["conditions"] = json::array({{{"type", "PodScheduled"},
                                            {"status", "False"},
-                                           {"reason", String(c, "reason")},
-                                           {"message", String(c, "message")}}});
+                                           {"reason", StringField(c, "reason")},
+                                           {"message", StringField(c, "message")}}});
       break;
     }
   }
@@ -92,9 +88,9 @@ json CachedPod(const json& pod) {
     for (const json& c : *cs) {
       const json* state = Member(c, "state");
       const json* w = state != nullptr ? Member(*state, "waiting") : nullptr;
-      const std::string reason = w != nullptr ? StuckReason(String(*w, "reason")) : std::string();
+      const std::string reason = w != nullptr ? StuckReason(StringField(*w, "reason")) : std::string();
       if (reason.empty()) continue;
-      waiting.push_back({{"name", String(c, "name")}, {"state", {{"waiting", {{"reason", reason}}}}}});
+      waiting.push_back({{"name", StringField(c, "name")}, {"state", {{"waiting", {{"reason", reason}}}}}});
     }
     if (!waiting.empty()) status["containerStatuses"] = std::move(waiting);
   }
@@ -112,10 +108,10 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
     bool unschedulable = false;
     if (const json* conds = Member(*st, "conditions"); conds != nullptr && conds->is_array()) {
       for (const json& c : *conds) {
-        if (String(c, "type") == "PodScheduled" && String(c, "status") == "False" &&
-            String(c, "reason") == kUnschedulable) {
+        if (StringField(c, "type") == "PodScheduled" && StringField(c, "status") == "False" &&
+            StringField(c, "reason") == kUnschedulable) {
           unschedulable = true;
-          if (s.unschedulable++ == 0) s.scheduler_message = String(c, "message");
+          if (s.unschedulable++ == 0) s.scheduler_message = StringField(c, "message");
           break;
         }
       }
@@ -125,11 +121,11 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
       for (const json& c : *cs) {
         const json* state = Member(c, "state");
         const json* w = state != nullptr ? Member(*state, "waiting") : nullptr;
-        const std::string reason = w != nullptr ? StuckReason(String(*w, "reason")) : std::string();
+        const std::string reason = w != nullptr ? StuckReason(StringField(*w, "reason")) : std::string();
         if (reason.empty()) continue;
         if (s.waiting++ == 0) {
           s.waiting_reason = reason;
-          s.waiting_container = String(c, "name");
+          s.waiting_container = StringField(c, "name");
         }
         break;
       }
@@ -154,8 +150,7 @@ std::optional<PodProblem> FindPodProblem(const PodSummary& s) {
 
 std::string PodIndex::Apply(const json& pod, bool remove) {
   const std::string key = KeyOf(pod);
-  const json* meta = Member(pod, "metadata");
-  const std::string name = meta != nullptr ? String(*meta, "name") : std::string();
+  const std::string name = MetadataString(pod, "name");
   if (key.empty() || name.empty()) return "";
   std::lock_guard<std::mutex> g(mu_);
   auto& pods = pods_[key];
