@@ -55,7 +55,7 @@ scale_review() {  # scale_review REPLICAS: an AdmissionReview of the Scale
               object: $obj, oldObject: $obj, dryRun: false}}'
 }
 post_validate() {
-  curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
+  webhook_curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
     --data-binary "$1" "https://127.0.0.1:$WEBHOOK_PORT/validate"
 }
 for r in 0 101; do
