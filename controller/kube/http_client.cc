@@ -209,14 +209,20 @@ struct HttpClient::Impl {
 
   // The whole request's time limit: the options', shortened by the call's
   // deadline and, for a write, by the gate's time left (so that a write in
-  // flight ends when the gate closes).
-  Clock::Duration TimeLimit(const Call& call) const {
-    Clock::Duration limit = options.request_timeout;
-    if (call.deadline) limit = std::min(limit, *call.deadline - clock.Now());
+  // flight ends when the gate closes). `bound` is the kReason* of the limit
+  // that set it (null: the options' request timeout).
+  struct TimeLimit {
+    Clock::Duration limit;
+    const char* bound = nullptr;
+  };
+  TimeLimit LimitOf(const Call& call) const {
+    TimeLimit t{options.request_timeout};
+    if (call.deadline && *call.deadline - clock.Now() < t.limit) t = {*call.deadline - clock.Now(), kReasonDeadline};
     if (options.write_gate != nullptr && IsWrite(call.method)) {
-      limit = std::min(limit, options.write_gate->WriteTimeLeft());
+      const Clock::Duration left = options.write_gate->WriteTimeLeft();
+      if (left < t.limit) t = {left, kReasonNotLeader};
     }
-    return limit;
+    return t;
   }
 
   // The callbacks' view of one transfer.
@@ -241,7 +247,8 @@ struct HttpClient::Impl {
 
   Raw Perform(const Call& call, const std::string* body) {
     Raw raw;
-    const Clock::Duration limit = TimeLimit(call);
+    const TimeLimit time_limit = LimitOf(call);
+    const Clock::Duration limit = time_limit.limit;
     if (const char* why = Refusal(call); why != nullptr || limit <= Clock::Duration::zero()) {
       raw.not_sent = why != nullptr ? why : (call.deadline ? kReasonDeadline : kReasonNotLeader);
       return raw;
@@ -281,6 +288,9 @@ struct HttpClient::Impl {
     if (raw.curl != CURLE_OK) {
       // Stopped by a callback, or by the time limit the deadline or the gate set.
       const char* why = transfer.refused != nullptr ? transfer.refused : Refusal(call);
+      // libcurl's timer may end the transfer a moment before the gate or the
+      // deadline that set its limit is past by our clock: the same cause.
+      if (why == nullptr && raw.curl == CURLE_OPERATION_TIMEDOUT) why = time_limit.bound;
       if (why != nullptr) (transfer.sent ? raw.aborted : raw.not_sent) = why;
       raw.error = sink.Failure();
       if (raw.error.empty()) raw.error = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(raw.curl);

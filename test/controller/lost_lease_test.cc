@@ -44,11 +44,18 @@ json NewModelService(const std::string& name) {
           {"spec", {{"model", "m"}, {"replicas", 1}}}};
 }
 
+// Writes asked for after the loss carry this annotation (added by
+// AttemptsAfterLoss below), so that the stand-in tells them from a write
+// that passed the gate before the loss and reaches the server a moment
+// after it (the Event recorder's thread is a third writer beside the two
+// workers, so one may be between the gate and the wire at the jump).
+constexpr char kAskedAfterLoss[] = "test.modelops.dev/asked-after-loss";
+
 // Answers every write as the API server would and holds the kLossAt-th one
 // (and any that arrives meanwhile) until two are in flight at once: then
 // the test's virtual clock jumps past the renew deadline (the moment of
-// loss) while no write can be between the gate and the wire. Every write
-// that arrives after that moment is counted.
+// loss). Every write asked for after that moment that reaches the server is
+// counted.
 class ApiStandIn {
  public:
   static constexpr int kLossAt = 10;
@@ -82,8 +89,10 @@ class ApiStandIn {
   void Write(const httplib::Request& req, httplib::Response& res) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (lost_) {
+      if (req.body.find(kAskedAfterLoss) != std::string::npos) {
         after_.push_back(req.method + " " + req.path);
+      } else if (lost_) {
+        ++in_transit_;  // sent before the loss, arrived after it
       } else {
         ++before_;
         ++in_flight_;
@@ -119,7 +128,7 @@ class ApiStandIn {
   const Clock::Duration jump_;
   std::mutex mu_;
   std::condition_variable cv_;
-  int before_ = 0, in_flight_ = 0, reads_ = 0;
+  int before_ = 0, in_flight_ = 0, reads_ = 0, in_transit_ = 0;
   bool holding_ = false, lost_ = false;
   std::vector<std::string> after_;
 };
@@ -131,20 +140,13 @@ class AttemptsAfterLoss final : public kube::Client {
   AttemptsAfterLoss(kube::Client& inner, ApiStandIn& api) : inner_(inner), api_(api) {}
   kube::Result Get(const std::string& path) override { return inner_.Get(path); }
   kube::Result List(const std::string& path) override { return inner_.List(path); }
-  kube::Result Create(const std::string& path, const json& body) override {
-    Count();
-    return inner_.Create(path, body);
-  }
-  kube::Result Update(const std::string& path, const json& body) override {
-    Count();
-    return inner_.Update(path, body);
-  }
+  kube::Result Create(const std::string& path, const json& body) override { return inner_.Create(path, Mark(body)); }
+  kube::Result Update(const std::string& path, const json& body) override { return inner_.Update(path, Mark(body)); }
   kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
-    Count();
-    return inner_.Patch(path, type, patch);
+    return inner_.Patch(path, type, Mark(patch));
   }
   kube::Result Delete(const std::string& path) override {
-    Count();
+    (void)Mark(json::object());  // counted; no ModelService here is being deleted
     return inner_.Delete(path);
   }
   kube::Result Watch(const std::string& path, const std::function<bool(const kube::WatchEvent&)>& on_event,
@@ -158,11 +160,17 @@ class AttemptsAfterLoss final : public kube::Client {
   }
 
  private:
-  void Count() {
-    if (!api_.lost()) return;
-    std::lock_guard<std::mutex> g(mu_);
-    ++count_;
-    cv_.notify_all();
+  // Counts a write asked for after the loss and marks its body.
+  json Mark(const json& body) {
+    if (!api_.lost()) return body;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      ++count_;
+      cv_.notify_all();
+    }
+    json marked = body.is_object() ? body : json::object();
+    marked["metadata"]["annotations"][kAskedAfterLoss] = "true";
+    return marked;
   }
   kube::Client& inner_;
   ApiStandIn& api_;

@@ -680,11 +680,16 @@ TEST_F(KubeHttpClientTest, WriteTimeoutIsTheGatesTimeLeft) {
   opts.write_gate = &gate;
   opts.request_timeout = 60s;
   HttpClient client(Config(), real, nullptr, nullptr, opts);
+  const auto start = real.Now();
   const Result r = client.Create("/slow", {{"n", 1}});
+  const auto took = real.Now() - start;
   api.release.Notify();
   ASSERT_TRUE(r.error.has_value());
-  EXPECT_EQ(r.error->reason, kReasonNotLeader);
-  EXPECT_LE(gate.WriteTimeLeft(), Clock::Duration::zero()) << "ended only once the gate had closed";
+  // libcurl's timer may fire a fraction of a millisecond before the gate
+  // closes by our clock (failing closed early is safe): the reason is still
+  // the gate's, since the gate set the limit.
+  EXPECT_EQ(r.error->reason, kReasonNotLeader) << r.error->message;
+  EXPECT_LT(took, 30s) << "ended by the gate's time left, not by request_timeout (60 s)";
 }
 
 TEST_F(KubeHttpClientTest, CloseAbortsReadsInFlightAndRefusesEveryRequest) {
