@@ -204,7 +204,18 @@ Strategy ReadStrategy(const json& obj, ParsedModelService& out) {
 Autoscaling ReadAutoscaling(const json& obj, ParsedModelService& out) {
   Autoscaling a;
   Reader r(obj, "spec.autoscaling", out.errors);
-  r.WarnUnknown({"minReplicas", "maxReplicas", "targetQueueLength"}, out.warnings);
+  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength"}, out.warnings);
+  if (const json* m = r.Find("mode")) {
+    if (!m->is_string())
+      out.errors.push_back(TypeError("spec.autoscaling.mode", *m, "string"));
+    else if (*m == kAutoscalingModeController)
+      a.mode = AutoscalingMode::kController;
+    else if (*m == kAutoscalingModeHPA)
+      a.mode = AutoscalingMode::kHPA;
+    else
+      out.errors.push_back(
+          FieldError::Unsupported("spec.autoscaling.mode", *m, {kAutoscalingModeController, kAutoscalingModeHPA}));
+  }
   a.min_replicas = r.Int("minReplicas", kMinReplicas, kMaxReplicas);
   r.Require("maxReplicas");
   a.max_replicas = r.Int("maxReplicas", kMinReplicas, kMaxReplicas);
@@ -213,25 +224,10 @@ Autoscaling ReadAutoscaling(const json& obj, ParsedModelService& out) {
   return a;
 }
 
-constexpr std::array<std::string_view, 19> kFieldOrder = {"apiVersion",
-                                                          "kind",
-                                                          "metadata",
-                                                          "spec",
-                                                          "model",
-                                                          "version",
-                                                          "image",
-                                                          "replicas",
-                                                          "port",
-                                                          "gpus",
-                                                          "strategy",
-                                                          "type",
-                                                          "rollingUpdate",
-                                                          "maxSurge",
-                                                          "maxUnavailable",
-                                                          "autoscaling",
-                                                          "minReplicas",
-                                                          "maxReplicas",
-                                                          "targetQueueLength"};
+constexpr std::array<std::string_view, 20> kFieldOrder = {
+    "apiVersion",     "kind",        "metadata", "spec",        "model",       "version",          "image",
+    "replicas",       "port",        "gpus",     "strategy",    "type",        "rollingUpdate",    "maxSurge",
+    "maxUnavailable", "autoscaling", "mode",     "minReplicas", "maxReplicas", "targetQueueLength"};
 
 void ReadSpec(const json& spec, ParsedModelService& out);
 
@@ -241,6 +237,10 @@ json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) 
 
 const char* ToString(StrategyType type) {
   return type == StrategyType::kRecreate ? kStrategyRecreate : kStrategyRollingUpdate;
+}
+
+const char* ToString(AutoscalingMode mode) {
+  return mode == AutoscalingMode::kHPA ? kAutoscalingModeHPA : kAutoscalingModeController;
 }
 
 ParsedModelService ParseModelService(const json& object) {
@@ -295,6 +295,7 @@ void ReadSpec(const json& spec, ParsedModelService& out) {
 
 ModelServiceSpec ModelServiceSpec::Defaulted() const {
   ModelServiceSpec d = *this;
+  if (d.autoscaling && !d.autoscaling->mode) d.autoscaling->mode = AutoscalingMode::kController;
   if (d.autoscaling && !d.autoscaling->min_replicas) d.autoscaling->min_replicas = kDefaultMinReplicas;
   if (!d.replicas) {
     d.replicas = kDefaultReplicas;
@@ -334,6 +335,7 @@ json ModelServiceSpec::ToJson() const {
   }
   if (autoscaling) {
     json& a = j["autoscaling"] = json::object();
+    if (autoscaling->mode) a["mode"] = ToString(*autoscaling->mode);
     if (autoscaling->min_replicas) a["minReplicas"] = *autoscaling->min_replicas;
     if (autoscaling->max_replicas) a["maxReplicas"] = *autoscaling->max_replicas;
     if (autoscaling->target_queue_length) a["targetQueueLength"] = *autoscaling->target_queue_length;

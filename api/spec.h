@@ -42,7 +42,13 @@ struct Strategy {
   bool operator==(const Strategy&) const = default;
 };
 
+// spec.autoscaling.mode: Controller (the controller's autoscaler) or HPA (a
+// HorizontalPodAutoscaler the controller owns).
+enum class AutoscalingMode : uint8_t { kController, kHPA };
+const char* ToString(AutoscalingMode mode);
+
 struct Autoscaling {
+  std::optional<AutoscalingMode> mode;
   std::optional<int64_t> min_replicas;
   std::optional<int64_t> max_replicas;
   std::optional<int64_t> target_queue_length;
@@ -52,7 +58,7 @@ struct Autoscaling {
 // A field is set when the object has it in a form it can be read in: an
 // integer field any JSON integer (out-of-range ones too, beyond int64
 // saturated), a string field any string, an int-or-percent field an integer
-// or a valid "N%", strategy.type a supported value, an object field an
+// or a valid "N%", strategy.type and autoscaling.mode a supported value, an object field an
 // object. Whatever cannot be read is left unset and reported by the parser.
 struct ModelServiceSpec {
   std::optional<std::string> model;
@@ -70,7 +76,8 @@ struct ModelServiceSpec {
   //   strategy.type   RollingUpdate
   //   strategy.rollingUpdate (RollingUpdate only): maxSurge "25%",
   //                   maxUnavailable 0, or 1 when maxSurge is 0 (0/0 is invalid)
-  //   autoscaling.minReplicas 1 (autoscaling itself is never added)
+  //   autoscaling.mode Controller, autoscaling.minReplicas 1 (autoscaling
+  //                   itself is never added)
   // model, version and image have no default.
   ModelServiceSpec Defaulted() const;
 

@@ -29,4 +29,8 @@ inline constexpr const char* kDefaultMaxSurge = "25%";
 inline constexpr int64_t kDefaultMaxUnavailable = 0;
 inline constexpr int64_t kDefaultMinReplicas = 1;
 
+// spec.autoscaling.mode (issue 15 part 3): who scales.
+inline constexpr const char* kAutoscalingModeController = "Controller";  // the controller's own autoscaler (default)
+inline constexpr const char* kAutoscalingModeHPA = "HPA";  // an autoscaling/v2 HorizontalPodAutoscaler it owns
+
 }  // namespace ms::api

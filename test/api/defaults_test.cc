@@ -46,6 +46,17 @@ TEST(Defaults, DependentDefaults) {
   json as2 = {{"spec", {{"model", "m"}, {"autoscaling", {{"maxReplicas", 9}, {"targetQueueLength", 5}}}}}};
   EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["minReplicas"], 1);
   EXPECT_EQ(Apply(as2)["spec"]["replicas"], 1);
+  // autoscaling.mode defaults to Controller, listed before minReplicas; a mode given stays.
+  EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["mode"], "Controller");
+  EXPECT_EQ(DefaultsPatch(as2).dump(),
+            R"([{"op":"add","path":"/spec/replicas","value":1},{"op":"add","path":"/spec/port","value":8080},)"
+            R"({"op":"add","path":"/spec/gpus","value":0},)"
+            R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
+            R"("type":"RollingUpdate"}},)"
+            R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"},)"
+            R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1}])");
+  as2["spec"]["autoscaling"]["mode"] = "HPA";
+  EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["mode"], "HPA");
   // maxSurge given as 0: maxUnavailable defaults to 1, so the result is valid.
   json surge0 = {{"spec", {{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}}};
   json applied = Apply(surge0);
@@ -63,9 +74,11 @@ TEST(Defaults, MalformedPartsAreLeftToValidation) {
 
 TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
   SchemaValidator schema;
-  for (const char* text : {R"({"spec":{"model":"m"}})", R"({"spec":{"model":"m","strategy":{}}})",
-                           R"({"spec":{"model":"m","strategy":{"type":"RollingUpdate","rollingUpdate":{}}}})",
-                           R"({"spec":{"model":"m","autoscaling":{"maxReplicas":2,"targetQueueLength":1}}})"}) {
+  for (const char* text :
+       {R"({"spec":{"model":"m"}})", R"({"spec":{"model":"m","strategy":{}}})",
+        R"({"spec":{"model":"m","strategy":{"type":"RollingUpdate","rollingUpdate":{}}}})",
+        R"({"spec":{"model":"m","autoscaling":{"maxReplicas":2,"targetQueueLength":1}}})",
+        R"({"spec":{"model":"m","autoscaling":{"mode":"HPA","maxReplicas":2,"targetQueueLength":1}}})"}) {
     json applied = Apply(json::parse(text));
     auto out = ValidateModelService(applied, schema);
     EXPECT_TRUE(out.ok()) << text << ": " << JoinErrors(out.errors);

@@ -16,7 +16,7 @@ TEST(Spec, ReadsEveryField) {
   auto parsed = ParseModelService(json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService",
     "spec":{"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
-            "autoscaling":{"minReplicas":2,"maxReplicas":8,"targetQueueLength":5}}})"));
+            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5}}})"));
   EXPECT_TRUE(parsed.errors.empty()) << JoinErrors(parsed.errors);
   EXPECT_TRUE(parsed.warnings.empty());
   const ModelServiceSpec& s = parsed.spec;
@@ -31,6 +31,7 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.strategy->rolling_update->max_surge, (IntOrPercent{50, true}));
   EXPECT_EQ(s.strategy->rolling_update->max_unavailable, (IntOrPercent{1, false}));
   ASSERT_TRUE(s.autoscaling);
+  EXPECT_EQ(s.autoscaling->mode, AutoscalingMode::kHPA);
   EXPECT_EQ(s.autoscaling->min_replicas, 2);
   EXPECT_EQ(s.autoscaling->max_replicas, 8);
   EXPECT_EQ(s.autoscaling->target_queue_length, 5);
@@ -38,7 +39,25 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.Defaulted(), s);
   EXPECT_EQ(s.ToJson(), json::parse(R"({"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
-            "autoscaling":{"minReplicas":2,"maxReplicas":8,"targetQueueLength":5}})"));
+            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5}})"));
+}
+
+TEST(Spec, AutoscalingMode) {
+  // Defaulted to Controller when autoscaling is set; never added without it.
+  EXPECT_EQ(Parse(R"({"autoscaling":{"maxReplicas":9}})").Defaulted().autoscaling->mode, AutoscalingMode::kController);
+  EXPECT_EQ(Parse(R"({"autoscaling":{"mode":"HPA","maxReplicas":9}})").Defaulted().autoscaling->mode,
+            AutoscalingMode::kHPA);
+  EXPECT_EQ(Parse(R"({"autoscaling":{"mode":"Controller","maxReplicas":9}})").Defaulted().ToJson()["autoscaling"],
+            json::parse(R"({"mode":"Controller","minReplicas":1,"maxReplicas":9})"));
+  // Unsupported values and types, worded as strategy.type's; the field is then unset.
+  auto parsed = ParseModelService(
+      json::parse(R"({"spec":{"model":"m","autoscaling":{"mode":"hpa","maxReplicas":2,"targetQueueLength":1}}})"));
+  EXPECT_FALSE(parsed.spec.autoscaling->mode);
+  EXPECT_EQ(JoinErrors(parsed.errors),
+            "spec.autoscaling.mode: Unsupported value: \"hpa\": supported values: \"Controller\", \"HPA\"");
+  parsed = ParseModelService(
+      json::parse(R"({"spec":{"model":"m","autoscaling":{"mode":1,"maxReplicas":2,"targetQueueLength":1}}})"));
+  EXPECT_EQ(JoinErrors(parsed.errors), "spec.autoscaling.mode: Invalid value: 1: must be of type string, not integer");
 }
 
 TEST(Spec, WhatCannotBeReadIsUnsetAndReported) {
@@ -105,6 +124,8 @@ TEST(Spec, FieldRankFollowsDesignMd) {
   EXPECT_LT(FieldRank("replicas"), FieldRank("port"));
   EXPECT_LT(FieldRank("gpus"), FieldRank("strategy"));
   EXPECT_LT(FieldRank("maxUnavailable"), FieldRank("autoscaling"));
+  EXPECT_LT(FieldRank("autoscaling"), FieldRank("mode"));
+  EXPECT_LT(FieldRank("mode"), FieldRank("minReplicas"));
   EXPECT_LT(FieldRank("targetQueueLength"), FieldRank("colour"));
 }
 

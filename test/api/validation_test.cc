@@ -121,6 +121,11 @@ TEST_F(ValidationTest, AutoscalingRulesAndWarnings) {
             "spec.autoscaling.maxReplicas: Required value; spec.autoscaling.targetQueueLength: Required value");
   o["spec"]["autoscaling"] = {{"maxReplicas", 10}, {"targetQueueLength", 0}};
   EXPECT_EQ(Message(o), "spec.autoscaling.targetQueueLength: Invalid value: 0: must be greater than or equal to 1");
+  o["spec"]["autoscaling"] = {{"mode", "Auto"}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.mode: Unsupported value: \"Auto\": supported values: \"Controller\", \"HPA\"");
+  o["spec"]["autoscaling"]["mode"] = "HPA";
+  EXPECT_EQ(Message(o), "");
 
   o["spec"]["autoscaling"] = {{"minReplicas", 3}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   o["spec"]["replicas"] = 20;
@@ -173,7 +178,10 @@ TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
                               json::object(),
                               json::array(),
                               json("Recreate"),
-                              json("RollingUpdate")};
+                              json("RollingUpdate"),
+                              json("Controller"),
+                              json("HPA"),
+                              json("hpa")};
   std::vector<std::vector<std::string>> paths = {{"model"},
                                                  {"version"},
                                                  {"image"},
@@ -186,6 +194,7 @@ TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
                                                  {"strategy", "rollingUpdate", "maxSurge"},
                                                  {"strategy", "rollingUpdate", "maxUnavailable"},
                                                  {"autoscaling"},
+                                                 {"autoscaling", "mode"},
                                                  {"autoscaling", "minReplicas"},
                                                  {"autoscaling", "maxReplicas"},
                                                  {"autoscaling", "targetQueueLength"}};

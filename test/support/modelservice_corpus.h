@@ -47,7 +47,11 @@ inline std::vector<nlohmann::json> ModelServiceCorpus(size_t count = 3000) {
         {{"minReplicas", 6}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
         {{"minReplicas", 0}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
         {{"minReplicas", "2"}, {"maxReplicas", 5}, {"targetQueueLength", 0}},
-        {{"maxReplicas", "9"}, {"targetQueueLength", 1}, {"x", 1}}}},
+        {{"maxReplicas", "9"}, {"targetQueueLength", 1}, {"x", 1}},
+        {{"mode", "HPA"}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
+        {{"mode", "Controller"}, {"minReplicas", 2}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
+        {{"mode", "hpa"}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
+        {{"mode", 1}, {"maxReplicas", 5}, {"targetQueueLength", 2}}}},
       {"extra", {absent, absent, true}},
   };
   std::mt19937 rng(20261130);

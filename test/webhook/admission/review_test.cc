@@ -122,6 +122,30 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   EXPECT_EQ(again, json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
 }
 
+TEST_F(ReviewTest, AutoscalingModeIsValidatedAndDefaulted) {
+  // An unsupported mode: denied with the API server's wording (as strategy.type).
+  auto resp = Response(Validate(
+      Review({{"model", "m"}, {"autoscaling", {{"mode", "KEDA"}, {"maxReplicas", 5}, {"targetQueueLength", 2}}}})
+          .dump()));
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 422);
+  EXPECT_EQ(resp["status"]["message"],
+            "spec.autoscaling.mode: Unsupported value: \"KEDA\": supported values: \"Controller\", \"HPA\"");
+  // HPA: allowed, and left as it is by /mutate.
+  auto hpa = Review({{"model", "m"}, {"autoscaling", {{"mode", "HPA"}, {"maxReplicas", 5}, {"targetQueueLength", 2}}}});
+  EXPECT_EQ(Response(Validate(hpa.dump()))["allowed"], true);
+  auto patched = hpa["request"]["object"].patch(
+      json::parse(*Base64Decode(Response(Mutate(hpa.dump()))["patch"].get<std::string>())));
+  EXPECT_EQ(patched["spec"]["autoscaling"],
+            json::parse(R"({"mode":"HPA","minReplicas":1,"maxReplicas":5,"targetQueueLength":2})"));
+  // No mode: /mutate adds Controller (before minReplicas).
+  auto plain = Review({{"model", "m"}, {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}});
+  const json patch = json::parse(*Base64Decode(Response(Mutate(plain.dump()))["patch"].get<std::string>()));
+  EXPECT_EQ(patch[patch.size() - 2],
+            json::parse(R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"})"));
+  EXPECT_EQ(patch.back(), json::parse(R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1})"));
+}
+
 TEST_F(ReviewTest, MutateAddsSpecWhenAbsent) {
   auto resp = Response(Mutate(Review(nullptr).dump()));
   auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
