@@ -10,6 +10,7 @@
 // passed, whatever the threads are doing; when the elector reports the loss,
 // the process aborts the requests in flight, drops the queue and exits 1.
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -122,6 +123,8 @@ class ControllerProcess {
         svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns, Projected(CachedService)),
         // The owned Deployments' pods (their template carries the same label).
         pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod)),
+        hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
+                      Projected(CachedHorizontalPodAutoscaler)),
         queue_metrics_(registry_),
         queue_(kControllerName, clock_, &queue_metrics_),
         executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
@@ -131,6 +134,7 @@ class ControllerProcess {
     dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
     svc_informer_.AddEventHandler(controller_.OwnedObjectHandler());
     pod_informer_.AddEventHandler(pods_.Handler([this](const std::string& key) { controller_.Enqueue(key); }));
+    hpa_informer_.AddEventHandler(controller_.OwnedObjectHandler());
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -221,6 +225,10 @@ class ControllerProcess {
   static Options ExecutorOptions(const Flags& flags) {
     Options o;
     o.default_image = flags.default_image;
+    // Whole seconds, rounded up, within what the API accepts for
+    // behavior.scaleDown.stabilizationWindowSeconds (0..3600).
+    o.hpa_scale_down_stabilization_seconds =
+        static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
     return o;
   }
   static ControllerConfig ControllerOptions(const Flags& flags) {
@@ -235,12 +243,15 @@ class ControllerProcess {
     cache.deployment = [this](const std::string& key) { return dep_informer_.Get(key); };
     cache.service = [this](const std::string& key) { return svc_informer_.Get(key); };
     cache.pods = [this](const std::string& key) { return pods_.Summary(key); };
+    cache.hpa = [this](const std::string& key) { return hpa_informer_.Get(key); };
     return cache;
   }
-  std::vector<kube::Informer*> Informers() { return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_}; }
+  std::vector<kube::Informer*> Informers() {
+    return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_, &hpa_informer_};
+  }
   bool Synced() const {
     return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced() &&
-           pod_informer_.HasSynced();
+           pod_informer_.HasSynced() && hpa_informer_.HasSynced();
   }
 
   bool StartEndpoints(std::string* error) {
@@ -273,7 +284,7 @@ class ControllerProcess {
   KubeEventRecorder recorder_;
   autoscale::PrometheusAutoscaler autoscaler_;
   PodIndex pods_;  // filled by pod_informer_
-  kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_;
+  kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
   WorkQueueMetrics queue_metrics_;
   WorkQueue queue_;
   Executor executor_;

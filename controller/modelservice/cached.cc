@@ -62,10 +62,26 @@ const json& ServiceMask() {
   return mask;
 }
 
+const json& HorizontalPodAutoscalerMask() {
+  static const json mask = [] {
+    const json spec = {{"scaleTargetRef", true},
+                       {"minReplicas", true},
+                       {"maxReplicas", true},
+                       {"metrics", true},
+                       {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", true}}}}}};
+    const json status = {{"desiredReplicas", true},
+                         {"conditions", {{"type", true}, {"status", true}, {"reason", true}, {"message", true}}}};
+    return json{
+        {"apiVersion", true}, {"kind", true}, {"metadata", MetadataMask(true)}, {"spec", spec}, {"status", status}};
+  }();
+  return mask;
+}
+
 }  // namespace
 
 json CachedModelService(const json& object) { return Project(object, ModelServiceMask()); }
 json CachedDeployment(const json& object) { return Project(object, DeploymentMask()); }
 json CachedService(const json& object) { return Project(object, ServiceMask()); }
+json CachedHorizontalPodAutoscaler(const json& object) { return Project(object, HorizontalPodAutoscalerMask()); }
 
 }  // namespace ms::controller

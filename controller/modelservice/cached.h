@@ -21,4 +21,9 @@ nlohmann::json CachedDeployment(const nlohmann::json& object);
 // The Service's identity, our labels, ownerReferences, spec type, selector and ports.
 nlohmann::json CachedService(const nlohmann::json& object);
 
+// The HorizontalPodAutoscaler's identity, our labels, ownerReferences, the
+// owned parts of spec (scaleTargetRef, min/maxReplicas, metrics, the
+// scale-down window) and the status fields the ModelService's status reports.
+nlohmann::json CachedHorizontalPodAutoscaler(const nlohmann::json& object);
+
 }  // namespace ms::controller

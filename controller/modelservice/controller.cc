@@ -134,6 +134,7 @@ std::string PathOf(const json& obj) {
   if (kind == api::kKind) return ModelServicePath(ns, name);
   if (kind == "Deployment") return DeploymentPath(ns, name);
   if (kind == "Service") return ServicePath(ns, name);
+  if (kind == "HorizontalPodAutoscaler") return HorizontalPodAutoscalerPath(ns, name);
   return "";
 }
 
@@ -180,8 +181,10 @@ std::optional<Executor::World> Executor::ReadWorld(const std::string& key, bool 
   const json* ready = FindCondition(st, "Ready");
   const bool live = fresh || w.deleting || (ready != nullptr && ready->value("reason", "") == kNameConflict);
   w.live = true;
-  for (auto [cache, path, slot] : {std::tuple{&cache_.deployment, DeploymentPath(w.ns, w.name), &w.observed.deployment},
-                                   std::tuple{&cache_.service, ServicePath(w.ns, w.name), &w.observed.service}}) {
+  for (auto [cache, path, slot] :
+       {std::tuple{&cache_.deployment, DeploymentPath(w.ns, w.name), &w.observed.deployment},
+        std::tuple{&cache_.service, ServicePath(w.ns, w.name), &w.observed.service},
+        std::tuple{&cache_.hpa, HorizontalPodAutoscalerPath(w.ns, w.name), &w.observed.hpa}}) {
     bool from_cache = false;
     kube::Result r = Read(*cache, live, key, path, behind, &from_cache);
     if (behind) return wait_for_own_write();
@@ -200,7 +203,8 @@ std::optional<Executor::World> Executor::ReadWorld(const std::string& key, bool 
 
 void Executor::Recommend(World& w, ReconcileResult& result) {
   const ModelServiceSpec spec = ParseSpec(w.ms, options_);
-  result.autoscaled = spec.autoscaling.has_value() && !w.deleting;
+  // Mode HPA: the HorizontalPodAutoscaler scales, the controller's autoscaler is not asked.
+  result.autoscaled = spec.autoscaling.has_value() && !spec.hpa && !w.deleting;
   if (!result.autoscaled) {
     if (autoscaler_ != nullptr) autoscaler_->Forget(w.ns, w.name);
     return;
@@ -251,7 +255,9 @@ Executor::Step Executor::ApplyWrites(World& w, const Actions& actions, std::opti
       }
       if (a.type == ActionType::kPatchModelService && r.body.is_object()) w.ms = std::move(r.body);
       if ((a.type == ActionType::kCreate || a.type == ActionType::kUpdate) && r.body.is_object()) {
-        (a.kind == "Deployment" ? w.observed.deployment : w.observed.service) = std::move(r.body);
+        (a.kind == "Deployment" ? w.observed.deployment
+         : a.kind == "Service"  ? w.observed.service
+                                : w.observed.hpa) = std::move(r.body);
         changed = true;
       }
       continue;

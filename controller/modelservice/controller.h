@@ -5,7 +5,8 @@
 // Executor rules:
 //  - reads come from the informer caches (CachedReads), except: every retry
 //    reads through the API; a ModelService being deleted, or one reporting a
-//    NameConflict, has its Deployment and Service read through the API; an
+//    NameConflict, has its Deployment, Service and HorizontalPodAutoscaler
+//    read through the API; an
 //    object this executor wrote is read through the API until the cache
 //    shows that write (read-your-writes, so a stale cache causes no
 //    conflicting write); and an update is always computed on an object read
@@ -24,8 +25,8 @@
 //  - the status goes through the /status subresource with the
 //    ModelService's resourceVersion (409 handled as above); when this
 //    reconcile created the Deployment, the status is computed with it;
-//  - the finalizer is removed only when the Deployment and Service, read
-//    through the API, are gone.
+//  - the finalizer is removed only when the Deployment, Service and
+//    HorizontalPodAutoscaler it owns, read through the API, are gone.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,7 @@ struct CachedReads {
   std::function<std::optional<nlohmann::json>(const std::string& key)> service;
   // What the ModelService's pods say (pods.h); empty: not watched.
   std::function<PodSummary(const std::string& key)> pods;
+  std::function<std::optional<nlohmann::json>(const std::string& key)> hpa;  // HorizontalPodAutoscalers
 };
 
 enum class ReconcileOutcome { kSuccess, kError, kRequeue, kRequeueAfter };
@@ -75,7 +77,7 @@ struct ReconcileResult {
   Clock::Duration requeue_after{};
   std::string error;
   bool gone = false;        // the ModelService no longer exists
-  bool autoscaled = false;  // has spec.autoscaling and is not being deleted
+  bool autoscaled = false;  // has spec.autoscaling in mode Controller and is not being deleted
   std::optional<int> desired_replicas, ready_replicas;
   int writes = 0;  // API writes issued (events not counted)
 };
@@ -145,7 +147,7 @@ class Executor {
     nlohmann::json ms;
     Observed observed;
     bool deleting = false;
-    bool live = false;  // the Deployment and Service were read through the API
+    bool live = false;  // the owned objects were read through the API
   };
   enum class Step { kNext, kRetry, kStop };
 

@@ -1,6 +1,9 @@
 #include "controller/modelservice/desired.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <limits>
 
 #include "controller/modelservice/resources.h"
@@ -242,6 +245,7 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     as.max_replicas = std::max(as.min_replicas, ToInt(a->max_replicas.value_or(as.min_replicas)));
     as.target_queue_length = std::max(1, ToInt(a->target_queue_length.value_or(1)));
     s.autoscaling = as;
+    s.hpa = a->mode == api::AutoscalingMode::kHPA;
   }
   return s;
 }
@@ -356,6 +360,108 @@ Drift RepairService(const ModelServiceSpec& spec, json& current) {
 int DeploymentReplicas(const json& deployment) {
   if (deployment.contains("spec") && deployment["spec"].is_object()) return IntOr(deployment["spec"], "replicas", 1);
   return 1;
+}
+
+// ---- Autoscaling mode HPA (issue 15 part 3) ----
+
+namespace {
+
+json HpaMetrics(const ModelServiceSpec& spec) {
+  const int t = spec.autoscaling ? spec.autoscaling->target_queue_length : 1;
+  return json::array(
+      {{{"type", "External"},
+        {"external",
+         {{"metric", {{"name", kQueueLengthMetric}, {"selector", {{"matchLabels", {{"modelservice", spec.name}}}}}}},
+          {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(t)}}}}}}});
+}
+
+json ScaleTargetRef(const ModelServiceSpec& spec) {
+  return {{"apiVersion", api::kApiVersion}, {"kind", api::kKind}, {"name", spec.name}};
+}
+
+// The metrics list says what HpaMetrics says: one External metric, same
+// name and selector, target AverageValue of the same quantity, nothing else.
+bool SameMetrics(const json& have, const json& want) {
+  if (!have.is_array() || have.size() != 1 || !have[0].is_object()) return false;
+  const json& m = have[0];
+  const json& w = want[0];
+  if (m.value("type", "") != "External" || !m.contains("external") || !m["external"].is_object()) return false;
+  if (m.size() != 2) return false;  // another source (resource, pods, ...) set beside it
+  const json& e = m["external"];
+  if (!e.contains("metric") || e["metric"] != w["external"]["metric"]) return false;
+  if (!e.contains("target") || !e["target"].is_object()) return false;
+  const json& t = e["target"];
+  if (t.value("type", "") != "AverageValue" || t.contains("value") || t.contains("averageUtilization")) return false;
+  if (!t.contains("averageValue") || !t["averageValue"].is_string()) return false;
+  const auto have_q = ParseQuantity(t["averageValue"].get<std::string>());
+  const auto want_q = ParseQuantity(w["external"]["target"]["averageValue"].get<std::string>());
+  return have_q && want_q && std::fabs(*have_q - *want_q) <= 1e-9 * std::max(1.0, std::fabs(*want_q));
+}
+
+}  // namespace
+
+std::optional<double> ParseQuantity(const std::string& q) {
+  const char* begin = q.data();
+  const char* end = q.data() + q.size();
+  double sign = 1;
+  if (begin != end && (*begin == '+' || *begin == '-')) {
+    if (*begin == '-') sign = -1;
+    ++begin;
+  }
+  if (begin == end || !(std::isdigit(static_cast<unsigned char>(*begin)) || *begin == '.')) return std::nullopt;
+  double number = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, number, std::chars_format::general);
+  if (ec != std::errc()) return std::nullopt;
+  static const std::pair<const char*, double> kSuffixes[] = {
+      {"", 1},        {"n", 1e-9},    {"u", 1e-6},    {"m", 1e-3},   {"k", 1e3},     {"M", 1e6},
+      {"G", 1e9},     {"T", 1e12},    {"P", 1e15},    {"E", 1e18},   {"Ki", 0x1p10}, {"Mi", 0x1p20},
+      {"Gi", 0x1p30}, {"Ti", 0x1p40}, {"Pi", 0x1p50}, {"Ei", 0x1p60}};
+  const std::string_view suffix(ptr, static_cast<size_t>(end - ptr));
+  for (const auto& [name, factor] : kSuffixes) {
+    if (suffix == name) return sign * number * factor;
+  }
+  return std::nullopt;
+}
+
+json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts) {
+  const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
+  return {
+      {"apiVersion", "autoscaling/v2"},
+      {"kind", "HorizontalPodAutoscaler"},
+      {"metadata",
+       {{"name", spec.name},
+        {"namespace", spec.ns},
+        {"labels", LabelsJson(InstanceLabels(spec.name))},
+        {"ownerReferences", json::array({OwnerReference(spec)})}}},
+      {"spec",
+       {{"scaleTargetRef", ScaleTargetRef(spec)},
+        {"minReplicas", as.min_replicas},
+        {"maxReplicas", as.max_replicas},
+        {"metrics", HpaMetrics(spec)},
+        {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", opts.hpa_scale_down_stabilization_seconds}}}}}}}};
+}
+
+Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, json& current) {
+  Drift drift;
+  const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
+  json& meta = ObjectAt(current, "metadata");
+  EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
+  EnsureOwnerReference(meta, spec, drift);
+
+  json& hspec = ObjectAt(current, "spec");
+  Ensure(hspec, "scaleTargetRef", ScaleTargetRef(spec), "spec.scaleTargetRef", drift);
+  Ensure(hspec, "minReplicas", as.min_replicas, "spec.minReplicas", drift);
+  Ensure(hspec, "maxReplicas", as.max_replicas, "spec.maxReplicas", drift);
+  const json metrics = HpaMetrics(spec);
+  if (!SameMetrics(hspec.value("metrics", json()), metrics)) {
+    hspec["metrics"] = metrics;
+    drift.push_back("spec.metrics");
+  }
+  // Only the scale-down window is ours; the API server fills in the policies.
+  json& scale_down = ObjectAt(ObjectAt(hspec, "behavior"), "scaleDown");
+  Ensure(scale_down, "stabilizationWindowSeconds", opts.hpa_scale_down_stabilization_seconds,
+         "spec.behavior.scaleDown.stabilizationWindowSeconds", drift);
+  return drift;
 }
 
 }  // namespace ms::controller

@@ -19,6 +19,9 @@ inline constexpr const char* kDefaultImage = "registry.local/model-server:latest
 
 struct Options {
   std::string default_image = kDefaultImage;
+  // Autoscaling mode HPA: the HorizontalPodAutoscaler's
+  // behavior.scaleDown.stabilizationWindowSeconds (--scale-down-stabilization).
+  int hpa_scale_down_stabilization_seconds = 300;
 };
 
 // What the controller builds from: the object's name and uid and its typed
@@ -33,6 +36,9 @@ struct ModelServiceSpec {
   api::StrategyType strategy_type = api::StrategyType::kRollingUpdate;
   api::IntOrPercent max_surge, max_unavailable;  // RollingUpdate only
   std::optional<autoscale::Spec> autoscaling;
+  // spec.autoscaling.mode is HPA (only with autoscaling): a HorizontalPodAutoscaler
+  // sets spec.replicas through /scale, the Deployment follows spec.replicas.
+  bool hpa = false;
 };
 
 // The typed spec of the object, defaulted by api::ModelServiceSpec::Defaulted
@@ -61,5 +67,26 @@ Drift RepairService(const ModelServiceSpec& spec, nlohmann::json& current);
 
 // The Deployment's spec.replicas (1 when absent, as the API server defaults).
 int DeploymentReplicas(const nlohmann::json& deployment);
+
+// ---- Autoscaling mode HPA (issue 15 part 3) ----
+
+// The External metric the HorizontalPodAutoscaler reads (design.md §3).
+inline constexpr const char* kQueueLengthMetric = "modelservice_queue_length";
+
+// The autoscaling/v2 HorizontalPodAutoscaler of a ModelService in mode HPA:
+// named like it, on its scale subresource, one External metric
+// modelservice_queue_length selected by the HPA's namespace (the External
+// metrics API is namespaced: the HPA asks under /namespaces/NS/) and the
+// label selector modelservice=NAME, target
+// AverageValue = targetQueueLength, min/max from spec.autoscaling,
+// behavior.scaleDown.stabilizationWindowSeconds from the options.
+nlohmann::json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts);
+// Sets the owned fields of an HPA as the API server returns it (labels,
+// ownerReference, scaleTargetRef, min/maxReplicas, metrics compared by
+// meaning: a quantity "1k" is 1000, the scale-down window; the rest of
+// behavior and the status are left alone) and returns what drifted.
+Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, nlohmann::json& current);
+// A Kubernetes quantity ("5", "1500m", "1k", "2Ki", "1e3") as a number.
+std::optional<double> ParseQuantity(const std::string& quantity);
 
 }  // namespace ms::controller

@@ -64,6 +64,7 @@ void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Obser
   };
   remove(Ours(observed.deployment, spec.uid), "Deployment", DeploymentPath(spec.ns, spec.name));
   remove(Ours(observed.service, spec.uid), "Service", ServicePath(spec.ns, spec.name));
+  remove(Ours(observed.hpa, spec.uid), "HorizontalPodAutoscaler", HorizontalPodAutoscalerPath(spec.ns, spec.name));
   if (waiting) {
     // Just deleted: look again at once (usually gone); still terminating: wait.
     out.look_again = !out.writes.empty();
@@ -92,14 +93,18 @@ std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed
   std::vector<std::string> taken;
   if (observed.deployment && !IsControlledBy(*observed.deployment, spec.uid)) taken.push_back("a Deployment");
   if (observed.service && !IsControlledBy(*observed.service, spec.uid)) taken.push_back("a Service");
+  // In mode HPA only: otherwise a HorizontalPodAutoscaler of that name is the user's business.
+  if (spec.hpa && observed.hpa && !IsControlledBy(*observed.hpa, spec.uid))
+    taken.push_back("a HorizontalPodAutoscaler");
   if (!taken.empty()) {
-    const bool both = taken.size() == 2;
-    return WriteFailure{kNameConflict, (both ? "a Deployment and a Service" : taken[0]) + " named \"" + spec.name +
-                                           "\" already " + (both ? "exist" : "exists") + " in namespace \"" + spec.ns +
-                                           "\" and " + (both ? "are" : "is") +
+    const bool many = taken.size() > 1;
+    std::string what = taken[0];
+    for (size_t i = 1; i < taken.size(); ++i) what += (i + 1 == taken.size() ? " and " : ", ") + taken[i];
+    return WriteFailure{kNameConflict, what + " named \"" + spec.name + "\" already " + (many ? "exist" : "exists") +
+                                           " in namespace \"" + spec.ns + "\" and " + (many ? "are" : "is") +
                                            " not controlled by this ModelService, which leaves " +
-                                           (both ? "them" : "it") + " alone: delete or rename " +
-                                           (both ? "them" : "it") + ", or give the ModelService another name"};
+                                           (many ? "them" : "it") + " alone: delete or rename " +
+                                           (many ? "them" : "it") + ", or give the ModelService another name"};
   }
   return observed.failure;
 }
@@ -157,6 +162,38 @@ void ReconcileService(const ModelServiceSpec& spec, const json* svc, bool may_cr
   out.events.push_back({"Normal", "Updated", "Update", "Updated Service " + key + ": " + Join(drift)});
 }
 
+// Autoscaling mode HPA: creates or repairs the owned HorizontalPodAutoscaler;
+// in any other mode deletes an owned one (left from mode HPA).
+void ReconcileHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, const json* hpa,
+                                      bool may_create, Actions& out) {
+  const std::string key = spec.ns + "/" + spec.name;
+  if (!spec.hpa) {
+    if (hpa == nullptr || BeingDeleted(*hpa)) return;
+    out.writes.push_back({ActionType::kDelete, "HorizontalPodAutoscaler",
+                          HorizontalPodAutoscalerPath(spec.ns, spec.name) + "?propagationPolicy=Background", json()});
+    out.events.push_back({"Normal", "Deleted", "Delete",
+                          "Deleted HorizontalPodAutoscaler " + key + ": spec.autoscaling.mode is not HPA any more"});
+    return;
+  }
+  if (hpa == nullptr) {
+    if (!may_create) return;
+    const autoscale::Spec& as = *spec.autoscaling;
+    out.writes.push_back({ActionType::kCreate, "HorizontalPodAutoscaler", HorizontalPodAutoscalersPath(spec.ns),
+                          DesiredHorizontalPodAutoscaler(spec, opts)});
+    out.events.push_back({"Normal", "Created", "Create",
+                          "Created HorizontalPodAutoscaler " + key + " (" + std::to_string(as.min_replicas) + ".." +
+                              std::to_string(as.max_replicas) + " replicas, External metric " + kQueueLengthMetric +
+                              ", target " + std::to_string(as.target_queue_length) + " per replica)"});
+    return;
+  }
+  json updated = *hpa;
+  const Drift drift = RepairHorizontalPodAutoscaler(spec, opts, updated);
+  if (drift.empty()) return;
+  out.writes.push_back({ActionType::kUpdate, "HorizontalPodAutoscaler", HorizontalPodAutoscalerPath(spec.ns, spec.name),
+                        std::move(updated)});
+  out.events.push_back({"Normal", "Updated", "Update", "Updated HorizontalPodAutoscaler " + key + ": " + Join(drift)});
+}
+
 // The new status when it differs, and a Warning when Degraded turns on or
 // changes its reason (not on every resync while it stays so).
 void ReconcileStatus(const json& ms, const ModelServiceSpec& spec, StatusInput in, WallTime now, Actions& out) {
@@ -201,7 +238,7 @@ int CurrentReplicas(const ModelServiceSpec& spec, const json* deployment) {
 }
 
 int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
-  if (!spec.autoscaling) return spec.replicas;
+  if (!spec.autoscaling || spec.hpa) return spec.replicas;
   if (observed.recommendation && observed.recommendation->metrics_ok) {
     return std::max(1, observed.recommendation->desired_replicas);
   }
@@ -229,7 +266,11 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   in.desired_replicas = replicas;
   in.deployment_changing = ReconcileDeployment(spec, observed, dep, replicas, !failure, out);
   ReconcileService(spec, svc, !failure, out);
-  in.autoscaled = spec.autoscaling.has_value();
+  const json* hpa = Ours(observed.hpa, spec.uid);
+  ReconcileHorizontalPodAutoscaler(spec, opts, hpa, !failure, out);
+  in.hpa_mode = spec.hpa;
+  in.hpa = hpa;
+  in.autoscaled = spec.autoscaling.has_value() && !spec.hpa;
   in.recommendation = observed.recommendation;
   if (observed.pods) in.pod_problem = FindPodProblem(*observed.pods);
   if (failure) {

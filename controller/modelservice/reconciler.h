@@ -9,6 +9,9 @@
 //    A same-named Deployment or Service that is not ours is never adopted or
 //    changed: the ModelService is Failed with reason NameConflict (one
 //    Warning Event when that starts) and nothing is created meanwhile.
+//  - In autoscaling mode HPA a HorizontalPodAutoscaler of the same name is
+//    owned likewise (a same-named one not ours is a NameConflict then); an
+//    owned one is deleted when the mode is not HPA any more.
 //  - First reconcile adds the finalizer (merge patch carrying the
 //    resourceVersion, i.e. with a precondition); deletion deletes the owned
 //    Deployment and Service, and removes the finalizer once neither exists
@@ -50,6 +53,10 @@ struct Observed {
   std::optional<WriteFailure> failure;
   // What the pods say (pods.h); nullopt: pods are not watched.
   std::optional<PodSummary> pods = std::nullopt;
+  // The HorizontalPodAutoscaler of its name (nullopt: not found); only an
+  // owned one is touched: created and repaired in autoscaling mode HPA,
+  // deleted otherwise.
+  std::optional<nlohmann::json> hpa = std::nullopt;
 };
 
 enum class ActionType {
@@ -61,7 +68,7 @@ enum class ActionType {
 
 struct Action {
   ActionType type;
-  std::string kind;  // ModelService | Deployment | Service
+  std::string kind;  // ModelService | Deployment | Service | HorizontalPodAutoscaler
   std::string path;  // collection path for kCreate, object path otherwise
   nlohmann::json body;
 };
@@ -87,7 +94,8 @@ struct Actions {
 Actions Reconcile(const nlohmann::json& model_service, const Observed& observed, const Options& opts, WallTime now);
 
 // The replicas the Deployment should have: spec.replicas, or with
-// autoscaling the recommendation when metrics are ok, else CurrentReplicas.
+// autoscaling mode Controller the recommendation when metrics are ok, else
+// CurrentReplicas (in mode HPA, spec.replicas: the HPA sets it through /scale).
 int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed);
 
 // The replicas of the ModelService's own Deployment (null: none yet), or

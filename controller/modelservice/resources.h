@@ -49,4 +49,12 @@ inline std::string ServicePath(const std::string& ns, const std::string& name) {
   return kube::ObjectPath("", "v1", "services", ns, name);
 }
 
+// Autoscaling mode HPA: the owned HorizontalPodAutoscaler.
+inline std::string HorizontalPodAutoscalersPath(const std::string& ns = {}) {
+  return kube::CollectionPath("autoscaling", "v2", "horizontalpodautoscalers", ns);
+}
+inline std::string HorizontalPodAutoscalerPath(const std::string& ns, const std::string& name) {
+  return kube::ObjectPath("autoscaling", "v2", "horizontalpodautoscalers", ns, name);
+}
+
 }  // namespace ms::controller

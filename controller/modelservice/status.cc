@@ -31,6 +31,24 @@ const json* DeploymentCondition(const json& d, const std::string& type) {
 
 }  // namespace
 
+HpaState ObserveHorizontalPodAutoscaler(const json& hpa) {
+  HpaState out;
+  if (!hpa.is_object() || !hpa.contains("status") || !hpa["status"].is_object()) return out;
+  const json& st = hpa["status"];
+  if (auto it = st.find("desiredReplicas"); it != st.end() && it->is_number_integer())
+    out.desired_replicas = it->get<int>();
+  for (const char* type : {"AbleToScale", "ScalingActive"}) {
+    const json* c = DeploymentCondition(hpa, type);  // the same conditions list shape
+    if (c == nullptr || c->value("status", "") != "False") continue;
+    out.reason = c->value("reason", std::string(type) + "False");
+    if (out.reason.empty()) out.reason = std::string(type) + "False";
+    const std::string name = hpa.contains("metadata") ? hpa["metadata"].value("name", "") : "";
+    out.message = "HorizontalPodAutoscaler " + name + ": " + type + " False: " + c->value("message", "");
+    break;
+  }
+  return out;
+}
+
 const json* FindCondition(const json* status, const std::string& type) {
   if (status == nullptr || !status->is_object() || !status->contains("conditions")) return nullptr;
   const json& conds = (*status)["conditions"];
@@ -78,6 +96,10 @@ void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
     r.degraded_reason = in.recommendation->reason.empty() ? "MetricsUnavailable" : in.recommendation->reason;
     r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
                                                             : in.recommendation->message;
+  } else if (HpaState h = in.hpa_mode && in.hpa != nullptr ? ObserveHorizontalPodAutoscaler(*in.hpa) : HpaState{};
+             !h.reason.empty()) {
+    r.degraded_reason = h.reason;
+    r.degraded_message = h.message;
   } else if (in.deployment != nullptr) {
     if (const json* c = DeploymentCondition(d, "ReplicaFailure"); c && c->value("status", "") == "True") {
       r.degraded_reason = "ReplicaFailure";
@@ -147,6 +169,15 @@ std::array<std::string, 3> DegradedCondition(const Rollout& r) {
   return {"False", "AsExpected", ""};
 }
 
+// status.desiredReplicas: in mode HPA what the HorizontalPodAutoscaler
+// wants (its status.desiredReplicas), else what the Deployment is asked for.
+int ReportedDesired(const StatusInput& in, const Rollout& r) {
+  if (in.hpa_mode && in.hpa != nullptr) {
+    if (auto d = ObserveHorizontalPodAutoscaler(*in.hpa).desired_replicas) return *d;
+  }
+  return r.desired;
+}
+
 }  // namespace
 
 json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
@@ -161,7 +192,7 @@ json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::W
           {"phase", Phase(in, r)},
           {"replicas", r.replicas},
           {"readyReplicas", r.ready},
-          {"desiredReplicas", r.desired},
+          {"desiredReplicas", ReportedDesired(in, r)},
           {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
           {"selector", SelectorString(spec)},
           {"conditions", conditions}};

@@ -27,8 +27,21 @@ struct StatusInput {
   std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
   std::optional<std::string> failure_reason;                // set: phase Failed
   std::string failure_message;
+  // Autoscaling mode HPA: the owned HorizontalPodAutoscaler (null: none yet).
+  bool hpa_mode = false;
+  const nlohmann::json* hpa = nullptr;
   std::optional<PodProblem> pod_problem;  // set: Degraded, unless a cause above is
 };
+
+// What the ModelService's status reports of its HorizontalPodAutoscaler
+// (autoscaling mode HPA).
+struct HpaState {
+  std::optional<int> desired_replicas;  // its status.desiredReplicas
+  // Set when it cannot scale: the reason of its AbleToScale or ScalingActive
+  // condition that is False (e.g. FailedGetExternalMetric), and why.
+  std::string reason, message;
+};
+HpaState ObserveHorizontalPodAutoscaler(const nlohmann::json& hpa);
 
 nlohmann::json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now);
 

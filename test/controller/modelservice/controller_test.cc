@@ -422,6 +422,7 @@ TEST_F(Fixture, FinalizerStaysWhileAnOwnedObjectTheCacheMissesStillExists) {
   cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
   cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
   cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
+  cache.hpa = [&](const std::string&) -> std::optional<json> { return std::nullopt; };
   Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
   ReconcileResult r = cached.Reconcile("ml/bert");
   EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter) << r.error;
@@ -494,6 +495,7 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
   };
   cache.deployment = [&](const std::string&) -> std::optional<json> { return api.objects[kDepPath]; };
   cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
+  cache.hpa = [&](const std::string&) -> std::optional<json> { return std::nullopt; };
   Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
   api.calls.clear();
   EXPECT_EQ(cached.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
@@ -547,6 +549,44 @@ TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
   ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
   EXPECT_EQ(api.objects[kMsPath]["status"]["conditions"][2]["status"], "False");
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
+}
+
+TEST_F(Fixture, HpaModeCreatesTheHpaNeverAsksTheAutoscalerAndDeletesItWhenTheModeChanges) {
+  const std::string hpa_path = "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers/bert";
+  json ms = NewModelService();
+  ms["spec"]["autoscaling"] = {{"mode", "HPA"}, {"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  api.Put(kMsPath, ms);
+  ReconcileResult r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_FALSE(r.autoscaled) << "no periodic resync: the HPA scales";
+  EXPECT_EQ(autoscaler.calls, 0);
+  EXPECT_TRUE(autoscaler.forgotten.count("ml/bert"));
+  auto writes = api.WritesList();
+  ASSERT_EQ(writes.size(), 5u);
+  EXPECT_EQ(writes[3].method, "POST");
+  EXPECT_EQ(writes[3].path, "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers");
+  ASSERT_TRUE(api.objects.count(hpa_path));
+  EXPECT_EQ(api.objects[hpa_path]["spec"]["scaleTargetRef"]["kind"], "ModelService");
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 2) << "spec.replicas";
+  api.calls.clear();
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(api.Writes(), 0) << "an unchanged world must cause zero writes";
+
+  // The HPA scales through /scale (spec.replicas): the Deployment follows.
+  api.ExternalEdit(kMsPath, [](json& o) { o["spec"]["replicas"] = 4; });
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 4);
+  EXPECT_EQ(autoscaler.calls, 0);
+
+  // Back to mode Controller: the HPA is deleted, the autoscaler asked.
+  api.ExternalEdit(kMsPath, [](json& o) { o["spec"]["autoscaling"]["mode"] = "Controller"; });
+  api.calls.clear();
+  r = exec.Reconcile("ml/bert");
+  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  EXPECT_TRUE(r.autoscaled);
+  EXPECT_EQ(api.objects.count(hpa_path), 0u);
+  EXPECT_EQ(autoscaler.calls, 1);
+  EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 3) << "the autoscaler's recommendation";
 }
 
 TEST(Resync, SpreadsKeysOverTheInterval) {
