@@ -37,7 +37,7 @@ assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"repl
 assert_eq "$(k -n "$ns" get ms bert-qa -o json | jq -cS .spec)" \
   '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
 assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -cS .spec)" \
-  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
+  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
 assert_eq "$(k -n "$ns" get ms gpu-no-image -o json | jq -cS .spec)" \
   '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
 
@@ -57,7 +57,7 @@ gone "$ns" ms dryrun-new || fail "dryrun-new exists after a dry run"
 
 # Defaults that depend on other fields: autoscaling.minReplicas; Recreate gets no rollingUpdate.
 spec="$(ms_yaml dry-as 'model: m' 'autoscaling: {maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
-assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
+assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
 spec="$(ms_yaml dry-rc 'model: m' 'strategy: {type: Recreate}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
 assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"type":"Recreate"}}' "defaults with Recreate"
 
