@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
 
 namespace ms::controller {
@@ -385,13 +386,13 @@ bool SameMetrics(const json& have, const json& want) {
   if (!have.is_array() || have.size() != 1 || !have[0].is_object()) return false;
   const json& m = have[0];
   const json& w = want[0];
-  if (m.value("type", "") != "External" || !m.contains("external") || !m["external"].is_object()) return false;
+  if (StringField(m, "type") != "External" || !m.contains("external") || !m["external"].is_object()) return false;
   if (m.size() != 2) return false;  // another source (resource, pods, ...) set beside it
   const json& e = m["external"];
   if (!e.contains("metric") || e["metric"] != w["external"]["metric"]) return false;
   if (!e.contains("target") || !e["target"].is_object()) return false;
   const json& t = e["target"];
-  if (t.value("type", "") != "AverageValue" || t.contains("value") || t.contains("averageUtilization")) return false;
+  if (StringField(t, "type") != "AverageValue" || t.contains("value") || t.contains("averageUtilization")) return false;
   if (!t.contains("averageValue") || !t["averageValue"].is_string()) return false;
   const auto have_q = ParseQuantity(t["averageValue"].get<std::string>());
   const auto want_q = ParseQuantity(w["external"]["target"]["averageValue"].get<std::string>());

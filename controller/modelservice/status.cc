@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "base/json_fields.h"
 #include "base/timefmt.h"
 
 namespace ms::controller {
@@ -39,11 +40,11 @@ HpaState ObserveHorizontalPodAutoscaler(const json& hpa) {
     out.desired_replicas = it->get<int>();
   for (const char* type : {"AbleToScale", "ScalingActive"}) {
     const json* c = DeploymentCondition(hpa, type);  // the same conditions list shape
-    if (c == nullptr || c->value("status", "") != "False") continue;
-    out.reason = c->value("reason", std::string(type) + "False");
+    if (c == nullptr || StringField(*c, "status") != "False") continue;
+    out.reason = StringField(*c, "reason");
     if (out.reason.empty()) out.reason = std::string(type) + "False";
-    const std::string name = hpa.contains("metadata") ? hpa["metadata"].value("name", "") : "";
-    out.message = "HorizontalPodAutoscaler " + name + ": " + type + " False: " + c->value("message", "");
+    out.message = "HorizontalPodAutoscaler " + MetadataString(hpa, "name") + ": " + type +
+                  " False: " + StringField(*c, "message");
     break;
   }
   return out;

@@ -99,8 +99,8 @@ TEST(Validate, ValidSamplesAsTheWebhookAllowsThem) {
             json::parse(R"({"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,
               "strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}})"));
   EXPECT_EQ(Validate(kSamples + "/autoscaled.yaml").results[0].defaulted["spec"],
-            json::parse(R"({"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,
-              "image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,
+            json::parse(R"({"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},
+              "gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,
               "strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"})"));
 }
 
