@@ -224,10 +224,30 @@ Autoscaling ReadAutoscaling(const json& obj, ParsedModelService& out) {
   return a;
 }
 
-constexpr std::array<std::string_view, 20> kFieldOrder = {
-    "apiVersion",     "kind",        "metadata", "spec",        "model",       "version",          "image",
-    "replicas",       "port",        "gpus",     "strategy",    "type",        "rollingUpdate",    "maxSurge",
-    "maxUnavailable", "autoscaling", "mode",     "minReplicas", "maxReplicas", "targetQueueLength"};
+// spec.rollout (issue 15): timeoutSeconds 30..3600, rollback Manual | Automatic.
+Rollout ReadRollout(const json& obj, ParsedModelService& out) {
+  Rollout ro;
+  Reader r(obj, "spec.rollout", out.errors);
+  r.WarnUnknown({"timeoutSeconds", "rollback"}, out.warnings);
+  ro.timeout_seconds = r.Int("timeoutSeconds", kMinRolloutTimeoutSeconds, kMaxRolloutTimeoutSeconds);
+  if (const json* p = r.Find("rollback")) {
+    if (!p->is_string())
+      out.errors.push_back(TypeError("spec.rollout.rollback", *p, "string"));
+    else if (*p == kRollbackManual)
+      ro.rollback = RollbackPolicy::kManual;
+    else if (*p == kRollbackAutomatic)
+      ro.rollback = RollbackPolicy::kAutomatic;
+    else
+      out.errors.push_back(FieldError::Unsupported("spec.rollout.rollback", *p, {kRollbackManual, kRollbackAutomatic}));
+  }
+  return ro;
+}
+
+constexpr std::array<std::string_view, 23> kFieldOrder = {
+    "apiVersion",     "kind",        "metadata", "spec",        "model",       "version",           "image",
+    "replicas",       "port",        "gpus",     "strategy",    "type",        "rollingUpdate",     "maxSurge",
+    "maxUnavailable", "autoscaling", "mode",     "minReplicas", "maxReplicas", "targetQueueLength", "rollout",
+    "timeoutSeconds", "rollback"};
 
 void ReadSpec(const json& spec, ParsedModelService& out);
 
@@ -241,6 +261,10 @@ const char* ToString(StrategyType type) {
 
 const char* ToString(AutoscalingMode mode) {
   return mode == AutoscalingMode::kHPA ? kAutoscalingModeHPA : kAutoscalingModeController;
+}
+
+const char* ToString(RollbackPolicy policy) {
+  return policy == RollbackPolicy::kAutomatic ? kRollbackAutomatic : kRollbackManual;
 }
 
 ParsedModelService ParseModelService(const json& object) {
@@ -279,7 +303,8 @@ namespace {
 
 void ReadSpec(const json& spec, ParsedModelService& out) {
   Reader r(spec, "spec", out.errors);
-  r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling"}, out.warnings);
+  r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout"},
+                out.warnings);
   ModelServiceSpec& s = out.spec;
   s.model = ReadModel(r, out.errors);
   s.version = r.String("version", 0, kMaxVersionLength);
@@ -289,6 +314,7 @@ void ReadSpec(const json& spec, ParsedModelService& out) {
   s.gpus = r.Int("gpus", kMinGpus, kMaxGpus);
   if (const json* st = r.Object("strategy")) s.strategy = ReadStrategy(*st, out);
   if (const json* as = r.Object("autoscaling")) s.autoscaling = ReadAutoscaling(*as, out);
+  if (const json* ro = r.Object("rollout")) s.rollout = ReadRollout(*ro, out);
 }
 
 }  // namespace
@@ -313,6 +339,9 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
     if (!ru.max_surge) ru.max_surge = *ParsePercent(kDefaultMaxSurge);
     if (!ru.max_unavailable) ru.max_unavailable = IntOrPercent{ru.max_surge->IsZero() ? 1 : kDefaultMaxUnavailable};
   }
+  Rollout& ro = d.rollout ? *d.rollout : d.rollout.emplace();
+  if (!ro.timeout_seconds) ro.timeout_seconds = kDefaultRolloutTimeoutSeconds;
+  if (!ro.rollback) ro.rollback = RollbackPolicy::kManual;
   return d;
 }
 
@@ -339,6 +368,11 @@ json ModelServiceSpec::ToJson() const {
     if (autoscaling->min_replicas) a["minReplicas"] = *autoscaling->min_replicas;
     if (autoscaling->max_replicas) a["maxReplicas"] = *autoscaling->max_replicas;
     if (autoscaling->target_queue_length) a["targetQueueLength"] = *autoscaling->target_queue_length;
+  }
+  if (rollout) {
+    json& ro = j["rollout"] = json::object();
+    if (rollout->timeout_seconds) ro["timeoutSeconds"] = *rollout->timeout_seconds;
+    if (rollout->rollback) ro["rollback"] = ToString(*rollout->rollback);
   }
   return j;
 }

@@ -55,10 +55,22 @@ struct Autoscaling {
   bool operator==(const Autoscaling&) const = default;
 };
 
+// spec.rollout: the Deployment's progress deadline, and whether the
+// controller rolls a failed rollout back to the serving version.
+enum class RollbackPolicy : uint8_t { kManual, kAutomatic };
+const char* ToString(RollbackPolicy policy);
+
+struct Rollout {
+  std::optional<int64_t> timeout_seconds;
+  std::optional<RollbackPolicy> rollback;
+  bool operator==(const Rollout&) const = default;
+};
+
 // A field is set when the object has it in a form it can be read in: an
 // integer field any JSON integer (out-of-range ones too, beyond int64
 // saturated), a string field any string, an int-or-percent field an integer
-// or a valid "N%", strategy.type and autoscaling.mode a supported value, an object field an
+// or a valid "N%", strategy.type, autoscaling.mode and rollout.rollback a supported value, an
+// object field an
 // object. Whatever cannot be read is left unset and reported by the parser.
 struct ModelServiceSpec {
   std::optional<std::string> model;
@@ -69,6 +81,7 @@ struct ModelServiceSpec {
   std::optional<int64_t> gpus;
   std::optional<Strategy> strategy;
   std::optional<Autoscaling> autoscaling;
+  std::optional<Rollout> rollout;
 
   // The spec with the defaults of design.md §2 where it has no value:
   //   replicas        autoscaling.minReplicas when that is in 1..100, else 1
@@ -78,6 +91,7 @@ struct ModelServiceSpec {
   //                   maxUnavailable 0, or 1 when maxSurge is 0 (0/0 is invalid)
   //   autoscaling.mode Controller, autoscaling.minReplicas 1 (autoscaling
   //                   itself is never added)
+  //   rollout         timeoutSeconds 600, rollback Manual
   // model, version and image have no default.
   ModelServiceSpec Defaulted() const;
 
@@ -106,7 +120,7 @@ ParsedModelService ParseSpec(const nlohmann::json& spec);
 std::optional<int64_t> ParseReplicas(const nlohmann::json& value, std::vector<FieldError>& errors);
 
 // The rank of a field name in the order of design.md §2 (apiVersion, kind,
-// metadata, spec, model, version, ..., targetQueueLength); unknown names
+// metadata, spec, model, version, ..., targetQueueLength, rollout, ...); unknown names
 // rank after all known ones.
 size_t FieldRank(std::string_view name);
 

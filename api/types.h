@@ -33,4 +33,10 @@ inline constexpr int64_t kDefaultMinReplicas = 1;
 inline constexpr const char* kAutoscalingModeController = "Controller";  // the controller's own autoscaler (default)
 inline constexpr const char* kAutoscalingModeHPA = "HPA";  // an autoscaling/v2 HorizontalPodAutoscaler it owns
 
+// spec.rollout: how long a rollout may take, and what happens when it fails.
+inline constexpr int64_t kMinRolloutTimeoutSeconds = 30, kMaxRolloutTimeoutSeconds = 3600;
+inline constexpr int64_t kDefaultRolloutTimeoutSeconds = 600;
+inline constexpr const char* kRollbackManual = "Manual";
+inline constexpr const char* kRollbackAutomatic = "Automatic";
+
 }  // namespace ms::api

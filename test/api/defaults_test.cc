@@ -19,7 +19,8 @@ TEST(Defaults, EmptyObjectGetsSpecThenEachDefault) {
             R"([{"op":"add","path":"/spec","value":{}},{"op":"add","path":"/spec/replicas","value":1},)"
             R"({"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
-            R"("type":"RollingUpdate"}}])");
+            R"("type":"RollingUpdate"}},)"
+            R"({"op":"add","path":"/spec/rollout","value":{"rollback":"Manual","timeoutSeconds":600}}])");
 }
 
 TEST(Defaults, OnlyWhatIsMissingAndIdempotent) {
@@ -28,7 +29,8 @@ TEST(Defaults, OnlyWhatIsMissingAndIdempotent) {
   EXPECT_EQ(patch.dump(),
             R"([{"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy/type","value":"RollingUpdate"},)"
-            R"({"op":"add","path":"/spec/strategy/rollingUpdate/maxUnavailable","value":0}])");
+            R"({"op":"add","path":"/spec/strategy/rollingUpdate/maxUnavailable","value":0},)"
+            R"({"op":"add","path":"/spec/rollout","value":{"rollback":"Manual","timeoutSeconds":600}}])");
   json once = Apply(obj);
   EXPECT_TRUE(DefaultsPatch(once).empty()) << DefaultsPatch(once).dump();
   EXPECT_EQ(once, DefaultedObject(obj));
@@ -65,9 +67,29 @@ TEST(Defaults, DependentDefaults) {
   EXPECT_TRUE(ValidateModelService(applied, schema).ok());
 }
 
+// spec.rollout (issue 15): each missing default alone, in design.md's order.
+TEST(Defaults, Rollout) {
+  json obj = {{"spec", {{"model", "m"}, {"rollout", {{"rollback", "Automatic"}}}}}};
+  EXPECT_EQ(Apply(obj)["spec"]["rollout"], json::parse(R"({"timeoutSeconds":600,"rollback":"Automatic"})"));
+  obj["spec"]["rollout"] = json::object();
+  json patch = DefaultsPatch(obj);
+  ASSERT_GE(patch.size(), 2u);
+  EXPECT_EQ(patch[patch.size() - 2].dump(), R"({"op":"add","path":"/spec/rollout/timeoutSeconds","value":600})");
+  EXPECT_EQ(patch.back().dump(), R"({"op":"add","path":"/spec/rollout/rollback","value":"Manual"})");
+  obj["spec"]["rollout"] = {{"timeoutSeconds", 30}, {"rollback", "Manual"}};
+  for (const json& op : DefaultsPatch(obj))
+    EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/rollout", 0), std::string::npos);
+}
+
 TEST(Defaults, MalformedPartsAreLeftToValidation) {
   EXPECT_TRUE(DefaultsPatch(json{{"spec", "x"}}).empty());
-  json bad_strategy = {{"spec", {{"model", "m"}, {"replicas", 1}, {"port", 1}, {"gpus", 0}, {"strategy", 7}}}};
+  json bad_strategy = {{"spec",
+                        {{"model", "m"},
+                         {"replicas", 1},
+                         {"port", 1},
+                         {"gpus", 0},
+                         {"strategy", 7},
+                         {"rollout", {{"timeoutSeconds", 600}, {"rollback", "Manual"}}}}}};
   EXPECT_TRUE(DefaultsPatch(bad_strategy).empty());
   EXPECT_TRUE(DefaultsPatch(json::array()).empty());
 }
@@ -78,7 +100,8 @@ TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
        {R"({"spec":{"model":"m"}})", R"({"spec":{"model":"m","strategy":{}}})",
         R"({"spec":{"model":"m","strategy":{"type":"RollingUpdate","rollingUpdate":{}}}})",
         R"({"spec":{"model":"m","autoscaling":{"maxReplicas":2,"targetQueueLength":1}}})",
-        R"({"spec":{"model":"m","autoscaling":{"mode":"HPA","maxReplicas":2,"targetQueueLength":1}}})"}) {
+        R"({"spec":{"model":"m","autoscaling":{"mode":"HPA","maxReplicas":2,"targetQueueLength":1}}})",
+        R"({"spec":{"model":"m","rollout":{}}})"}) {
     json applied = Apply(json::parse(text));
     auto out = ValidateModelService(applied, schema);
     EXPECT_TRUE(out.ok()) << text << ": " << JoinErrors(out.errors);

@@ -16,7 +16,8 @@ TEST(Spec, ReadsEveryField) {
   auto parsed = ParseModelService(json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService",
     "spec":{"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
-            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5}}})"));
+            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5},
+            "rollout":{"timeoutSeconds":120,"rollback":"Automatic"}}})"));
   EXPECT_TRUE(parsed.errors.empty()) << JoinErrors(parsed.errors);
   EXPECT_TRUE(parsed.warnings.empty());
   const ModelServiceSpec& s = parsed.spec;
@@ -39,7 +40,8 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.Defaulted(), s);
   EXPECT_EQ(s.ToJson(), json::parse(R"({"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
-            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5}})"));
+            "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5},
+            "rollout":{"timeoutSeconds":120,"rollback":"Automatic"}})"));
 }
 
 TEST(Spec, AutoscalingMode) {
@@ -85,10 +87,32 @@ TEST(Spec, WhatCannotBeReadIsUnsetAndReported) {
 TEST(Spec, DefaultsOfDesignMd) {
   const ModelServiceSpec d = Parse(R"({"model":"m"})").Defaulted();
   EXPECT_EQ(d.ToJson(), json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
-            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
+            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}},
+            "rollout":{"timeoutSeconds":600,"rollback":"Manual"}})"));
   EXPECT_FALSE(d.version);
   EXPECT_FALSE(d.image);  // the controller's --default-image
   EXPECT_FALSE(d.autoscaling);
+}
+
+// spec.rollout (issue 15): read, defaulted, written back.
+TEST(Spec, Rollout) {
+  const ModelServiceSpec s = Parse(R"({"model":"m","rollout":{"timeoutSeconds":30,"rollback":"Automatic"}})");
+  ASSERT_TRUE(s.rollout);
+  EXPECT_EQ(s.rollout->timeout_seconds, 30);
+  EXPECT_EQ(s.rollout->rollback, RollbackPolicy::kAutomatic);
+  EXPECT_EQ(s.Defaulted().rollout, s.rollout);
+  EXPECT_EQ(s.ToJson()["rollout"], json::parse(R"({"timeoutSeconds":30,"rollback":"Automatic"})"));
+  // Each default alone.
+  EXPECT_EQ(Parse(R"({"rollout":{"rollback":"Automatic"}})").Defaulted().ToJson()["rollout"],
+            json::parse(R"({"timeoutSeconds":600,"rollback":"Automatic"})"));
+  EXPECT_EQ(Parse(R"({"rollout":{"timeoutSeconds":90}})").Defaulted().ToJson()["rollout"],
+            json::parse(R"({"timeoutSeconds":90,"rollback":"Manual"})"));
+  // What cannot be read is unset (and defaulted).
+  auto bad = ParseModelService(json{{"spec", {{"rollout", {{"rollback", "Never"}}}}}});
+  EXPECT_FALSE(bad.spec.rollout->rollback);
+  EXPECT_EQ(bad.spec.Defaulted().rollout->rollback, RollbackPolicy::kManual);
+  EXPECT_EQ(FieldRank("targetQueueLength") + 1, FieldRank("rollout"));
+  EXPECT_LT(FieldRank("timeoutSeconds"), FieldRank("rollback"));
 }
 
 TEST(Spec, DefaultsThatDependOnOtherFields) {

@@ -142,6 +142,33 @@ TEST_F(ValidationTest, AutoscalingRulesAndWarnings) {
                 "it supports GPUs"}));
 }
 
+// spec.rollout (issue 15).
+TEST_F(ValidationTest, RolloutRules) {
+  json o = Valid();
+  o["spec"]["rollout"] = {{"timeoutSeconds", 29}};
+  EXPECT_EQ(Message(o), "spec.rollout.timeoutSeconds: Invalid value: 29: must be between 30 and 3600");
+  o["spec"]["rollout"] = {{"timeoutSeconds", 3601}};
+  EXPECT_EQ(Message(o), "spec.rollout.timeoutSeconds: Invalid value: 3601: must be between 30 and 3600");
+  o["spec"]["rollout"] = {{"timeoutSeconds", "30s"}};
+  EXPECT_EQ(Message(o), "spec.rollout.timeoutSeconds: Invalid value: \"30s\": must be of type integer, not string");
+  o["spec"]["rollout"] = {{"rollback", "Auto"}};
+  EXPECT_EQ(Message(o),
+            "spec.rollout.rollback: Unsupported value: \"Auto\": supported values: \"Manual\", \"Automatic\"");
+  o["spec"]["rollout"] = {{"rollback", true}};
+  EXPECT_EQ(Message(o), "spec.rollout.rollback: Invalid value: true: must be of type string, not boolean");
+  o["spec"]["rollout"] = 600;
+  EXPECT_EQ(Message(o), "spec.rollout: Invalid value: 600: must be of type object, not integer");
+  for (const json& ok : {json::object(), json{{"timeoutSeconds", 30}, {"rollback", "Automatic"}},
+                         json{{"timeoutSeconds", 3600}, {"rollback", "Manual"}}}) {
+    o["spec"]["rollout"] = ok;
+    EXPECT_EQ(Message(o), "") << ok.dump();
+  }
+  o["spec"]["rollout"] = {{"timeoutSeconds", 60}, {"retries", 3}};
+  auto out = ValidateModelService(o, Schema());
+  EXPECT_TRUE(out.ok());
+  EXPECT_EQ(out.warnings, (std::vector<std::string>{"unknown field \"spec.rollout.retries\""}));
+}
+
 TEST_F(ValidationTest, ListsEveryError) {
   json o = Valid();
   o["spec"] = {{"model", ""}, {"replicas", 0}, {"port", 70000}, {"gpus", 99}};
@@ -181,7 +208,14 @@ TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
                               json("RollingUpdate"),
                               json("Controller"),
                               json("HPA"),
-                              json("hpa")};
+                              json("hpa"),
+
+                              json(29),
+                              json(30),
+                              json(3600),
+                              json(3601),
+                              json("Manual"),
+                              json("Automatic")};
   std::vector<std::vector<std::string>> paths = {{"model"},
                                                  {"version"},
                                                  {"image"},
@@ -197,14 +231,18 @@ TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
                                                  {"autoscaling", "mode"},
                                                  {"autoscaling", "minReplicas"},
                                                  {"autoscaling", "maxReplicas"},
-                                                 {"autoscaling", "targetQueueLength"}};
+                                                 {"autoscaling", "targetQueueLength"},
+                                                 {"rollout"},
+                                                 {"rollout", "timeoutSeconds"},
+                                                 {"rollout", "rollback"}};
   int checked = 0;
   for (const auto& path : paths) {
     for (const auto& v : values) {
       json o = {{"spec",
                  {{"model", "m"},
                   {"strategy", {{"rollingUpdate", json::object()}}},
-                  {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}}}};
+                  {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}},
+                  {"rollout", json::object()}}}};
       json* cur = &o["spec"];
       for (size_t i = 0; i + 1 < path.size(); ++i) cur = &(*cur)[path[i]];
       (*cur)[path.back()] = v;

@@ -52,6 +52,14 @@ inline std::vector<nlohmann::json> ModelServiceCorpus(size_t count = 3000) {
         {{"mode", "Controller"}, {"minReplicas", 2}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
         {{"mode", "hpa"}, {"maxReplicas", 5}, {"targetQueueLength", 2}},
         {{"mode", 1}, {"maxReplicas", 5}, {"targetQueueLength", 2}}}},
+      {"rollout",
+       {absent,
+        json::object(),
+        json("x"),
+        {{"timeoutSeconds", 30}},
+        {{"timeoutSeconds", 29}, {"rollback", "Automatic"}},
+        {{"rollback", "Manual"}},
+        {{"rollback", "Sometimes"}, {"y", 1}}}},
       {"extra", {absent, absent, true}},
   };
   std::mt19937 rng(20261130);

@@ -115,7 +115,8 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   const std::string& decoded = *decoded_opt;
   auto patched = review["request"]["object"].patch(json::parse(decoded));
   EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
-              "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}})"));
+              "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}},
+              "rollout":{"timeoutSeconds":600,"rollback":"Manual"}})"));
   // Reinvocation on the patched object: allowed, no patch.
   review["request"]["object"] = patched;
   auto again = Response(Mutate(review.dump()));
@@ -144,6 +145,27 @@ TEST_F(ReviewTest, AutoscalingModeIsValidatedAndDefaulted) {
   EXPECT_EQ(patch[patch.size() - 2],
             json::parse(R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"})"));
   EXPECT_EQ(patch.back(), json::parse(R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1})"));
+}
+
+// spec.rollout (issue 15): denied in the API server's wording, defaults added one by one.
+TEST_F(ReviewTest, RolloutIsValidatedAndDefaulted) {
+  auto resp =
+      Response(Validate(Review({{"model", "m"}, {"rollout", {{"timeoutSeconds", 10}, {"rollback", "Auto"}}}}).dump()));
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 422);
+  EXPECT_EQ(resp["status"]["reason"], "Invalid");
+  EXPECT_EQ(resp["status"]["message"],
+            "spec.rollout.timeoutSeconds: Invalid value: 10: must be between 30 and 3600; "
+            "spec.rollout.rollback: Unsupported value: \"Auto\": supported values: \"Manual\", \"Automatic\"");
+
+  auto review = Review({{"model", "m"}, {"rollout", {{"rollback", "Automatic"}}}});
+  resp = Response(Mutate(review.dump()));
+  auto decoded = Base64Decode(resp["patch"].get<std::string>());
+  ASSERT_TRUE(decoded.has_value());
+  const json patch = json::parse(*decoded);
+  EXPECT_EQ(patch.back(), json::parse(R"({"op":"add","path":"/spec/rollout/timeoutSeconds","value":600})"));
+  EXPECT_EQ(review["request"]["object"].patch(patch)["spec"]["rollout"],
+            json::parse(R"({"timeoutSeconds":600,"rollback":"Automatic"})"));
 }
 
 TEST_F(ReviewTest, MutateAddsSpecWhenAbsent) {
