@@ -40,6 +40,7 @@ const json& DeploymentMask() {
     const json container = {{"name", true},  {"image", true},     {"env", true},
                             {"ports", true}, {"resources", true}, {"readinessProbe", true}};
     const json spec = {{"replicas", true},
+                       {"progressDeadlineSeconds", true},
                        {"strategy", true},
                        {"template", {{"metadata", {{"labels", OurLabels()}}}, {"spec", {{"containers", container}}}}}};
     const json status = {{"observedGeneration", true},

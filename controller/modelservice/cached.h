@@ -14,7 +14,7 @@ namespace ms::controller {
 nlohmann::json CachedModelService(const nlohmann::json& object);
 
 // The Deployment's identity, our labels, ownerReferences, the owned parts of
-// spec (replicas, strategy, template labels, each container's name, image,
+// spec (replicas, progressDeadlineSeconds, strategy, template labels, each container's name, image,
 // env, ports, resources and readinessProbe) and the status fields read.
 nlohmann::json CachedDeployment(const nlohmann::json& object);
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "base/json_fields.h"
@@ -240,6 +241,10 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     s.max_surge = *ru->max_surge;
     s.max_unavailable = *ru->max_unavailable;
   }
+  s.rollout_timeout_seconds =
+      ToInt(std::clamp(*d.rollout->timeout_seconds, api::kMinRolloutTimeoutSeconds, api::kMaxRolloutTimeoutSeconds));
+  s.rollback = *d.rollout->rollback;
+  s.spec_hash = SpecHash(d, s.image);
   if (const auto& a = d.autoscaling) {
     autoscale::Spec as;
     as.min_replicas = std::max(1, ToInt(*a->min_replicas));
@@ -249,6 +254,20 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     s.hpa = a->mode == api::AutoscalingMode::kHPA;
   }
   return s;
+}
+
+std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& image) {
+  json j = defaulted.ToJson();
+  j.erase("replicas");
+  j["image"] = image;
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a 64
+  for (const unsigned char c : j.dump()) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 json OwnerReference(const ModelServiceSpec& spec) {
@@ -272,6 +291,7 @@ json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
         {"ownerReferences", json::array({OwnerReference(spec)})}}},
       {"spec",
        {{"replicas", replicas},
+        {"progressDeadlineSeconds", spec.rollout_timeout_seconds},
         {"selector", {{"matchLabels", LabelsJson(SelectorLabels(spec.name))}}},
         {"strategy", DesiredStrategy(spec)},
         {"template",
@@ -307,6 +327,7 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
 
   json& dspec = ObjectAt(current, "spec");
   Ensure(dspec, "replicas", replicas, "spec.replicas", drift);
+  Ensure(dspec, "progressDeadlineSeconds", spec.rollout_timeout_seconds, "spec.progressDeadlineSeconds", drift);
 
   json& strategy = ObjectAt(dspec, "strategy");
   const json want = DesiredStrategy(spec);

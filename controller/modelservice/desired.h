@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/spec.h"
+#include "api/types.h"
 #include "controller/autoscale/autoscaler.h"
 
 namespace ms::controller {
@@ -39,7 +40,19 @@ struct ModelServiceSpec {
   // spec.autoscaling.mode is HPA (only with autoscaling): a HorizontalPodAutoscaler
   // sets spec.replicas through /scale, the Deployment follows spec.replicas.
   bool hpa = false;
+  // spec.rollout (issue 15): the Deployment's progressDeadlineSeconds, what
+  // to do when it passes, and a hash of the spec (SpecHash) by which a
+  // failed, rolled back spec is recognised.
+  int rollout_timeout_seconds = static_cast<int>(api::kDefaultRolloutTimeoutSeconds);
+  api::RollbackPolicy rollback = api::RollbackPolicy::kManual;
+  std::string spec_hash;
 };
+
+// A hash of the defaulted spec with the image resolved, every field but
+// replicas (which kubectl scale and an HPA change without asking for a new
+// rollout): 16 hex digits of FNV-1a 64 over its JSON. A rollout of the same
+// hash is the same attempt.
+std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& image);
 
 // The typed spec of the object, defaulted by api::ModelServiceSpec::Defaulted
 // (the webhook normally has filled the defaults in already; a value that

@@ -6,6 +6,7 @@
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
+#include "controller/modelservice/versions.h"
 
 namespace ms::controller {
 
@@ -264,7 +265,10 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   StatusInput in;
   in.deployment = dep;
   in.desired_replicas = replicas;
-  in.deployment_changing = ReconcileDeployment(spec, observed, dep, replicas, !failure, out);
+  // The pod template: the spec's, or the serving version's while a rollback is in effect (versions.h).
+  const json* status = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
+  const ModelServiceSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(status));
+  in.deployment_changing = ReconcileDeployment(pods, observed, dep, replicas, !failure, out);
   ReconcileService(spec, svc, !failure, out);
   const json* hpa = Ours(observed.hpa, spec.uid);
   ReconcileHorizontalPodAutoscaler(spec, opts, hpa, !failure, out);

@@ -17,6 +17,9 @@
 //    Deployment and Service, and removes the finalizer once neither exists
 //    (the executor reads them live for that decision).
 //  - The status is written only when the computed status differs.
+//  - Versions (versions.h): the pod template is the spec's, or the serving
+//    version's while an automatic rollback is in effect; a failed rollout is
+//    recorded in the status one reconcile before the rollback is written.
 #pragma once
 
 #include <nlohmann/json.hpp>

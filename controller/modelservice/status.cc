@@ -5,6 +5,7 @@
 
 #include "base/json_fields.h"
 #include "base/timefmt.h"
+#include "controller/modelservice/versions.h"
 
 namespace ms::controller {
 
@@ -86,10 +87,26 @@ struct Rollout {
   bool all_ready = false;
   std::string degraded_reason, degraded_message;  // empty reason: not degraded
   std::string counts;                             // "1/2 replicas ready"
+  bool rolled_out = false;                        // every replica updated and available
+  VersionOutcome versions;                        // versions.h
 };
 
+// "the rollout of version 4 made no progress for 30s; ...": the Degraded
+// message while a rollback is in effect (versions.h).
+std::string RollbackMessage(const ModelServiceSpec& spec, const VersionStatus& v) {
+  const TemplateVersion failed = WantedTemplate(spec);
+  const TemplateVersion& serving = *v.serving;
+  const bool by_image = failed.version == serving.version;
+  auto what = [by_image](const TemplateVersion& t) {
+    return by_image ? "image " + t.image : "version " + (t.version.empty() ? std::string("(none)") : t.version);
+  };
+  return "the rollout of " + what(failed) + " made no progress for " + std::to_string(spec.rollout_timeout_seconds) +
+         "s; rolled back to " + what(serving) + ", which serves; " + what(failed) +
+         " is not rolled out again until the spec changes";
+}
+
 // Degraded causes, most important first.
-void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
+void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, const json& d, Rollout& r) {
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
@@ -105,10 +122,9 @@ void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
     if (const json* c = DeploymentCondition(d, "ReplicaFailure"); c && c->value("status", "") == "True") {
       r.degraded_reason = "ReplicaFailure";
       r.degraded_message = c->value("message", "the Deployment reports ReplicaFailure");
-    } else if (const json* p = DeploymentCondition(d, "Progressing");
-               p && p->value("status", "") == "False" && p->value("reason", "") == "ProgressDeadlineExceeded") {
-      r.degraded_reason = "ProgressDeadlineExceeded";
-      r.degraded_message = p->value("message", "the Deployment exceeded its progress deadline");
+    } else if (r.versions.failure) {
+      r.degraded_reason = kRolloutFailed;
+      r.degraded_message = *r.versions.failure;
     }
   }
   // What the pods say (Unschedulable, ImagePullBackOff, ...), when nothing above does.
@@ -116,9 +132,14 @@ void FindDegradedCause(const StatusInput& in, const json& d, Rollout& r) {
     r.degraded_reason = in.pod_problem->reason;
     r.degraded_message = in.pod_problem->message;
   }
+  // A rollback in effect, when nothing more pressing is wrong (versions.h).
+  if (r.degraded_reason.empty() && r.versions.rolled_back) {
+    r.degraded_reason = kRolledBack;
+    r.degraded_message = RollbackMessage(spec, r.versions.status);
+  }
 }
 
-Rollout Observe(const StatusInput& in) {
+Rollout Observe(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
   const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
@@ -130,11 +151,12 @@ Rollout Observe(const StatusInput& in) {
   r.available = Int(ds, "availableReplicas");
   const int64_t generation = d.contains("metadata") ? Int(d["metadata"], "generation") : 0;
   r.exists = in.deployment != nullptr;
-  const bool rolled_out = r.exists && !in.deployment_changing && Int(ds, "observedGeneration") >= generation &&
-                          r.updated >= r.desired && r.replicas == r.desired && r.available >= r.desired;
-  r.all_ready = rolled_out && r.ready == r.desired;
+  r.rolled_out = r.exists && !in.deployment_changing && Int(ds, "observedGeneration") >= generation &&
+                 r.updated >= r.desired && r.replicas == r.desired && r.available >= r.desired;
+  r.all_ready = r.rolled_out && r.ready == r.desired;
   r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
-  FindDegradedCause(in, d, r);
+  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, in.deployment_changing, r.rolled_out}, now);
+  FindDegradedCause(spec, in, d, r);
   return r;
 }
 
@@ -153,15 +175,25 @@ std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Rollout& 
   return {"False", "ReplicasNotReady", r.counts};
 }
 
-std::array<std::string, 3> ProgressingCondition(const StatusInput& in, const Rollout& r) {
+std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, const StatusInput& in, const Rollout& r) {
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
-  if (r.degraded_reason == "ProgressDeadlineExceeded") return {"False", r.degraded_reason, r.degraded_message};
+  if (r.degraded_reason == kRolloutFailed) return {"False", r.degraded_reason, r.degraded_message};
   if (!r.exists) return {"True", "Creating", "creating the Deployment and the Service"};
   if (in.deployment_changing) return {"True", "Updating", "updating the Deployment"};
+  const VersionOutcome& v = r.versions;
   if (!r.all_ready) {
+    // "version 3 → 4: 1/4 updated, 4 ready" while a new version (or image) rolls out or back.
+    const std::string progress =
+        std::to_string(r.updated) + "/" + std::to_string(r.desired) + " updated, " + std::to_string(r.ready) + " ready";
+    const TemplateVersion wanted = WantedTemplate(spec);
+    if (v.rolled_back) return {"True", "RollingBack", DescribeChange(wanted, *v.status.serving) + ": " + progress};
+    if (v.status.serving && wanted != *v.status.serving) {
+      return {"True", "RollingOut", DescribeChange(*v.status.serving, wanted) + ": " + progress};
+    }
     return {"True", "RollingOut",
             std::to_string(r.updated) + "/" + std::to_string(r.desired) + " replicas updated, " + r.counts};
   }
+  if (v.rolled_back) return {"False", kRolledBack, RollbackMessage(spec, v.status)};
   return {"False", "Complete", "the Deployment has rolled out"};
 }
 
@@ -182,21 +214,23 @@ int ReportedDesired(const StatusInput& in, const Rollout& r) {
 }  // namespace
 
 json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
-  const Rollout r = Observe(in);
+  const Rollout r = Observe(spec, in, now);
   json conditions = json::array();
   for (const auto& [type, c] :
-       {std::pair{"Ready", ReadyCondition(in, r)}, std::pair{"Progressing", ProgressingCondition(in, r)},
+       {std::pair{"Ready", ReadyCondition(in, r)}, std::pair{"Progressing", ProgressingCondition(spec, in, r)},
         std::pair{"Degraded", DegradedCondition(r)}}) {
     conditions.push_back(MakeCondition(in.current_status, type, c[0], c[1], c[2], in.generation, now));
   }
-  return {{"observedGeneration", in.generation},
-          {"phase", Phase(in, r)},
-          {"replicas", r.replicas},
-          {"readyReplicas", r.ready},
-          {"desiredReplicas", ReportedDesired(in, r)},
-          {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
-          {"selector", SelectorString(spec)},
-          {"conditions", conditions}};
+  json status = {{"observedGeneration", in.generation},
+                 {"phase", Phase(in, r)},
+                 {"replicas", r.replicas},
+                 {"readyReplicas", r.ready},
+                 {"desiredReplicas", ReportedDesired(in, r)},
+                 {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
+                 {"selector", SelectorString(spec)},
+                 {"conditions", conditions}};
+  r.versions.status.WriteTo(status);
+  return status;
 }
 
 }  // namespace ms::controller

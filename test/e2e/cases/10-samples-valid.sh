@@ -25,26 +25,28 @@ done
 yaml="$(k -n "$ns" get ms minimal -o yaml)"
 spec_yaml="$(sed -n '/^spec:/,/^status:/p' <<<"$yaml")"
 for line in '  gpus: 0' '  model: distilbert-base-uncased' '  port: 8080' '  replicas: 1' \
-            '  strategy:' '    rollingUpdate:' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate'; do
+            '  strategy:' '    rollingUpdate:' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate' \
+            '  rollout:' '    rollback: Manual' '    timeoutSeconds: 600'; do
   grep -qxF -- "$line" <<<"$spec_yaml" || fail "kubectl get ms minimal -o yaml: no line '$line' in spec:\n$spec_yaml"
 done
 log "ok: minimal's spec in -o yaml:"; echo "$spec_yaml" >&2
 # ... and with exact JSON types (maxSurge the string "25%", maxUnavailable the integer 0).
 spec="$(k -n "$ns" get ms minimal -o json | jq -cS .spec)"
-assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
+assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
 
 # Defaults added to the other samples only where missing.
 assert_eq "$(k -n "$ns" get ms bert-qa -o json | jq -cS .spec)" \
-  '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
+  '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
 assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -cS .spec)" \
-  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
+  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
 assert_eq "$(k -n "$ns" get ms gpu-no-image -o json | jq -cS .spec)" \
-  '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
+  '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
 
 # Server-side dry run of a new object: defaults in the output, nothing created.
 out="$(ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" apply --dry-run=server -f - -o yaml 2>&1)" \
   || fail "apply --dry-run=server failed: $out"
-for line in '  gpus: 0' '  port: 8080' '  replicas: 1' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate'; do
+for line in '  gpus: 0' '  port: 8080' '  replicas: 1' '      maxSurge: 25%' '      maxUnavailable: 0' '    type: RollingUpdate' \
+            '    rollback: Manual' '    timeoutSeconds: 600'; do
   grep -qxF -- "$line" <<<"$out" || fail "dry-run output lacks '$line':\n$out"
 done
 log "ok: dry-run output shows the defaults"
@@ -57,9 +59,9 @@ gone "$ns" ms dryrun-new || fail "dryrun-new exists after a dry run"
 
 # Defaults that depend on other fields: autoscaling.minReplicas; Recreate gets no rollingUpdate.
 spec="$(ms_yaml dry-as 'model: m' 'autoscaling: {maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
-assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
+assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
 spec="$(ms_yaml dry-rc 'model: m' 'strategy: {type: Recreate}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
-assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"strategy":{"type":"Recreate"}}' "defaults with Recreate"
+assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"type":"Recreate"}}' "defaults with Recreate"
 
 # Re-applying an unchanged sample changes nothing.
 out="$(k -n "$ns" apply -f "$E2E_ROOT/manifests/samples/minimal.yaml" 2>&1)"
@@ -71,8 +73,8 @@ if [[ "${E2E_CLUSTER_MODE:-full}" == full ]]; then
   wait_output 60 "gpt2-chat: 2 pods Ready" 2 jp ms/gpt2-chat '{.status.readyReplicas}' -n "$ns"
   out="$(k -n "$ns" get ms)"
   echo "$out" >&2
-  rows="$(awk 'NR > 1 {print $1, $2, $3, $4, $5}' <<<"$out" | sort | tr '\n' ';')"
-  assert_eq "$rows" "bert-qa bert-base-uncased 2 2 Ready;gpt2-chat gpt2 2 2 Degraded;gpu-no-image resnet50 1 1 Ready;minimal distilbert-base-uncased 1 1 Ready;" "kubectl get ms"
+  rows="$(awk 'NR > 1 {print $1, $2, $3, $4, $5, $6}' <<<"$out" | sort | tr '\n' ';')"
+  assert_eq "$rows" "bert-qa bert-base-uncased 2 2 Ready 3;gpt2-chat gpt2 2 2 Degraded 1;gpu-no-image resnet50 1 1 Ready <none>;minimal distilbert-base-uncased 1 1 Ready <none>;" "kubectl get ms (NAME MODEL REPLICAS READY PHASE VERSION)"
   assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -r '.status.conditions[] | select(.type == "Degraded") | .reason')" MetricsUnavailable "gpt2-chat Degraded reason"
 fi
 

@@ -8,7 +8,7 @@
 #    dropped on both sides, since editors do that to a README).
 # 2. `kubectl explain modelservice.PATH` for every object of the schema
 #    (api/schema/modelservice.schema.json: the root, spec, spec.strategy,
-#    spec.strategy.rollingUpdate, spec.autoscaling, status,
+#    spec.strategy.rollingUpdate, spec.autoscaling, spec.rollout, status,
 #    status.conditions): a description of the object and of every field it
 #    lists, each the schema's text (the root's apiVersion, kind and metadata
 #    are described by the API server itself).
@@ -103,5 +103,5 @@ PY
 while IFS= read -r line; do log "$line"; done <<<"$report"
 [[ "$report" != *"FAIL: "* ]] || fail "kubectl explain differs from the schema (see above)"
 # The root, spec, spec.strategy, spec.strategy.rollingUpdate, spec.autoscaling,
-# status, status.conditions.
-assert_contains "$report" "checked 7 objects" "objects checked"
+# spec.rollout, status, status.conditions.
+assert_contains "$report" "checked 8 objects" "objects checked"

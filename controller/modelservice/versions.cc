@@ -1,0 +1,139 @@
+#include "controller/modelservice/versions.h"
+
+#include "base/timefmt.h"
+
+namespace ms::controller {
+
+using nlohmann::json;
+
+namespace {
+
+std::string StringAt(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t IntAt(const json& obj, const char* key) {
+  if (!obj.is_object()) return 0;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+const json& At(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+void SetOrErase(json& obj, const char* key, const std::string& value) {
+  if (value.empty())
+    obj.erase(key);
+  else
+    obj[key] = value;
+}
+
+std::string VersionText(const std::string& v) { return v.empty() ? "(none)" : v; }
+
+}  // namespace
+
+VersionStatus VersionStatus::FromStatus(const json* status) {
+  VersionStatus s;
+  if (status == nullptr || !status->is_object()) return s;
+  if (std::string image = StringAt(*status, "servingImage"); !image.empty()) {
+    s.serving = TemplateVersion{StringAt(*status, "servingVersion"), std::move(image)};
+  }
+  s.last_update_time = StringAt(*status, "lastUpdateTime");
+  s.failed_version = StringAt(*status, "failedVersion");
+  s.failed_spec_hash = StringAt(*status, "failedSpecHash");
+  return s;
+}
+
+void VersionStatus::WriteTo(json& status) const {
+  SetOrErase(status, "servingVersion", serving ? serving->version : "");
+  SetOrErase(status, "servingImage", serving ? serving->image : "");
+  SetOrErase(status, "lastUpdateTime", last_update_time);
+  SetOrErase(status, "failedVersion", failed_version);
+  SetOrErase(status, "failedSpecHash", failed_spec_hash);
+}
+
+TemplateVersion WantedTemplate(const ModelServiceSpec& spec) { return {spec.version, spec.image}; }
+
+std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
+  const json& containers = At(At(At(At(deployment, "spec"), "template"), "spec"), "containers");
+  if (!containers.is_array()) return std::nullopt;
+  for (const auto& c : containers) {
+    if (StringAt(c, "name") != "model") continue;
+    TemplateVersion t{"", StringAt(c, "image")};
+    if (const json& env = At(c, "env"); env.is_array()) {
+      for (const auto& e : env) {
+        if (StringAt(e, "name") == "MODEL_VERSION") t.version = StringAt(e, "value");
+      }
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+bool RolledBack(const VersionStatus& status, const ModelServiceSpec& spec) {
+  return status.serving && !status.failed_spec_hash.empty() && status.failed_spec_hash == spec.spec_hash;
+}
+
+ModelServiceSpec TemplateSpec(const ModelServiceSpec& spec, const VersionStatus& status) {
+  ModelServiceSpec t = spec;
+  if (RolledBack(status, spec)) {
+    t.version = status.serving->version;
+    t.image = status.serving->image;
+  }
+  return t;
+}
+
+std::optional<std::string> RolloutFailure(const json& deployment) {
+  const json& status = At(deployment, "status");
+  if (IntAt(status, "observedGeneration") < IntAt(At(deployment, "metadata"), "generation")) return std::nullopt;
+  const json& conditions = At(status, "conditions");
+  if (!conditions.is_array()) return std::nullopt;
+  for (const auto& c : conditions) {
+    if (StringAt(c, "type") == "Progressing" && StringAt(c, "status") == "False" &&
+        StringAt(c, "reason") == "ProgressDeadlineExceeded") {
+      std::string message = StringAt(c, "message");
+      return message.empty() ? "the Deployment exceeded its progress deadline" : message;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& to) {
+  if (from.version == to.version && from.image != to.image) return "image " + from.image + " → " + to.image;
+  return "version " + VersionText(from.version) + " → " + VersionText(to.version);
+}
+
+VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput& in, Clock::WallTime now) {
+  VersionOutcome out;
+  VersionStatus& s = out.status;
+  s = VersionStatus::FromStatus(in.current_status);
+  out.rolled_back = RolledBack(s, spec);
+  if (!out.rolled_back) {  // the spec changed since (or there was no rollback): try it
+    s.failed_version.clear();
+    s.failed_spec_hash.clear();
+  }
+  // A completed rollout: its template is what serves, since now.
+  if (in.rolled_out && in.deployment != nullptr) {
+    if (auto t = DeploymentTemplate(*in.deployment); t && t != s.serving) {
+      s.serving = std::move(t);
+      s.last_update_time = FormatTime(now);
+    }
+  }
+  // A failed one, judged only on a Deployment whose spec is the one wanted.
+  if (in.deployment != nullptr && !in.deployment_changing) out.failure = RolloutFailure(*in.deployment);
+  // Remember to roll back (the next reconcile does it, reading this back).
+  if (out.failure && !out.rolled_back && spec.rollback == api::RollbackPolicy::kAutomatic && s.serving &&
+      WantedTemplate(spec) != *s.serving) {
+    s.failed_version = spec.version;
+    s.failed_spec_hash = spec.spec_hash;
+  }
+  return out;
+}
+
+}  // namespace ms::controller

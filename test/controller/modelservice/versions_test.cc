@@ -1,0 +1,350 @@
+// Versions (issue 15): the serving version and since when, a failed rollout
+// and the automatic rollback, through the pure reconciler (no network): each
+// step gives the reconciler the ModelService with the status the previous
+// step wrote and the Deployment as the Deployment controller would have it.
+#include "controller/modelservice/versions.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/timefmt.h"
+#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/status.h"
+
+namespace ms::controller {
+namespace {
+
+using nlohmann::json;
+
+const WallTime kT0 = std::chrono::system_clock::from_time_t(1700000000);
+const WallTime kT1 = kT0 + std::chrono::minutes(5);
+const WallTime kT2 = kT0 + std::chrono::minutes(10);
+
+json ModelService(const std::string& version, const std::string& image, const json& rollout = nullptr) {
+  json ms = {{"apiVersion", "modelops.dev/v1"},
+             {"kind", "ModelService"},
+             {"metadata",
+              {{"name", "bert"},
+               {"namespace", "ml"},
+               {"uid", "uid-1"},
+               {"resourceVersion", "100"},
+               {"generation", 1},
+               {"finalizers", {"modelops.dev/cleanup"}}}},
+             {"spec", {{"model", "bert-base"}, {"version", version}, {"image", image}, {"replicas", 2}}}};
+  if (!rollout.is_null()) ms["spec"]["rollout"] = rollout;
+  return ms;
+}
+
+json WithStatus(json ms, const json& status) {
+  ms["status"] = status;
+  return ms;
+}
+
+// The Deployment the controller would write for `ms`, as the Deployment
+// controller reports it: generation `gen`, `updated` of 2 replicas on the
+// new template, `ready` ready (and available), `replicas` pods in all.
+json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas,
+                const json& progressing = {{"type", "Progressing"},
+                                           {"status", "True"},
+                                           {"reason", "NewReplicaSetAvailable"},
+                                           {"message", "ok"}}) {
+  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  json d = DesiredDeployment(spec, spec.replicas);
+  d["metadata"]["uid"] = "dep-uid";
+  d["metadata"]["resourceVersion"] = "2000";
+  d["metadata"]["generation"] = gen;
+  d["status"] = {{"observedGeneration", gen}, {"replicas", replicas},       {"updatedReplicas", updated},
+                 {"readyReplicas", ready},    {"availableReplicas", ready}, {"conditions", json::array({progressing})}};
+  return d;
+}
+
+json Service(const json& ms) {
+  json s = DesiredService(ParseSpec(ms, Options{}));
+  s["metadata"]["uid"] = "svc-uid";
+  s["metadata"]["resourceVersion"] = "2001";
+  return s;
+}
+
+Actions Step(const json& ms, const json& deployment, WallTime now) {
+  return Reconcile(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
+}
+
+const json* Condition(const json& status, const std::string& type) { return FindCondition(&status, type); }
+
+std::string Reason(const json& status, const std::string& type) {
+  const json* c = Condition(status, type);
+  return c == nullptr ? "" : c->value("reason", "");
+}
+
+std::string Message(const json& status, const std::string& type) {
+  const json* c = Condition(status, type);
+  return c == nullptr ? "" : c->value("message", "");
+}
+
+const Action* DeploymentUpdate(const Actions& a) {
+  for (const auto& w : a.writes) {
+    if (w.type == ActionType::kUpdate && w.kind == "Deployment") return &w;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> EventReasons(const Actions& a) {
+  std::vector<std::string> out;
+  for (const auto& e : a.events) out.push_back(e.type + " " + e.reason);
+  return out;
+}
+
+const json& Container(const json& deployment) { return deployment["spec"]["template"]["spec"]["containers"][0]; }
+
+const json kDeadline = {{"type", "Progressing"},
+                        {"status", "False"},
+                        {"reason", "ProgressDeadlineExceeded"},
+                        {"message", "ReplicaSet \"bert-7d9c\" has timed out progressing."}};
+
+// Version 3 rolled out at kT0: the status after that reconcile.
+json Serving3(const json& rollout = nullptr) {
+  const json ms = ModelService("3", "registry.local/serve:1.4", rollout);
+  Actions a = Step(ms, Deployment(ms, 1, 2, 2, 2), kT0);
+  EXPECT_TRUE(a.status.has_value());
+  return *a.status;
+}
+
+TEST(Versions, ServingVersionAndLastUpdateTimeWhenARolloutCompletes) {
+  const json ms = ModelService("3", "registry.local/serve:1.4");
+  const json status = Serving3();
+  EXPECT_EQ(status["phase"], "Ready");
+  EXPECT_EQ(status["servingVersion"], "3");
+  EXPECT_EQ(status["servingImage"], "registry.local/serve:1.4");
+  EXPECT_EQ(status["lastUpdateTime"], FormatTime(kT0));
+  EXPECT_FALSE(status.contains("failedVersion"));
+  // Nothing changes later: zero writes, the time stays.
+  Actions again = Step(WithStatus(ms, status), Deployment(ms, 1, 2, 2, 2), kT1);
+  EXPECT_EQ(again.NumWrites(), 0u) << (again.status ? again.status->dump() : "");
+  EXPECT_TRUE(again.events.empty());
+}
+
+TEST(Versions, NothingServesBeforeTheFirstRolloutCompletes) {
+  const json ms = ModelService("3", "registry.local/serve:1.4");
+  Actions a = Step(ms, Deployment(ms, 1, 1, 1, 2), kT0);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_FALSE(a.status->contains("servingVersion"));
+  EXPECT_FALSE(a.status->contains("servingImage"));
+  EXPECT_FALSE(a.status->contains("lastUpdateTime"));
+  EXPECT_EQ(Message(*a.status, "Progressing"), "1/2 replicas updated, 1/2 replicas ready");
+}
+
+TEST(Versions, ANewVersionRollsOutThenServes) {
+  const json v3 = Serving3();
+  json ms = WithStatus(ModelService("4", "registry.local/serve:1.4"), v3);
+  ms["metadata"]["generation"] = 2;
+  // The Deployment is still on version 3: the controller updates it.
+  Actions a = Step(ms, Deployment(ModelService("3", "registry.local/serve:1.4"), 1, 2, 2, 2), kT1);
+  const Action* up = DeploymentUpdate(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(Container(up->body)["env"][1], json({{"name", "MODEL_VERSION"}, {"value", "4"}}));
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ((*a.status)["servingVersion"], "3");
+
+  // Rolling: one pod of 2 on version 4, three pods in all, 2 ready.
+  Actions rolling = Step(ms, Deployment(ms, 2, 1, 2, 3), kT1);
+  ASSERT_TRUE(rolling.status.has_value());
+  EXPECT_EQ((*rolling.status)["phase"], "Progressing");
+  EXPECT_EQ(Reason(*rolling.status, "Progressing"), "RollingOut");
+  EXPECT_EQ(Message(*rolling.status, "Progressing"), "version 3 → 4: 1/2 updated, 2 ready");
+  EXPECT_EQ((*rolling.status)["servingVersion"], "3");
+  EXPECT_EQ((*rolling.status)["lastUpdateTime"], FormatTime(kT0));
+
+  // Complete: version 4 serves, since now.
+  Actions done = Step(WithStatus(ms, *rolling.status), Deployment(ms, 2, 2, 2, 2), kT2);
+  ASSERT_TRUE(done.status.has_value());
+  EXPECT_EQ((*done.status)["phase"], "Ready");
+  EXPECT_EQ((*done.status)["servingVersion"], "4");
+  EXPECT_EQ((*done.status)["lastUpdateTime"], FormatTime(kT2));
+  EXPECT_EQ(done.NumWrites(), 1u);  // the status only
+}
+
+TEST(Versions, AnImageChangeOfTheSameVersionSaysImage) {
+  json ms = WithStatus(ModelService("3", "registry.local/serve:1.5"), Serving3());
+  ms["metadata"]["generation"] = 2;
+  Actions a = Step(ms, Deployment(ms, 2, 0, 2, 3), kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ(Message(*a.status, "Progressing"),
+            "image registry.local/serve:1.4 → registry.local/serve:1.5: 0/2 updated, 2 ready");
+}
+
+TEST(Versions, ScalingIsNoNewRollout) {
+  json ms = WithStatus(ModelService("3", "registry.local/serve:1.4"), Serving3());
+  ms["spec"]["replicas"] = 3;
+  ms["metadata"]["generation"] = 2;
+  json d = Deployment(ms, 2, 3, 3, 3);
+  Actions a = Step(ms, d, kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ((*a.status)["servingVersion"], "3");
+  EXPECT_EQ((*a.status)["lastUpdateTime"], FormatTime(kT0));
+}
+
+TEST(Versions, TimeoutSecondsIsTheProgressDeadline) {
+  json ms = ModelService("3", "registry.local/serve:1.4", {{"timeoutSeconds", 30}});
+  Actions create = Reconcile(ms, Observed{}, Options{}, kT0);
+  ASSERT_FALSE(create.writes.empty());
+  EXPECT_EQ(create.writes[0].body["spec"]["progressDeadlineSeconds"], 30);
+  // A Deployment with the API server's default (600) is repaired.
+  json d = Deployment(ModelService("3", "registry.local/serve:1.4"), 1, 2, 2, 2);
+  EXPECT_EQ(d["spec"]["progressDeadlineSeconds"], 600);
+  Actions a = Step(ms, d, kT0);
+  const Action* up = DeploymentUpdate(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->body["spec"]["progressDeadlineSeconds"], 30);
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0].message, "Updated Deployment ml/bert: spec.progressDeadlineSeconds");
+}
+
+TEST(Versions, ManualRolloutFailureIsDegradedAndLeftAlone) {
+  json ms = WithStatus(ModelService("4", "registry.local/never-ready:4"), Serving3());
+  ms["metadata"]["generation"] = 2;
+  const json stuck = Deployment(ms, 2, 1, 2, 3, kDeadline);
+  Actions a = Step(ms, stuck, kT1);
+  EXPECT_TRUE(a.writes.empty());
+  ASSERT_TRUE(a.status.has_value());
+  const json& s = *a.status;
+  EXPECT_EQ(s["phase"], "Degraded");
+  EXPECT_EQ(Reason(s, "Degraded"), "RolloutFailed");
+  EXPECT_EQ(Message(s, "Degraded"), "ReplicaSet \"bert-7d9c\" has timed out progressing.");
+  EXPECT_EQ(Reason(s, "Progressing"), "RolloutFailed");
+  EXPECT_EQ(Condition(s, "Progressing")->value("status", ""), "False");
+  EXPECT_EQ(s["servingVersion"], "3");
+  EXPECT_FALSE(s.contains("failedVersion"));
+  EXPECT_FALSE(s.contains("failedSpecHash"));
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0],
+            (Event{"Warning", "RolloutFailed", "Reconcile", "ReplicaSet \"bert-7d9c\" has timed out progressing."}));
+  // And stays so: no write, no Event.
+  Actions again = Step(WithStatus(ms, s), stuck, kT2);
+  EXPECT_EQ(again.NumWrites(), 0u);
+  EXPECT_TRUE(again.events.empty());
+}
+
+// Automatic: record, then roll back, then stay; a new spec is tried.
+TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
+  const json rollout = {{"timeoutSeconds", 30}, {"rollback", "Automatic"}};
+  json ms = WithStatus(ModelService("4", "registry.local/never-ready:4", rollout), Serving3(rollout));
+  ms["metadata"]["generation"] = 2;
+  const std::string hash = ParseSpec(ms, Options{}).spec_hash;
+
+  // 1. The Deployment reports the deadline: the failure is recorded first.
+  Actions first = Step(ms, Deployment(ms, 2, 1, 2, 3, kDeadline), kT1);
+  EXPECT_TRUE(first.writes.empty());
+  ASSERT_TRUE(first.status.has_value());
+  EXPECT_EQ(Reason(*first.status, "Degraded"), "RolloutFailed");
+  EXPECT_EQ((*first.status)["failedVersion"], "4");
+  EXPECT_EQ((*first.status)["failedSpecHash"], hash);
+  EXPECT_EQ(EventReasons(first), std::vector<std::string>{"Warning RolloutFailed"});
+
+  // 2. The record read back: the pod template goes back to version 3.
+  ms = WithStatus(ms, *first.status);
+  Actions second = Step(ms, Deployment(ms, 2, 1, 2, 3, kDeadline), kT1);
+  const Action* up = DeploymentUpdate(second);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(Container(up->body)["image"], "registry.local/serve:1.4");
+  EXPECT_EQ(Container(up->body)["env"][1], json({{"name", "MODEL_VERSION"}, {"value", "3"}}));
+  EXPECT_EQ(up->body["spec"]["progressDeadlineSeconds"], 30);
+  ASSERT_TRUE(second.status.has_value());
+  const json& s2 = *second.status;
+  EXPECT_EQ(s2["phase"], "Degraded");
+  EXPECT_EQ(Reason(s2, "Degraded"), "RolledBack");
+  const std::string rolled_back =
+      "the rollout of version 4 made no progress for 30s; rolled back to version 3, which serves; version 4 is not "
+      "rolled out again until the spec changes";
+  EXPECT_EQ(Message(s2, "Degraded"), rolled_back);
+  EXPECT_EQ(s2["failedVersion"], "4");
+  EXPECT_EQ(s2["servingVersion"], "3");
+  EXPECT_EQ(EventReasons(second), (std::vector<std::string>{"Normal Updated", "Warning RolledBack"}));
+  EXPECT_EQ(second.events[1].message, rolled_back);
+
+  // 3. Rolling back, then back on version 3: nothing more is written.
+  ms = WithStatus(ms, s2);
+  json back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 1, 2, 3);
+  Actions rolling = Step(ms, back, kT1);
+  EXPECT_TRUE(rolling.writes.empty());
+  ASSERT_TRUE(rolling.status.has_value());
+  EXPECT_EQ(Reason(*rolling.status, "Progressing"), "RollingBack");
+  EXPECT_EQ(Message(*rolling.status, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
+  ms = WithStatus(ms, *rolling.status);
+  back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 2, 2, 2);
+  Actions done = Step(ms, back, kT2);
+  EXPECT_TRUE(done.writes.empty());
+  ASSERT_TRUE(done.status.has_value());
+  EXPECT_EQ((*done.status)["phase"], "Degraded");
+  EXPECT_EQ(Reason(*done.status, "Progressing"), "RolledBack");
+  EXPECT_EQ(Condition(*done.status, "Ready")->value("status", ""), "True");
+  EXPECT_EQ((*done.status)["lastUpdateTime"], FormatTime(kT0));  // version 3 since kT0
+  ms = WithStatus(ms, *done.status);
+  Actions quiet = Step(ms, back, kT2 + std::chrono::minutes(30));
+  EXPECT_EQ(quiet.NumWrites(), 0u) << (quiet.status ? quiet.status->dump() : quiet.writes[0].body.dump());
+  EXPECT_TRUE(quiet.events.empty());
+
+  // Scaling (spec.replicas, as kubectl scale or an HPA) is no new attempt.
+  json scaled = ms;
+  scaled["spec"]["replicas"] = 3;
+  EXPECT_EQ(ParseSpec(scaled, Options{}).spec_hash, hash);
+  const Actions scaling = Step(scaled, back, kT2);
+  const Action* up3 = DeploymentUpdate(scaling);
+  ASSERT_NE(up3, nullptr);
+  EXPECT_EQ(Container(up3->body)["env"][1]["value"], "3");
+
+  // 4. The spec changes: the record goes, the new spec rolls out.
+  json next = ms;
+  next["spec"]["version"] = "5";
+  next["spec"]["image"] = "registry.local/serve:1.5";
+  Actions retry = Step(next, back, kT2);
+  const Action* up5 = DeploymentUpdate(retry);
+  ASSERT_NE(up5, nullptr);
+  EXPECT_EQ(Container(up5->body)["image"], "registry.local/serve:1.5");
+  ASSERT_TRUE(retry.status.has_value());
+  EXPECT_FALSE(retry.status->contains("failedVersion"));
+  EXPECT_FALSE(retry.status->contains("failedSpecHash"));
+  // So does a longer timeout for the same version: another attempt.
+  json longer = ms;
+  longer["spec"]["rollout"]["timeoutSeconds"] = 300;
+  const Actions again = Step(longer, back, kT2);
+  const Action* up4 = DeploymentUpdate(again);
+  ASSERT_NE(up4, nullptr);
+  EXPECT_EQ(Container(up4->body)["image"], "registry.local/never-ready:4");
+}
+
+TEST(Versions, NoRollbackWithoutAServingVersion) {
+  const json ms = ModelService("4", "registry.local/never-ready:4", {{"rollback", "Automatic"}});
+  Actions a = Step(ms, Deployment(ms, 1, 0, 0, 2, kDeadline), kT0);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ(Reason(*a.status, "Degraded"), "RolloutFailed");
+  EXPECT_FALSE(a.status->contains("failedSpecHash"));
+  EXPECT_TRUE(a.writes.empty());
+}
+
+TEST(Versions, ADeadlineOfAnOlderDeploymentSpecIsNotAFailure) {
+  // The Deployment controller has not seen generation 3 yet: its condition is about generation 2.
+  const json rollout = {{"rollback", "Automatic"}};
+  json ms = WithStatus(ModelService("4", "registry.local/serve:1.5", rollout), Serving3(rollout));
+  json d = Deployment(ms, 3, 1, 2, 3, kDeadline);
+  d["status"]["observedGeneration"] = 2;
+  Actions a = Step(ms, d, kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_NE(Reason(*a.status, "Degraded"), "RolloutFailed");
+  EXPECT_FALSE(a.status->contains("failedSpecHash"));
+}
+
+TEST(Versions, TemplateVersionOfADeployment) {
+  const json ms = ModelService("", "registry.local/serve:1.4");
+  const json d = Deployment(ms, 1, 2, 2, 2);
+  EXPECT_EQ(DeploymentTemplate(d), (TemplateVersion{"", "registry.local/serve:1.4"}));
+  EXPECT_FALSE(DeploymentTemplate(json::object()));
+  // No version: servingVersion is absent (kubectl shows <none>), the image is kept.
+  Actions a = Step(ms, d, kT0);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_FALSE(a.status->contains("servingVersion"));
+  EXPECT_EQ((*a.status)["servingImage"], "registry.local/serve:1.4");
+}
+
+}  // namespace
+}  // namespace ms::controller
