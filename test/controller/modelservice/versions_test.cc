@@ -339,7 +339,7 @@ TEST(Versions, TemplateVersionOfADeployment) {
   const json d = Deployment(ms, 1, 2, 2, 2);
   EXPECT_EQ(DeploymentTemplate(d), (TemplateVersion{"", "registry.local/serve:1.4"}));
   EXPECT_FALSE(DeploymentTemplate(json::object()));
-  // No version: servingVersion is absent (kubectl shows <none>), the image is kept.
+  // No version: servingVersion is absent (a blank VERSION in kubectl get ms), the image is kept.
   Actions a = Step(ms, d, kT0);
   ASSERT_TRUE(a.status.has_value());
   EXPECT_FALSE(a.status->contains("servingVersion"));
