@@ -177,7 +177,8 @@ std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Rollout& 
 
 std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, const StatusInput& in, const Rollout& r) {
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
-  if (r.degraded_reason == kRolloutFailed) return {"False", r.degraded_reason, r.degraded_message};
+  // Whatever Degraded reports first (e.g. ReplicaFailure), a failed rollout is not progressing.
+  if (r.versions.failure) return {"False", kRolloutFailed, *r.versions.failure};
   if (!r.exists) return {"True", "Creating", "creating the Deployment and the Service"};
   if (in.deployment_changing) return {"True", "Updating", "updating the Deployment"};
   const VersionOutcome& v = r.versions;

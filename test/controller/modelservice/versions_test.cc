@@ -313,6 +313,20 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   EXPECT_EQ(Container(up4->body)["image"], "registry.local/never-ready:4");
 }
 
+TEST(Versions, AFailedRolloutIsNotProgressingWhateverDegradedSaysFirst) {
+  json ms = WithStatus(ModelService("4", "registry.local/serve:1.5"), Serving3());
+  json d = Deployment(ms, 1, 1, 2, 3, kDeadline);
+  d["status"]["conditions"].push_back({{"type", "ReplicaFailure"},
+                                       {"status", "True"},
+                                       {"reason", "FailedCreate"},
+                                       {"message", "exceeded quota: compute"}});
+  Actions a = Step(ms, d, kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ(Reason(*a.status, "Degraded"), "ReplicaFailure");
+  EXPECT_EQ(Reason(*a.status, "Progressing"), "RolloutFailed");
+  EXPECT_EQ(Message(*a.status, "Progressing"), "ReplicaSet \"bert-7d9c\" has timed out progressing.");
+}
+
 TEST(Versions, NoRollbackWithoutAServingVersion) {
   const json ms = ModelService("4", "registry.local/never-ready:4", {{"rollback", "Automatic"}});
   Actions a = Step(ms, Deployment(ms, 1, 0, 0, 2, kDeadline), kT0);
