@@ -526,7 +526,7 @@ TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
   obs.pods = PodSummary{2, 1, "0/3 nodes are available", 0, "", ""};
   Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
-  EXPECT_EQ((*a.status)["conditions"][2]["reason"], "ProgressDeadlineExceeded");
+  EXPECT_EQ((*a.status)["conditions"][2]["reason"], "RolloutFailed");  // versions.h
 }
 
 TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {

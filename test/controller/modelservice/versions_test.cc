@@ -327,6 +327,27 @@ TEST(Versions, AFailedRolloutIsNotProgressingWhateverDegradedSaysFirst) {
   EXPECT_EQ(Message(*a.status, "Progressing"), "ReplicaSet \"bert-7d9c\" has timed out progressing.");
 }
 
+TEST(Versions, WhatThePodsSayComesBeforeARollbackInEffect) {
+  const json rollout = {{"rollback", "Automatic"}};
+  const json ms = ModelService("4", "registry.local/never-ready:4", rollout);
+  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  json current = Serving3(rollout);
+  current["failedVersion"] = "4";
+  current["failedSpecHash"] = spec.spec_hash;
+  const json d = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 1, 2, 1, 2);
+  StatusInput in;
+  in.current_status = &current;
+  in.generation = 1;
+  in.deployment = &d;
+  in.desired_replicas = 2;
+  in.pod_problem = PodProblem{"Unschedulable", "1/2 pods cannot be scheduled: 0/3 nodes are available"};
+  EXPECT_EQ(Reason(ComputeStatus(spec, in, kT1), "Degraded"), "Unschedulable");
+  in.pod_problem.reset();
+  const json s = ComputeStatus(spec, in, kT1);
+  EXPECT_EQ(Reason(s, "Degraded"), "RolledBack");
+  EXPECT_EQ(s["failedVersion"], "4");
+}
+
 TEST(Versions, NoRollbackWithoutAServingVersion) {
   const json ms = ModelService("4", "registry.local/never-ready:4", {{"rollback", "Automatic"}});
   Actions a = Step(ms, Deployment(ms, 1, 0, 0, 2, kDeadline), kT0);
