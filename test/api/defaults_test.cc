@@ -56,7 +56,8 @@ TEST(Defaults, DependentDefaults) {
             R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
             R"("type":"RollingUpdate"}},)"
             R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"},)"
-            R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1}])");
+            R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1},)"
+            R"({"op":"add","path":"/spec/rollout","value":{"rollback":"Manual","timeoutSeconds":600}}])");
   as2["spec"]["autoscaling"]["mode"] = "HPA";
   EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["mode"], "HPA");
   // maxSurge given as 0: maxUnavailable defaults to 1, so the result is valid.

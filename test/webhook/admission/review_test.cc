@@ -142,9 +142,11 @@ TEST_F(ReviewTest, AutoscalingModeIsValidatedAndDefaulted) {
   // No mode: /mutate adds Controller (before minReplicas).
   auto plain = Review({{"model", "m"}, {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}});
   const json patch = json::parse(*Base64Decode(Response(Mutate(plain.dump()))["patch"].get<std::string>()));
-  EXPECT_EQ(patch[patch.size() - 2],
+  // (then spec.rollout's defaults, last in design.md's order)
+  EXPECT_EQ(patch[patch.size() - 3],
             json::parse(R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"})"));
-  EXPECT_EQ(patch.back(), json::parse(R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1})"));
+  EXPECT_EQ(patch[patch.size() - 2], json::parse(R"({"op":"add","path":"/spec/autoscaling/minReplicas","value":1})"));
+  EXPECT_EQ(patch.back()["path"], "/spec/rollout");
 }
 
 // spec.rollout (issue 15): denied in the API server's wording, defaults added one by one.
