@@ -9,7 +9,7 @@
 # autoscaling/v2 HorizontalPodAutoscaler on the ModelService is accepted.
 # timeout: 150
 # logs: webhook controller
-ns=e2e-scale
+ns=e2e-scale-sub  # not e2e-scale: 30-scale-200 counts every object there
 new_ns "$ns"
 ms_yaml scaled 'model: m' 'replicas: 1' | k -n "$ns" apply -f - >/dev/null
 wait_for 30 "Deployment $ns/scaled created" exists "$ns" deployment scaled

@@ -1,6 +1,6 @@
 # Leader election: two controllers with --leader-elect; exactly one reports
 # leader_election_master_status 1. kill -9 of the leader: the other takes over
-# (reconciles a new object) within 20 s. The killed one restarts as standby;
+# (reconciles a new object) within 25 s. The killed one restarts as standby;
 # SIGTERM to the leader: it releases the Lease and the standby takes over
 # within 3 s. Prints the takeover times.
 # timeout: 150
@@ -17,14 +17,20 @@ log "ok: exactly one leader (controller); controller-b standby: $(metric "http:/
 holder="$(k -n modelservice-system get lease modelservice-controller -o 'jsonpath={.spec.holderIdentity}')"
 log "Lease holder: $holder"
 
-# 1. kill -9 the leader: takeover after the Lease expires (15 s) + retry (2 s).
+# 1. kill -9 the leader: takeover once the Lease has expired by the standby's
+# own clock. The standby sees the last renewal up to one jittered retry late
+# (2 s x 1.2) and then retries every 2.4 s at most, so it acquires at most
+# 15 + 2.4 + 2.4 = 19.8 s after the kill; then its workers start and the
+# reconcile and this case's polling add a second or two on a loaded machine.
+# 25 s bounds the design's worst case (a 20 s bound failed at 20.9 s under
+# load 10).
 t0="$(now)"
 proc_stop controller KILL 5
 ms_yaml fo-1 'model: m' | k -n "$ns" apply -f - >/dev/null
 wait_for 30 "controller-b reconciles fo-1 after the leader was killed" exists "$ns" deployment fo-1
 t_kill="$(elapsed "$t0")"
 is_leader controller-b || fail "controller-b reconciles but does not report leader_election_master_status 1"
-assert_le "$t_kill" 20 "takeover after kill -9 (s)"
+assert_le "$t_kill" 25 "takeover after kill -9 (s)"
 holder2="$(k -n modelservice-system get lease modelservice-controller -o 'jsonpath={.spec.holderIdentity}')"
 [[ "$holder2" != "$holder" ]] || fail "Lease holder unchanged ($holder) after takeover"
 
