@@ -279,16 +279,23 @@ json OwnerReference(const ModelServiceSpec& spec) {
           {"blockOwnerDeletion", true}};
 }
 
+namespace {
+// The metadata of every object the ModelService owns: its name and
+// namespace, the instance labels, the controller ownerReference.
+json OwnedMetadata(const ModelServiceSpec& spec) {
+  return {{"name", spec.name},
+          {"namespace", spec.ns},
+          {"labels", LabelsJson(InstanceLabels(spec.name))},
+          {"ownerReferences", json::array({OwnerReference(spec)})}};
+}
+}  // namespace
+
 json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
   return {
       {"apiVersion", "apps/v1"},
       {"kind", "Deployment"},
-      {"metadata",
-       {{"name", spec.name},
-        {"namespace", spec.ns},
-        {"labels", labels},
-        {"ownerReferences", json::array({OwnerReference(spec)})}}},
+      {"metadata", OwnedMetadata(spec)},
       {"spec",
        {{"replicas", replicas},
         {"progressDeadlineSeconds", spec.rollout_timeout_seconds},
@@ -307,11 +314,7 @@ std::string SelectorString(const ModelServiceSpec& spec) {
 json DesiredService(const ModelServiceSpec& spec) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
-          {"metadata",
-           {{"name", spec.name},
-            {"namespace", spec.ns},
-            {"labels", LabelsJson(InstanceLabels(spec.name))},
-            {"ownerReferences", json::array({OwnerReference(spec)})}}},
+          {"metadata", OwnedMetadata(spec)},
           {"spec",
            {{"type", "ClusterIP"},
             {"selector", LabelsJson(SelectorLabels(spec.name))},
@@ -450,11 +453,7 @@ json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options&
   return {
       {"apiVersion", "autoscaling/v2"},
       {"kind", "HorizontalPodAutoscaler"},
-      {"metadata",
-       {{"name", spec.name},
-        {"namespace", spec.ns},
-        {"labels", LabelsJson(InstanceLabels(spec.name))},
-        {"ownerReferences", json::array({OwnerReference(spec)})}}},
+      {"metadata", OwnedMetadata(spec)},
       {"spec",
        {{"scaleTargetRef", ScaleTargetRef(spec)},
         {"minReplicas", as.min_replicas},
