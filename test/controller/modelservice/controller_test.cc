@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -165,6 +166,9 @@ class FakeRecorder final : public EventRecorder {
   std::mutex mu_;
 };
 
+// Called by several workers at once in the tests that start them: the
+// counters are atomic and `forgotten` is written under a lock (the tests
+// read it after the workers are joined).
 class FakeAutoscaler final : public autoscale::Autoscaler {
  public:
   autoscale::Recommendation Recommend(const std::string&, const std::string&, const autoscale::Spec&,
@@ -173,10 +177,16 @@ class FakeAutoscaler final : public autoscale::Autoscaler {
     last_current = current;
     return rec;
   }
-  void Forget(const std::string& ns, const std::string& name) override { forgotten.insert(ns + "/" + name); }
+  void Forget(const std::string& ns, const std::string& name) override {
+    std::lock_guard<std::mutex> g(mu_);
+    forgotten.insert(ns + "/" + name);
+  }
   autoscale::Recommendation rec{true, "", "", 0, 3};
-  int calls = 0, last_current = -1;
+  std::atomic<int> calls{0}, last_current{-1};
   std::set<std::string> forgotten;
+
+ private:
+  std::mutex mu_;
 };
 
 const std::string kMsPath = "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert";
