@@ -124,17 +124,22 @@ bool LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   }
   if (!got.ok()) return failed("get", got);
 
-  // 3. Someone else's and not expired on our clock: wait.
+  // 3. Someone else's and not expired on our clock: wait. A record is seen
+  // when its read is answered, not when the read was sent (as client-go's
+  // setObservedRecord): the read may have waited seconds for a paused or slow
+  // server while the holder renewed, and the holder's own writes stay open
+  // until renew_deadline after it sent that renewal.
+  const auto answered = clock_.Now();
   const json spec = got.body.value("spec", json::object());
   if (const std::string raw = spec.dump(); raw != observed_record_) {
-    Observe(got.body, now);
+    Observe(got.body, answered);
   } else {
     observed_lease_ = got.body;  // same record, newer metadata: keep when we first saw it
   }
   const std::string holder = spec.value("holderIdentity", "");
   const bool ours = holder == config_.identity;
   const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", int64_t{0}));
-  if (!holder.empty() && !ours && observed_time_ + duration > now) {
+  if (!holder.empty() && !ours && observed_time_ + duration > answered) {
     return false;  // held by someone else and not expired
   }
 

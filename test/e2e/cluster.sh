@@ -584,13 +584,22 @@ write_args_apiserver() {
   if [[ "${E2E_AUDIT:-1}" != 0 ]]; then
     cat >"$dir/audit-policy.yaml" <<'EOF'
 # Log every request at Metadata level (user, user agent, verb, resource,
-# response code; no bodies). RequestReceived is omitted so that each request
-# yields one ResponseComplete event (watches also yield ResponseStarted).
+# response code; no bodies), and writes of the controller's leader Lease with
+# their request body (its renewTime says when a renewal was sent, which the
+# received time cannot after the API server was paused). RequestReceived is
+# omitted so that each request yields one ResponseComplete event (watches also
+# yield ResponseStarted).
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages:
 - RequestReceived
 rules:
+- level: Request
+  verbs: ["create", "update", "patch"]
+  namespaces: ["modelservice-system"]
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
 - level: Metadata
 EOF
     args+=("--audit-policy-file=$dir/audit-policy.yaml" "--audit-log-path=$dir/audit.log"

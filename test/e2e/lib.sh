@@ -484,6 +484,17 @@ audit_lease_writes() {
     | .requestReceivedTimestamp | ts'
 }
 
+# audit_lease_renewals USER MARK AFTER: "RECEIVED RENEWTIME CODE" (epochs) for
+# each write of the leader Lease by USER after audit line MARK received after
+# AFTER; RENEWTIME is the spec.renewTime the writer stamped when it sent it.
+audit_lease_renewals() {
+  tail -n "+$(( $2 + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg u "$1" --argjson after "$3" "$AUDIT_JQ_DEFS"'
+    select(.stage == "ResponseComplete" and .user.username == $u and write
+           and .objectRef.resource == "leases" and .objectRef.name == "modelservice-controller")
+    | (.requestReceivedTimestamp | ts) as $t | select($t > $after)
+    | "\($t) \(.requestObject.spec.renewTime // "-" | if . == "-" then . else ts end) \(.responseStatus.code)"'
+}
+
 # audit_creates NS RESOURCE MARK: "name count" of successful creates of
 # RESOURCE in NS after audit line MARK, by anyone.
 audit_creates() {

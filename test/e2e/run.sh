@@ -347,7 +347,10 @@ for c in "${cases[@]}"; do
   else
     failed=$(( failed + 1 ))
     why=""; (( rc == 124 || rc == 137 )) && why=" TIMED OUT after ${tmo}s"
-    results+=("FAIL  $name (${dt}s)$why")
+    # The summary repeats the case's first FAIL line: a CI log that keeps
+    # only its tail still says why.
+    first="$(grep -m1 -o 'FAIL: .*' "$clog" | cut -c1-300 || true)"
+    results+=("FAIL  $name (${dt}s)$why${first:+: $first}")
     echo "--- FAIL  $name (${dt}s, exit $rc)$why"
     echo "    ----- last 60 lines of $clog -----"
     tail -n 60 "$clog" | sed 's/^/    /'

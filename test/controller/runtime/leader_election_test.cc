@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "base/timefmt.h"
 #include "test/support/fake_clock.h"
@@ -110,6 +111,50 @@ TEST(LeaderElection, StandbyTakesOverExpiredLeaseMeasuredOnItsOwnClock) {
   EXPECT_TRUE(b.elector.IsLeader());
   EXPECT_EQ(store.Spec()["holderIdentity"], "b");
   EXPECT_EQ(store.Spec()["leaseTransitions"], 1);
+}
+
+// b's read of the Lease waits 7 s for a slow (or paused) API server; in the
+// meantime a renews, and the read answers with that renewal.
+class SlowFirstRead final : public LeaseStore {
+ public:
+  explicit SlowFirstRead(MemLeaseStore& store) : store_(store) {}
+  kube::Result Get(Clock::TimePoint deadline) override {
+    if (meanwhile) std::exchange(meanwhile, nullptr)();
+    return store_.Get(deadline);
+  }
+  kube::Result Create(const json& l, Clock::TimePoint deadline) override { return store_.Create(l, deadline); }
+  kube::Result Update(const json& l, Clock::TimePoint deadline) override { return store_.Update(l, deadline); }
+  std::string Describe() const override { return store_.Describe(); }
+  std::function<void()> meanwhile;
+
+ private:
+  MemLeaseStore& store_;
+};
+
+TEST(LeaderElection, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
+  FakeClock clock;
+  MemLeaseStore store;
+  SlowFirstRead b_link(store);
+  Candidate a(store, clock, "a");
+  Candidate b(b_link, clock, "b");
+  const auto t0 = clock.Now();
+  a.elector.Step();
+  b_link.meanwhile = [&] {
+    clock.Advance(seconds(7));
+    a.elector.Step();  // a renews at t0 + 7 s, then dies: its writes stay open until t0 + 17 s
+  };
+  auto next = b.elector.Step();  // sent at t0, answered at t0 + 7 s with a's renewal
+  EXPECT_FALSE(b.elector.IsLeader());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(10));
+  while (!b.elector.IsLeader()) {
+    ASSERT_LT(clock.Now(), t0 + seconds(40));
+    if (next > clock.Now()) clock.Advance(next - clock.Now());
+    next = b.elector.Step();
+    if (b.elector.IsLeader()) {
+      EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero()) << "two leaders could write at once";
+    }
+  }
+  EXPECT_GE(clock.Now(), t0 + seconds(22)) << "15 s after the read that saw a's renewal was answered";
 }
 
 TEST(LeaderElection, WallClockSkewDoesNotMatter) {
