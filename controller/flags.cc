@@ -33,7 +33,9 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
   fs.Duration("autoscale-interval", &f.autoscale_interval, "how often autoscaled ModelServices are re-evaluated");
-  fs.Duration("scale-down-stabilization", &f.scale_down_stabilization, "scale-down stabilization window");
+  fs.Duration("scale-down-stabilization", &f.scale_down_stabilization,
+              "scale-down stabilization window of the controller's own autoscaler; in autoscaling mode HPA, the "
+              "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");
   fs.Double("kube-api-qps", &f.kube_api_qps,
             "client-side requests per second towards the API server, for each API group-version (as client-go); "
             "Events have a budget of their own; <= 0: no client-side limit, the API server's Priority and "

@@ -57,10 +57,22 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
     rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query + "); keeping " +
                   std::to_string(current_replicas) + " replicas";
     rec.desired_replicas = current_replicas;
-    if (logger_) logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
+    if (logger_) {
+      if (ShouldWarn(Key{ns, name}, read.error, clock_.Now())) {
+        logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
+      } else {
+        logger_->debug("autoscaler {}/{}: {}", ns, name, rec.message);
+      }
+    }
     return rec;
   }
   if (queries_ok_ != nullptr) queries_ok_->Increment();
+  bool recovered = false;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recovered = warned_.erase(Key{ns, name}) > 0;
+  }
+  if (recovered && logger_) logger_->info("autoscaler {}/{}: the queue length is readable again", ns, name);
   if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(read.value);
 
   const double l = read.value;
@@ -100,10 +112,20 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
   return rec;
 }
 
+bool PrometheusAutoscaler::ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto [it, inserted] = warned_.try_emplace(key, Warned{error, now});
+  if (inserted) return true;
+  if (it->second.error == error && now - it->second.at < kWarnEvery) return false;
+  it->second = Warned{error, now};
+  return true;
+}
+
 void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name) {
   {
     std::lock_guard<std::mutex> g(mu_);
     history_.erase(Key{ns, name});
+    warned_.erase(Key{ns, name});
   }
   if (queue_gauge_ != nullptr) metrics::RemoveSeries(*queue_gauge_, {{"namespace", ns}, {"name", name}});
 }

@@ -8,7 +8,9 @@
 //  2. If L cannot be read (transport/HTTP/PromQL error, no series, NaN, Inf):
 //     metrics_ok = false, reason "MetricsUnavailable", message says why and
 //     names the query; desired_replicas mirrors C unchanged and the history
-//     is not touched. Keeping the replicas as they are and setting Degraded
+//     is not touched. Logged at warning level once per object and error,
+//     again after kWarnEvery (debug level in between); the first good read
+//     after it logs the recovery. Keeping the replicas as they are and setting Degraded
 //     is the CALLER's job; this class changes nothing in the cluster.
 //  3. raw = DesiredReplicas(L, spec, C, tolerance): the formula, except that
 //     C is kept (clamped into [min,max]) while |L/(C*T) - 1| <= tolerance,
@@ -53,6 +55,8 @@ namespace ms::autoscale {
 
 inline constexpr std::chrono::seconds kDefaultStabilizationWindow{300};
 inline constexpr const char* kReasonMetricsUnavailable = "MetricsUnavailable";
+// How often the same failed read of one object is logged at warning level.
+inline constexpr std::chrono::seconds kWarnEvery{60};
 
 class PrometheusAutoscaler final : public Autoscaler {
  public:
@@ -94,8 +98,20 @@ class PrometheusAutoscaler final : public Autoscaler {
   prometheus::Counter* queries_ok_ = nullptr;
   prometheus::Counter* queries_err_ = nullptr;
 
+  // The warning an object's failed read last logged: the same error is
+  // logged again only after kWarnEvery (a reconcile can ask many times a
+  // second), a different one at once; erased when a read succeeds (which
+  // logs the recovery) and by Forget.
+  struct Warned {
+    std::string error;
+    Clock::TimePoint at;
+  };
+  // true when this failure should be logged at warning level.
+  bool ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now);
+
   mutable std::mutex mu_;
   std::map<Key, std::deque<Sample>> history_;
+  std::map<Key, Warned> warned_;
 };
 
 }  // namespace ms::autoscale

@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -228,6 +231,48 @@ TEST_F(AutoscalerTest, UnavailableMetricsKeepCurrentAndDoNotTouchHistory) {
   EXPECT_EQ(Step(10, spec_), 8);
   clock_.Advance(101s);  // t = 301: failures recorded nothing; max is 2
   EXPECT_EQ(Step(10, spec_), 2);
+}
+
+TEST_F(AutoscalerTest, AFailingReadIsWarnedOncePerMinuteAndItsRecoveryOnce) {
+  std::ostringstream os;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(os);
+  sink->set_pattern("%l %v");
+  auto logger = std::make_shared<spdlog::logger>("autoscaler", sink);
+  logger->set_level(spdlog::level::info);
+  scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, 300s, 0.10,
+                                                   nullptr, logger);
+  auto lines = [&] {
+    logger->flush();
+    std::vector<std::string> out;
+    std::istringstream in(os.str());
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    os.str("");
+    return out;
+  };
+  source_->SetError("no series");
+  for (int i = 0; i < 130; ++i) {  // a reconcile asking twice a second for 65 s
+    scaler_->Recommend("ns", "svc", spec_, 2);
+    clock_.Advance(500ms);
+  }
+  auto got = lines();
+  ASSERT_EQ(got.size(), 2u) << "at t = 0 and t = 60 s";
+  EXPECT_THAT(got[0], ::testing::StartsWith("warning autoscaler ns/svc: cannot read the queue length"));
+  EXPECT_THAT(got[0], HasSubstr("no series"));
+  scaler_->Recommend("other", "svc", spec_, 2);  // another object is warned on its own
+  source_->SetError("connection refused");       // a different error is warned at once
+  scaler_->Recommend("ns", "svc", spec_, 2);
+  scaler_->Recommend("ns", "svc", spec_, 2);
+  got = lines();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_THAT(got[0], HasSubstr("other/svc"));
+  EXPECT_THAT(got[1], HasSubstr("connection refused"));
+  source_->Set(3);
+  scaler_->Recommend("ns", "svc", spec_, 2);
+  scaler_->Recommend("ns", "svc", spec_, 2);
+  EXPECT_EQ(lines(), std::vector<std::string>{"info autoscaler ns/svc: the queue length is readable again"});
+  source_->SetError("no series");  // failing again after a recovery is news
+  scaler_->Recommend("ns", "svc", spec_, 2);
+  EXPECT_EQ(lines().size(), 1u);
 }
 
 TEST_F(AutoscalerTest, ForgetDropsTheHistory) {
