@@ -22,7 +22,9 @@ const json* Member(const json& obj, const char* key) {
 // A container waiting for this reason stays so until someone acts (a retry
 // of the kubelet gives the same answer); "" for any other reason, e.g.
 // ContainerCreating, or CrashLoopBackOff, which alternates with Running at
-// each restart (a status that says so would change at every restart).
+// each restart (a status that says so would change at every restart:
+// crash-looping containers are told by their restart count instead, see
+// CrashLooping).
 std::string StuckReason(const std::string& reason) {
   if (reason == "ErrImagePull") return "ImagePullBackOff";
   static constexpr std::array<std::string_view, 4> kStuck = {"ImagePullBackOff", "ErrImageNeverPull",
@@ -31,6 +33,25 @@ std::string StuckReason(const std::string& reason) {
     if (reason == s) return reason;
   }
   return "";
+}
+
+// {exitCode, reason} of a crash-looping container's last run, else null:
+// restarted at least kCrashLoopRestarts times, not ready, and its last run
+// ended with a non-zero exit code. A container that crashed a few times and
+// then runs Ready is not counted, nor one restarted after exiting with 0.
+json CrashLooping(const json& c) {
+  const json* restarts = Member(c, "restartCount");
+  if (restarts == nullptr || !restarts->is_number_integer() || restarts->get<int64_t>() < kCrashLoopRestarts) {
+    return nullptr;
+  }
+  if (const json* ready = Member(c, "ready"); ready != nullptr && ready->is_boolean() && ready->get<bool>()) {
+    return nullptr;
+  }
+  const json* last = Member(c, "lastState");
+  const json* terminated = last != nullptr ? Member(*last, "terminated") : nullptr;
+  const json* code = terminated != nullptr ? Member(*terminated, "exitCode") : nullptr;
+  if (code == nullptr || !code->is_number_integer() || code->get<int64_t>() == 0) return nullptr;
+  return {{"exitCode", code->get<int64_t>()}, {"reason", StringField(*terminated, "reason")}};
 }
 
 std::string KeyOf(const json& pod) {
@@ -92,6 +113,11 @@ json CachedPod(const json& pod) {
       if (reason.empty()) continue;
       waiting.push_back({{"name", StringField(c, "name")}, {"state", {{"waiting", {{"reason", reason}}}}}});
     }
+    for (const json& c : *cs) {
+      if (json crash = CrashLooping(c); !crash.is_null()) {
+        waiting.push_back({{"name", StringField(c, "name")}, {"crashLooping", std::move(crash)}});
+      }
+    }
     if (!waiting.empty()) status["containerStatuses"] = std::move(waiting);
   }
   if (!status.empty()) out["status"] = std::move(status);
@@ -118,6 +144,7 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
     }
     if (unschedulable) continue;  // no container runs before the pod is placed
     if (const json* cs = Member(*st, "containerStatuses"); cs != nullptr && cs->is_array()) {
+      bool waiting = false;
       for (const json& c : *cs) {
         const json* state = Member(c, "state");
         const json* w = state != nullptr ? Member(*state, "waiting") : nullptr;
@@ -126,6 +153,19 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
         if (s.waiting++ == 0) {
           s.waiting_reason = reason;
           s.waiting_container = StringField(c, "name");
+        }
+        waiting = true;
+        break;
+      }
+      for (const json& c : *cs) {
+        if (waiting) break;  // a pod counts once, for its most pressing problem
+        const json* crash = Member(c, "crashLooping");
+        if (crash == nullptr || !crash->is_object()) continue;
+        if (s.crash_looping++ == 0) {
+          s.crash_container = StringField(c, "name");
+          const json* code = Member(*crash, "exitCode");
+          s.crash_exit_code = code != nullptr && code->is_number_integer() ? code->get<int>() : 0;
+          s.crash_reason = StringField(*crash, "reason");
         }
         break;
       }
@@ -144,6 +184,12 @@ std::optional<PodProblem> FindPodProblem(const PodSummary& s) {
   if (s.waiting > 0) {
     return PodProblem{s.waiting_reason, std::to_string(s.waiting) + of + " cannot start: container " +
                                             s.waiting_container + " is waiting (" + s.waiting_reason + ")"};
+  }
+  if (s.crash_looping > 0) {
+    std::string last = "last exit code " + std::to_string(s.crash_exit_code);
+    if (!s.crash_reason.empty()) last += ", " + s.crash_reason;
+    return PodProblem{kCrashLoopBackOff, std::to_string(s.crash_looping) + of + " are crash-looping: container " +
+                                             s.crash_container + " keeps exiting (" + last + ")"};
   }
   return std::nullopt;
 }

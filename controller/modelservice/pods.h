@@ -3,7 +3,7 @@
 // place (PodScheduled=False, reason Unschedulable, and the scheduler's
 // message) and containers that wait for something they do not get by
 // themselves (an image that cannot be pulled, a bad image name or
-// configuration).
+// configuration), and containers that keep exiting (crash-looping).
 //
 // The pods come from one more informer, on the label every pod of an owned
 // Deployment carries (app.kubernetes.io/managed-by=modelservice-controller,
@@ -34,6 +34,11 @@ inline std::string PodsPath(const std::string& ns = {}) { return kube::Collectio
 
 // The Degraded reason of pods the scheduler cannot place.
 inline constexpr const char* kUnschedulable = "Unschedulable";
+// The Degraded reason of pods whose container keeps exiting.
+inline constexpr const char* kCrashLoopBackOff = "CrashLoopBackOff";
+// A container counts as crash-looping from this many restarts on, while it
+// is not ready and its last run ended (terminated) with a non-zero exit code.
+inline constexpr int kCrashLoopRestarts = 3;
 
 // The informer's transform: metadata.name, namespace, the
 // app.kubernetes.io/instance label and deletionTimestamp; status.phase only
@@ -41,18 +46,26 @@ inline constexpr const char* kUnschedulable = "Unschedulable";
 // False (type, status, reason, message); containerStatuses only of
 // containers waiting for a reason they do not leave by themselves (name,
 // state.waiting.reason; ErrImagePull, which alternates with
-// ImagePullBackOff at each retry, is kept as ImagePullBackOff).
+// ImagePullBackOff at each retry, is kept as ImagePullBackOff), and of
+// containers crash-looping (kCrashLoopRestarts; name, crashLooping: the last
+// run's exitCode and reason). The restart count and the current state
+// (waiting CrashLoopBackOff, then running, at each restart) are not kept:
+// they change at every restart.
 nlohmann::json CachedPod(const nlohmann::json& pod);
 
 // What a ModelService's pods say, from their projections (CachedPod).
 // Pods being deleted or terminated are not counted.
 struct PodSummary {
   int pods = 0;
-  int unschedulable = 0;          // PodScheduled=False, reason Unschedulable
-  std::string scheduler_message;  // the first (by pod name) of their messages
-  int waiting = 0;                // a container waiting (see CachedPod)
-  std::string waiting_reason;     // the first (by pod name) of their reasons
-  std::string waiting_container;  // and its container
+  int unschedulable = 0;            // PodScheduled=False, reason Unschedulable
+  std::string scheduler_message{};  // the first (by pod name) of their messages
+  int waiting = 0;                  // a container waiting (see CachedPod)
+  std::string waiting_reason{};     // the first (by pod name) of their reasons
+  std::string waiting_container{};  // and its container
+  int crash_looping = 0;            // a container crash-looping (see CachedPod)
+  std::string crash_container{};    // the first (by pod name) of them
+  int crash_exit_code = 0;          // its last run's exit code
+  std::string crash_reason{};       // and reason (e.g. Error, OOMKilled)
   bool operator==(const PodSummary&) const = default;
 };
 PodSummary SummarizePods(const std::map<std::string, nlohmann::json>& pods_by_name);
@@ -60,7 +73,9 @@ PodSummary SummarizePods(const std::map<std::string, nlohmann::json>& pods_by_na
 // The Degraded cause the pods give, if any: reason Unschedulable with
 // "N/M pods cannot be scheduled: <the scheduler's message>", else the
 // waiting reason with "N/M pods cannot start: container C is waiting
-// (REASON)". Nothing in it changes at each scheduler or kubelet retry.
+// (REASON)", else reason CrashLoopBackOff with "N/M pods are crash-looping:
+// container C keeps exiting (last exit code E, REASON)". Nothing in it
+// changes at each scheduler or kubelet retry.
 struct PodProblem {
   std::string reason, message;
   bool operator==(const PodProblem&) const = default;

@@ -531,7 +531,8 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
 TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
   api.Put(kMsPath, NewModelService());
   ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // creates
-  PodSummary pods{2, 1, "0/3 nodes are available: 1 Insufficient nvidia.com/gpu.", 0, "", ""};
+  PodSummary pods{
+      .pods = 2, .unschedulable = 1, .scheduler_message = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu."};
   std::vector<std::string> asked;
   CachedReads cache;
   cache.pods = [&](const std::string& key) {
@@ -555,7 +556,7 @@ TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
   EXPECT_EQ(api.Writes(), 0) << "the pod still cannot be scheduled: nothing to write";
   EXPECT_TRUE(recorder.events.empty());
 
-  pods = PodSummary{2, 0, "", 0, "", ""};
+  pods = PodSummary{.pods = 2};
   ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
   EXPECT_EQ(api.objects[kMsPath]["status"]["conditions"][2]["status"], "False");
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");

@@ -68,6 +68,30 @@ json Waiting(json pod, const std::string& reason, const std::string& message) {
   return pod;
 }
 
+// A container that exited with `code` and was restarted `restarts` times;
+// `running`: between two crashes (state running, not ready yet), else
+// waiting in CrashLoopBackOff.
+json Crashing(json pod, int restarts, int code = 1, bool running = false, bool ready = false) {
+  pod["spec"]["nodeName"] = "kwok-gpu-1";
+  pod["status"]["phase"] = "Running";
+  pod["status"]["conditions"] = json::array({{{"type", "PodScheduled"}, {"status", "True"}}});
+  json state = running ? json{{"running", {{"startedAt", "2026-11-30T17:03:0" + std::to_string(restarts) + "Z"}}}}
+                       : json{{"waiting",
+                               {{"reason", "CrashLoopBackOff"},
+                                {"message", "back-off " + std::to_string(10 << restarts) +
+                                                "s restarting failed container=model pod=llm-a_ml(p1)"}}}};
+  pod["status"]["containerStatuses"] = json::array({{{"name", "model"},
+                                                     {"ready", ready},
+                                                     {"restartCount", restarts},
+                                                     {"state", std::move(state)},
+                                                     {"lastState",
+                                                      {{"terminated",
+                                                        {{"exitCode", code},
+                                                         {"reason", code == 0 ? "Completed" : "Error"},
+                                                         {"finishedAt", "2026-11-30T17:02:00Z"}}}}}}});
+  return pod;
+}
+
 TEST(CachedPod, KeepsOnlyWhatTheStatusReads) {
   EXPECT_EQ(CachedPod(Unschedulable(WatchedPod("llm-6d4cf56db6-abcde"))), json::parse(R"({
     "metadata": {"name": "llm-6d4cf56db6-abcde", "namespace": "ml",
@@ -96,6 +120,26 @@ TEST(CachedPod, ImagePullRetriesGiveOneProjection) {
   // Passing states are not kept.
   EXPECT_FALSE(CachedPod(Waiting(WatchedPod("llm-a"), "ContainerCreating", "")).contains("status"));
   EXPECT_FALSE(CachedPod(Waiting(WatchedPod("llm-a"), "CrashLoopBackOff", "back-off 40s")).contains("status"));
+}
+
+TEST(CachedPod, ACrashLoopingContainerIsOneProjectionAcrossRestarts) {
+  const json waiting = CachedPod(Crashing(WatchedPod("llm-a"), 3));
+  EXPECT_EQ(waiting["status"]["containerStatuses"],
+            json::parse(R"([{"name": "model", "crashLooping": {"exitCode": 1, "reason": "Error"}}])"));
+  // Restarted once more, running again until its next crash: the same.
+  EXPECT_EQ(CachedPod(Crashing(WatchedPod("llm-a"), 4, 1, /*running=*/true)), waiting);
+  EXPECT_EQ(CachedPod(Crashing(WatchedPod("llm-a"), 9)), waiting);
+  // Not (yet) crash-looping: fewer restarts, Ready again, or restarted after
+  // exiting with 0.
+  const json plain = CachedPod(WatchedPod("llm-a"));
+  EXPECT_EQ(CachedPod(Crashing(WatchedPod("llm-a"), kCrashLoopRestarts - 1)), plain);
+  EXPECT_EQ(CachedPod(Crashing(WatchedPod("llm-a"), 5, 1, true, /*ready=*/true)), plain);
+  EXPECT_EQ(CachedPod(Crashing(WatchedPod("llm-a"), 5, 0)), plain);
+  // OOMKilled is kept as the reason.
+  json oom = Crashing(WatchedPod("llm-a"), 3, 137);
+  oom["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] = "OOMKilled";
+  EXPECT_EQ(CachedPod(oom)["status"]["containerStatuses"][0]["crashLooping"],
+            json::parse(R"({"exitCode": 137, "reason": "OOMKilled"})"));
 }
 
 TEST(CachedPod, TerminalPhaseAndDeletionKept) {
@@ -146,6 +190,23 @@ TEST(PodProblem, ContainerWaiting) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->reason, "ImagePullBackOff");
   EXPECT_EQ(p->message, "1/2 pods cannot start: container model is waiting (ImagePullBackOff)");
+}
+
+TEST(PodProblem, CrashLoopingAfterWhatCannotStart) {
+  auto p = FindPodProblem(SummarizePods(Pods({RunningReady(WatchedPod("llm-a")), Crashing(WatchedPod("llm-c"), 3),
+                                              Crashing(WatchedPod("llm-b"), 5, 2, true)})));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->reason, "CrashLoopBackOff");
+  EXPECT_EQ(p->message, "2/3 pods are crash-looping: container model keeps exiting (last exit code 2, Error)");
+  // An image that cannot be pulled is said first; each pod counts once.
+  p = FindPodProblem(SummarizePods(
+      Pods({Crashing(WatchedPod("llm-a"), 3), Waiting(WatchedPod("llm-b"), "ImagePullBackOff", "denied")})));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->reason, "ImagePullBackOff");
+  EXPECT_EQ(p->message, "1/2 pods cannot start: container model is waiting (ImagePullBackOff)");
+  const PodSummary s = SummarizePods(Pods({Crashing(WatchedPod("llm-a"), 3)}));
+  EXPECT_EQ(s.crash_looping, 1);
+  EXPECT_EQ(s.waiting, 0);
 }
 
 TEST(PodProblem, NoneWhenAllScheduledAndTerminatingPodsNotCounted) {

@@ -480,7 +480,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   ms["spec"]["replicas"] = 3;
   const std::string scheduler = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match.";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  obs.pods = PodSummary{3, 1, scheduler, 0, "", ""};
+  obs.pods = PodSummary{.pods = 3, .unschedulable = 1, .scheduler_message = scheduler};
   Actions a = Reconcile(ms, obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_TRUE(a.writes.empty());
@@ -507,7 +507,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   dep["status"]["readyReplicas"] = 3;
   dep["status"]["availableReplicas"] = 3;
   obs.deployment = dep;
-  obs.pods = PodSummary{3, 0, "", 0, "", ""};
+  obs.pods = PodSummary{.pods = 3};
   Actions c = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
   ASSERT_TRUE(c.status);
   EXPECT_EQ((*c.status)["phase"], "Ready");
@@ -523,7 +523,7 @@ TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
   dep["status"]["readyReplicas"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  obs.pods = PodSummary{2, 1, "0/3 nodes are available", 0, "", ""};
+  obs.pods = PodSummary{.pods = 2, .unschedulable = 1, .scheduler_message = "0/3 nodes are available"};
   Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["conditions"][2]["reason"], "RolloutFailed");  // versions.h

@@ -1,0 +1,55 @@
+# What the controller reports when a model server keeps exiting (the most
+# common failure of a new model: a wrong name, a bad argument, out of
+# memory). KWOK's pod-crash-loop stage (test/e2e/kwok/stages.yaml) shows
+# every container of an image named *crash-loop* as a kubelet shows one that
+# keeps exiting: not ready, restartCount 5, waiting CrashLoopBackOff, last
+# state terminated with exit code 1 (Error). Expected from the controller,
+# long before the rollout's progress deadline:
+#   - condition Degraded True, reason CrashLoopBackOff, message
+#     "2/2 pods are crash-looping: container model keeps exiting (last exit
+#     code 1, Error)"; phase Degraded (`kubectl get ms`), Ready False;
+#   - one Warning Event CrashLoopBackOff on the ModelService;
+#   - zero controller writes over 10 s while nothing changes;
+#   - with a working image, the rollout completes and Degraded turns False.
+# timeout: 150
+# logs: controller kwok
+need_full_cluster
+ns=e2e-crash
+name=bad-model
+new_ns "$ns"
+ms_yaml "$name" 'model: no-such-model' 'image: registry.local/serve:crash-loop' 'replicas: 2' | k -n "$ns" apply -f - >/dev/null
+degraded_reason() { k -n "$ns" get ms "$name" -o json | jq -r '.status.conditions[]? | select(.type == "Degraded" and .status == "True") | .reason'; }
+wait_output 60 "Degraded True, reason CrashLoopBackOff" CrashLoopBackOff degraded_reason
+st="$(k -n "$ns" get ms "$name" -o json)"
+msg="$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")"
+log "Degraded message: $msg"
+assert_eq "$msg" "2/2 pods are crash-looping: container model keeps exiting (last exit code 1, Error)" "Degraded message"
+assert_eq "$(jq -r .status.phase <<<"$st")" Degraded "phase"
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" False "Ready condition"
+assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 0 Degraded" "kubectl get ms"
+# The pods say so too (what the controller read).
+waiting="$(pods_of "$ns" "$name" '{range .items[*]}{.status.containerStatuses[0].state.waiting.reason}{" "}{.status.containerStatuses[0].restartCount}{"\n"}{end}')"
+assert_eq "$(sort -u <<<"$waiting")" "CrashLoopBackOff 5" "the pods' container state and restart count"
+warnings() {
+  k -n "$ns" get events -o json | jq --arg n "$name" '[.items[] | select(.involvedObject.kind == "ModelService"
+    and .involvedObject.name == $n and .type == "Warning" and .reason == "CrashLoopBackOff")
+    | if (.count // 0) > 0 then .count else 1 end] | add // 0'
+}
+wait_output 20 "a Warning Event CrashLoopBackOff on the ModelService" 1 warnings
+
+sleep 3
+mark="$(audit_mark)"
+sleep 10
+writes="$(controller_writes_since "$mark")"
+n="$(grep -c . <<<"$writes" || true)"
+(( n == 0 )) || { sort <<<"$writes" | uniq -c | sort -rn | head -n 20 >&2; }
+assert_eq "$n" 0 "controller writes during 10 s with crash-looping pods"
+assert_eq "$(warnings)" 1 "CrashLoopBackOff Warning Events (with their counts)"
+
+# A working image: the rollout replaces the crashing pods.
+k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"image":"registry.local/serve:1.4"}}' >/dev/null
+wait_ms_ready "$ns" 90 "$name"
+st="$(k -n "$ns" get ms "$name" -o json)"
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .status' <<<"$st")" False "Degraded after a working image"
+assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 2 Ready" "kubectl get ms after a working image"
+k -n "$ns" delete ms "$name" --wait=false >/dev/null
