@@ -129,6 +129,28 @@ ms_yaml() {
   for l in "$@"; do printf '  %s\n' "$l"; done
 }
 
+# hpa_yaml NS NAME: an autoscaling/v2 HorizontalPodAutoscaler of a user's
+# (not the controller's HPA mode) on ModelService NAME's scale subresource,
+# 1..3 replicas on an External modelservice_queue_length target of 5 a pod.
+hpa_yaml() {
+  cat <<EOF
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: $2}
+spec:
+  scaleTargetRef: {apiVersion: modelops.dev/v1, kind: ModelService, name: $2}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: External
+    external:
+      metric:
+        name: modelservice_queue_length
+        selector: {matchLabels: {namespace: $1, modelservice: $2}}
+      target: {type: AverageValue, averageValue: "5"}
+EOF
+}
+
 # ms_phase_is NS NAME PHASE
 ms_phase_is() { [[ "$(k -n "$1" get ms "$2" -o 'jsonpath={.status.phase}' 2>/dev/null)" == "$3" ]]; }
 # exists NS KIND NAME / gone NS KIND NAME

@@ -103,23 +103,7 @@ out="$(k -n "$ns" scale ms scaled --replicas=2 2>&1)" || fail "scale of scaled t
 assert_not_contains "$out" "Warning" "no warning without spec.autoscaling"
 
 # ---- An autoscaling/v2 HorizontalPodAutoscaler on the ModelService is accepted.
-out="$(k -n "$ns" apply -f - 2>&1 <<EOF2
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: scaled}
-spec:
-  scaleTargetRef: {apiVersion: modelops.dev/v1, kind: ModelService, name: scaled}
-  minReplicas: 1
-  maxReplicas: 3
-  metrics:
-  - type: External
-    external:
-      metric:
-        name: modelservice_queue_length
-        selector: {matchLabels: {namespace: $ns, modelservice: scaled}}
-      target: {type: AverageValue, averageValue: "5"}
-EOF2
-)" || fail "HPA refused: $out"
+out="$(hpa_yaml "$ns" scaled | k -n "$ns" apply -f - 2>&1)" || fail "HPA refused: $out"
 assert_contains "$out" "horizontalpodautoscaler.autoscaling/scaled created" "HPA created"
 k -n "$ns" delete hpa scaled --wait=false >/dev/null
 k -n "$ns" delete ms scaled auto --wait=false >/dev/null

@@ -14,22 +14,7 @@ ns=e2e-scale-hpa
 new_ns "$ns"
 ms_yaml target 'model: m' 'replicas: 2' | k -n "$ns" apply -f - >/dev/null
 wait_for 30 "Deployment $ns/target created" exists "$ns" deployment target
-k -n "$ns" apply -f - >/dev/null <<EOF2
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: target}
-spec:
-  scaleTargetRef: {apiVersion: modelops.dev/v1, kind: ModelService, name: target}
-  minReplicas: 1
-  maxReplicas: 3
-  metrics:
-  - type: External
-    external:
-      metric:
-        name: modelservice_queue_length
-        selector: {matchLabels: {namespace: $ns, modelservice: target}}
-      target: {type: AverageValue, averageValue: "5"}
-EOF2
+hpa_yaml "$ns" target | k -n "$ns" apply -f - >/dev/null
 able_to_scale() {
   [[ "$(k -n "$ns" get hpa target -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].reason}')" == SucceededGetScale ]]
 }
