@@ -195,6 +195,44 @@ void ReconcileHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Option
   out.events.push_back({"Normal", "Updated", "Update", "Updated HorizontalPodAutoscaler " + key + ": " + Join(drift)});
 }
 
+// Mode HPA while our HorizontalPodAutoscaler is not there (the mode was just
+// switched to HPA, or the HPA was deleted) and our Deployment runs: its pods
+// run at the count the previous decider set (the controller's own
+// autoscaler, or a user), and the HPA will start from spec.replicas. So
+// spec.replicas first takes that count, clamped into [minReplicas,
+// maxReplicas], and the Deployment keeps it: the switch neither removes pods
+// nor adds any before the HPA's first decision. Returns the replica count
+// handed over (the Deployment's, for this pass) when it patches spec.replicas.
+std::optional<int> HandOverToHpa(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
+  if (!spec.hpa || observed.hpa) return std::nullopt;  // an HPA of that name not ours is a conflict
+  const json* dep = Ours(observed.deployment, spec.uid);
+  if (dep == nullptr || BeingDeleted(*dep)) return std::nullopt;
+  for (const Action& a : out.writes) {
+    if (a.type == ActionType::kPatchModelService) return std::nullopt;  // the finalizer first, the next pass this
+  }
+  const autoscale::Spec& as = *spec.autoscaling;
+  const int current = DeploymentReplicas(*dep);
+  const int handed = std::clamp(current, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
+  if (handed == spec.replicas) return std::nullopt;
+  json meta = json::object();
+  if (ms.contains("metadata") && ms["metadata"].contains("resourceVersion")) {
+    meta["resourceVersion"] = ms["metadata"]["resourceVersion"];
+  }
+  out.writes.push_back({ActionType::kPatchModelService,
+                        "ModelService",
+                        ModelServicePath(spec.ns, spec.name),
+                        {{"metadata", std::move(meta)}, {"spec", {{"replicas", handed}}}}});
+  std::string msg = "Set spec.replicas from " + std::to_string(spec.replicas) + " to " + std::to_string(handed) +
+                    ", the Deployment's current replicas";
+  if (handed != current) {
+    msg += " (" + std::to_string(current) + ") clamped into " + std::to_string(as.min_replicas) + ".." +
+           std::to_string(as.max_replicas);
+  }
+  out.events.push_back({"Normal", "HandedOverToHPA", "Scale",
+                        msg + ", for the HorizontalPodAutoscaler to start from (spec.autoscaling.mode HPA)"});
+  return handed;
+}
+
 // The new status when it differs, and a Warning when Degraded turns on or
 // changes its reason (not on every resync while it stays so).
 void ReconcileStatus(const json& ms, const ModelServiceSpec& spec, StatusInput in, WallTime now, Actions& out) {
@@ -255,9 +293,10 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   }
   EnsureFinalizer(ms, spec, out);
 
-  const int replicas = DesiredReplicas(spec, observed);
-  out.desired_replicas = replicas;
   const std::optional<WriteFailure> failure = Failure(spec, observed);
+  int replicas = DesiredReplicas(spec, observed);
+  if (!failure) replicas = HandOverToHpa(ms, spec, observed, out).value_or(replicas);
+  out.desired_replicas = replicas;
   out.name_conflict = failure && failure->reason == kNameConflict;
   const json* dep = Ours(observed.deployment, spec.uid);
   const json* svc = Ours(observed.service, spec.uid);

@@ -343,18 +343,23 @@ controller_ports() {
 # controller_user NAME: the user a controller authenticates as (its client
 # certificate's CN), i.e. `.user.username` in the audit log.
 controller_user() { echo "e2e:$1"; }
+# The group of every controller identity of the suite (see controller_kubeconfig).
+E2E_CONTROLLER_GROUP=e2e:controllers
 
 # controller_kubeconfig NAME: print the path of a kubeconfig with a client
 # certificate of that controller's own (CN=$(controller_user NAME),
-# O=system:masters), signed by the cluster's CA, so that the audit log tells
-# the controllers apart. Made once per suite in $E2E_WORK/identities/.
+# O=e2e:controllers), signed by the cluster's CA, so that the audit log tells
+# the controllers apart. The group has exactly the manifests' RBAC (run.sh
+# binds manifests/rbac's ClusterRole and leader-election Role to it), so every
+# case proves that what the controller does in a real cluster is allowed.
+# Made once per suite in $E2E_WORK/identities/.
 controller_kubeconfig() {
   local name="$1" d="$E2E_WORK/identities"
   local kc="$d/$name.kubeconfig"
   if [[ ! -s "$kc" ]]; then
     mkdir -p "$d"
     openssl req -newkey rsa:2048 -nodes -keyout "$d/$name.key" -out "$d/$name.csr" \
-      -subj "/O=system:masters/CN=$(controller_user "$name")" 2>/dev/null || fail "openssl req for $name"
+      -subj "/O=$E2E_CONTROLLER_GROUP/CN=$(controller_user "$name")" 2>/dev/null || fail "openssl req for $name"
     printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' \
       >"$d/$name.ext"
     openssl x509 -req -in "$d/$name.csr" -CA "$E2E_CA_CERT" -CAkey "$E2E_CA_KEY" -CAcreateserial \

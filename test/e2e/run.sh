@@ -242,6 +242,25 @@ sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$WEBHOOK_PORT/#" \
   || setup_fail "kubectl apply of the local overlay" "$E2E_WORK/logs/install.log"
 "$KUBECTL" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >>"$E2E_WORK/logs/install.log" 2>&1 \
   || setup_fail "CRD not Established" "$E2E_WORK/logs/install.log"
+# The suite's controllers run outside the cluster with client certificates
+# (one identity each, for the audit log) in the group $E2E_CONTROLLER_GROUP:
+# bound to the very ClusterRole and Role that manifests/rbac grants the
+# controller's ServiceAccount, and to nothing else.
+"$KUBECTL" apply -f - >>"$E2E_WORK/logs/install.log" 2>&1 <<EOF || setup_fail "RBAC bindings of the suite's controllers" "$E2E_WORK/logs/install.log"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-controllers}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: modelservice-controller}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: $E2E_CONTROLLER_GROUP}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: e2e-controllers-leader-election, namespace: modelservice-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: modelservice-leader-election}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: $E2E_CONTROLLER_GROUP}
+EOF
 
 # ------------------------------------------------------------------ webhook
 ( start_webhook ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "webhook did not start" "$E2E_WORK/logs/webhook.log"

@@ -282,6 +282,59 @@ TEST(Hpa, CreatedWithTheOtherObjectsAndDeploymentFollowsSpecReplicas) {
   EXPECT_EQ(FindEvent(b, "Scaled")->message, "Scaled Deployment ml/bert from 5 to 7 replicas");
 }
 
+TEST(Hpa, SwitchingToModeHpaHandsTheRunningReplicasOverWithoutDroppingPods) {
+  // Mode Controller had scaled the Deployment to 8 (spec.replicas 5); the
+  // user switches to mode HPA. spec.replicas takes 8 for the HPA to start
+  // from, in one patch guarded by the resourceVersion; the Deployment keeps 8.
+  const json ms = ModelService("HPA", 5);
+  Observed o = World(ms, 8);
+  o.hpa.reset();
+  Actions a = Reconcile(ms, o, Opts(), kT0);
+  ASSERT_FALSE(a.writes.empty());
+  EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService) << "before the HPA is created";
+  EXPECT_EQ(a.writes[0].path, "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
+  EXPECT_EQ(a.writes[0].body, json::parse(R"({"metadata": {"resourceVersion": "100"}, "spec": {"replicas": 8}})"));
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr) << "the Deployment keeps its 8 pods";
+  EXPECT_NE(FindWrite(a, ActionType::kCreate, "HorizontalPodAutoscaler"), nullptr);
+  EXPECT_EQ(a.desired_replicas, 8);
+  ASSERT_NE(FindEvent(a, "HandedOverToHPA"), nullptr);
+  EXPECT_EQ(FindEvent(a, "HandedOverToHPA")->message,
+            "Set spec.replicas from 5 to 8, the Deployment's current replicas, for the HorizontalPodAutoscaler to "
+            "start from (spec.autoscaling.mode HPA)");
+
+  // Outside the HPA's bounds: clamped, and the Deployment follows.
+  o = World(ms, 14);
+  o.hpa.reset();
+  a = Reconcile(ms, o, Opts(), kT0);
+  ASSERT_FALSE(a.writes.empty());
+  EXPECT_EQ(a.writes[0].body["spec"], json::parse(R"({"replicas": 10})"));
+  const Action* dep = FindWrite(a, ActionType::kUpdate, "Deployment");
+  ASSERT_NE(dep, nullptr);
+  EXPECT_EQ(dep->body["spec"]["replicas"], 10);
+  EXPECT_EQ(FindEvent(a, "HandedOverToHPA")->message,
+            "Set spec.replicas from 5 to 10, the Deployment's current replicas (14) clamped into 1..10, for the "
+            "HorizontalPodAutoscaler to start from (spec.autoscaling.mode HPA)");
+
+  // Nothing to hand over: the same count, no Deployment yet, or the HPA
+  // already there (then spec.replicas is the HPA's and the Deployment follows it).
+  o = World(ms, 5);
+  o.hpa.reset();
+  EXPECT_EQ(FindWrite(Reconcile(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+  o = Observed{};
+  EXPECT_EQ(FindWrite(Reconcile(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+  o = World(ms, 8);
+  a = Reconcile(ms, o, Opts(), kT0);
+  EXPECT_EQ(FindWrite(a, ActionType::kPatchModelService, "ModelService"), nullptr);
+  ASSERT_NE(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment")->body["spec"]["replicas"], 5);
+  // Mode Controller: the controller's own autoscaler decides; no hand-over.
+  const json controller = ModelService("Controller", 5);
+  o = World(controller, 8);
+  o.hpa.reset();
+  o.recommendation = autoscale::Recommendation{true, "", "", 40, 8};
+  EXPECT_EQ(FindWrite(Reconcile(controller, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+}
+
 TEST(Hpa, DeletedWhenTheModeIsNoLongerHpaOrTheModelServiceGoes) {
   for (const char* change : {"Controller", "no autoscaling"}) {
     json ms = ModelService("Controller");

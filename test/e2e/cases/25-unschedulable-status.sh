@@ -15,9 +15,10 @@
 #   - once the fleet grows (a second 4-GPU node), Degraded False and phase
 #     Ready, READY 3.
 # The controller learns this from its pod informer (controller/modelservice/
-# pods.h). The suite's controller authenticates as system:masters, so the case
-# first checks that the manifests' ClusterRole grants the ServiceAccount what
-# that informer needs (list and watch on pods, cluster-wide).
+# pods.h). The suite's controller has the manifests' ClusterRole (through its
+# group, see controller_kubeconfig); the case also checks that the manifests
+# grant the ServiceAccount itself what that informer needs (list and watch on
+# pods, cluster-wide).
 # timeout: 150
 # logs: controller scheduler
 need_full_cluster

@@ -16,6 +16,8 @@
 #   a ModelService whose metric has no series -> Degraded with the HPA's
 #   reason (FailedGetExternalMetric);
 #   mode back to Controller -> the HPA is deleted and the controller scales;
+#   mode HPA again -> the running replicas are handed over (spec.replicas
+#   takes the Deployment's count), no pod dropped;
 #   deleting the ModelService deletes its HPA.
 # Needs kube-controller-manager (its HPA controller): skipped (77) without it.
 # timeout: 240
@@ -135,6 +137,32 @@ wait_for 30 "mode Controller: the HPA is deleted" gone "$ns" hpa "$name"
 set_queue "$ns" "$name" 12
 wait_for 30 "mode Controller: L=12 -> the controller scales the Deployment to 3" deploy_replicas_is "$ns" "$name" 3
 assert_eq "$(jp "ms/$name" '{.spec.replicas}' -n "$ns")" 1 "spec.replicas untouched by the controller's autoscaler"
+
+# ---- Mode HPA again while the controller's autoscaler holds 3 pods (spec.replicas
+# still 1): the controller hands the running count over (spec.replicas 3, one
+# Event), the HPA starts from it, and no pod is dropped (every Deployment
+# spec.replicas seen through a watch is 3).
+w="$E2E_WORK/cases/63-deployments.watch"
+api_watch "/apis/apps/v1/namespaces/$ns/deployments" "$w" "fieldSelector=metadata.name=$name"
+mark="$(audit_mark)"
+k -n "$ns" patch ms "$name" --type merge -p '{"spec":{"autoscaling":{"mode":"HPA"}}}' >/dev/null
+wait_for 30 "mode HPA: spec.replicas 3, handed over by the controller" spec_replicas_is 3 "$name"
+wait_for 30 "mode HPA: the HPA is created again" exists "$ns" hpa "$name"
+wait_for 60 "the new HPA reads the metric (ScalingActive True)" hpa_condition "$name" ScalingActive True ValidMetricFound
+sleep 4  # two more HPA syncs at L=12: ceil(12/5) = 3, nothing to change
+# A drop to spec.replicas 1 would be a watch event; none at all is fine.
+seen="$(jq -R -r 'fromjson? | select(.type != "BOOKMARK") | .object.spec.replicas' "$w" | sort -un | grep -v '^3$' || true)"
+log "Deployment watch events across the switch: $(grep -c . "$w" || true)"
+assert_eq "$seen" "" "a Deployment spec.replicas other than 3 in a watch event across the switch"
+assert_eq "$(jp "deploy/$name" '{.spec.replicas}' -n "$ns")" 3 "the Deployment after the switch"
+handover="$(controller_writes_since "$mark" | grep -E "^patch modelservices $ns/$name 200$" | grep -c . || true)"
+assert_eq "$handover" 1 "the controller's patches of the ModelService (the one hand-over)"
+handed_event() {
+  k -n "$ns" get events -o json | jq -r --arg n "$name" '.items[] | select(.involvedObject.name == $n and .reason == "HandedOverToHPA") | .message'
+}
+wait_output 20 "the hand-over Event" \
+  "Set spec.replicas from 1 to 3, the Deployment's current replicas, for the HorizontalPodAutoscaler to start from (spec.autoscaling.mode HPA)" \
+  handed_event
 
 # ---- Deleting a ModelService deletes its HPA.
 wait_for 30 "quiet's HPA exists" exists "$ns" hpa quiet
