@@ -256,10 +256,47 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
   return s;
 }
 
-std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& image) {
+namespace {
+// Takes out of `j` every member equal to the same member of `defaults`, in
+// nested objects too. An object left empty goes too when every spec has it
+// (it is in `bare`, the defaults of an empty spec), and stays as {} when not
+// (spec.autoscaling: present with its defaults only is not absent).
+void DropDefaults(json& j, const json& defaults, const json& bare) {
+  for (auto it = j.begin(); it != j.end();) {
+    const auto d = defaults.find(it.key());
+    const auto b = bare.is_object() ? bare.find(it.key()) : bare.end();
+    const bool always = bare.is_object() && b != bare.end();
+    if (d != defaults.end() && it->is_object() && d->is_object()) {
+      DropDefaults(*it, *d, always ? *b : json());
+      if (it->empty() && always) {
+        it = j.erase(it);
+        continue;
+      }
+    } else if (d != defaults.end() && *it == *d) {
+      it = j.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+}  // namespace
+
+json SpecHashInput(const api::ModelServiceSpec& defaulted, const std::string& image) {
+  // Every default, nested blocks included; and what an empty spec gets.
+  static const json kDefaults =
+      api::ParseSpec({{"strategy", json::object()}, {"autoscaling", json::object()}, {"rollout", json::object()}})
+          .spec.Defaulted()
+          .ToJson();
+  static const json kBare = api::ParseSpec(json::object()).spec.Defaulted().ToJson();
   json j = defaulted.ToJson();
+  DropDefaults(j, kDefaults, kBare);
   j.erase("replicas");
   j["image"] = image;
+  return j;
+}
+
+std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& image) {
+  const json j = SpecHashInput(defaulted, image);
   uint64_t h = 14695981039346656037ULL;  // FNV-1a 64
   for (const unsigned char c : j.dump()) {
     h ^= c;

@@ -48,11 +48,16 @@ struct ModelServiceSpec {
   std::string spec_hash;
 };
 
-// A hash of the defaulted spec with the image resolved, every field but
-// replicas (which kubectl scale and an HPA change without asking for a new
-// rollout): 16 hex digits of FNV-1a 64 over its JSON. A rollout of the same
+// A hash of the spec with the image resolved, every field but replicas
+// (which kubectl scale and an HPA change without asking for a new rollout):
+// 16 hex digits of FNV-1a 64 over SpecHashInput's JSON. A rollout of the same
 // hash is the same attempt.
 std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& image);
+// What SpecHash hashes: the defaulted spec without the values that equal
+// the defaults (so that a release which adds a defaulted field does not
+// change the hash of every spec, and retry a version that was rolled back),
+// without replicas, with "image" the resolved image.
+nlohmann::json SpecHashInput(const api::ModelServiceSpec& defaulted, const std::string& image);
 
 // The typed spec of the object, defaulted by api::ModelServiceSpec::Defaulted
 // (the webhook normally has filled the defaults in already; a value that

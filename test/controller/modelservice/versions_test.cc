@@ -369,6 +369,37 @@ TEST(Versions, ADeadlineOfAnOlderDeploymentSpecIsNotAFailure) {
   EXPECT_FALSE(a.status->contains("failedSpecHash"));
 }
 
+TEST(Versions, SpecHashSeesOnlyWhatDiffersFromTheDefaults) {
+  const auto parse = [](const json& spec) { return api::ParseSpec(spec).spec.Defaulted(); };
+  const json minimal = {{"model", "m"}};
+  // No default takes part: a release that adds a defaulted field leaves
+  // every hash as it was (so no rolled-back version is tried again).
+  EXPECT_EQ(SpecHashInput(parse(minimal), "img"), json::parse(R"({"model": "m", "image": "img"})"));
+  EXPECT_EQ(SpecHash(parse({{"model", "m"},
+                            {"port", 8080},
+                            {"strategy", {{"type", "RollingUpdate"}}},
+                            {"rollout", {{"timeoutSeconds", 600}, {"rollback", "Manual"}}}}),
+                     "img"),
+            SpecHash(parse(minimal), "img"))
+      << "defaults written out hash as defaults left out";
+  EXPECT_EQ(SpecHashInput(parse({{"model", "m"},
+                                 {"version", "2"},
+                                 {"gpus", 1},
+                                 {"strategy", {{"rollingUpdate", {{"maxSurge", 1}}}}},
+                                 {"rollout", {{"rollback", "Automatic"}}},
+                                 {"autoscaling", {{"maxReplicas", 4}, {"targetQueueLength", 5}}}}),
+                          "img"),
+            json::parse(R"({"model": "m", "version": "2", "gpus": 1, "strategy": {"rollingUpdate": {"maxSurge": 1}},
+                            "rollout": {"rollback": "Automatic"},
+                            "autoscaling": {"maxReplicas": 4, "targetQueueLength": 5}, "image": "img"})"));
+  // Autoscaling with its defaults only is not no autoscaling; replicas never
+  // counts; the resolved image does.
+  EXPECT_EQ(SpecHashInput(parse({{"model", "m"}, {"autoscaling", json::object()}}), "img")["autoscaling"],
+            json::object());
+  EXPECT_EQ(SpecHash(parse({{"model", "m"}, {"replicas", 7}}), "img"), SpecHash(parse(minimal), "img"));
+  EXPECT_NE(SpecHash(parse(minimal), "img:2"), SpecHash(parse(minimal), "img"));
+}
+
 TEST(Versions, TemplateVersionOfADeployment) {
   const json ms = ModelService("", "registry.local/serve:1.4");
   const json d = Deployment(ms, 1, 2, 2, 2);
