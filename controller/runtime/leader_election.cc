@@ -92,35 +92,37 @@ void LeaderElector::Observe(const json& lease, Clock::TimePoint now) {
   observed_time_ = now;
 }
 
-bool LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
+std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   const auto now = clock_.Now();
-  auto failed = [&](const char* what, const kube::Result& r) {
+  auto failed = [&](const char* what, const kube::Result& r) -> std::optional<Clock::TimePoint> {
     if (logger_) {
       logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
     }
-    return false;
+    return std::nullopt;
   };
 
   // 1. A leader renews with the record it last saw: one request.
   if (IsLeader() && observed_lease_.is_object()) {
+    const auto sent = clock_.Now();
     kube::Result updated = store_.Update(BuildLease(&observed_lease_, true), deadline);
     if (updated.ok()) {
       Observe(updated.body, now);
-      return true;
+      return sent;
     }
     if (logger_)
       logger_->debug("lease {}: renew with the last seen record failed ({}); reading it", store_.Describe(),
                      updated.code);
   }
-  if (clock_.Now() >= deadline) return false;
+  if (clock_.Now() >= deadline) return std::nullopt;
 
   // 2. Read it, or create it.
   kube::Result got = store_.Get(deadline);
   if (got.IsNotFound()) {
+    const auto sent = clock_.Now();
     kube::Result created = store_.Create(BuildLease(nullptr, false), deadline);
     if (!created.ok()) return failed("create", created);
     Observe(created.body, now);
-    return true;
+    return sent;
   }
   if (!got.ok()) return failed("get", got);
 
@@ -140,15 +142,16 @@ bool LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   const bool ours = holder == config_.identity;
   const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", int64_t{0}));
   if (!holder.empty() && !ours && observed_time_ + duration > answered) {
-    return false;  // held by someone else and not expired
+    return std::nullopt;  // held by someone else and not expired
   }
 
   // 4. Take or renew it, with its resourceVersion as the precondition.
-  if (clock_.Now() >= deadline) return false;
+  const auto sent = clock_.Now();
+  if (sent >= deadline) return std::nullopt;
   kube::Result updated = store_.Update(BuildLease(&got.body, ours), deadline);
   if (!updated.ok()) return failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
   Observe(updated.body, now);
-  return true;
+  return sent;
 }
 
 Clock::Duration LeaderElector::WriteTimeLeft() const {
@@ -203,11 +206,15 @@ Clock::TimePoint LeaderElector::Step() {
     SetState(State::kLost);
     return start;
   }
-  const bool ok = TryAcquireOrRenew(deadline);
+  const std::optional<Clock::TimePoint> sent = TryAcquireOrRenew(deadline);
+  const bool ok = sent.has_value();
   const auto after = clock_.Now();
   if (ok && after < deadline) {  // an answer after the deadline counts for nothing
-    last_renew_ = start;
-    writes_until_.store((start + config_.renew_deadline).time_since_epoch().count(), std::memory_order_release);
+    // Held from when the write that holds it was sent (others time it from
+    // when they see it, later): not from the start of this attempt, whose
+    // read may have waited long for a slow or paused API server.
+    last_renew_ = *sent;
+    writes_until_.store((*sent + config_.renew_deadline).time_since_epoch().count(), std::memory_order_release);
     SetState(State::kLeader);
     return after + config_.retry_period;
   }

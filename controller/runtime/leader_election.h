@@ -8,15 +8,16 @@
 //  - writes carry the Lease's resourceVersion; a 409 means another candidate
 //    won the race and we try again at the next retry;
 //  - every attempt (Get, Create, Update of the Lease) ends by a deadline: a
-//    leader's is its renew deadline (the start of its last successful renew +
-//    renew deadline), an acquire attempt gets as long; a leader renews first
+//    leader's is its renew deadline (when the write of its last successful
+//    renew was sent + renew deadline), an acquire attempt gets as long; a leader renews first
 //    with the record it last saw (one PUT) and reads the Lease only when that
 //    fails, as client-go does;
 //  - a leader that cannot renew within the renew deadline stops leading at
 //    once (OnStoppedLeading; the program then exits non-zero);
 //  - the elector is the controller's WriteGate: writes may leave the process
-//    only while the time since the start of the last successful renew is below
-//    the renew deadline, computed from the monotonic clock at the moment of
+//    only while the time since the write of the last successful acquire or
+//    renew was sent is below the renew deadline (not since the attempt began:
+//    its read may have waited long for a slow or paused API server), computed from the monotonic clock at the moment of
 //    each write, not from a state this elector's thread sets (which may run
 //    late: a paused process, a hung request). Another candidate can take the
 //    Lease only a full lease duration after it saw our last renew, so the gate
@@ -38,6 +39,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -131,13 +133,14 @@ class LeaderElector final : public kube::WriteGate {
   const std::string& identity() const { return config_.identity; }
 
   // kube::WriteGate: while leading, the renew deadline minus the time since
-  // the start of the last successful acquire/renew, from the clock now; zero
-  // when not leading. Thread-safe, lock-free.
+  // the write of the last successful acquire/renew was sent, from the clock
+  // now; zero when not leading. Thread-safe, lock-free.
   Clock::Duration WriteTimeLeft() const override;
 
-  // One acquire/renew attempt, every request bounded by `deadline`. Exposed
+  // One acquire/renew attempt, every request bounded by `deadline`: the time
+  // the write that acquired or renewed the Lease was sent, or none. Exposed
   // for tests.
-  bool TryAcquireOrRenew(Clock::TimePoint deadline);
+  std::optional<Clock::TimePoint> TryAcquireOrRenew(Clock::TimePoint deadline);
 
  private:
   nlohmann::json BuildLease(const nlohmann::json* current, bool ours) const;
@@ -158,8 +161,8 @@ class LeaderElector final : public kube::WriteGate {
   bool stop_requested_ = false;
   State state_ = State::kFollower;
 
-  // When writes stop: the start of the last successful acquire/renew plus
-  // the renew deadline, as Clock::TimePoint::time_since_epoch().count();
+  // When writes stop: when the write of the last successful acquire/renew
+  // was sent plus the renew deadline, as Clock::TimePoint::time_since_epoch().count();
   // kGateClosed when not leading.
   static constexpr Clock::Duration::rep kGateClosed = std::numeric_limits<Clock::Duration::rep>::min();
   std::atomic<Clock::Duration::rep> writes_until_{kGateClosed};
@@ -168,7 +171,7 @@ class LeaderElector final : public kube::WriteGate {
   std::string observed_record_;       // the lease spec last seen, serialized
   nlohmann::json observed_lease_;     // the whole Lease last seen (for a leader's renew)
   Clock::TimePoint observed_time_{};  // when we saw the spec change, on our clock
-  Clock::TimePoint last_renew_{};     // the start of our last successful acquire/renew
+  Clock::TimePoint last_renew_{};     // when the write of our last successful acquire/renew was sent
   std::mt19937_64 rng_;
 };
 

@@ -157,6 +157,30 @@ TEST(LeaderElection, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
   EXPECT_GE(clock.Now(), t0 + seconds(22)) << "15 s after the read that saw a's renewal was answered";
 }
 
+TEST(LeaderElection, AnAcquireWhoseReadWaitedHoldsTheLeaseFromItsWrite) {
+  // b's read of an expired Lease waits 9 s (a paused API server); then it
+  // takes the Lease. It holds it from when that write was sent, not from
+  // when the attempt began: else it would have 1 s of writes left and lose
+  // the Lease at its first renewal.
+  FakeClock clock;
+  MemLeaseStore store;
+  SlowFirstRead b_link(store);
+  Candidate a(store, clock, "a");
+  Candidate b(b_link, clock, "b");
+  a.elector.Step();  // a leads, then dies
+  b.elector.Step();  // b sees a's record
+  clock.Advance(seconds(16));
+  b_link.meanwhile = [&] { clock.Advance(seconds(9)); };
+  b.elector.Step();
+  ASSERT_TRUE(b.elector.IsLeader());
+  EXPECT_EQ(b.elector.WriteTimeLeft(), seconds(10));
+  clock.Advance(seconds(2));
+  b.elector.Step();
+  EXPECT_TRUE(b.elector.IsLeader()) << "renewed 2 s after taking the Lease";
+  EXPECT_EQ(b.elector.WriteTimeLeft(), seconds(10));
+  EXPECT_EQ(b.stopped, 0);
+}
+
 TEST(LeaderElection, WallClockSkewDoesNotMatter) {
   FakeClock clock;
   MemLeaseStore store;

@@ -20,10 +20,11 @@ new_ns "$ns"
 ms_yaml "$name" 'model: no-such-model' 'image: registry.local/serve:crash-loop' 'replicas: 2' | k -n "$ns" apply -f - >/dev/null
 degraded_reason() { k -n "$ns" get ms "$name" -o json | jq -r '.status.conditions[]? | select(.type == "Degraded" and .status == "True") | .reason'; }
 wait_output 60 "Degraded True, reason CrashLoopBackOff" CrashLoopBackOff degraded_reason
+# KWOK starts the two pods up to 1.5 s apart: "1/2 pods ..." may come first.
+degraded_message() { k -n "$ns" get ms "$name" -o json | jq -r '.status.conditions[]? | select(.type == "Degraded") | .message'; }
+wait_output 30 "the Degraded message, once both pods crash-loop" \
+  "2/2 pods are crash-looping: container model keeps exiting (last exit code 1, Error)" degraded_message
 st="$(k -n "$ns" get ms "$name" -o json)"
-msg="$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")"
-log "Degraded message: $msg"
-assert_eq "$msg" "2/2 pods are crash-looping: container model keeps exiting (last exit code 1, Error)" "Degraded message"
 assert_eq "$(jq -r .status.phase <<<"$st")" Degraded "phase"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" False "Ready condition"
 assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 0 Degraded" "kubectl get ms"
