@@ -482,6 +482,33 @@ controller_writes_since() {
     | "\(.verb) \(.objectRef.resource)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "")/\(.objectRef.name // "") \(.responseStatus.code)"'
 }
 
+# assert_no_controller_writes SECONDS WHAT: after 3 s for in-flight work to
+# settle, the controller makes no write request (Leases excepted) for
+# SECONDS, from the audit log; the writes it made are listed when it did.
+# Sets quiet_mark to the audit line the quiet period started at.
+assert_no_controller_writes() {
+  local secs="$1" what="$2" writes n
+  sleep 3
+  quiet_mark="$(audit_mark)"
+  log "quiet period: $secs s from audit log line $quiet_mark"
+  sleep "$secs"
+  writes="$(controller_writes_since "$quiet_mark")"
+  n="$(grep -c . <<<"$writes" || true)"
+  if (( n > 0 )); then
+    echo "controller writes during the quiet period:" >&2
+    sort <<<"$writes" | uniq -c | sort -rn | head -n 30 >&2
+  fi
+  assert_eq "$n" 0 "controller write requests during $secs s $what"
+}
+
+# warning_events NS NAME REASON: how many Warning Events REASON the
+# ModelService NAME has (core/v1 Events, their counts included).
+warning_events() {
+  k -n "$1" get events -o json | jq --arg n "$2" --arg r "$3" '[.items[] | select(.involvedObject.kind == "ModelService"
+    and .involvedObject.name == $n and .type == "Warning" and .reason == $r)
+    | if (.count // 0) > 0 then .count else 1 end] | add // 0'
+}
+
 # jq definitions for the audit log: `ts` turns an RFC 3339 time with
 # microseconds into epoch seconds; `write` selects mutating requests; `what`
 # prints "verb resource[/subresource] ns/name code".

@@ -131,12 +131,16 @@ class SlowFirstRead final : public LeaseStore {
   MemLeaseStore& store_;
 };
 
-TEST(LeaderElection, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
+// a on the store directly; b, the standby, through SlowFirstRead.
+struct SlowStandby : ::testing::Test {
   FakeClock clock;
   MemLeaseStore store;
-  SlowFirstRead b_link(store);
-  Candidate a(store, clock, "a");
-  Candidate b(b_link, clock, "b");
+  SlowFirstRead b_link{store};
+  Candidate a{store, clock, "a"};
+  Candidate b{b_link, clock, "b"};
+};
+
+TEST_F(SlowStandby, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
   const auto t0 = clock.Now();
   a.elector.Step();
   b_link.meanwhile = [&] {
@@ -157,16 +161,11 @@ TEST(LeaderElection, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
   EXPECT_GE(clock.Now(), t0 + seconds(22)) << "15 s after the read that saw a's renewal was answered";
 }
 
-TEST(LeaderElection, AnAcquireWhoseReadWaitedHoldsTheLeaseFromItsWrite) {
+TEST_F(SlowStandby, AnAcquireWhoseReadWaitedHoldsTheLeaseFromItsWrite) {
   // b's read of an expired Lease waits 9 s (a paused API server); then it
   // takes the Lease. It holds it from when that write was sent, not from
   // when the attempt began: else it would have 1 s of writes left and lose
   // the Lease at its first renewal.
-  FakeClock clock;
-  MemLeaseStore store;
-  SlowFirstRead b_link(store);
-  Candidate a(store, clock, "a");
-  Candidate b(b_link, clock, "b");
   a.elector.Step();  // a leads, then dies
   b.elector.Step();  // b sees a's record
   clock.Advance(seconds(16));

@@ -66,17 +66,9 @@ event_seen() {
 wait_for 20 "a Warning Event Unschedulable on the ModelService" event_seen
 
 # No hot loop while the pod stays Pending.
-sleep 3
-mark="$(audit_mark)"
-sleep 10
-writes="$(controller_writes_since "$mark")"
-n="$(grep -c . <<<"$writes" || true)"
-(( n == 0 )) || { sort <<<"$writes" | uniq -c | sort -rn | head -n 20 >&2; }
-assert_eq "$n" 0 "controller writes during 10 s with a pod stuck Pending"
+assert_no_controller_writes 10 "with a pod stuck Pending"
 # One Warning: a single Event, not repeated (its count, when set, is 1).
-warnings="$(k -n "$ns" get events -o json | jq --arg n "$name" '[.items[] | select(.involvedObject.kind == "ModelService"
-  and .involvedObject.name == $n and .reason == "Unschedulable") | if (.count // 0) > 0 then .count else 1 end] | add // 0')"
-assert_eq "$warnings" 1 "Unschedulable Warning Events on the ModelService (with their counts)"
+assert_eq "$(warning_events "$ns" "$name" Unschedulable)" 1 "Unschedulable Warning Events on the ModelService (with their counts)"
 
 add_node "$new_node" --gpus 4
 wait_ms_ready "$ns" 60 "$name"

@@ -31,21 +31,9 @@ assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 0 Degraded" "kubectl 
 # The pods say so too (what the controller read).
 waiting="$(pods_of "$ns" "$name" '{range .items[*]}{.status.containerStatuses[0].state.waiting.reason}{" "}{.status.containerStatuses[0].restartCount}{"\n"}{end}')"
 assert_eq "$(sort -u <<<"$waiting")" "CrashLoopBackOff 5" "the pods' container state and restart count"
-warnings() {
-  k -n "$ns" get events -o json | jq --arg n "$name" '[.items[] | select(.involvedObject.kind == "ModelService"
-    and .involvedObject.name == $n and .type == "Warning" and .reason == "CrashLoopBackOff")
-    | if (.count // 0) > 0 then .count else 1 end] | add // 0'
-}
-wait_output 20 "a Warning Event CrashLoopBackOff on the ModelService" 1 warnings
-
-sleep 3
-mark="$(audit_mark)"
-sleep 10
-writes="$(controller_writes_since "$mark")"
-n="$(grep -c . <<<"$writes" || true)"
-(( n == 0 )) || { sort <<<"$writes" | uniq -c | sort -rn | head -n 20 >&2; }
-assert_eq "$n" 0 "controller writes during 10 s with crash-looping pods"
-assert_eq "$(warnings)" 1 "CrashLoopBackOff Warning Events (with their counts)"
+wait_output 20 "a Warning Event CrashLoopBackOff on the ModelService" 1 warning_events "$ns" "$name" CrashLoopBackOff
+assert_no_controller_writes 10 "with crash-looping pods"
+assert_eq "$(warning_events "$ns" "$name" CrashLoopBackOff)" 1 "CrashLoopBackOff Warning Events (with their counts)"
 
 # A working image: the rollout replaces the crashing pods.
 k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"image":"registry.local/serve:1.4"}}' >/dev/null
