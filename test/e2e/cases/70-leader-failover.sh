@@ -2,7 +2,7 @@
 # leader_election_master_status 1. kill -9 of the leader: the other takes over
 # (reconciles a new object) within 25 s. The killed one restarts as standby;
 # SIGTERM to the leader: it releases the Lease and the standby takes over
-# within 3 s. Prints the takeover times.
+# within 6 s. Prints the takeover times.
 # timeout: 150
 # logs: controller controller-b
 ns=e2e-failover
@@ -34,7 +34,11 @@ assert_le "$t_kill" 25 "takeover after kill -9 (s)"
 holder2="$(k -n modelservice-system get lease modelservice-controller -o 'jsonpath={.spec.holderIdentity}')"
 [[ "$holder2" != "$holder" ]] || fail "Lease holder unchanged ($holder) after takeover"
 
-# 2. restart the killed one (standby), SIGTERM the leader: release + takeover within 3 s.
+# 2. restart the killed one (standby), SIGTERM the leader: release + takeover.
+# The leader drains and releases the Lease (empty holder) as it exits, about
+# 0.5 s; the standby takes a released Lease at its next acquire attempt, and
+# those come every 2 s x (1 + 1.2 rand) as client-go's, so up to 4.4 s later;
+# then the reconcile. 6 s bounds that (a 3 s bound failed at 3.3 s in CI).
 start_controller controller
 sleep 3
 is_leader controller && fail "restarted controller leads while controller-b holds the Lease"
@@ -45,6 +49,6 @@ ms_yaml fo-2 'model: m' | k -n "$ns" apply -f - >/dev/null
 wait_for 10 "controller reconciles fo-2 after the leader got SIGTERM" exists "$ns" deployment fo-2
 t_term="$(elapsed "$t0")"
 is_leader controller || fail "controller reconciles but does not report leader_election_master_status 1"
-assert_le "$t_term" 3 "takeover after SIGTERM (s)"
+assert_le "$t_term" 6 "takeover after SIGTERM (s)"
 echo "TIMING failover: kill -9 -> new leader reconciled in ${t_kill}s; SIGTERM -> ${t_term}s" | tee -a "$E2E_WORK/timings.txt" >&2
 k -n "$ns" delete ms fo-1 fo-2 --wait=false >/dev/null
