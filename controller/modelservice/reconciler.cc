@@ -32,12 +32,16 @@ json Finalizers(const json& ms) {
 
 // A merge patch setting metadata.finalizers; the resourceVersion in the
 // patch makes the API server reject it with 409 if the object changed.
-json FinalizerPatch(const json& ms, const json& finalizers) {
-  json meta = {{"finalizers", finalizers}};
+// A merge patch of the ModelService guarded by the resourceVersion it was read at.
+json GuardedPatch(const json& ms, json patch) {
   if (ms.contains("metadata") && ms["metadata"].contains("resourceVersion")) {
-    meta["resourceVersion"] = ms["metadata"]["resourceVersion"];
+    patch["metadata"]["resourceVersion"] = ms["metadata"]["resourceVersion"];
   }
-  return {{"metadata", meta}};
+  return patch;
+}
+
+json FinalizerPatch(const json& ms, const json& finalizers) {
+  return GuardedPatch(ms, {{"metadata", {{"finalizers", finalizers}}}});
 }
 
 int64_t Generation(const json& ms) {
@@ -214,14 +218,8 @@ std::optional<int> HandOverToHpa(const json& ms, const ModelServiceSpec& spec, c
   const int current = DeploymentReplicas(*dep);
   const int handed = std::clamp(current, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
   if (handed == spec.replicas) return std::nullopt;
-  json meta = json::object();
-  if (ms.contains("metadata") && ms["metadata"].contains("resourceVersion")) {
-    meta["resourceVersion"] = ms["metadata"]["resourceVersion"];
-  }
-  out.writes.push_back({ActionType::kPatchModelService,
-                        "ModelService",
-                        ModelServicePath(spec.ns, spec.name),
-                        {{"metadata", std::move(meta)}, {"spec", {{"replicas", handed}}}}});
+  out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
+                        GuardedPatch(ms, {{"spec", {{"replicas", handed}}}})});
   std::string msg = "Set spec.replicas from " + std::to_string(spec.replicas) + " to " + std::to_string(handed) +
                     ", the Deployment's current replicas";
   if (handed != current) {
