@@ -22,8 +22,7 @@ WORKDIR /src
 # Only what the two programs are built from (test/ and bench/ are not needed
 # with MS_BUILD_TESTS=OFF and MS_BUILD_BENCH=OFF).
 COPY CMakeLists.txt ./
-COPY api/ api/
-COPY base/ base/
+COPY shared/ shared/
 COPY webhook/ webhook/
 COPY controller/ controller/
 

@@ -6,7 +6,7 @@
 //   JsonDump/*              dumping the response AdmissionReview, alone
 //   ValidateModelService    the hand-written checks + the schema safety net
 //   SchemaValidate/*        ms::SchemaValidator::Validate (a valijson::Validator
-//                           constructed per call, as api/schema.cc does)
+//                           constructed per call, as shared/api/schema.cc does)
 //   Valijson/*              valijson directly: a fresh Validator per call vs
 //                           one reused Validator (its regex cache kept), to
 //                           show what constructing one per call costs
@@ -28,7 +28,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "api/schema.h"
+#include "shared/api/schema.h"
 #include "api/validation.h"
 #include "base/files.h"
 #include "webhook/admission/mutating_handler.h"
@@ -160,7 +160,7 @@ const valijson::Schema& Compiled() {
   return c.schema;
 }
 
-// What api/schema.cc does today: a Validator per call, so every `pattern`
+// What shared/api/schema.cc does today: a Validator per call, so every `pattern`
 // is compiled into a std::regex again on every validation.
 void BM_Valijson_FreshValidatorPerCall(benchmark::State& state, const std::string* body) {
   const json probe = SpecProbe(*body);

@@ -7,7 +7,7 @@
 #    rest of the block (stdout and stderr; tabs expanded and trailing blanks
 #    dropped on both sides, since editors do that to a README).
 # 2. `kubectl explain modelservice.PATH` for every object of the schema
-#    (api/schema/modelservice.schema.json: the root, spec, spec.strategy,
+#    (shared/api/schema/modelservice.schema.json: the root, spec, spec.strategy,
 #    spec.strategy.rollingUpdate, spec.autoscaling, spec.rollout, status,
 #    status.conditions): a description of the object and of every field it
 #    lists, each the schema's text (the root's apiVersion, kind and metadata
@@ -51,7 +51,7 @@ assert_eq "$(k -n default get ms -o name | tr "\n" " ")" "$before" "ModelService
 # One Python program walks the schema, runs kubectl explain for each object,
 # prints one "ok: ..." line per object checked and one "FAIL: ..." line per
 # difference (descriptions compared with whitespace folded: kubectl wraps).
-report="$(python3 - "$E2E_ROOT/api/schema/modelservice.schema.json" "$KUBECTL" <<'PY' 2>&1
+report="$(python3 - "$E2E_ROOT/shared/api/schema/modelservice.schema.json" "$KUBECTL" <<'PY' 2>&1
 import json, re, subprocess, sys
 
 schema = json.load(open(sys.argv[1]))

@@ -1,4 +1,4 @@
-// The ModelService JSON schema (api/schema/modelservice.schema.json, the
+// The ModelService JSON schema (shared/api/schema/modelservice.schema.json, the
 // CRD's openAPIV3Schema), compiled once with valijson as draft 4.
 #pragma once
 

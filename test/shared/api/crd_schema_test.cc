@@ -1,5 +1,5 @@
 // The CRD in manifests/ carries the same constraints as the schema the
-// webhook compiles (api/schema/), and no defaults; every field has a
+// webhook compiles (shared/api/schema/), and no defaults; every field has a
 // description.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/schema.h"
+#include "shared/api/schema.h"
 #include "base/files.h"
 #include "webhook/validate/yaml_reader.h"
 
