@@ -13,7 +13,7 @@
 #include <iterator>
 #include <string>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string body = ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
-  ms::SchemaValidator schema;
+  ms::api::SchemaValidator schema;
   ms::webhook::ValidatingHandler validating(schema);
   ms::webhook::MutatingHandler mutating;
   const ms::webhook::Handler& handler =

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
@@ -109,9 +109,9 @@ std::optional<Settings> Check(const Flags& f) {
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
   const auto& logger = s.logger;
-  std::unique_ptr<ms::SchemaValidator> schema;
+  std::unique_ptr<ms::api::SchemaValidator> schema;
   try {
-    schema = std::make_unique<ms::SchemaValidator>();
+    schema = std::make_unique<ms::api::SchemaValidator>();
   } catch (const std::exception& e) {
     logger->critical("{}", e.what());
     return 1;

@@ -119,9 +119,10 @@ json DesiredContainer(const ModelServiceSpec& spec) {
 }
 
 json DesiredStrategy(const ModelServiceSpec& spec) {
-  if (spec.strategy_type == api::StrategyType::kRecreate) return {{"type", api::kStrategyRecreate}};
+  if (spec.strategy_type == api::StrategyType::kRecreate)
+    return {{"type", api::ToString(api::StrategyType::kRecreate)}};
   return {
-      {"type", api::kStrategyRollingUpdate},
+      {"type", api::ToString(api::StrategyType::kRollingUpdate)},
       {"rollingUpdate", {{"maxSurge", spec.max_surge.ToJson()}, {"maxUnavailable", spec.max_unavailable.ToJson()}}}};
 }
 
@@ -241,8 +242,8 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     s.max_surge = *ru->max_surge;
     s.max_unavailable = *ru->max_unavailable;
   }
-  s.rollout_timeout_seconds =
-      ToInt(std::clamp(*d.rollout->timeout_seconds, api::kMinRolloutTimeoutSeconds, api::kMaxRolloutTimeoutSeconds));
+  s.rollout_timeout_seconds = ToInt(
+      std::clamp(*d.rollout->timeout_seconds, api::Rollout::kTimeoutSeconds.min, api::Rollout::kTimeoutSeconds.max));
   s.rollback = *d.rollout->rollback;
   s.spec_hash = SpecHash(d, s.image);
   if (const auto& a = d.autoscaling) {
@@ -373,9 +374,10 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   const json want = DesiredStrategy(spec);
   const bool strategy_ok =
       spec.strategy_type == api::StrategyType::kRecreate
-          ? strategy.value("type", "") == api::kStrategyRecreate && !strategy.contains("rollingUpdate")
-          : strategy.value("type", "") == api::kStrategyRollingUpdate && strategy.contains("rollingUpdate") &&
-                strategy["rollingUpdate"].is_object() &&
+          ? strategy.value("type", "") == api::ToString(api::StrategyType::kRecreate) &&
+                !strategy.contains("rollingUpdate")
+          : strategy.value("type", "") == api::ToString(api::StrategyType::kRollingUpdate) &&
+                strategy.contains("rollingUpdate") && strategy["rollingUpdate"].is_object() &&
                 strategy["rollingUpdate"].value("maxSurge", json()) == want["rollingUpdate"]["maxSurge"] &&
                 strategy["rollingUpdate"].value("maxUnavailable", json()) == want["rollingUpdate"]["maxUnavailable"];
   if (!strategy_ok) {

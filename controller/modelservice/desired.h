@@ -43,7 +43,7 @@ struct ModelServiceSpec {
   // spec.rollout (issue 15): the Deployment's progressDeadlineSeconds, what
   // to do when it passes, and a hash of the spec (SpecHash) by which a
   // failed, rolled back spec is recognised.
-  int rollout_timeout_seconds = static_cast<int>(api::kDefaultRolloutTimeoutSeconds);
+  int rollout_timeout_seconds = static_cast<int>(*api::Rollout::kTimeoutSeconds.default_value);
   api::RollbackPolicy rollback = api::RollbackPolicy::kManual;
   std::string spec_hash;
 };

@@ -1,4 +1,4 @@
-#include "shared/api/schema.h"
+#include "api/schema.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace ms {
+namespace ms::api {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& documen
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::api

@@ -2,19 +2,19 @@
 // the scale subresource (an autoscaling/v1 Scale), the rule of spec.replicas.
 #pragma once
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "webhook/admission/handler.h"
 
 namespace ms::webhook {
 
 class ValidatingHandler final : public Handler {
  public:
-  explicit ValidatingHandler(const SchemaValidator& schema) : schema_(schema) {}
+  explicit ValidatingHandler(const api::SchemaValidator& schema) : schema_(schema) {}
   nlohmann::json Handle(const nlohmann::json& request) const override;
   const std::string& path() const override { return path_; }
 
  private:
-  const SchemaValidator& schema_;
+  const api::SchemaValidator& schema_;
   std::string path_ = "/validate";
 };
 

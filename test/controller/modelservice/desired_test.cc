@@ -25,7 +25,7 @@ TEST(Desired, SameObjectsWithOrWithoutTheWebhooksDefaults) {
   const Options opts;
   for (const json& obj : test::ModelServiceCorpus()) {
     const ModelServiceSpec raw = ParseSpec(obj, opts);
-    const ModelServiceSpec defaulted = ParseSpec(DefaultedObject(obj), opts);
+    const ModelServiceSpec defaulted = ParseSpec(api::DefaultedObject(obj), opts);
     EXPECT_EQ(DesiredDeployment(raw, raw.replicas), DesiredDeployment(defaulted, defaulted.replicas)) << obj.dump();
     EXPECT_EQ(DesiredService(raw), DesiredService(defaulted)) << obj.dump();
     EXPECT_EQ(raw.autoscaling.has_value(), defaulted.autoscaling.has_value()) << obj.dump();

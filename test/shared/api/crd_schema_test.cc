@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/files.h"
 #include "webhook/validate/yaml_reader.h"
 
-namespace ms {
+namespace ms::api {
 namespace {
 
 using nlohmann::json;
@@ -84,4 +84,4 @@ TEST(CrdSchema, EveryFieldHasADescription) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::api
