@@ -58,7 +58,7 @@ void VersionStatus::WriteTo(json& status) const {
   SetOrErase(status, "failedSpecHash", failed_spec_hash);
 }
 
-TemplateVersion WantedTemplate(const ModelServiceSpec& spec) { return {spec.version, spec.image}; }
+TemplateVersion WantedTemplate(const ResolvedSpec& spec) { return {spec.version, spec.image}; }
 
 std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   const json& containers = At(At(At(At(deployment, "spec"), "template"), "spec"), "containers");
@@ -76,12 +76,12 @@ std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   return std::nullopt;
 }
 
-bool RolledBack(const VersionStatus& status, const ModelServiceSpec& spec) {
+bool RolledBack(const VersionStatus& status, const ResolvedSpec& spec) {
   return status.serving && !status.failed_spec_hash.empty() && status.failed_spec_hash == spec.spec_hash;
 }
 
-ModelServiceSpec TemplateSpec(const ModelServiceSpec& spec, const VersionStatus& status) {
-  ModelServiceSpec t = spec;
+ResolvedSpec TemplateSpec(const ResolvedSpec& spec, const VersionStatus& status) {
+  ResolvedSpec t = spec;
   if (RolledBack(status, spec)) {
     t.version = status.serving->version;
     t.image = status.serving->image;
@@ -109,7 +109,7 @@ std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& t
   return "version " + VersionText(from.version) + " → " + VersionText(to.version);
 }
 
-VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput& in, Clock::WallTime now) {
+VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now) {
   VersionOutcome out;
   VersionStatus& s = out.status;
   s = VersionStatus::FromStatus(in.current_status);
