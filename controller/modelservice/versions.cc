@@ -1,5 +1,6 @@
 #include "controller/modelservice/versions.h"
 
+#include "base/json_fields.h"
 #include "base/timefmt.h"
 
 namespace ms::controller {
@@ -7,12 +8,6 @@ namespace ms::controller {
 using nlohmann::json;
 
 namespace {
-
-std::string StringAt(const json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 int64_t IntAt(const json& obj, const char* key) {
   if (!obj.is_object()) return 0;
@@ -41,12 +36,12 @@ std::string VersionText(const std::string& v) { return v.empty() ? "(none)" : v;
 VersionStatus VersionStatus::FromStatus(const json* status) {
   VersionStatus s;
   if (status == nullptr || !status->is_object()) return s;
-  if (std::string image = StringAt(*status, "servingImage"); !image.empty()) {
-    s.serving = TemplateVersion{StringAt(*status, "servingVersion"), std::move(image)};
+  if (std::string image = StringField(*status, "servingImage"); !image.empty()) {
+    s.serving = TemplateVersion{StringField(*status, "servingVersion"), std::move(image)};
   }
-  s.last_update_time = StringAt(*status, "lastUpdateTime");
-  s.failed_version = StringAt(*status, "failedVersion");
-  s.failed_spec_hash = StringAt(*status, "failedSpecHash");
+  s.last_update_time = StringField(*status, "lastUpdateTime");
+  s.failed_version = StringField(*status, "failedVersion");
+  s.failed_spec_hash = StringField(*status, "failedSpecHash");
   return s;
 }
 
@@ -64,11 +59,11 @@ std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   const json& containers = At(At(At(At(deployment, "spec"), "template"), "spec"), "containers");
   if (!containers.is_array()) return std::nullopt;
   for (const auto& c : containers) {
-    if (StringAt(c, "name") != "model") continue;
-    TemplateVersion t{"", StringAt(c, "image")};
+    if (StringField(c, "name") != "model") continue;
+    TemplateVersion t{"", StringField(c, "image")};
     if (const json& env = At(c, "env"); env.is_array()) {
       for (const auto& e : env) {
-        if (StringAt(e, "name") == "MODEL_VERSION") t.version = StringAt(e, "value");
+        if (StringField(e, "name") == "MODEL_VERSION") t.version = StringField(e, "value");
       }
     }
     return t;
@@ -95,9 +90,9 @@ std::optional<std::string> RolloutFailure(const json& deployment) {
   const json& conditions = At(status, "conditions");
   if (!conditions.is_array()) return std::nullopt;
   for (const auto& c : conditions) {
-    if (StringAt(c, "type") == "Progressing" && StringAt(c, "status") == "False" &&
-        StringAt(c, "reason") == "ProgressDeadlineExceeded") {
-      std::string message = StringAt(c, "message");
+    if (StringField(c, "type") == "Progressing" && StringField(c, "status") == "False" &&
+        StringField(c, "reason") == "ProgressDeadlineExceeded") {
+      std::string message = StringField(c, "message");
       return message.empty() ? "the Deployment exceeded its progress deadline" : message;
     }
   }
