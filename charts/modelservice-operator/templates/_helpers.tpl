@@ -38,7 +38,7 @@ the CA's PEM (base64-encoded here) or already base64 (as gen-certs.sh prints it)
 {{- define "modelservice.caBundle" -}}
 {{- $ca := .Values.certificates.provided.caBundle | trim -}}
 {{- if hasPrefix "-----BEGIN" $ca -}}
-{{ $ca | b64enc }}
+{{ printf "%s\n" $ca | b64enc }}
 {{- else -}}
 {{ $ca }}
 {{- end -}}
