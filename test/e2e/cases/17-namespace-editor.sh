@@ -27,9 +27,9 @@ assert_eq "$(alice get ms minimal -o 'jsonpath={.spec.replicas} {.spec.port} {.s
 assert_eq "$(alice get ms -o name)" "modelservice.modelops.dev/minimal" "kubectl get ms as alice"
 out="$(alice scale ms/minimal --replicas=2 2>&1)" || fail "alice: kubectl scale: $out"
 assert_eq "$(alice get ms minimal -o 'jsonpath={.spec.replicas}')" 2 "spec.replicas after alice's kubectl scale"
-out="$(ms_yaml bad 'model: m' 'replicas: 0' | alice apply -f - 2>&1 || true)"
-assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request: spec.replicas: Invalid value: 0' \
-  "alice's invalid ModelService (denied by the webhook, past RBAC)"
+out="$(alice apply -f "$E2E_ROOT/manifests/samples/invalid/surge-and-unavailable-zero.yaml" 2>&1 || true)"
+assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when maxSurge is 0' \
+  "alice's invalid ModelService (denied by the validating webhook, past RBAC)"
 
 out="$(bob get ms 2>&1)" || fail "bob: kubectl get ms: $out"
 assert_contains "$out" "minimal" "kubectl get ms as bob"
