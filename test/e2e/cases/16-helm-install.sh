@@ -14,8 +14,11 @@
 #      modelservice-edit/-view). Deleted again: nothing left.
 #   3. `helm install` (the README's line): the CRD lands, every object of the
 #      release exists, the Deployment rolls out (--wait);
-#      `helm upgrade` to mode provided with another log level: the caBundle
-#      reaches both webhook configurations and the log level the Deployment;
+#      no ModelService gets past the unreachable webhook, not even in the
+#      operator's own namespace; `helm upgrade` to mode provided, another log
+#      level and failurePolicy Ignore: the caBundle and the policy reach both
+#      webhook configurations, the log level the Deployment, and a
+#      ModelService is admitted without the webhook;
 #      `helm uninstall`: every object of the release is gone; what stays is
 #      what docs/operator/install.md says: the CRD and the ModelServices, the
 #      namespace, the user's Secret.
@@ -122,16 +125,20 @@ assert_eq "$n" "$(( $(objects "$dist") - 2 ))" "objects of the release (dist/ins
 gen1="$(hk -n "$ns" get deployment modelservice -o 'jsonpath={.metadata.generation}')"
 # The user's Secret, as the NOTES of mode self tell; then the upgrade.
 hk -n "$ns" create secret tls modelservice-webhook-tls --cert "$tmp/certs/tls.crt" --key "$tmp/certs/tls.key" >/dev/null
-# A ModelService where no webhook is asked (the webhooks spare $ns), to see what uninstall keeps.
-ms_yaml kept 'model: kept' | hk -n "$ns" apply -f - >/dev/null
+out="$(ms_yaml early 'model: m' | hk -n "$ns" create -f - 2>&1 || true)"
+assert_contains "$out" 'failed calling webhook "mutate.modelservices.modelops.dev"' \
+  "a ModelService in the operator's own namespace while no webhook answers (failurePolicy Fail, no namespace spared)"
 helm_ upgrade modelservice "$chart" -n "$ns" --reuse-values --wait --timeout 90s \
   --set certificates.mode=provided --set-file certificates.provided.caBundle="$tmp/certs/ca.crt" \
-  --set logging.level=debug >"$tmp/upgrade.out" 2>&1 || fail "helm upgrade:\n$(cat "$tmp/upgrade.out")"
+  --set logging.level=debug --set webhook.failurePolicy=Ignore --set webhook.timeoutSeconds=2 \
+  >"$tmp/upgrade.out" 2>&1 || fail "helm upgrade:\n$(cat "$tmp/upgrade.out")"
 assert_eq "$(helm_ status modelservice -n "$ns" -o json | jq -r '"\(.version) \(.info.status)"')" "2 deployed" "release after the upgrade"
 for w in mutatingwebhookconfiguration/modelservice-mutating validatingwebhookconfiguration/modelservice-validating; do
-  assert_eq "$(hk get "$w" -o 'jsonpath={.webhooks[0].clientConfig.caBundle}')" "$(base64 -w0 "$tmp/certs/ca.crt")" \
-    "$w: caBundle after helm upgrade to mode provided"
+  assert_eq "$(hk get "$w" -o 'jsonpath={.webhooks[0].clientConfig.caBundle} {.webhooks[0].failurePolicy} {.webhooks[0].timeoutSeconds}')" \
+    "$(base64 -w0 "$tmp/certs/ca.crt") Ignore 2" "$w: caBundle, failurePolicy and timeout after helm upgrade"
 done
+# failurePolicy Ignore: admitted without the (unreachable) webhook; then what uninstall keeps.
+ms_yaml kept 'model: kept' | hk -n "$ns" create -f - >/dev/null || fail "creating a ModelService with failurePolicy Ignore"
 d="$(hk -n "$ns" get deployment modelservice -o json)"
 assert_eq "$(jq -r '[.spec.template.spec.containers[].args[] | select(startswith("--log-level="))] | join(" ")' <<<"$d")" \
   "--log-level=debug --log-level=debug" "the log level of both containers after helm upgrade"

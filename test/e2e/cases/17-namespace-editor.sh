@@ -43,5 +43,5 @@ out="$(k --as alice -n e2e-editor-other get ms 2>&1 || true)"
 assert_contains "$out" "Error from server (Forbidden)" "alice lists ModelServices in a namespace where she is no editor"
 
 out="$(alice delete ms minimal --timeout=60s 2>&1)" || fail "alice: kubectl delete: $out"
-assert_eq "$out" 'modelservice.modelops.dev "minimal" deleted' "alice deletes her ModelService"
+assert_eq "$out" 'modelservice.modelops.dev "minimal" deleted from e2e-editor namespace' "alice deletes her ModelService"
 assert_eq "$(alice get ms -o name)" "" "ModelServices left in $ns"
