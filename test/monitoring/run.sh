@@ -4,7 +4,8 @@
 # `promtool check rules` it, runs every promtool unit test in
 # test/monitoring/*_test.yaml (each alert firing and not firing), lints the
 # rules (severity, summary, description, runbook page, tests of both kinds:
-# rules.py lint) and the dashboard (dashboard.py lint).
+# rules.py lint) and the dashboard (dashboard.py lint; its queries parsed by
+# promtool).
 #
 # Usage: test/monitoring/run.sh [PROMTOOL]
 #   PROMTOOL  promtool to use (default: the one on PATH; Debian package
@@ -26,3 +27,9 @@ tests=("$here"/*_test.yaml)
 cp "${tests[@]}" "$tmp/"
 (cd "$tmp" && "$promtool" test rules "${tests[@]##*/}")
 python3 "$here/rules.py" lint "$root/manifests/monitoring/prometheusrule.yaml" --repo "$root" --tests "${tests[@]}"
+# The dashboard: its form, the ConfigMap generator, the docs of each row, and
+# every query parsed by promtool (as recording rules, variables replaced).
+python3 "$here/dashboard.py" lint "$root/manifests/monitoring/dashboard/modelservice.json" \
+  --kustomization "$root/manifests/monitoring/kustomization.yaml" --docs "$root/docs/operator/monitoring.md" \
+  --rules-out "$tmp/dashboard-queries.yaml"
+"$promtool" check rules "$tmp/dashboard-queries.yaml"
