@@ -2,12 +2,13 @@
 """dashboard.py - the operator's Grafana dashboard: its queries, and its lint.
 
 Usage:
-  dashboard.py queries DASHBOARD [--var NAME=VALUE]... [--rate-interval D]
+  dashboard.py queries DASHBOARD [--var NAME=VALUE]... [--rate-interval D] [--variable NAME]
       Print every query of the dashboard, one a line:
       "ROW / PANEL / REFID<TAB>EXPR", with $NAME / ${NAME} replaced by VALUE
       and $__rate_interval by D (default 1m), as Grafana sends them. The
       variables' own queries are printed first, as "variable NAME<TAB>QUERY"
-      (label_values(SELECTOR, LABEL)). Fails on a variable left unreplaced.
+      (label_values(SELECTOR, LABEL)); with --variable NAME, only that one.
+      Fails on a variable left unreplaced.
   dashboard.py lint DASHBOARD --kustomization FILE [--docs FILE]
       Fail unless the dashboard is well formed: a uid and title; the
       variables datasource, job, namespace and modelservice; unique panel
@@ -66,10 +67,12 @@ def queries(args):
             raise SystemExit(f"dashboard.py: --var {v!r}: want NAME=VALUE")
         values[name] = value
     for var in dash["templating"]["list"]:
-        if var.get("type") == "query":
+        if var.get("type") == "query" and args.variable in (None, var["name"]):
             q = var["query"]["query"] if isinstance(var["query"], dict) else var["query"]
             # A variable's query sees the variables before it, as in Grafana.
             print(f"variable {var['name']}\t{substitute(q, {k: v for k, v in values.items() if k != var['name']}, args.rate_interval)}")
+    if args.variable is not None:
+        return 0
     for row, p in rows_and_panels(dash):
         for t in p.get("targets", []):
             expr = substitute(t["expr"], values, args.rate_interval)
@@ -176,6 +179,7 @@ def main():
     q.add_argument("dashboard")
     q.add_argument("--var", action="append")
     q.add_argument("--rate-interval", default="1m")
+    q.add_argument("--variable", metavar="NAME")
     l = sub.add_parser("lint")
     l.add_argument("dashboard")
     l.add_argument("--kustomization", required=True)
