@@ -38,7 +38,8 @@ python3 tools/gen-crd.py --check
 # certificate mode, and manifests/ and dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"
 for values in "" "--set certificates.mode=cert-manager" \
-    "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true"; do
+    "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true \
+     --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true"; do
   # shellcheck disable=SC2086
   "$HELM" lint --strict --quiet charts/modelservice-operator $values
 done

@@ -21,7 +21,8 @@ and, in the other direction, copies into the chart what is generated or
 written elsewhere:
 
   manifests/crd/*.yaml        -> charts/.../crds/          (tools/gen-crd.py)
-  manifests/monitoring/*.yaml, *.json (not kustomization.yaml)
+  manifests/monitoring/**.yaml, **.json (not kustomization.yaml; one
+                              level of subdirectories)
                               -> charts/.../files/monitoring/
 
 Usage:
@@ -59,10 +60,11 @@ SPECIAL = {
 # Generated files written a second time elsewhere (kustomize loads no file
 # from outside a kustomization's directory).
 COPIES = {os.path.join("manifests", "namespace.yaml"): [os.path.join("manifests", "overlays", "local", "namespace.yaml")]}
-# Copied into the chart: (source directory, chart directory, file pattern).
+# Copied into the chart: (source directory, chart directory, pattern of the
+# path under the source directory).
 INPUTS = [
     (os.path.join("manifests", "crd"), os.path.join(CHART, "crds"), r"^[^/]+\.yaml$"),
-    (os.path.join("manifests", "monitoring"), os.path.join(CHART, "files", "monitoring"), r"^[^/]+\.(yaml|json)$"),
+    (os.path.join("manifests", "monitoring"), os.path.join(CHART, "files", "monitoring"), r"^([^/]+/)?[^/]+\.(yaml|json)$"),
 ]
 SKIP_INPUTS = {"kustomization.yaml"}
 
@@ -121,16 +123,23 @@ def header(template, values):
             % (MARK, CHART, template, how))
 
 
+def tree(top):
+    """Paths of the files under ROOT/top, relative to it, sorted."""
+    found = []
+    for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+        found += [os.path.relpath(os.path.join(dirpath, n), os.path.join(ROOT, top)) for n in names]
+    return sorted(found)
+
+
 def copied_inputs():
     """{chart path: content} for the files copied into the chart."""
     files = {}
     for src, dst, pattern in INPUTS:
-        src_abs = os.path.join(ROOT, src)
-        for name in sorted(os.listdir(src_abs)) if os.path.isdir(src_abs) else []:
-            if name in SKIP_INPUTS or not re.match(pattern, name):
+        for rel in tree(src):
+            if os.path.basename(rel) in SKIP_INPUTS or not re.match(pattern, rel):
                 continue
-            with open(os.path.join(src_abs, name), encoding="utf-8") as f:
-                files[os.path.join(dst, name)] = f.read()
+            with open(os.path.join(ROOT, src, rel), encoding="utf-8") as f:
+                files[os.path.join(dst, rel)] = f.read()
     return files
 
 
@@ -181,14 +190,8 @@ def stale_generated(expected):
 
 def stale_copies(expected):
     """Files in the chart's copy directories that have no source any more."""
-    stale = []
-    for _, dst, _ in INPUTS:
-        d = os.path.join(ROOT, dst)
-        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            path = os.path.join(dst, name)
-            if path not in expected:
-                stale.append(path)
-    return stale
+    return [os.path.join(dst, rel) for _, dst, _ in INPUTS for rel in tree(dst)
+            if os.path.join(dst, rel) not in expected]
 
 
 def unlisted(files):
