@@ -13,6 +13,10 @@ From it this tool writes, all committed:
   manifests/crd/modelservices.modelops.dev.yaml   the CRD
   docs/user/api-reference.md                      the API reference
 
+When the CRD changes, it then runs tools/gen-manifests.py, which copies it
+into the Helm chart (charts/modelservice-operator/crds/) and renders
+dist/install.yaml (--no-manifests: not).
+
 Usage:
   python3 tools/gen-api.py           write every output
   python3 tools/gen-api.py --check   exit 1 if a committed output differs from
@@ -41,6 +45,7 @@ from apigen.model import Model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFINITION = "shared/api/schema/modelservice.schema.json"
+CRD = "manifests/crd/modelservices.modelops.dev.yaml"
 
 
 def clang_format(text, path, root):
@@ -64,7 +69,7 @@ def outputs(model, root):
         "shared/api/schema.gen.cc": cpp.schema_source(model, t),
     }
     files = {p: clang_format(text, p, root) for p, text in files.items()}
-    files["manifests/crd/modelservices.modelops.dev.yaml"] = crd.generate(model)
+    files[CRD] = crd.generate(model)
     files["docs/user/api-reference.md"] = docs.generate(model)
     return files
 
@@ -94,6 +99,8 @@ def check(files, root):
 
 
 def write(files, root):
+    """Writes the outputs that differ; returns the paths written."""
+    written = []
     for path, text in files.items():
         target = os.path.join(root, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -106,7 +113,15 @@ def write(files, root):
         with open(target, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         print("gen-api: wrote %s" % path)
-    return 0
+        written.append(path)
+    return written
+
+
+def render_chart(root):
+    """The chart carries a copy of the CRD, and dist/install.yaml renders it:
+    tools/gen-manifests.py (Helm) writes both."""
+    print("gen-api: the CRD changed: running tools/gen-manifests.py")
+    return subprocess.run([sys.executable, os.path.join(root, "tools", "gen-manifests.py")], cwd=root).returncode
 
 
 def cpp_only(args):
@@ -135,6 +150,8 @@ def main(argv=None):
     parser.add_argument("--namespace", default="ms::api", help="C++ namespace of --definition's C++")
     parser.add_argument("--name", default="api", help="file name prefix of --definition's C++")
     parser.add_argument("--no-format", action="store_true", help="do not clang-format --definition's C++")
+    parser.add_argument("--no-manifests", action="store_true",
+                        help="do not run tools/gen-manifests.py when the CRD changed")
     args = parser.parse_args(argv)
     try:
         if args.definition:
@@ -144,7 +161,12 @@ def main(argv=None):
         files = outputs(load(os.path.join(args.root, DEFINITION)), args.root)
     except DefinitionError as e:
         sys.exit("gen-api: %s: %s" % (args.definition or DEFINITION, e))
-    return check(files, args.root) if args.check else write(files, args.root)
+    if args.check:
+        return check(files, args.root)
+    written = write(files, args.root)
+    if CRD in written and not args.no_manifests:
+        return render_chart(args.root)
+    return 0
 
 
 if __name__ == "__main__":
