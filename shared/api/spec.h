@@ -1,4 +1,4 @@
-// The ModelService spec as a typed value (design.md §2), the one both
+// The ModelService spec as a typed value, the one both
 // programs use: the webhook validates and defaults it, the controller builds
 // its desired state from it. The types, each field's rule and the parser of
 // each object are generated from the definition (spec.gen.h, by
