@@ -222,57 +222,55 @@ class StructKind(Kind):
         return "r.ReadObject(%s, out.%s);" % (cpp_string(key), member)
 
 
-class ArrayKind(Kind):
-    KEYWORDS = {"type", "items", "maxItems", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
+class _ContainerKind(Kind):
+    """An array or a map: its elements are of another kind (a struct, or a
+    value kind whose rule the container declares as <name><SUFFIX>)."""
+    SUFFIX = READER = None
 
-    def __init__(self, node, path, item):
+    def __init__(self, node, path, element, cpp_type, doc_type):
         super().__init__(node, path)
-        self.item = item
-        self.nested = item.nested
-        self.cpp_type = "std::vector<%s>" % item.cpp_type
-        self.doc_type = "array of " + (item.nested.name if item.nested else item.doc_type)
+        self.element = element
+        self.nested = element.nested
+        self.cpp_type = cpp_type % element.cpp_type
+        self.doc_type = doc_type + (element.nested.name if element.nested else element.doc_type)
 
-    def rule(self, default):
-        if default is not None:
-            raise DefinitionError("%s: arrays have no default here" % self.path)
-        return "ArrayRule", "{%s}" % (".max_items = %d" % self.node["maxItems"] if "maxItems" in self.node else "")
+    def own_rule(self):  # (type, initializer) of the container itself, or None
+        return None
 
     def rules(self, name, default):
-        own = super().rules(name, default)
-        return own if self.nested else own + self.item.rules(name + "Items", None)
+        if default is not None:
+            raise DefinitionError("%s: arrays and maps have no default here" % self.path)
+        own = [(name,) + self.own_rule()] if self.own_rule() else []
+        return own if self.nested else own + self.element.rules(name + self.SUFFIX, None)
 
     def read(self, key, member, rule_name):
-        if self.nested:
-            return "r.ReadList(%s, %s, out.%s);" % (cpp_string(key), rule_name, member)
-        return "r.ReadList(%s, %s, %sItems, out.%s);" % (cpp_string(key), rule_name, rule_name, member)
+        args = [cpp_string(key)] + ([rule_name] if self.own_rule() else [])
+        args += ([] if self.nested else [rule_name + self.SUFFIX]) + ["out." + member]
+        return "r.%s(%s);" % (self.READER, ", ".join(args))
+
+
+class ArrayKind(_ContainerKind):
+    # Not x-kubernetes-list-type/-map-keys: the parser does not check that
+    # the keys of a list-map are unique.
+    KEYWORDS = {"type", "items", "maxItems"}
+    SUFFIX, READER = "Items", "ReadList"
+
+    def __init__(self, node, path, item):
+        super().__init__(node, path, item, "std::vector<%s>", "array of ")
+
+    def own_rule(self):
+        return "ArrayRule", "{%s}" % (".max_items = %d" % self.node["maxItems"] if "maxItems" in self.node else "")
 
     def doc_values(self):
         return "at most %d items" % self.node["maxItems"] if "maxItems" in self.node else ""
 
 
-class MapKind(Kind):
+class MapKind(_ContainerKind):
     KEYWORDS = {"type", "additionalProperties"}
+    SUFFIX, READER = "Values", "ReadMap"
 
     def __init__(self, node, path, value):
-        super().__init__(node, path)
-        self.value = value
-        self.nested = value.nested
-        self.cpp_type = "std::map<std::string, %s>" % value.cpp_type
-        self.doc_type = "map of string to " + (value.nested.name if value.nested else value.doc_type)
-
-    def rule(self, default):
-        if default is not None:
-            raise DefinitionError("%s: maps have no default here" % self.path)
-        return None
-
-    def rules(self, name, default):
-        self.rule(default)
-        return [] if self.nested else self.value.rules(name + "Values", None)
-
-    def read(self, key, member, rule_name):
-        if self.nested:
-            return "r.ReadMap(%s, out.%s);" % (cpp_string(key), member)
-        return "r.ReadMap(%s, %sValues, out.%s);" % (cpp_string(key), rule_name, member)
+        super().__init__(node, path, value, "std::map<std::string, %s>", "map of string to ")
 
     def doc_values(self):
-        return self.value.doc_values()
+        return self.element.doc_values()
