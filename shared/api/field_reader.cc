@@ -47,7 +47,7 @@ bool HasWhitespaceOrControl(const std::string& s) {
   });
 }
 
-// Whether `s` passes `format`, and the detail of an Invalid value when not.
+// Whether `s` passes `format`; the detail of an Invalid value of a string rule.
 bool FormatOk(StringFormat format, const std::string& s) {
   switch (format) {
     case StringFormat::kAny:
@@ -57,14 +57,15 @@ bool FormatOk(StringFormat format, const std::string& s) {
   }
   return false;
 }
-const char* FormatDetail(StringFormat format) {
-  switch (format) {
+std::string FormatDetail(const StringRule& rule) {
+  switch (rule.format) {
     case StringFormat::kNoWhitespaceOrControl:
       return "must be a non-empty string with no whitespace or control characters";
     case StringFormat::kAny:
       break;
   }
-  return "must not be empty";
+  return rule.min_length <= 1 ? "must not be empty"
+                              : "must be at least " + std::to_string(rule.min_length) + " bytes long";
 }
 
 // "N%" with N in 0..100, no sign, no leading zeros except "0%".
@@ -143,7 +144,7 @@ std::optional<std::string> ReadValue(const json& v, const std::string& path, con
   if (s.size() > rule.max_length)
     errors.push_back(FieldError::TooLong(path, rule.max_length));
   else if (s.size() < rule.min_length || !FormatOk(rule.format, s))
-    errors.push_back(FieldError::Invalid(path, v, FormatDetail(rule.format)));
+    errors.push_back(FieldError::Invalid(path, v, FormatDetail(rule)));
   return s;
 }
 

@@ -60,6 +60,8 @@ TEST(GeneratedKinds, ErrorsNameTheFieldItemAndEntry) {
   EXPECT_EQ(Parse(R"({})").Errors(), "spec.name: Required value");
   EXPECT_EQ(Parse(R"({"name":"a b"})").Errors(),
             "spec.name: Invalid value: \"a b\": must be a non-empty string with no whitespace or control characters");
+  EXPECT_EQ(Parse(R"({"name":"w","code":"a"})").Errors(),
+            "spec.code: Invalid value: \"a\": must be at least 2 bytes long");
   EXPECT_EQ(Parse(R"({"name":"w","ceiling":6})").Errors(),
             "spec.ceiling: Invalid value: 6: must be less than or equal to 5");
   EXPECT_EQ(Parse(R"({"name":"w","enabled":"yes"})").Errors(),
@@ -172,9 +174,9 @@ TEST(GeneratedKinds, ParserAgreesWithTheSchema) {
                                     json{{"level", 0}},
                                     json{{"mode", "Simple"}},
                                     json{{"tuning", 1}}};
-  const std::vector<std::string> fields = {"name",       "note",     "count",  "ceiling",  "enabled",
-                                           "pullPolicy", "surge",    "memory", "args",     "env",
-                                           "labels",     "requests", "ports",  "affinity", "policy"};
+  const std::vector<std::string> fields = {"name",       "note",  "code",     "count", "ceiling", "enabled",
+                                           "pullPolicy", "surge", "memory",   "args",  "env",     "labels",
+                                           "requests",   "ports", "affinity", "policy"};
   int disagreements = 0;
   for (const std::string& field : fields) {
     for (const json& v : values) {
