@@ -17,6 +17,8 @@
 #include "base/metrics.h"
 #include "base/side_endpoints.h"
 #include "base/signals.h"
+#include "certs/cert_watcher.h"
+#include "version/version.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
@@ -62,6 +64,7 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
   ms::DefineCommonFlags(flags, f);
+  flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
 }
 
@@ -118,6 +121,7 @@ int Serve(const Flags& f, const Settings& s) {
   }
   prometheus::Registry registry;
   const ms::metrics::ProcessCollector process_metrics;
+  ms::build::RegisterBuildInfo(registry);
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, registry, logger);
@@ -127,6 +131,10 @@ int Serve(const Flags& f, const Settings& s) {
     return 1;
   }
   std::atomic<bool> serving{true};
+  // certwatcher_* metrics and the expiry warnings of the files being served.
+  const ms::SystemClock clock;
+  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, registry, logger, clock);
+  cert_watcher.Start(f.cert_poll);
 
   // /metrics and the probes; on one server when both flags name the same address.
   ms::SideEndpoints side(logger);

@@ -390,7 +390,9 @@ start_controller() {
   if [[ "${1:-}" == --no-leader-elect ]]; then le=(); shift; fi
   local kc
   kc="$(controller_kubeconfig "$name")"
-  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$kc" "${le[@]}" \
+  # --cert-mode provided: the suite's webhook serves run.sh's certificates
+  # (gen-certs.sh); cases 41-42 run a controller of mode self of their own.
+  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$kc" "${le[@]}" --cert-mode provided \
     --default-image registry.local/model-server:e2e \
     --prometheus-url "http://127.0.0.1:$PROM_PORT" \
     --autoscale-interval 2s --scale-down-stabilization 10s \
