@@ -1,7 +1,6 @@
 #include "controller/certs/decide.h"
 
 #include <algorithm>
-#include <set>
 
 #include "base/timefmt.h"
 
@@ -33,17 +32,12 @@ CertRecord IssueCa(Issuer& issuer, WallTime now, const Policy& p, Decision& d) {
 void EnsureCurrent(SecretState& s, const Observed& o, WallTime now, const Policy& p, Issuer& issuer, Decision& d) {
   const std::string problem = CaProblem(s.current, now);
   if (problem.empty()) return;
-  std::vector<Certificate> carried;
-  std::set<std::string> seen;
-  auto carry = [&](const Certificate& c) {
-    if (now < c.not_after && seen.insert(c.fingerprint).second) carried.push_back(c);
-  };
-  for (const auto& c : s.previous) carry(c);
-  if (s.current) carry(s.current->cert);
-  if (s.next) carry(s.next->cert);
-  for (const auto& c : s.bundle) carry(c);
+  // Every CA trusted anywhere: the Secret's, its ca.crt, the configurations'.
+  SecretState trusted = s;
+  trusted.previous.insert(trusted.previous.end(), s.bundle.begin(), s.bundle.end());
   for (const auto& config : o.configs)
-    for (const auto& c : config.cas) carry(c);
+    trusted.previous.insert(trusted.previous.end(), config.cas.begin(), config.cas.end());
+  std::vector<Certificate> carried = TrustBundle(trusted, now);
 
   if (CaProblem(s.next, now).empty()) {
     s.current = std::move(s.next);

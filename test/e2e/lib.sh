@@ -324,6 +324,17 @@ start_webhook() {
   wait_for 20 "webhook /readyz" http_ok "http://127.0.0.1:$WEBHOOK_PROBE_PORT/readyz"
 }
 
+# webhook_served METRICS_URL: requests a webhook answered with 200, both
+# paths (/mutate and /validate), from its controller_runtime_webhook_requests_total.
+webhook_served() {
+  local v m total=0
+  for m in /mutate /validate; do
+    v="$(metric "$1" "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"$m\"}" || echo 0)"
+    total=$(( total + ${v%.*} ))
+  done
+  echo "$total"
+}
+
 # webhook_curl ARGS...: curl presenting the client certificate the webhook
 # requires in this suite (run.sh starts it with --client-ca; the API server
 # presents the same certificate, see run.sh).

@@ -78,14 +78,7 @@ certs_teardown() {
 }
 
 # certs_served_total: requests the case's webhook answered with 200 (both paths).
-certs_served_total() {
-  local m v total=0
-  for m in /mutate /validate; do
-    v="$(metric "$CERTS_WH_METRICS" "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"$m\"}" || echo 0)"
-    total=$(( total + ${v%.*} ))
-  done
-  echo "$total"
-}
+certs_served_total() { webhook_served "$CERTS_WH_METRICS"; }
 
 # certs_admitted: a server-side dry run of a valid ModelService in the case's
 # namespace succeeds and the case's webhook answered it.
