@@ -131,9 +131,9 @@ int Serve(const Flags& f, const Settings& s) {
     return 1;
   }
   std::atomic<bool> serving{true};
-  // certwatcher_* metrics and the expiry warnings of the files being served.
+  // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
   const ms::SystemClock clock;
-  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, registry, logger, clock);
+  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, registry, logger, clock, f.client_ca);
   cert_watcher.Start(f.cert_poll);
 
   // /metrics and the probes; on one server when both flags name the same address.

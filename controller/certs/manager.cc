@@ -11,7 +11,7 @@ namespace ms::controller::certs {
 struct Manager::Metrics {
   explicit Metrics(prometheus::Registry& r)
       : expiration(prometheus::BuildGauge()
-                       .Name("modelservice_webhook_certificate_expiration_timestamp_seconds")
+                       .Name("modelservice_webhook_secret_certificate_expiration_timestamp_seconds")
                        .Help("notAfter (Unix seconds) of the webhook's current CA and serving certificate in the "
                              "Secret the controller keeps (--cert-mode=self)")
                        .Register(r)),

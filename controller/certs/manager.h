@@ -18,7 +18,7 @@
 // so nothing is written once leadership is lost.
 //
 // Metrics (on `registry` when given):
-//   modelservice_webhook_certificate_expiration_timestamp_seconds{certificate="ca"|"serving"}
+//   modelservice_webhook_secret_certificate_expiration_timestamp_seconds{certificate="ca"|"serving"}
 //       notAfter of the current CA and of the serving certificate in the Secret
 //   modelservice_webhook_certificates_issued_total{certificate="ca"|"serving"}
 //   modelservice_webhook_ca_bundle_injections_total{configuration}

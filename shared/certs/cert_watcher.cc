@@ -1,15 +1,25 @@
 #include "certs/cert_watcher.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "base/files.h"
 
 namespace ms::certs {
 
+namespace {
+
+double UnixSeconds(WallTime t) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
+
 CertWatcher::CertWatcher(std::string cert_file, std::string key_file, prometheus::Registry& registry,
-                         std::shared_ptr<spdlog::logger> logger, const Clock& clock)
+                         std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file)
     : cert_file_(std::move(cert_file)),
       key_file_(std::move(key_file)),
+      client_ca_file_(std::move(client_ca_file)),
       logger_(std::move(logger)),
       clock_(clock),
       reads_(prometheus::BuildCounter()
@@ -23,10 +33,10 @@ CertWatcher::CertWatcher(std::string cert_file, std::string key_file, prometheus
                   .Register(registry)
                   .Add({})),
       expiration_(prometheus::BuildGauge()
-                      .Name("certwatcher_certificate_expiration_timestamp_seconds")
-                      .Help("Expiry (notAfter, Unix seconds) of the serving certificate last read successfully")
-                      .Register(registry)
-                      .Add({})) {}
+                      .Name("modelservice_webhook_certificate_expiration_timestamp_seconds")
+                      .Help("Expiry (notAfter, Unix seconds) of the certificates the webhook uses: serving (the pair "
+                            "last read successfully), client-ca (the last CA of --client-ca to expire)")
+                      .Register(registry)) {}
 
 CertWatcher::~CertWatcher() { Stop(); }
 
@@ -43,16 +53,35 @@ bool CertWatcher::ReadOnce() {
     return false;
   }
   last_error_.clear();
-  expiration_.Set(
-      static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(cert.not_after.time_since_epoch()).count()));
-  if (auto w = warnings_.Check("serving certificate", cert, clock_.WallNow()); w && logger_) {
-    if (w->expired) {
-      logger_->error("{}", w->message);
-    } else {
-      logger_->warn("{}", w->message);
-    }
-  }
+  expiration_.Add({{"certificate", "serving"}}).Set(UnixSeconds(cert.not_after));
+  Warn("serving certificate", cert);
+  if (!client_ca_file_.empty()) ReadClientCa();
   return true;
+}
+
+void CertWatcher::ReadClientCa() {
+  std::vector<Certificate> cas;
+  try {
+    cas = ParseCertificates(ReadFile(client_ca_file_));
+  } catch (const std::exception& e) {
+    if (logger_) logger_->debug("certwatcher: {}: {}", client_ca_file_, e.what());
+    return;
+  }
+  if (cas.empty()) return;
+  const auto last = std::max_element(
+      cas.begin(), cas.end(), [](const Certificate& a, const Certificate& b) { return a.not_after < b.not_after; });
+  expiration_.Add({{"certificate", "client-ca"}}).Set(UnixSeconds(last->not_after));
+  Warn("client CA (--client-ca)", *last);
+}
+
+void CertWatcher::Warn(std::string_view what, const Certificate& cert) {
+  auto w = warnings_.Check(what, cert, clock_.WallNow());
+  if (!w || !logger_) return;
+  if (w->expired) {
+    logger_->error("{}", w->message);
+  } else {
+    logger_->warn("{}", w->message);
+  }
 }
 
 void CertWatcher::Start(std::chrono::milliseconds interval) {

@@ -1,16 +1,20 @@
-// The serving certificate's files as metrics, with controller-runtime's
-// certwatcher names so that existing dashboards and alerts work:
-//   certwatcher_read_certificate_total          reads of the pair
+// The webhook's certificate files as metrics:
+//   certwatcher_read_certificate_total          reads of the serving pair
 //   certwatcher_read_certificate_errors_total   reads that failed (a file
 //       missing or unreadable, no certificate, no key, a key that does not
 //       match: the webhook then keeps serving the pair it has)
-//   certwatcher_certificate_expiration_timestamp_seconds  notAfter of the
-//       last pair read successfully (what the webhook serves), Unix seconds
-// and the log warnings of expiry.h. It reads the files on its own thread
-// every `interval`, with the same checks as the webhook's reloader
+//       (controller-runtime's certwatcher names, so existing dashboards work)
+//   modelservice_webhook_certificate_expiration_timestamp_seconds{certificate}
+//       notAfter (Unix seconds) of certificate="serving", the last pair read
+//       successfully (what the webhook serves), and with a client CA file,
+//       certificate="client-ca", the last of its CAs to expire (until then
+//       the bundle still trusts something). controller-runtime has no such
+//       gauge, and ours needs the label: hence not a certwatcher_* name.
+// and the log warnings of expiry.h for both. It reads the files on its own
+// thread every `interval`, with the same checks as the webhook's reloader
 // (webhook/transport/tls.h), so its gauge is the certificate in service.
 //
-//   CertWatcher watcher(cert_file, key_file, registry, logger, clock);
+//   CertWatcher watcher(cert_file, key_file, registry, logger, clock, client_ca_file);
 //   watcher.Start(std::chrono::seconds(1));   // first read at once
 #pragma once
 
@@ -21,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/clock.h"
@@ -31,8 +36,9 @@ namespace ms::certs {
 
 class CertWatcher {
  public:
+  // `client_ca_file` empty: none.
   CertWatcher(std::string cert_file, std::string key_file, prometheus::Registry& registry,
-              std::shared_ptr<spdlog::logger> logger, const Clock& clock);
+              std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file = "");
   ~CertWatcher();
   CertWatcher(const CertWatcher&) = delete;
   CertWatcher& operator=(const CertWatcher&) = delete;
@@ -40,17 +46,21 @@ class CertWatcher {
   // One read: counted, checked; on success the gauge is set and expiry
   // warnings are logged. Returns whether it succeeded.
   bool ReadOnce();
+  // The client CA bundle: the gauge and warnings (not counted as reads).
+  void ReadClientCa();
   // Reads now, then every `interval` on a thread until Stop().
   void Start(std::chrono::milliseconds interval);
   void Stop();
 
  private:
-  const std::string cert_file_, key_file_;
+  void Warn(std::string_view what, const Certificate& cert);
+
+  const std::string cert_file_, key_file_, client_ca_file_;
   std::shared_ptr<spdlog::logger> logger_;
   const Clock& clock_;
   prometheus::Counter& reads_;
   prometheus::Counter& errors_;
-  prometheus::Gauge& expiration_;
+  prometheus::Family<prometheus::Gauge>& expiration_;
   ExpiryWarnings warnings_;  // ReadOnce's thread only
   std::string last_error_;   // ReadOnce's thread only: logged once per distinct error
 

@@ -207,7 +207,7 @@ TEST_F(ManagerTest, TheFirstPassCreatesTheSecretAndInjectsTheCa) {
   EXPECT_EQ(Sample(registry, "modelservice_webhook_certificates_issued_total", "ca"), 1);
   EXPECT_EQ(Sample(registry, "modelservice_webhook_certificates_issued_total", "serving"), 1);
   EXPECT_EQ(Sample(registry, "modelservice_webhook_ca_bundle_injections_total", "v"), 1);
-  EXPECT_EQ(Sample(registry, "modelservice_webhook_certificate_expiration_timestamp_seconds", "serving"),
+  EXPECT_EQ(Sample(registry, "modelservice_webhook_secret_certificate_expiration_timestamp_seconds", "serving"),
             std::chrono::duration_cast<std::chrono::seconds>(serving->not_after.time_since_epoch()).count());
   // Nothing changed: nothing written.
   m.SyncOnce();

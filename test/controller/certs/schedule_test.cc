@@ -172,6 +172,8 @@ struct SimCase {
   int min_ca_rotations;
 };
 
+void PrintTo(const SimCase& c, std::ostream* os) { *os << c.name; }
+
 class NoFailedRequest : public ::testing::TestWithParam<SimCase> {};
 
 TEST_P(NoFailedRequest, AcrossEveryRotation) {

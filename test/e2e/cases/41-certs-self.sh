@@ -12,7 +12,7 @@
 #     while the old CA stays in the bundle for a while: requests keep
 #     passing throughout;
 #  4. --version of both programs, and modelservice_build_info on both;
-#     certwatcher_* on the webhook.
+#     the certificate's expiry on both, certwatcher_* on the webhook.
 # timeout: 240
 # logs: e2e-certs-a-webhook e2e-certs-a-controller e2e-certs-a-volume
 source "$E2E_ROOT/test/e2e/certs/lib.sh"
@@ -135,10 +135,10 @@ for url in "$CERTS_WH_METRICS" "$CERTS_CTRL_METRICS"; do
   assert_contains "$(curl -fsS "$url")" 'modelservice_build_info{revision="' "build info on $url"
 done
 wh_metrics="$(curl -fsS "$CERTS_WH_METRICS")"
-expiry="$(metric "$CERTS_WH_METRICS" certwatcher_certificate_expiration_timestamp_seconds)"
+expiry="$(metric "$CERTS_WH_METRICS" 'modelservice_webhook_certificate_expiration_timestamp_seconds{certificate="serving"}')"
 want="$(date -d "$(openssl x509 -noout -enddate -in "$tmp/tls2.crt" | cut -d= -f2)" +%s)"
-assert_eq "$(awk -v e="$expiry" 'BEGIN { printf "%d", e }')" "$want" "certwatcher expiry = notAfter of the served certificate"
+assert_eq "$(awk -v e="$expiry" 'BEGIN { printf "%d", e }')" "$want" "the webhook's expiry gauge = notAfter of the served certificate"
 assert_contains "$wh_metrics" "certwatcher_read_certificate_total " "certwatcher reads"
-ctrl_expiry="$(metric "$CERTS_CTRL_METRICS" 'modelservice_webhook_certificate_expiration_timestamp_seconds{certificate="serving"}')"
+ctrl_expiry="$(metric "$CERTS_CTRL_METRICS" 'modelservice_webhook_secret_certificate_expiration_timestamp_seconds{certificate="serving"}')"
 assert_eq "$(awk -v e="$ctrl_expiry" 'BEGIN { printf "%d", e }')" "$want" "controller's serving expiry gauge"
 log "case done in $(elapsed "$t_case")s"

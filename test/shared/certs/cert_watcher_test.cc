@@ -18,12 +18,18 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kDay = std::chrono::hours(24);
 
-double Value(prometheus::Registry& registry, const std::string& name) {
-  for (const auto& f : registry.Collect())
-    if (f.name == name)
-      return f.type == prometheus::MetricType::Gauge ? f.metric[0].gauge.value : f.metric[0].counter.value;
+// One sample: a counter, or the expiry gauge of `certificate`; -1 when absent.
+double Value(prometheus::Registry& registry, const std::string& name, const std::string& certificate = "serving") {
+  for (const auto& f : registry.Collect()) {
+    if (f.name != name) continue;
+    for (const auto& m : f.metric) {
+      if (f.type == prometheus::MetricType::Counter) return m.counter.value;
+      if (m.label.size() == 1 && m.label[0].value == certificate) return m.gauge.value;
+    }
+  }
   return -1;
 }
+constexpr const char* kExpiry = "modelservice_webhook_certificate_expiration_timestamp_seconds";
 
 KeyPairPem SelfSigned(WallTime not_after) {
   KeyPairPem p;
@@ -49,7 +55,7 @@ TEST(CertWatcher, CountsReadsAndErrorsAndWarnsBeforeExpiry) {
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 1);
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_errors_total"), 0);
   const double expiry = std::chrono::duration_cast<std::chrono::seconds>(end.time_since_epoch()).count();
-  EXPECT_EQ(Value(registry, "certwatcher_certificate_expiration_timestamp_seconds"), expiry);
+  EXPECT_EQ(Value(registry, kExpiry), expiry);
   logger->flush();
   EXPECT_EQ(log.str(), "");  // 40 days left
 
@@ -60,7 +66,7 @@ TEST(CertWatcher, CountsReadsAndErrorsAndWarnsBeforeExpiry) {
   EXPECT_FALSE(watcher.ReadOnce());
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 3);
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_errors_total"), 2);
-  EXPECT_EQ(Value(registry, "certwatcher_certificate_expiration_timestamp_seconds"), expiry);
+  EXPECT_EQ(Value(registry, kExpiry), expiry);
 
   test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
   test::WriteFile(dir.File("tls.key"), pair.key_pem);
@@ -72,6 +78,35 @@ TEST(CertWatcher, CountsReadsAndErrorsAndWarnsBeforeExpiry) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   EXPECT_NE(text.find("serving certificate CN=wh.ns.svc"), std::string::npos) << text;
   EXPECT_NE(text.find("expires in 29 days"), std::string::npos) << text;
+}
+
+TEST(CertWatcher, TheClientCaBundleUntilItsLastCaExpires) {
+  test::TempDir dir;
+  FakeClock clock;
+  std::ostringstream log;
+  auto logger = log::MakeLogger("webhook", log::Format::kText, spdlog::level::info,
+                                std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  prometheus::Registry registry;
+  const WallTime now = std::chrono::floor<std::chrono::seconds>(clock.WallNow());
+  const KeyPairPem pair = SelfSigned(now + 90 * kDay);
+  test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
+  test::WriteFile(dir.File("tls.key"), pair.key_pem);
+  // An old client CA ending in 3 days and its successor in 20.
+  test::WriteFile(dir.File("client-ca.crt"),
+                  SelfSigned(now + 3 * kDay).cert_pem + SelfSigned(now + 20 * kDay).cert_pem);
+  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), registry, logger, clock, dir.File("client-ca.crt"));
+  EXPECT_TRUE(watcher.ReadOnce());
+  EXPECT_EQ(Value(registry, kExpiry, "client-ca"),
+            std::chrono::duration_cast<std::chrono::seconds>((now + 20 * kDay).time_since_epoch()).count());
+  EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 1);  // the serving pair only
+  logger->flush();
+  EXPECT_NE(log.str().find("client CA (--client-ca) CN=wh.ns.svc"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("expires in 20 days"), std::string::npos) << log.str();
+  // No client CA file: no series.
+  prometheus::Registry other;
+  CertWatcher plain(dir.File("tls.crt"), dir.File("tls.key"), other, nullptr, clock);
+  plain.ReadOnce();
+  EXPECT_EQ(Value(other, kExpiry, "client-ca"), -1);
 }
 
 TEST(CertWatcher, ReadsOnItsOwnThreadEveryInterval) {
