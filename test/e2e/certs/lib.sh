@@ -23,9 +23,10 @@
 #  - test/e2e/certs/secret-volume.sh as the kubelet's Secret volume
 #    (tls.crt and tls.key only) of the webhook's --cert-dir, applying changes
 #    $CERTS_VOLUME_DELAY seconds late (default 0);
-#  - the controller (leader-elected, reconciling only NS), then, once the
-#    volume holds a certificate, the webhook; returns when a request in NS
-#    passes the case's webhook through the API server.
+#  - the webhook on the empty volume (it waits for its certificate, alive
+#    and not ready, as in a Pod on first install), then the controller
+#    (leader-elected, reconciling only NS); returns when the webhook is ready
+#    and a request in NS passes it through the API server.
 # certs_teardown stops them and deletes the cluster-wide objects.
 
 certs_setup() {
@@ -44,10 +45,15 @@ certs_setup() {
   CERTS_WH_METRICS="http://$wh_metrics/metrics" CERTS_CTRL_METRICS="http://$ctrl_metrics/metrics"
   new_ns "$CERTS_NS"
   rm -rf "$CERTS_DIR"
+  mkdir -p "$CERTS_DIR"  # the Secret volume, empty until the Secret exists
   certs_objects >"$CERTS_CONFIGS"
   k apply -f "$CERTS_CONFIGS" >/dev/null || fail "applying the case's Service and webhook configurations"
   certs_rbac | k apply -f - >/dev/null || fail "applying the case's RBAC"
 
+  # As in a Pod: the webhook starts with an empty volume and waits (alive, not ready).
+  proc_start "$CERTS_WEBHOOK" "$WEBHOOK_BIN" --port "$CERTS_PORT" --bind-address 127.0.0.1 --cert-dir "$CERTS_DIR" \
+    --metrics-bind-address "$wh_metrics" --health-probe-bind-address "$wh_probe" --log-format text
+  wait_for 20 "the case's webhook /healthz" http_ok "http://$wh_probe/healthz"
   proc_start "$CERTS_VOLUME" bash "$E2E_ROOT/test/e2e/certs/secret-volume.sh" "$CERTS_NS" "$CERTS_SECRET" "$CERTS_DIR" \
     --delay "${CERTS_VOLUME_DELAY:-0}"
   local kc
@@ -62,8 +68,6 @@ certs_setup() {
   wait_for 30 "the case's controller /healthz" http_ok "http://$ctrl_probe/healthz"
   wait_for 60 "the controller made Secret $CERTS_NS/$CERTS_SECRET and the volume holds it" \
     test -s "$CERTS_DIR/tls.crt" -a -s "$CERTS_DIR/tls.key"
-  proc_start "$CERTS_WEBHOOK" "$WEBHOOK_BIN" --port "$CERTS_PORT" --bind-address 127.0.0.1 --cert-dir "$CERTS_DIR" \
-    --metrics-bind-address "$wh_metrics" --health-probe-bind-address "$wh_probe" --log-format text
   wait_for 20 "the case's webhook /readyz" http_ok "http://$wh_probe/readyz"
   wait_for 60 "a request in $CERTS_NS passes the case's webhook through the API server" certs_admitted
 }
