@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
