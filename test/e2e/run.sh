@@ -40,6 +40,16 @@
 # scheduler, kwok; default webhook and controller). After each case, whatever
 # it left stopped is started again (cluster components with `cluster.sh heal`).
 #
+# The real node: when a selected case says `# needs: real-node` (90-99), a
+# second cluster is started, with a real node (cluster.sh up --real-node, in
+# E2E_WORK/real), and the operator is installed there from its image the way
+# users install it (test/e2e/operator/install.sh): the image
+# E2E_OPERATOR_IMAGE (default localhost/modelservice:dev) as
+# scripts/build-image.sh last built it, which is run first only when that
+# image does not exist (rebuild it after changing the C++ to test the change
+# in the Pods; .ci/run builds it just before). E2E_REAL_NODE_CASES=0 skips
+# those cases instead.
+#
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
 # queue-exporter,external-metrics}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler and kwok logs, the
@@ -84,11 +94,13 @@ teardown() {
     say "  source $E2E_WORK/cluster/env   # KUBECONFIG, KUBECTL, ..."
     say "  logs in $E2E_WORK/logs; stop with:"
     say "  for p in $E2E_WORK/proc/*.pid; do kill \$(cat \$p); done; $here/cluster.sh --dir $E2E_WORK/cluster down"
+    [[ -n "${E2E_REAL_DIR:-}" ]] && say "  the real-node cluster: source $E2E_REAL_DIR/env; stop: $here/cluster.sh --dir $E2E_REAL_DIR down"
     return 0
   fi
   # A case still running (interrupted suite): its whole process group.
   if [[ -n "${cpid:-}" ]]; then kill -TERM -- "-$cpid" 2>/dev/null || true; fi
   proc_stop_all 2>/dev/null || true
+  if [[ -n "${E2E_REAL_DIR:-}" ]]; then "$here/cluster.sh" --dir "$E2E_REAL_DIR" down >/dev/null 2>&1 || true; fi
   "$here/cluster.sh" --dir "$E2E_WORK/cluster" down >/dev/null 2>&1 || true
   rm -rf "$E2E_WORK/cluster/etcd-data" "$E2E_WORK/prometheus-data"
   say "stopped everything; logs kept in $E2E_WORK"
@@ -299,6 +311,34 @@ if ( poll_until 30 is_leader controller ); then
 else
   say "WARNING: the controller does not report leader_election_master_status 1 after 30s (see logs/controller.log)"
 fi
+# ------------------------------------------------------------------ the real node
+needs_real=0
+for c in "$here"/cases/*.sh; do
+  n="$(basename "$c" .sh)"
+  if [[ -n "$only" ]] && ! [[ "$n" =~ $only ]]; then continue; fi
+  grep -q '^# needs: real-node' "$c" && needs_real=1
+done
+if (( needs_real )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]]; then
+  t0=$SECONDS
+  E2E_OPERATOR_IMAGE="${E2E_OPERATOR_IMAGE:-localhost/modelservice:dev}"
+  image_cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
+  if [[ -z "$(CONTAINERS_STORAGE_CONF="$image_cache/storage.conf" buildah images -q "$E2E_OPERATOR_IMAGE" 2>/dev/null)" ]]; then
+    say "no image $E2E_OPERATOR_IMAGE yet: scripts/build-image.sh (logs/build-image.log)"
+    "$E2E_ROOT/scripts/build-image.sh" --tag "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/build-image.log" 2>&1 \
+      || setup_fail "scripts/build-image.sh" "$E2E_WORK/logs/build-image.log"
+  fi
+  export E2E_REAL_DIR="$E2E_WORK/real"
+  # The real-node cluster is the users' kind of cluster: none of the suite's
+  # own API server flags (the webhook client certificate of the mTLS set-up).
+  E2E_APISERVER_ARGS="" "$here/cluster.sh" --dir "$E2E_REAL_DIR" up --real-node >"$E2E_WORK/logs/real-cluster-up.log" 2>&1 \
+    || setup_fail "cluster.sh up --real-node" "$E2E_WORK/logs/real-cluster-up.log"
+  t1=$SECONDS
+  "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1 \
+    || setup_fail "installing the operator from $E2E_OPERATOR_IMAGE (test/e2e/operator/install.sh)" "$E2E_WORK/logs/operator-install.log"
+  printf 'export E2E_REAL_DIR=%q\n' "$E2E_REAL_DIR" >>"$E2E_WORK/suite.env"
+  say "real-node cluster up ($(( t1 - t0 ))s) and the operator installed from $E2E_OPERATOR_IMAGE ($(( SECONDS - t1 ))s)"
+  echo "TIMING real-node set-up $(( SECONDS - t0 ))s (cluster $(( t1 - t0 ))s, operator $(( SECONDS - t1 ))s)" >>"$E2E_WORK/timings.txt"
+fi
 say "set-up done in $(( SECONDS - suite_start ))s"
 
 # ------------------------------------------------------------------ cases
@@ -312,6 +352,10 @@ ensure_components() {
   proc_alive external-metrics || { say "external metrics server not running: restarting it"; ( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi
   proc_alive controller || { say "controller not running: restarting it"; ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  if [[ -n "${E2E_REAL_DIR:-}" ]] && ! "$here/cluster.sh" --dir "$E2E_REAL_DIR" status >>"$E2E_WORK/logs/real-cluster-up.log" 2>&1; then
+    say "the real-node cluster is not healthy after the case: cluster.sh heal"
+    "$here/cluster.sh" --dir "$E2E_REAL_DIR" heal >>"$E2E_WORK/logs/real-cluster-up.log" 2>&1 || true
+  fi
   if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >>"$E2E_WORK/logs/cluster-up.log" 2>&1; then
     say "cluster not healthy after the case: restarting what is not running (cluster.sh heal)"
     "$here/cluster.sh" --dir "$E2E_WORK/cluster" heal >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
