@@ -117,19 +117,22 @@ EOF
 
 # ---------------------------------------------------------------- processes
 
-pid_ok() {  # pid_ok FILE: the pid in FILE if alive (not a zombie)
+pid_ok() {  # pid_ok FILE: the pid in FILE if alive (not a zombie) and ours (DIR on its command line)
   local pid
   [[ -s "$1" ]] || return 1
   pid="$(<"$1")"
   [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
   [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir" || return 1
   echo "$pid"
 }
 
 holder_pid() { pid_ok "$node/holder.pid"; }
 
 # ns_procs KIND INODE_FILE: pids of the processes in the namespace recorded
-# in INODE_FILE (ours alone: the namespace was made by this script).
+# in INODE_FILE. Only while the holder lives: a namespace's inode number is
+# reused once the namespace is gone (e.g. by a container build's), so a
+# recorded one says nothing after that.
 ns_procs() {
   local want p
   [[ -s "$2" ]] || return 0
@@ -471,12 +474,22 @@ do_stop() {
     kill -TERM "$hp" 2>/dev/null || true
     for (( i = 0; i < 300; i++ )); do holder_pid >/dev/null || break; sleep 0.1; done
   fi
-  # Whatever is left (the holder killed hard, shims): every process in the
-  # node's own namespaces or cgroups.
+  # Whatever is left (the holder killed hard): the containers (in the node's
+  # cgroups) and containerd, its shims and the kubelet, known by the paths
+  # under DIR/node on their command lines (never by a namespace's inode
+  # number, which another namespace may have taken since).
   kill_cgroup_procs
-  for pid in $(ns_procs mnt "$node/mntns-inode") $(ns_procs net "$node/netns-inode"); do
-    kill -KILL "$pid" 2>/dev/null || true
+  local p
+  for p in /proc/[0-9]*; do
+    pid="${p#/proc/}"
+    [[ "$pid" == $$ ]] && continue
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$node/"; then
+      case "$(readlink "$p/exe" 2>/dev/null)" in
+        */containerd|*/containerd-shim*|*/kubelet|*/runc) kill -KILL "$pid" 2>/dev/null || true ;;
+      esac
+    fi
   done
+  rm -f "$node/mntns-inode" "$node/netns-inode"
   if pid="$(pid_ok "$node/proxy.pid")"; then
     kill -TERM "$pid" 2>/dev/null || true
     for (( i = 0; i < 50; i++ )); do pid_ok "$node/proxy.pid" >/dev/null || break; sleep 0.1; done
