@@ -1,9 +1,10 @@
 # Leader election between the two operator Pods: one controller holds the
 # Lease modelservice-system/modelservice-controller (its identity is its Pod's
 # name); deleting that Pod (the kubelet sends SIGTERM, the controller
-# releases the Lease) hands over to the other Pod's controller within 6 s
-# (design: the standby's next jittered retry, at most 2.4 s, plus the
-# reconcile), which then reconciles (the audit log names its Pod), and only
+# releases the Lease) hands over to the other Pod's controller within 10 s
+# (design: under 6 s from the SIGTERM, the standby's next jittered retry at
+# most 2.4 s after the release; plus the kubelet's stopping of the Pod),
+# which then reconciles (the audit log names its Pod), and only
 # it reports leader_election_master_status 1. The Deployment replaces the
 # deleted Pod, whose controller stands by.
 # timeout: 180
@@ -26,7 +27,7 @@ k -n "$OPERATOR_NS" delete pod "$leader" --wait=false >/dev/null
 new_leader_is_other() { [[ "$(leader_pod)" == "$other" ]]; }
 wait_for 30 "the Lease held by $other" new_leader_is_other
 took="$(elapsed "$t0")"
-assert_le "$took" 6 "seconds from deleting the leader's Pod to the Lease's new holder"
+assert_le "$took" 10 "seconds from deleting the leader's Pod to the Lease's new holder"
 echo "TIMING real-node leader handover (Pod deleted) ${took}s" >>"$E2E_WORK/timings.txt"
 wait_output 15 "leader_election_master_status 1 in $other" 1 master "$other"
 

@@ -30,6 +30,7 @@ old="$(openssl x509 -noout -fingerprint -sha256 -in "$certs/tls.crt" | cut -d= -
 for p in "${pods[@]}"; do assert_eq "$(served_fp "${ip[$p]}")" "$old" "certificate served by $p before"; done
 
 # Admissions through the API server, in the background, for the whole rotation.
+rm -f "$E2E_WORK/rotation.stop" "$E2E_WORK/rotation.result"
 (
   n=0 failed=0
   while [[ ! -e "$E2E_WORK/rotation.stop" ]]; do
