@@ -150,17 +150,18 @@ do_up_real_node() {
   echo
   echo "\$ kubectl apply -f manifests/samples/ -f examples/model-server/modelservice.yaml"
   "${kc[@]}" apply -f manifests/samples/ -f examples/model-server/modelservice.yaml 2>&1
-  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/echo ms/minimal ms/bert-qa ms/gpu-no-image >/dev/null \
+  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/minimal ms/bert-qa ms/gpu-no-image >/dev/null \
+    && "${kc[@]}" -n serving wait --for=jsonpath='{.status.phase}'=Ready --timeout=60s ms/echo >/dev/null \
     || say "WARNING: not every ModelService is Ready after 90 s"
   echo
-  echo "\$ kubectl get ms"
-  "${kc[@]}" get ms
+  echo "\$ kubectl get ms -A"
+  "${kc[@]}" get ms -A
   echo
-  echo "\$ kubectl get pods -o wide -l app.kubernetes.io/instance=echo   # real containers on the real node"
-  "${kc[@]}" get pods -o wide -l app.kubernetes.io/instance=echo
+  echo "\$ kubectl -n serving get pods -o wide   # real containers on the real node"
+  "${kc[@]}" -n serving get pods -o wide
   echo
-  echo "\$ kubectl create --raw /api/v1/namespaces/default/services/echo:8080/proxy/v1/predict -f - <<<'{}'"
-  "${kc[@]}" create --raw /api/v1/namespaces/default/services/echo:8080/proxy/v1/predict -f - <<<'{}' || true
+  echo "\$ kubectl create --raw /api/v1/namespaces/serving/services/echo:8080/proxy/v1/predict -f - <<<'{}'"
+  "${kc[@]}" create --raw /api/v1/namespaces/serving/services/echo:8080/proxy/v1/predict -f - <<<'{}' || true
   cat <<EOF
 
 Running (state in $state; test/e2e/cluster.sh --dir $state status):

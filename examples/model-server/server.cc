@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -127,6 +128,7 @@ bool ReadRequest(int fd, std::string* method, std::string* path) {
   if (sp1 == std::string::npos || sp2 == std::string::npos || sp2 > buf.find("\r\n")) return false;
   *method = buf.substr(0, sp1);
   *path = buf.substr(sp1 + 1, sp2 - sp1 - 1);
+  path->erase(std::min(path->find('?'), path->size()));  // routes ignore the query
   size_t body = 0, cl = buf.find("\r\nContent-Length:");
   if (cl == std::string::npos) cl = buf.find("\r\ncontent-length:");
   if (cl != std::string::npos && cl < end) body = std::strtoul(buf.c_str() + cl + 17, nullptr, 10);

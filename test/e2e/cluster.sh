@@ -30,7 +30,8 @@
 #                      what it needs and what it keeps off the host). It is
 #                      labelled and tainted modelops.dev/real-node=true
 #                      (NoSchedule): only Pods that tolerate it and select it
-#                      land there. kube-apiserver then also gets
+#                      land there (a namespace annotated as test/e2e/lib.sh's
+#                      real_node_ns does sends all its Pods there). kube-apiserver then also gets
 #                      --enable-aggregator-routing (webhooks and APIServices
 #                      are called at their Service's endpoints: there is no
 #                      kube-proxy), an egress selector for its cluster traffic
@@ -631,6 +632,10 @@ write_args_apiserver() {
       "--kubelet-client-key=$pki/apiserver-kubelet-client.key"
       "--kubelet-certificate-authority=$pki/ca.crt"
       "--kubelet-preferred-address-types=InternalIP,Hostname"
+      # A namespace can send all its Pods to the real node (annotations
+      # scheduler.alpha.kubernetes.io/node-selector and .../defaultTolerations),
+      # e.g. a ModelService's, whose spec has no placement fields.
+      "--enable-admission-plugins=PodNodeSelector,PodTolerationRestriction"
     )
   fi
   # Without the controller manager nothing creates the "default"

@@ -620,12 +620,26 @@ container_restarts() {
   k -n "$OPERATOR_NS" get pod "$1" -o "jsonpath={.status.containerStatuses[?(@.name==\"$2\")].restartCount}"
 }
 
-# real_node_ms NAME [SPEC_LINES...]: ms_yaml for a ModelService whose pods
-# run the example model server on the real node (its image imported by
-# install.sh, the node's label selected and its taint tolerated).
+# real_node_ns NAME: a namespace whose Pods all run on the real node: the
+# PodNodeSelector and PodTolerationRestriction admission plugins (on in a
+# real-node cluster) give each Pod the node's selector and a toleration of
+# its taint (a ModelService's spec has no placement fields).
+real_node_ns() {
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $1
+  annotations:
+    scheduler.alpha.kubernetes.io/node-selector: modelops.dev/real-node=true
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"modelops.dev/real-node","operator":"Exists","effect":"NoSchedule"}]'
+EOF
+}
+
+# real_node_ms NAME [SPEC_LINES...]: ms_yaml for a ModelService of the
+# example model server (its image imported by install.sh); in a real_node_ns
+# namespace its pods run on the real node.
 real_node_ms() {
   local name="$1"; shift
-  ms_yaml "$name" "model: $name-model" 'image: localhost/model-server:dev' \
-    'nodeSelector: {modelops.dev/real-node: "true"}' \
-    'tolerations: [{key: modelops.dev/real-node, operator: Exists, effect: NoSchedule}]' "$@"
+  ms_yaml "$name" "model: $name-model" 'image: localhost/model-server:dev' "$@"
 }

@@ -1,6 +1,7 @@
 # The controller Pod reconciles, and a ModelService really serves: a
 # ModelService whose pods run the example model server (examples/model-server,
-# its image imported into the real node) on the real node. The operator's
+# its image imported into the real node) on the real node (its namespace's
+# annotations send its Pods there, lib.sh's real_node_ns). The operator's
 # controller (in its Pod, as its ServiceAccount) creates the Deployment and
 # the Service; kube-scheduler binds the pods to the real node; the kubelet
 # runs them and their readiness probe (GET /healthz on the port named http)
@@ -13,7 +14,7 @@
 # logs: none
 need_real_node
 ns=e2e-real-serve
-new_ns "$ns"
+real_node_ns "$ns"
 mark="$(audit_mark)"
 
 real_node_ms bert-qa 'version: "3"' 'replicas: 2' | k -n "$ns" apply -f - >/dev/null

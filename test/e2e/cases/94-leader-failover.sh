@@ -32,7 +32,7 @@ echo "TIMING real-node leader handover (Pod deleted) ${took}s" >>"$E2E_WORK/timi
 wait_output 15 "leader_election_master_status 1 in $other" 1 master "$other"
 
 mark="$(audit_mark)"
-real_node_ms after-failover | k -n "$ns" apply -f - >/dev/null
+ms_yaml after-failover | k -n "$ns" apply -f - >/dev/null
 wait_for 30 "Deployment $ns/after-failover" exists "$ns" deployment after-failover
 by="$(tail -n "+$(( mark + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg ns "$ns" 'select(.stage == "ResponseComplete" and .verb == "create"
   and .objectRef.resource == "deployments" and .objectRef.namespace == $ns and .responseStatus.code == 201)
