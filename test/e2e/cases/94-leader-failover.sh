@@ -24,12 +24,19 @@ assert_eq "$(master "$leader") $(master "$other")" "1 0" "leader_election_master
 
 t0="$(now)"
 k -n "$OPERATOR_NS" delete pod "$leader" --wait=false >/dev/null
-new_leader_is_other() { [[ "$(leader_pod)" == "$other" ]]; }
-wait_for 30 "the Lease held by $other" new_leader_is_other
+# new_leader: the Lease is held by a Pod other than the deleted one that
+# exists and is not being deleted.
+new_leader() {
+  local l; l="$(leader_pod)" || return 1
+  [[ "$l" != "$leader" && "$(jp "pod/$l" '{.metadata.name}{.metadata.deletionTimestamp}' -n "$OPERATOR_NS" 2>/dev/null)" == "$l" ]]
+}
+wait_for 30 "the Lease held by a live Pod other than $leader" new_leader
 took="$(elapsed "$t0")"
+next="$(leader_pod)"
+log "the Lease's holder: $next ($([[ "$next" == "$other" ]] && echo the standby || echo the Pod that replaced $leader))"
 assert_le "$took" 10 "seconds from deleting the leader's Pod to the Lease's new holder"
 echo "TIMING real-node leader handover (Pod deleted) ${took}s" >>"$E2E_WORK/timings.txt"
-wait_output 15 "leader_election_master_status 1 in $other" 1 master "$other"
+wait_output 15 "leader_election_master_status 1 in $next" 1 master "$next"
 
 mark="$(audit_mark)"
 ms_yaml after-failover | k -n "$ns" apply -f - >/dev/null
@@ -37,14 +44,11 @@ wait_for 30 "Deployment $ns/after-failover" exists "$ns" deployment after-failov
 by="$(tail -n "+$(( mark + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg ns "$ns" 'select(.stage == "ResponseComplete" and .verb == "create"
   and .objectRef.resource == "deployments" and .objectRef.namespace == $ns and .responseStatus.code == 201)
   | .user.extra["authentication.kubernetes.io/pod-name"][0]')"
-assert_eq "$by" "$other" "the Pod whose controller created the Deployment (audit log)"
+assert_eq "$by" "$next" "the Pod whose controller created the Deployment (audit log)"
 
-# The Deployment brings back a second Pod; its controller stands by.
-two_ready() { [[ "$(operator_ready_count)" == 2 ]]; }
-wait_for 90 "two operator Pods Ready again" two_ready
-mapfile -t pods < <(operator_pods)
-for p in "${pods[@]}"; do
-  [[ "$p" == "$other" ]] && continue
-  wait_output 30 "leader_election_master_status 0 in the new Pod $p" 0 master "$p"
-done
-assert_eq "$(leader_pod)" "$other" "the Lease's holder"
+# Two Pods again, one leader.
+two_ready() { [[ "$(operator_ready_count)" == 2 && "$(operator_pods | grep -c .)" == 2 ]]; }
+wait_for 90 "two operator Pods Ready, the deleted one gone" two_ready
+statuses="$(for p in $(operator_pods); do echo "$([[ "$p" == "$next" ]] && echo leader || echo standby)=$(master "$p")"; done | sort | tr '\n' ' ')"
+assert_eq "$statuses" "leader=1 standby=0 " "leader_election_master_status of the two Pods"
+assert_eq "$(leader_pod)" "$next" "the Lease's holder"
