@@ -213,7 +213,7 @@ do_up() {
 
   say "installing the CRD, RBAC and webhook configurations (local overlay, https://127.0.0.1:$wport)"
   "${kc[@]}" kustomize "$root/manifests/overlays/local" \
-    | sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$wport/#" -e "s#caBundle: \"\"#caBundle: $ca#" \
+    | sed -e "s#^\( *\)url: https://127\.0\.0\.1:9443/\(.*\)\$#\1url: https://127.0.0.1:$wport/\2\n\1caBundle: $ca#" \
     >"$run/local-overlay.yaml"
   [[ "$(grep -c "caBundle: $ca" "$run/local-overlay.yaml")" == 2 ]] || die "could not set the caBundle in $run/local-overlay.yaml"
   "${kc[@]}" apply -f "$run/local-overlay.yaml" >"$run/install.log"

@@ -243,8 +243,8 @@ ca_bundle="$(tail -n 1 <<<"$certs_out")"
 # filled in (the overlay hardcodes https://127.0.0.1:9443).
 "$KUBECTL" kustomize "$E2E_ROOT/manifests/overlays/local" >"$E2E_WORK/local-overlay.orig.yaml" 2>"$E2E_WORK/logs/install.log" \
   || setup_fail "kubectl kustomize manifests/overlays/local" "$E2E_WORK/logs/install.log"
-sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$WEBHOOK_PORT/#" \
-    -e "s#caBundle: \"\"#caBundle: $ca_bundle#" \
+# (The manifests carry no caBundle field: it goes in after each URL.)
+sed -e "s#^\( *\)url: https://127\.0\.0\.1:9443/\(.*\)\$#\1url: https://127.0.0.1:$WEBHOOK_PORT/\2\n\1caBundle: $ca_bundle#" \
     "$E2E_WORK/local-overlay.orig.yaml" >"$E2E_WORK/local-overlay.yaml"
 [[ "$(grep -c "url: https://127.0.0.1:$WEBHOOK_PORT/\(mutate\|validate\)$" "$E2E_WORK/local-overlay.yaml")" == 2 ]] \
   || setup_fail "could not point the overlay's webhook URLs at port $WEBHOOK_PORT (see $E2E_WORK/local-overlay.yaml)"
