@@ -567,10 +567,12 @@ audit_creates() {
 # of the other cases as host processes. Such a case says `# needs: real-node`.
 OPERATOR_NS=modelservice-system
 
-# need_real_node: skip (exit 77) unless run.sh started the real-node cluster;
+# need_real_node: fail when run.sh could not set up the real-node cluster, skip
+# (exit 77) when it did not (E2E_REAL_NODE_CASES=0);
 # otherwise point this case's kubectl at it (its env: KUBECONFIG, KUBECTL,
 # E2E_AUDIT_LOG, E2E_NODE_DIR, ...).
 need_real_node() {
+  [[ -z "${E2E_REAL_SETUP_FAILED:-}" ]] || fail "the real-node set-up failed: $E2E_REAL_SETUP_FAILED"
   if [[ -z "${E2E_REAL_DIR:-}" || ! -s "$E2E_REAL_DIR/env" ]]; then
     echo "SKIP: needs the real-node cluster (run.sh starts it when a selected case says '# needs: real-node')" >&2
     exit 77

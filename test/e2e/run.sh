@@ -40,15 +40,15 @@
 # scheduler, kwok; default webhook and controller). After each case, whatever
 # it left stopped is started again (cluster components with `cluster.sh heal`).
 #
-# The real node: when a selected case says `# needs: real-node` (90-99), a
-# second cluster is started, with a real node (cluster.sh up --real-node, in
+# The real node: before the first selected case that says `# needs:
+# real-node` (90-99), a second cluster is started, with a real node (cluster.sh up --real-node, in
 # E2E_WORK/real), and the operator is installed there from its image the way
 # users install it (test/e2e/operator/install.sh): the image
 # E2E_OPERATOR_IMAGE (default localhost/modelservice:dev) as
 # scripts/build-image.sh last built it, which is run first only when that
 # image does not exist (rebuild it after changing the C++ to test the change
-# in the Pods; .ci/run builds it just before). E2E_REAL_NODE_CASES=0 skips
-# those cases instead.
+# in the Pods; .ci/run builds it just before). If that set-up fails, those
+# cases fail with its reason. E2E_REAL_NODE_CASES=0 skips them instead.
 #
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
 # queue-exporter,external-metrics}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
@@ -312,33 +312,41 @@ else
   say "WARNING: the controller does not report leader_election_master_status 1 after 30s (see logs/controller.log)"
 fi
 # ------------------------------------------------------------------ the real node
-needs_real=0
-for c in "$here"/cases/*.sh; do
-  n="$(basename "$c" .sh)"
-  if [[ -n "$only" ]] && ! [[ "$n" =~ $only ]]; then continue; fi
-  grep -q '^# needs: real-node' "$c" && needs_real=1
-done
-if (( needs_real )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]]; then
-  t0=$SECONDS
+# real_node_setup: the second cluster, with a real node, and the operator
+# installed there from its image; done when the first case that says
+# `# needs: real-node` comes (so the other cases do not share the machine
+# with it). On failure those cases fail with the reason (lib.sh's
+# need_real_node), the others still run.
+real_node_setup() {
+  local t0=$SECONDS t1 image_cache
+  real_setup_done=1
   E2E_OPERATOR_IMAGE="${E2E_OPERATOR_IMAGE:-localhost/modelservice:dev}"
   image_cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
   if [[ -z "$(CONTAINERS_STORAGE_CONF="$image_cache/storage.conf" buildah images -q "$E2E_OPERATOR_IMAGE" 2>/dev/null)" ]]; then
     say "no image $E2E_OPERATOR_IMAGE yet: scripts/build-image.sh (logs/build-image.log)"
-    "$E2E_ROOT/scripts/build-image.sh" --tag "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/build-image.log" 2>&1 \
-      || setup_fail "scripts/build-image.sh" "$E2E_WORK/logs/build-image.log"
+    if ! "$E2E_ROOT/scripts/build-image.sh" --tag "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/build-image.log" 2>&1; then
+      real_setup_failed "scripts/build-image.sh failed (see $E2E_WORK/logs/build-image.log)"; return
+    fi
   fi
   export E2E_REAL_DIR="$E2E_WORK/real"
   # The real-node cluster is the users' kind of cluster: none of the suite's
   # own API server flags (the webhook client certificate of the mTLS set-up).
-  E2E_APISERVER_ARGS="" "$here/cluster.sh" --dir "$E2E_REAL_DIR" up --real-node >"$E2E_WORK/logs/real-cluster-up.log" 2>&1 \
-    || setup_fail "cluster.sh up --real-node" "$E2E_WORK/logs/real-cluster-up.log"
+  if ! E2E_APISERVER_ARGS="" "$here/cluster.sh" --dir "$E2E_REAL_DIR" up --real-node >"$E2E_WORK/logs/real-cluster-up.log" 2>&1; then
+    real_setup_failed "cluster.sh up --real-node failed: $(tail -n 5 "$E2E_WORK/logs/real-cluster-up.log" | tr '\n' ' ')"; return
+  fi
   t1=$SECONDS
-  "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1 \
-    || setup_fail "installing the operator from $E2E_OPERATOR_IMAGE (test/e2e/operator/install.sh)" "$E2E_WORK/logs/operator-install.log"
+  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1; then
+    real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(tail -n 5 "$E2E_WORK/logs/operator-install.log" | tr '\n' ' ')"; return
+  fi
   printf 'export E2E_REAL_DIR=%q\n' "$E2E_REAL_DIR" >>"$E2E_WORK/suite.env"
   say "real-node cluster up ($(( t1 - t0 ))s) and the operator installed from $E2E_OPERATOR_IMAGE ($(( SECONDS - t1 ))s)"
   echo "TIMING real-node set-up $(( SECONDS - t0 ))s (cluster $(( t1 - t0 ))s, operator $(( SECONDS - t1 ))s)" >>"$E2E_WORK/timings.txt"
-fi
+}
+real_setup_failed() {
+  say "THE REAL-NODE SET-UP FAILED: $1"
+  printf 'export E2E_REAL_SETUP_FAILED=%q\n' "$1" >>"$E2E_WORK/suite.env"
+}
+real_setup_done=0
 say "set-up done in $(( SECONDS - suite_start ))s"
 
 # ------------------------------------------------------------------ cases
@@ -380,6 +388,9 @@ cases=("$here"/cases/*.sh)
 for c in "${cases[@]}"; do
   name="$(basename "$c" .sh)"
   if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
+  if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
+    real_node_setup
+  fi
   tmo="$(header "$c" timeout 180)"
   comps="$(header "$c" logs "webhook controller")"
   clog="$E2E_WORK/cases/$name.log"

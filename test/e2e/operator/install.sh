@@ -9,8 +9,9 @@
 #   --dir DIR     the cluster's directory (its env file gives KUBECONFIG, KUBECTL)
 #   --work DIR    where the certificates and image archives go (default CLUSTER_DIR/operator)
 #   --image NAME  the operator image in scripts/build-image.sh's container
-#                 storage (default localhost/modelservice:dev; the overlay
-#                 test/e2e/operator/kustomization.yaml names that one)
+#                 storage (default localhost/modelservice:dev); it reaches the
+#                 node as localhost/modelservice:dev, the name the overlay
+#                 test/e2e/operator/kustomization.yaml gives the Pods
 #
 # Steps:
 #   1. images into the node's containerd: the operator image, pushed from
@@ -65,7 +66,7 @@ archive="$cache/archives/${id:0:16}.tar"
 if [[ ! -s "$archive" ]]; then
   mkdir -p "$cache/archives"
   rm -f "$cache"/archives/*.tar
-  buildah push --quiet "$image" "oci-archive:$archive.tmp:$image" >/dev/null || die "buildah push $image"
+  buildah push --quiet "$image" "oci-archive:$archive.tmp:localhost/modelservice:dev" >/dev/null || die "buildah push $image"
   mv -f "$archive.tmp" "$archive"
 fi
 model_archive="$("$root/examples/model-server/build.sh" --out "$work/model-server")" || die "examples/model-server/build.sh"
