@@ -332,16 +332,17 @@ real_node_setup() {
   # The real-node cluster is the users' kind of cluster: none of the suite's
   # own API server flags (the webhook client certificate of the mTLS set-up).
   if ! E2E_APISERVER_ARGS="" "$here/cluster.sh" --dir "$E2E_REAL_DIR" up --real-node >"$E2E_WORK/logs/real-cluster-up.log" 2>&1; then
-    real_setup_failed "cluster.sh up --real-node failed: $(tail -n 5 "$E2E_WORK/logs/real-cluster-up.log" | tr '\n' ' ')"; return
+    real_setup_failed "cluster.sh up --real-node failed: $(why "$E2E_WORK/logs/real-cluster-up.log")"; return
   fi
   t1=$SECONDS
   if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1; then
-    real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(tail -n 5 "$E2E_WORK/logs/operator-install.log" | tr '\n' ' ')"; return
+    real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(why "$E2E_WORK/logs/operator-install.log")"; return
   fi
   printf 'export E2E_REAL_DIR=%q\n' "$E2E_REAL_DIR" >>"$E2E_WORK/suite.env"
   say "real-node cluster up ($(( t1 - t0 ))s) and the operator installed from $E2E_OPERATOR_IMAGE ($(( SECONDS - t1 ))s)"
   echo "TIMING real-node set-up $(( SECONDS - t0 ))s (cluster $(( t1 - t0 ))s, operator $(( SECONDS - t1 ))s)" >>"$E2E_WORK/timings.txt"
 }
+why() { grep -h -m1 'ERROR' "$1" || tail -n 3 "$1" | tr '\n' ' '; }  # why LOG: the reason a script gave
 real_setup_failed() {
   say "THE REAL-NODE SET-UP FAILED: $1"
   printf 'export E2E_REAL_SETUP_FAILED=%q\n' "$1" >>"$E2E_WORK/suite.env"
