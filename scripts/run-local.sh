@@ -117,6 +117,11 @@ do_down() {
 do_status() {
   local rc=0 p
   "${cluster[@]}" status || rc=1
+  if [[ -s "$state/real-node" && -s "$state/env" ]]; then  # up --real-node: the operator runs in Pods
+    # shellcheck disable=SC1091
+    (source "$state/env" && "$KUBECTL" get pods -n modelservice-system -o wide) || rc=1
+    return $rc
+  fi
   for p in webhook controller; do
     if pid="$(pid_alive "$p")"; then echo "$p: running (pid $pid, log $run/$p.log)"; else echo "$p: not running"; rc=1; fi
   done
