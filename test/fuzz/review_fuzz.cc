@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/utf8.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
