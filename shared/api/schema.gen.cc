@@ -149,6 +149,12 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
               "type": "integer",
               "description": "Requests waiting per replica that the autoscaler aims at: 1 or more.",
               "minimum": 1
+            },
+            "targetGPUUtilization": {
+              "type": "integer",
+              "description": "GPU utilization of the pods, in percent, that the autoscaler also aims at: 1 to 100. Then replicas = clamp(max(ceil(L / targetQueueLength), ceil(current replicas x U / targetGPUUtilization)), minReplicas, maxReplicas), where U is status.gpuUtilization, as a HorizontalPodAutoscaler combines two metrics; in mode HPA its HorizontalPodAutoscaler gets the External metric modelservice_gpu_utilization as its second metric.",
+              "minimum": 1,
+              "maximum": 100
             }
           }
         },
@@ -170,6 +176,212 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 "Automatic"
               ]
             }
+          }
+        },
+        "resources": {
+          "type": "object",
+          "description": "CPU, memory and ephemeral storage of the model container: requests, what the scheduler reserves for each pod, and limits, the most each pod may use; a limit is at least its request. nvidia.com/gpu is not set here: it comes from spec.gpus.",
+          "properties": {
+            "requests": {
+              "type": "object",
+              "description": "What the scheduler reserves for each pod: cpu, memory and ephemeral-storage, each a Kubernetes quantity (e.g. cpu: \"2\", memory: 8Gi).",
+              "additionalProperties": {
+                "description": "A Kubernetes quantity, e.g. 500m, 2, 8Gi.",
+                "x-kubernetes-int-or-string": true,
+                "anyOf": [
+                  {
+                    "type": "integer"
+                  },
+                  {
+                    "type": "string"
+                  }
+                ],
+                "pattern": "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+              }
+            },
+            "limits": {
+              "type": "object",
+              "description": "The most each pod may use: cpu, memory and ephemeral-storage, each a Kubernetes quantity, at least its request.",
+              "additionalProperties": {
+                "description": "A Kubernetes quantity, e.g. 500m, 2, 8Gi.",
+                "x-kubernetes-int-or-string": true,
+                "anyOf": [
+                  {
+                    "type": "integer"
+                  },
+                  {
+                    "type": "string"
+                  }
+                ],
+                "pattern": "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+              }
+            }
+          }
+        },
+        "env": {
+          "type": "array",
+          "description": "Environment variables of the model container, after MODEL_NAME and MODEL_VERSION (which the controller sets from spec.model and spec.version, and which may not be set here): each a name with a value, or with valueFrom a key of a Secret or ConfigMap.",
+          "items": {
+            "type": "object",
+            "description": "One environment variable: a value, or valueFrom, not both.",
+            "required": [
+              "name"
+            ],
+            "properties": {
+              "name": {
+                "type": "string",
+                "description": "Its name: printable ASCII characters other than '='."
+              },
+              "value": {
+                "type": "string",
+                "description": "Its value (empty when absent)."
+              },
+              "valueFrom": {
+                "type": "object",
+                "description": "Where the value comes from instead: exactly one of secretKeyRef and configMapKeyRef.",
+                "properties": {
+                  "secretKeyRef": {
+                    "type": "object",
+                    "description": "A key of a Secret in the ModelService's namespace.",
+                    "required": [
+                      "name",
+                      "key"
+                    ],
+                    "properties": {
+                      "name": {
+                        "type": "string",
+                        "description": "The Secret's name."
+                      },
+                      "key": {
+                        "type": "string",
+                        "description": "The key whose value is taken."
+                      },
+                      "optional": {
+                        "type": "boolean",
+                        "description": "Whether the pods may start without the Secret or the key (the variable is then unset)."
+                      }
+                    }
+                  },
+                  "configMapKeyRef": {
+                    "type": "object",
+                    "description": "A key of a ConfigMap in the ModelService's namespace.",
+                    "required": [
+                      "name",
+                      "key"
+                    ],
+                    "properties": {
+                      "name": {
+                        "type": "string",
+                        "description": "The ConfigMap's name."
+                      },
+                      "key": {
+                        "type": "string",
+                        "description": "The key whose value is taken."
+                      },
+                      "optional": {
+                        "type": "boolean",
+                        "description": "Whether the pods may start without the ConfigMap or the key (the variable is then unset)."
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "nodeSelector": {
+          "type": "object",
+          "description": "Labels a node must have for the model's pods to run there (the pods' nodeSelector).",
+          "additionalProperties": {
+            "type": "string",
+            "description": "The label's value."
+          }
+        },
+        "tolerations": {
+          "type": "array",
+          "description": "Taints of nodes the pods tolerate (the pods' tolerations). With gpus above 0 the pods also tolerate the taint GPU nodes carry, nvidia.com/gpu (operator Exists, effect NoSchedule), unless a toleration here has the key nvidia.com/gpu, as Kubernetes' ExtendedResourceToleration admission plugin does.",
+          "items": {
+            "type": "object",
+            "description": "One toleration: it matches taints of its key and effect, whatever their value with operator Exists, of its value with Equal.",
+            "properties": {
+              "key": {
+                "type": "string",
+                "description": "The taint's key; empty with operator Exists: every taint."
+              },
+              "operator": {
+                "type": "string",
+                "description": "Exists or Equal; Equal when absent.",
+                "enum": [
+                  "Equal",
+                  "Exists"
+                ]
+              },
+              "value": {
+                "type": "string",
+                "description": "The taint's value, with operator Equal."
+              },
+              "effect": {
+                "type": "string",
+                "description": "The effect of the taints it tolerates: NoSchedule, PreferNoSchedule or NoExecute; every effect when absent.",
+                "enum": [
+                  "NoSchedule",
+                  "PreferNoSchedule",
+                  "NoExecute"
+                ]
+              },
+              "tolerationSeconds": {
+                "type": "integer",
+                "description": "With effect NoExecute: how long a pod stays on a node after the taint is added; forever when absent."
+              }
+            }
+          }
+        },
+        "affinity": {
+          "type": "object",
+          "description": "Node affinity, pod affinity and pod anti-affinity of the pods (a core/v1 Affinity), passed to the pod template as written. The API server checks it when the controller writes the Deployment; an error shows in the status (reason InvalidPodTemplate) and in an Event.",
+          "x-kubernetes-preserve-unknown-fields": true
+        },
+        "topologySpreadConstraints": {
+          "type": "array",
+          "description": "How the pods spread over zones or nodes (core/v1 TopologySpreadConstraints), passed to the pod template as written; select the pods by the label app.kubernetes.io/instance: NAME. The API server checks them when the controller writes the Deployment; an error shows in the status (reason InvalidPodTemplate) and in an Event.",
+          "items": {
+            "type": "object",
+            "description": "One constraint (maxSkew, topologyKey, whenUnsatisfiable, labelSelector, ...).",
+            "x-kubernetes-preserve-unknown-fields": true
+          }
+        },
+        "imagePullSecrets": {
+          "type": "array",
+          "description": "Secrets (of type kubernetes.io/dockerconfigjson, in the ModelService's namespace) with which the kubelet pulls the image.",
+          "items": {
+            "type": "object",
+            "description": "A Secret by name.",
+            "properties": {
+              "name": {
+                "type": "string",
+                "description": "The Secret's name."
+              }
+            }
+          }
+        },
+        "serviceAccountName": {
+          "type": "string",
+          "description": "The ServiceAccount the pods run as, whose API token is then mounted in them. Empty or absent: the namespace's default ServiceAccount, and no token is mounted (a model server needs no API access)."
+        },
+        "podAnnotations": {
+          "type": "object",
+          "description": "Annotations of every pod (the pod template's annotations).",
+          "additionalProperties": {
+            "type": "string",
+            "description": "The annotation's value."
+          }
+        },
+        "podLabels": {
+          "type": "object",
+          "description": "Labels of every pod (the pod template's labels), beside the ones the controller sets, which may not be set here: app.kubernetes.io/name, app.kubernetes.io/instance (the pods' selector) and app.kubernetes.io/managed-by.",
+          "additionalProperties": {
+            "type": "string",
+            "description": "The label's value."
           }
         }
       }
@@ -233,9 +445,17 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "string",
           "description": "A hash of the spec whose rollout failed and was rolled back (every field but replicas): the controller does not roll it out again until the spec hashes differently."
         },
+        "gpuUtilization": {
+          "type": "integer",
+          "description": "The mean GPU utilization of the pods in percent, 0 to 100: DCGM_FI_DEV_GPU_UTIL of their GPUs averaged, read from Prometheus. Only with gpus above 0; when it cannot be read, the condition GPUUtilizationKnown says why and the last value stays."
+        },
+        "gpuUtilizationObservedAt": {
+          "type": "string",
+          "description": "When gpuUtilization was read from Prometheus (RFC 3339)."
+        },
         "conditions": {
           "type": "array",
-          "description": "Ready, Progressing and Degraded, each with its reason and message.",
+          "description": "Ready, Progressing and Degraded, each with its reason and message; GPUUtilizationKnown when gpus is above 0.",
           "x-kubernetes-list-type": "map",
           "x-kubernetes-list-map-keys": [
             "type"
@@ -250,7 +470,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             "properties": {
               "type": {
                 "type": "string",
-                "description": "Ready, Progressing or Degraded."
+                "description": "Ready, Progressing, Degraded or GPUUtilizationKnown."
               },
               "status": {
                 "type": "string",

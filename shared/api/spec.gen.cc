@@ -53,13 +53,14 @@ void ApplyDefaults(Strategy& s) {
 }
 
 void ReadFields(FieldReader& r, Autoscaling& out) {
-  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength"});
+  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
   out.mode = r.Read("mode", Autoscaling::kMode);
   out.min_replicas = r.Read("minReplicas", Autoscaling::kMinReplicas);
   r.Require("maxReplicas");
   out.max_replicas = r.Read("maxReplicas", Autoscaling::kMaxReplicas);
   r.Require("targetQueueLength");
   out.target_queue_length = r.Read("targetQueueLength", Autoscaling::kTargetQueueLength);
+  out.target_gpu_utilization = r.Read("targetGPUUtilization", Autoscaling::kTargetGPUUtilization);
 }
 
 json Autoscaling::ToJson() const {
@@ -68,6 +69,7 @@ json Autoscaling::ToJson() const {
   if (min_replicas) j["minReplicas"] = ToJsonValue(*min_replicas);
   if (max_replicas) j["maxReplicas"] = ToJsonValue(*max_replicas);
   if (target_queue_length) j["targetQueueLength"] = ToJsonValue(*target_queue_length);
+  if (target_gpu_utilization) j["targetGPUUtilization"] = ToJsonValue(*target_gpu_utilization);
   return j;
 }
 
@@ -94,8 +96,116 @@ void ApplyDefaults(Rollout& s) {
   if (!s.rollback) s.rollback = Rollout::kRollback.default_value;
 }
 
+void ReadFields(FieldReader& r, Resources& out) {
+  r.WarnUnknown({"requests", "limits"});
+  r.ReadMap("requests", Resources::kRequestsValues, out.requests);
+  r.ReadMap("limits", Resources::kLimitsValues, out.limits);
+}
+
+json Resources::ToJson() const {
+  json j = json::object();
+  if (requests) j["requests"] = ToJsonValue(*requests);
+  if (limits) j["limits"] = ToJsonValue(*limits);
+  return j;
+}
+
+void ReadFields(FieldReader& r, SecretKeySelector& out) {
+  r.WarnUnknown({"name", "key", "optional"});
+  r.Require("name");
+  out.name = r.Read("name", SecretKeySelector::kName);
+  r.Require("key");
+  out.key = r.Read("key", SecretKeySelector::kKey);
+  out.optional = r.Read("optional", SecretKeySelector::kOptional);
+}
+
+json SecretKeySelector::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (key) j["key"] = ToJsonValue(*key);
+  if (optional) j["optional"] = ToJsonValue(*optional);
+  return j;
+}
+
+void ReadFields(FieldReader& r, ConfigMapKeySelector& out) {
+  r.WarnUnknown({"name", "key", "optional"});
+  r.Require("name");
+  out.name = r.Read("name", ConfigMapKeySelector::kName);
+  r.Require("key");
+  out.key = r.Read("key", ConfigMapKeySelector::kKey);
+  out.optional = r.Read("optional", ConfigMapKeySelector::kOptional);
+}
+
+json ConfigMapKeySelector::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (key) j["key"] = ToJsonValue(*key);
+  if (optional) j["optional"] = ToJsonValue(*optional);
+  return j;
+}
+
+void ReadFields(FieldReader& r, EnvVarSource& out) {
+  r.WarnUnknown({"secretKeyRef", "configMapKeyRef"});
+  r.ReadObject("secretKeyRef", out.secret_key_ref);
+  r.ReadObject("configMapKeyRef", out.config_map_key_ref);
+}
+
+json EnvVarSource::ToJson() const {
+  json j = json::object();
+  if (secret_key_ref) j["secretKeyRef"] = ToJsonValue(*secret_key_ref);
+  if (config_map_key_ref) j["configMapKeyRef"] = ToJsonValue(*config_map_key_ref);
+  return j;
+}
+
+void ReadFields(FieldReader& r, EnvVar& out) {
+  r.WarnUnknown({"name", "value", "valueFrom"});
+  r.Require("name");
+  out.name = r.Read("name", EnvVar::kName);
+  out.value = r.Read("value", EnvVar::kValue);
+  r.ReadObject("valueFrom", out.value_from);
+}
+
+json EnvVar::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (value) j["value"] = ToJsonValue(*value);
+  if (value_from) j["valueFrom"] = ToJsonValue(*value_from);
+  return j;
+}
+
+void ReadFields(FieldReader& r, Toleration& out) {
+  r.WarnUnknown({"key", "operator", "value", "effect", "tolerationSeconds"});
+  out.key = r.Read("key", Toleration::kKey);
+  out.operator_ = r.Read("operator", Toleration::kOperator);
+  out.value = r.Read("value", Toleration::kValue);
+  out.effect = r.Read("effect", Toleration::kEffect);
+  out.toleration_seconds = r.Read("tolerationSeconds", Toleration::kTolerationSeconds);
+}
+
+json Toleration::ToJson() const {
+  json j = json::object();
+  if (key) j["key"] = ToJsonValue(*key);
+  if (operator_) j["operator"] = ToJsonValue(*operator_);
+  if (value) j["value"] = ToJsonValue(*value);
+  if (effect) j["effect"] = ToJsonValue(*effect);
+  if (toleration_seconds) j["tolerationSeconds"] = ToJsonValue(*toleration_seconds);
+  return j;
+}
+
+void ReadFields(FieldReader& r, LocalObjectReference& out) {
+  r.WarnUnknown({"name"});
+  out.name = r.Read("name", LocalObjectReference::kName);
+}
+
+json LocalObjectReference::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  return j;
+}
+
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
-  r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout"});
+  r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout",
+                 "resources", "env", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints",
+                 "imagePullSecrets", "serviceAccountName", "podAnnotations", "podLabels"});
   r.Require("model");
   out.model = r.Read("model", ModelServiceSpec::kModel);
   out.version = r.Read("version", ModelServiceSpec::kVersion);
@@ -106,6 +216,17 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadObject("strategy", out.strategy);
   r.ReadObject("autoscaling", out.autoscaling);
   r.ReadObject("rollout", out.rollout);
+  r.ReadObject("resources", out.resources);
+  r.ReadList("env", ModelServiceSpec::kEnv, out.env);
+  r.ReadMap("nodeSelector", ModelServiceSpec::kNodeSelectorValues, out.node_selector);
+  r.ReadList("tolerations", ModelServiceSpec::kTolerations, out.tolerations);
+  out.affinity = r.Read("affinity", ModelServiceSpec::kAffinity);
+  r.ReadList("topologySpreadConstraints", ModelServiceSpec::kTopologySpreadConstraints,
+             ModelServiceSpec::kTopologySpreadConstraintsItems, out.topology_spread_constraints);
+  r.ReadList("imagePullSecrets", ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
+  out.service_account_name = r.Read("serviceAccountName", ModelServiceSpec::kServiceAccountName);
+  r.ReadMap("podAnnotations", ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
+  r.ReadMap("podLabels", ModelServiceSpec::kPodLabelsValues, out.pod_labels);
 }
 
 json ModelServiceSpec::ToJson() const {
@@ -119,6 +240,16 @@ json ModelServiceSpec::ToJson() const {
   if (strategy) j["strategy"] = ToJsonValue(*strategy);
   if (autoscaling) j["autoscaling"] = ToJsonValue(*autoscaling);
   if (rollout) j["rollout"] = ToJsonValue(*rollout);
+  if (resources) j["resources"] = ToJsonValue(*resources);
+  if (env) j["env"] = ToJsonValue(*env);
+  if (node_selector) j["nodeSelector"] = ToJsonValue(*node_selector);
+  if (tolerations) j["tolerations"] = ToJsonValue(*tolerations);
+  if (affinity) j["affinity"] = ToJsonValue(*affinity);
+  if (topology_spread_constraints) j["topologySpreadConstraints"] = ToJsonValue(*topology_spread_constraints);
+  if (image_pull_secrets) j["imagePullSecrets"] = ToJsonValue(*image_pull_secrets);
+  if (service_account_name) j["serviceAccountName"] = ToJsonValue(*service_account_name);
+  if (pod_annotations) j["podAnnotations"] = ToJsonValue(*pod_annotations);
+  if (pod_labels) j["podLabels"] = ToJsonValue(*pod_labels);
   return j;
 }
 
@@ -134,11 +265,52 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 23> kOrder = {
-      "apiVersion",     "kind",        "metadata", "spec",        "model",       "version",           "image",
-      "replicas",       "port",        "gpus",     "strategy",    "type",        "rollingUpdate",     "maxSurge",
-      "maxUnavailable", "autoscaling", "mode",     "minReplicas", "maxReplicas", "targetQueueLength", "rollout",
-      "timeoutSeconds", "rollback"};
+  static constexpr std::array<std::string_view, 46> kOrder = {"apiVersion",
+                                                              "kind",
+                                                              "metadata",
+                                                              "spec",
+                                                              "model",
+                                                              "version",
+                                                              "image",
+                                                              "replicas",
+                                                              "port",
+                                                              "gpus",
+                                                              "strategy",
+                                                              "type",
+                                                              "rollingUpdate",
+                                                              "maxSurge",
+                                                              "maxUnavailable",
+                                                              "autoscaling",
+                                                              "mode",
+                                                              "minReplicas",
+                                                              "maxReplicas",
+                                                              "targetQueueLength",
+                                                              "targetGPUUtilization",
+                                                              "rollout",
+                                                              "timeoutSeconds",
+                                                              "rollback",
+                                                              "resources",
+                                                              "requests",
+                                                              "limits",
+                                                              "env",
+                                                              "name",
+                                                              "value",
+                                                              "valueFrom",
+                                                              "secretKeyRef",
+                                                              "key",
+                                                              "optional",
+                                                              "configMapKeyRef",
+                                                              "nodeSelector",
+                                                              "tolerations",
+                                                              "operator",
+                                                              "effect",
+                                                              "tolerationSeconds",
+                                                              "affinity",
+                                                              "topologySpreadConstraints",
+                                                              "imagePullSecrets",
+                                                              "serviceAccountName",
+                                                              "podAnnotations",
+                                                              "podLabels"};
   return static_cast<size_t>(std::find(kOrder.begin(), kOrder.end(), name) - kOrder.begin());
 }
 

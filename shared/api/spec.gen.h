@@ -38,6 +38,16 @@ enum class RollbackPolicy : uint8_t { kManual, kAutomatic };
 inline constexpr std::array<const char*, 2> kRollbackPolicyNames = {"Manual", "Automatic"};
 constexpr const char* ToString(RollbackPolicy v) { return kRollbackPolicyNames[static_cast<size_t>(v)]; }
 
+// spec.tolerations[].operator
+enum class TolerationOperator : uint8_t { kEqual, kExists };
+inline constexpr std::array<const char*, 2> kTolerationOperatorNames = {"Equal", "Exists"};
+constexpr const char* ToString(TolerationOperator v) { return kTolerationOperatorNames[static_cast<size_t>(v)]; }
+
+// spec.tolerations[].effect
+enum class TolerationEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
+inline constexpr std::array<const char*, 3> kTolerationEffectNames = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+constexpr const char* ToString(TolerationEffect v) { return kTolerationEffectNames[static_cast<size_t>(v)]; }
+
 // spec.strategy.rollingUpdate
 // Limits of a rolling update; only with type RollingUpdate. maxSurge and maxUnavailable may not both be 0.
 struct RollingUpdate {
@@ -71,10 +81,12 @@ struct Autoscaling {
   static constexpr IntRule kMinReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kMaxReplicas{.min = 1, .max = 100};
   static constexpr IntRule kTargetQueueLength{.min = 1};
+  static constexpr IntRule kTargetGPUUtilization{.min = 1, .max = 100};
   std::optional<AutoscalingMode> mode;
-  std::optional<int64_t> min_replicas;         // minReplicas
-  std::optional<int64_t> max_replicas;         // maxReplicas
-  std::optional<int64_t> target_queue_length;  // targetQueueLength
+  std::optional<int64_t> min_replicas;            // minReplicas
+  std::optional<int64_t> max_replicas;            // maxReplicas
+  std::optional<int64_t> target_queue_length;     // targetQueueLength
+  std::optional<int64_t> target_gpu_utilization;  // targetGPUUtilization
 
   // The set fields as the object holds them.
   nlohmann::json ToJson() const;
@@ -95,6 +107,107 @@ struct Rollout {
   bool operator==(const Rollout&) const = default;
 };
 
+// spec.resources
+// CPU, memory and ephemeral storage of the model container: requests, what the scheduler reserves for each
+// pod, and limits, the most each pod may use; a limit is at least its request. nvidia.com/gpu is not set
+// here: it comes from spec.gpus.
+struct Resources {
+  static constexpr QuantityRule kRequestsValues{};
+  static constexpr QuantityRule kLimitsValues{};
+  std::optional<std::map<std::string, Quantity>> requests;
+  std::optional<std::map<std::string, Quantity>> limits;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const Resources&) const = default;
+};
+
+// spec.env[].valueFrom.secretKeyRef
+// A key of a Secret in the ModelService's namespace.
+struct SecretKeySelector {
+  static constexpr StringRule kName{.min_length = 0};
+  static constexpr StringRule kKey{.min_length = 0};
+  static constexpr BoolRule kOptional{};
+  std::optional<std::string> name;
+  std::optional<std::string> key;
+  std::optional<bool> optional;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const SecretKeySelector&) const = default;
+};
+
+// spec.env[].valueFrom.configMapKeyRef
+// A key of a ConfigMap in the ModelService's namespace.
+struct ConfigMapKeySelector {
+  static constexpr StringRule kName{.min_length = 0};
+  static constexpr StringRule kKey{.min_length = 0};
+  static constexpr BoolRule kOptional{};
+  std::optional<std::string> name;
+  std::optional<std::string> key;
+  std::optional<bool> optional;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ConfigMapKeySelector&) const = default;
+};
+
+// spec.env[].valueFrom
+// Where the value comes from instead: exactly one of secretKeyRef and configMapKeyRef.
+struct EnvVarSource {
+  std::optional<SecretKeySelector> secret_key_ref;         // secretKeyRef
+  std::optional<ConfigMapKeySelector> config_map_key_ref;  // configMapKeyRef
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const EnvVarSource&) const = default;
+};
+
+// spec.env[]
+// One environment variable: a value, or valueFrom, not both.
+struct EnvVar {
+  static constexpr StringRule kName{.min_length = 0};
+  static constexpr StringRule kValue{.min_length = 0};
+  std::optional<std::string> name;
+  std::optional<std::string> value;
+  std::optional<EnvVarSource> value_from;  // valueFrom
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const EnvVar&) const = default;
+};
+
+// spec.tolerations[]
+// One toleration: it matches taints of its key and effect, whatever their value with operator Exists, of its
+// value with Equal.
+struct Toleration {
+  static constexpr StringRule kKey{.min_length = 0};
+  static constexpr EnumRule<TolerationOperator, 2> kOperator{kTolerationOperatorNames};
+  static constexpr StringRule kValue{.min_length = 0};
+  static constexpr EnumRule<TolerationEffect, 3> kEffect{kTolerationEffectNames};
+  static constexpr IntRule kTolerationSeconds{};
+  std::optional<std::string> key;
+  std::optional<TolerationOperator> operator_;  // operator
+  std::optional<std::string> value;
+  std::optional<TolerationEffect> effect;
+  std::optional<int64_t> toleration_seconds;  // tolerationSeconds
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const Toleration&) const = default;
+};
+
+// spec.imagePullSecrets[]
+// A Secret by name.
+struct LocalObjectReference {
+  static constexpr StringRule kName{.min_length = 0};
+  std::optional<std::string> name;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const LocalObjectReference&) const = default;
+};
+
 // spec
 // What to serve and how. The mutating webhook fills in the defaults of replicas, port, gpus and strategy.
 struct ModelServiceSpec {
@@ -105,6 +218,16 @@ struct ModelServiceSpec {
   static constexpr IntRule kReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kPort{.min = 1, .max = 65535, .default_value = 8080};
   static constexpr IntRule kGpus{.min = 0, .max = 16, .default_value = 0};
+  static constexpr ArrayRule kEnv{};
+  static constexpr StringRule kNodeSelectorValues{.min_length = 0};
+  static constexpr ArrayRule kTolerations{};
+  static constexpr OpaqueRule kAffinity{};
+  static constexpr ArrayRule kTopologySpreadConstraints{};
+  static constexpr OpaqueRule kTopologySpreadConstraintsItems{};
+  static constexpr ArrayRule kImagePullSecrets{};
+  static constexpr StringRule kServiceAccountName{.min_length = 0};
+  static constexpr StringRule kPodAnnotationsValues{.min_length = 0};
+  static constexpr StringRule kPodLabelsValues{.min_length = 0};
   std::optional<std::string> model;
   std::optional<std::string> version;
   std::optional<std::string> image;
@@ -114,6 +237,16 @@ struct ModelServiceSpec {
   std::optional<Strategy> strategy;
   std::optional<Autoscaling> autoscaling;
   std::optional<Rollout> rollout;
+  std::optional<Resources> resources;
+  std::optional<std::vector<EnvVar>> env;
+  std::optional<std::map<std::string, std::string>> node_selector;  // nodeSelector
+  std::optional<std::vector<Toleration>> tolerations;
+  std::optional<nlohmann::json> affinity;
+  std::optional<std::vector<nlohmann::json>> topology_spread_constraints;  // topologySpreadConstraints
+  std::optional<std::vector<LocalObjectReference>> image_pull_secrets;     // imagePullSecrets
+  std::optional<std::string> service_account_name;                         // serviceAccountName
+  std::optional<std::map<std::string, std::string>> pod_annotations;       // podAnnotations
+  std::optional<std::map<std::string, std::string>> pod_labels;            // podLabels
 
   // The spec with every default where it has no value: the defaults that
   // depend on other fields (spec.cc), then ApplyDefaults.
@@ -128,6 +261,13 @@ void ReadFields(FieldReader& r, RollingUpdate& out);
 void ReadFields(FieldReader& r, Strategy& out);
 void ReadFields(FieldReader& r, Autoscaling& out);
 void ReadFields(FieldReader& r, Rollout& out);
+void ReadFields(FieldReader& r, Resources& out);
+void ReadFields(FieldReader& r, SecretKeySelector& out);
+void ReadFields(FieldReader& r, ConfigMapKeySelector& out);
+void ReadFields(FieldReader& r, EnvVarSource& out);
+void ReadFields(FieldReader& r, EnvVar& out);
+void ReadFields(FieldReader& r, Toleration& out);
+void ReadFields(FieldReader& r, LocalObjectReference& out);
 void ReadFields(FieldReader& r, ModelServiceSpec& out);
 
 // Sets each field without a value that has a default (x-ms-default), in nested

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/pod_validation.h"
 #include "api/types.h"
 
 namespace ms::api {
@@ -25,6 +26,7 @@ void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& err
           FieldError::Invalid("spec.autoscaling.minReplicas", *as->min_replicas,
                               "must be less than or equal to maxReplicas (" + std::to_string(*as->max_replicas) + ")"));
   }
+  CheckPodFields(spec, errors);
 }
 
 void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warnings) {
@@ -40,12 +42,32 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
     warnings.push_back("spec.gpus is " + std::to_string(*spec.gpus) +
                        " but spec.image is not set: the controller's --default-image will be used; make sure it "
                        "supports GPUs");
+  AddPodWarnings(spec, warnings);
 }
 
 namespace {
 
-bool PathCovers(const std::string& a, const std::string& b) {
+// A field path with map keys as the schema's paths name them:
+// "spec.nodeSelector[pool]" -> "spec.nodeSelector.pool" (indices stay).
+std::string SchemaPath(const std::string& path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    const size_t close = path[i] == '[' ? path.find(']', i) : std::string::npos;
+    if (close == std::string::npos) {
+      out += path[i];
+      continue;
+    }
+    const std::string inner = path.substr(i + 1, close - i - 1);
+    const bool index = !inner.empty() && inner.find_first_not_of("0123456789") == std::string::npos;
+    out += index ? "[" + inner + "]" : "." + inner;
+    i = close;
+  }
+  return out;
+}
+
+bool PathCovers(const std::string& field_path, const std::string& b) {
   // a covers b if one is a prefix of the other on a field boundary.
+  const std::string a = SchemaPath(field_path);
   const std::string& shorter = a.size() <= b.size() ? a : b;
   const std::string& longer = a.size() <= b.size() ? b : a;
   if (shorter.empty() || shorter == "<root>") return true;

@@ -83,7 +83,9 @@ def generate(model):
         out += ["The controller adds the finalizer `%s` and removes it once the objects it owns are gone." %
                 api["finalizer"], ""]
     out += ["`kubectl get` shows: " + ", ".join("%s (`%s`)" % (c["name"], c["jsonPath"])
-                                                 for c in api["printerColumns"]) + ".", "",
+                                                 for c in api["printerColumns"] if not c.get("priority")) + "." +
+            "".join(" `kubectl get -o wide` adds %s (`%s`)." % (c["name"], c["jsonPath"])
+                    for c in api["printerColumns"] if c.get("priority")), "",
             "Values outside *Values* are denied by the validating webhook (and most by the API server's "
             "schema first); the mutating webhook adds each *Default* that is missing. Integer fields take "
             "JSON integers only.", ""]

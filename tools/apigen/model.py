@@ -50,6 +50,21 @@ def snake(name):
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
+# C++ keywords a field name may snake-case into (tolerations[].operator): the
+# member gets a trailing underscore.
+CPP_KEYWORDS = {"operator", "default", "delete", "new", "class", "template", "namespace", "private", "public",
+                "protected", "register", "static", "union", "virtual", "volatile", "export", "explicit", "friend",
+                "inline", "mutable", "typename", "using", "auto", "bool", "break", "case", "catch", "char", "const",
+                "continue", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if", "int", "long",
+                "return", "short", "signed", "sizeof", "struct", "switch", "this", "throw", "try", "typedef",
+                "unsigned", "void", "while", "and", "or", "not", "xor", "concept", "requires"}
+
+
+def member_name(key):
+    m = snake(key)
+    return m + "_" if m in CPP_KEYWORDS else m
+
+
 def camel(name):
     return name[0].upper() + name[1:]
 
@@ -57,7 +72,7 @@ def camel(name):
 class Field:
     def __init__(self, key, node, kind, required, struct):
         self.key, self.node, self.kind, self.required, self.struct = key, node, kind, required, struct
-        self.member = snake(key)
+        self.member = member_name(key)
         self.path = struct.path + "." + key
         self.rule_name = "k" + camel(key)
         self.default = node.get("x-ms-default")

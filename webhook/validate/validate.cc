@@ -1,6 +1,7 @@
 #include "webhook/validate/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "api/defaults.h"
+#include "api/prune.h"
 #include "api/types.h"
 #include "api/validation.h"
 #include "base/files.h"
@@ -22,18 +24,27 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: modelservice-webhook validate [-f FILE|DIR|-]... [FILE|DIR]... [--show-defaults] [-o text|json]\n"
+    "Usage: modelservice-webhook validate [-f FILE|DIR|-]... [FILE|DIR]... [--show-defaults] [-o text|json|junit]\n"
+    "                                     [--field-validation strict|warn|ignore]\n"
     "\n"
     "Checks modelops.dev/v1 ModelService manifests offline with the webhook's own rules: each\n"
     "ModelService document is defaulted as the mutating webhook would, then validated as the\n"
-    "validating webhook would. Reads YAML or JSON, several documents per file, every *.yaml, *.yml\n"
-    "and *.json under a directory, and standard input for \"-\". Other documents are skipped and counted.\n"
+    "validating webhook would, after what the API server does first: fields its schema does not know\n"
+    "are pruned (an error by default, as kubectl apply's strict field validation) and null fields are\n"
+    "dropped. So each verdict is the one `kubectl apply` gets. Reads YAML or JSON, several documents\n"
+    "per file, every *.yaml, *.yml and *.json under a directory, and standard input for \"-\". Other\n"
+    "documents are skipped and counted.\n"
     "\n"
     "  -f, --filename FILE|DIR|-  input (repeatable; plain arguments are inputs too)\n"
     "      --show-defaults        print the defaulted documents as YAML on standard output\n"
     "                             (findings then go to standard error)\n"
-    "  -o, --output text|json     text: one line per error and warning, \"FILE:DOC (NAME): MESSAGE\";\n"
-    "                             json: a report for CI (with \"defaulted\" under --show-defaults)\n"
+    "  -o, --output text|json|junit\n"
+    "                             text: one line per error and warning, \"FILE:DOC (NAME): MESSAGE\";\n"
+    "                             json: a report for CI (with \"defaulted\" under --show-defaults);\n"
+    "                             junit: JUnit XML, a test case per ModelService\n"
+    "      --field-validation strict|warn|ignore\n"
+    "                             unknown fields: strict (default, as kubectl apply) makes the document\n"
+    "                             invalid, warn (kubectl apply --validate=warn) a warning, ignore nothing\n"
     "  -h, --help                 this text\n"
     "\n"
     "Exit status: 0 every ModelService is valid, 1 some are invalid, 2 bad usage or unreadable input\n"
@@ -42,6 +53,8 @@ constexpr const char* kUsage =
 std::string Label(const std::string& file, const std::string& document, const std::string& name) {
   return file + ":" + document + " (" + (name.empty() ? "no metadata.name" : name) + ")";
 }
+
+}  // namespace
 
 const char* Reason(api::FieldError::Type type) {
   switch (type) {
@@ -60,6 +73,8 @@ const char* Reason(api::FieldError::Type type) {
   }
   return "FieldValueInvalid";
 }
+
+namespace {
 
 bool IsManifest(const fs::path& p) {
   const std::string ext = p.extension().string();
@@ -102,10 +117,20 @@ void Validator::AddDocument(const std::string& file, const std::string& index, i
   r.line = line;
   r.name = name;
   r.ns = StringField(doc.value("metadata", json()), "namespace");
-  r.defaulted = api::DefaultedObject(doc);
+  // Before admission the API server prunes unknown fields (refusing the
+  // object under strict field validation), drops nulls, and on create
+  // resets the status.
+  json object = doc;
+  std::vector<std::string> unknown = api::PruneUnknownFields(object);
+  api::DropNulls(object);
+  if (object.is_object()) object.erase("status");
+  if (fields_ == FieldValidation::kStrict) r.unknown_fields = unknown;
+  r.defaulted = api::DefaultedObject(object);
   api::ValidationOutcome outcome = api::ValidateModelService(r.defaulted, schema_);
   r.errors = std::move(outcome.errors);
-  r.warnings = std::move(outcome.warnings);
+  if (fields_ == FieldValidation::kWarn)
+    for (const auto& f : unknown) r.warnings.push_back("unknown field \"" + f + "\"");
+  for (auto& w : outcome.warnings) r.warnings.push_back(std::move(w));
   report.results.push_back(std::move(r));
 }
 
@@ -144,6 +169,7 @@ void Validator::AddPath(const std::string& path, Report& report) const {
 void PrintText(const Report& report, std::ostream& out) {
   for (const auto& r : report.results) {
     const std::string label = Label(r.file, r.document, r.name);
+    if (!r.unknown_fields.empty()) out << label << ": " << api::StrictDecodingError(r.unknown_fields) << "\n";
     for (const auto& e : r.errors) out << label << ": " << e.ToString() << "\n";
     for (const auto& w : r.warnings) out << label << ": Warning: " << w << "\n";
   }
@@ -161,6 +187,8 @@ json ToJson(const Report& report, bool with_defaults) {
   json results = json::array();
   for (const auto& r : report.results) {
     json errors = json::array();
+    for (const auto& f : r.unknown_fields)
+      errors.push_back({{"field", f}, {"reason", "UnknownField"}, {"message", api::StrictDecodingError({f})}});
     for (const auto& e : r.errors)
       errors.push_back({{"field", e.path}, {"reason", Reason(e.type)}, {"message", e.ToString()}});
     json item = {{"file", r.file},    {"document", r.document}, {"line", r.line},   {"name", r.name},
@@ -203,10 +231,23 @@ std::string Summary(const Report& report) {
 
 namespace {
 
+enum class Output { kText, kJson, kJUnit };
+
 struct Options {
   std::vector<std::string> inputs;
-  bool show_defaults = false, json_output = false;
+  bool show_defaults = false;
+  Output output = Output::kText;
+  FieldValidation fields = FieldValidation::kStrict;
 };
+
+// kubectl's spellings of --validate: strict (and true), warn, ignore (and false).
+std::optional<FieldValidation> ParseFieldValidation(std::string v) {
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "strict" || v == "true") return FieldValidation::kStrict;
+  if (v == "warn") return FieldValidation::kWarn;
+  if (v == "ignore" || v == "false") return FieldValidation::kIgnore;
+  return std::nullopt;
+}
 
 // The command line (kubectl's forms: -f/--filename repeated, files as
 // arguments, -o/--output): an exit status when done (--help: 0, a usage
@@ -238,9 +279,14 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, Options& opti
     } else if (value("-f", &v) || value("--filename", &v)) {
       options.inputs.push_back(v);
     } else if (value("-o", &v) || value("--output", &v)) {
-      if (v != "text" && v != "json") return usage_error("--output must be text or json, not \"" + v + "\"");
-      options.json_output = v == "json";
-    } else if (a == "-f" || a == "--filename" || a == "-o" || a == "--output") {
+      if (v != "text" && v != "json" && v != "junit")
+        return usage_error("--output must be text, json or junit, not \"" + v + "\"");
+      options.output = v == "json" ? Output::kJson : v == "junit" ? Output::kJUnit : Output::kText;
+    } else if (value("--field-validation", &v)) {
+      const auto mode = ParseFieldValidation(v);
+      if (!mode) return usage_error("--field-validation must be strict, warn or ignore, not \"" + v + "\"");
+      options.fields = *mode;
+    } else if (a == "-f" || a == "--filename" || a == "-o" || a == "--output" || a == "--field-validation") {
       return usage_error(a + " needs a value");
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("unknown flag " + a);
@@ -261,7 +307,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   if (auto done = ParseArgs(args, options, out, err)) return *done;
 
   const api::SchemaValidator schema;
-  const Validator validator(schema);
+  const Validator validator(schema, options.fields);
   Report report;
   for (const auto& input : options.inputs) {
     if (input == "-") {
@@ -272,8 +318,11 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     }
   }
 
-  if (options.json_output) {
+  if (options.output == Output::kJson) {
     out << Dump(ToJson(report, options.show_defaults)) << "\n";
+  } else if (options.output == Output::kJUnit) {
+    PrintJUnit(report, out);
+    err << Summary(report) << "\n";
   } else if (options.show_defaults) {
     for (size_t i = 0; i < report.results.size(); ++i) out << (i ? "---\n" : "") << ToYaml(report.results[i].defaulted);
     PrintText(report, err);

@@ -3,7 +3,11 @@
 // offline"). Each modelops.dev/v1 ModelService document is defaulted as the
 // mutating webhook would (DefaultedObject, whose difference is the webhook's
 // patch) and validated as the validating webhook then would
-// (ValidateModelService): the same functions the handlers call.
+// (ValidateModelService): the same functions the handlers call. Before
+// that, as the API server does before admission, members the schema does
+// not know are pruned (an error under kubectl's default strict field
+// validation, a warning with --field-validation=warn) and null members are
+// dropped (api/prune.h), so a verdict is what `kubectl apply` decides.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,6 +22,12 @@
 
 namespace ms::validate {
 
+// How unknown fields count, as kubectl's --validate (the API server's
+// fieldValidation): Strict (kubectl's default) rejects the document, Warn
+// warns, Ignore says nothing; in every mode they are pruned before the
+// webhook's rules run, as the API server prunes them.
+enum class FieldValidation { kStrict, kWarn, kIgnore };
+
 // One ModelService document.
 struct DocumentResult {
   std::string file;
@@ -26,8 +36,11 @@ struct DocumentResult {
   std::string name, ns;
   std::vector<api::FieldError> errors;
   std::vector<std::string> warnings;
+  // Fields the schema does not know, under strict field validation (the API
+  // server's "strict decoding error", before any admission).
+  std::vector<std::string> unknown_fields;
   nlohmann::json defaulted;  // the object after the mutating webhook's patch
-  bool valid() const { return errors.empty(); }
+  bool valid() const { return errors.empty() && unknown_fields.empty(); }
 };
 
 // A document that is not a modelops.dev/v1 ModelService.
@@ -51,7 +64,8 @@ struct Report {
 
 class Validator {
  public:
-  explicit Validator(const api::SchemaValidator& schema) : schema_(schema) {}
+  explicit Validator(const api::SchemaValidator& schema, FieldValidation fields = FieldValidation::kStrict)
+      : schema_(schema), fields_(fields) {}
   // Reads one stream of YAML or JSON documents named `file` into `report`.
   void AddStream(const std::string& file, std::string_view text, Report& report) const;
   // A file, or every *.yaml, *.yml and *.json under a directory (sorted).
@@ -61,13 +75,22 @@ class Validator {
   void AddDocument(const std::string& file, const std::string& index, int line, const nlohmann::json& doc,
                    Report& report) const;
   const api::SchemaValidator& schema_;
+  FieldValidation fields_;
 };
+
+// The API's reason of a field error ("FieldValueInvalid", ...), as a
+// Status cause names it.
+const char* Reason(api::FieldError::Type type);
 
 // The text report: each error and warning on a line of its own,
 // "FILE:DOC (NAME): MESSAGE", then skipped look-alikes and input errors.
 void PrintText(const Report& report, std::ostream& out);
 // The machine-readable report.
 nlohmann::json ToJson(const Report& report, bool with_defaults);
+// The report as JUnit XML for CI systems (junit.cc): a test suite per file,
+// a test case per ModelService (a failure per invalid one), an error per
+// unreadable input, skipped look-alikes.
+void PrintJUnit(const Report& report, std::ostream& out);
 // "N ModelServices in N files: N valid, N invalid; N other documents skipped".
 std::string Summary(const Report& report);
 

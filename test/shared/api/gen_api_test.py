@@ -93,6 +93,13 @@ class Outputs(unittest.TestCase):
                                                             if not k.startswith("x-ms-")})
         self.assertEqual(list(stripped["properties"]), ["apiVersion", "kind", "metadata", "spec", "status"])
 
+    def test_a_field_named_like_a_cpp_keyword_gets_a_member_that_is_not(self):
+        m = model.Model(definition())
+        toleration = next(s for s in m.structs if s.name == "Toleration")
+        members = {f.key: f.member for f in toleration.fields}
+        self.assertEqual(members["operator"], "operator_")
+        self.assertIn("std::optional<TolerationOperator> operator_;  // operator", cpp.spec_header(m, cpp.Target()))
+
     def test_check_notices_a_stale_output(self):
         files = gen_api.outputs(model.Model(definition()), ROOT)
         with tempfile.TemporaryDirectory() as root:

@@ -167,6 +167,46 @@ items:
   EXPECT_EQ(report.ExitCode(), 1);
 }
 
+// The verdicts `kubectl apply` (default flags) gets from the API server:
+// nulls are dropped before the webhook sees the object, unknown fields are
+// refused by strict field validation (pruned, warned about or ignored under
+// the other modes), and the status of a new object is not validated.
+TEST(Validate, VerdictsAsKubectlApply) {
+  auto run = [](const std::string& spec, FieldValidation mode = FieldValidation::kStrict) {
+    Report report;
+    Validator(Schema(), mode)
+        .AddStream("f.yaml", "apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata: {name: a}\n" + spec, report);
+    std::ostringstream text;
+    PrintText(report, text);
+    return std::pair{report.results.at(0), text.str()};
+  };
+  auto [nulls, nulls_text] = run("spec: {model: m, replicas: null, strategy: {type: null}}\n");
+  EXPECT_TRUE(nulls.valid()) << nulls_text;
+  EXPECT_EQ(nulls.defaulted["spec"]["replicas"], 1);
+  EXPECT_EQ(nulls.defaulted["spec"]["strategy"]["type"], "RollingUpdate");
+
+  const std::string unknown = "spec: {model: m, colour: red}\ncolour: blue\n";
+  auto [strict, strict_text] = run(unknown);
+  EXPECT_FALSE(strict.valid());
+  EXPECT_EQ(strict_text,
+            "f.yaml:1 (a): strict decoding error: unknown field \"colour\", unknown field \"spec.colour\"\n");
+  EXPECT_EQ(strict.defaulted.contains("colour"), false);
+  auto [warn, warn_text] = run(unknown, FieldValidation::kWarn);
+  EXPECT_TRUE(warn.valid());
+  EXPECT_EQ(warn_text,
+            "f.yaml:1 (a): Warning: unknown field \"colour\"\nf.yaml:1 (a): Warning: unknown field \"spec.colour\"\n");
+  auto [ignore, ignore_text] = run(unknown, FieldValidation::kIgnore);
+  EXPECT_TRUE(ignore.valid());
+  EXPECT_EQ(ignore_text, "");
+  // The status of a new object is reset by the API server, not validated.
+  EXPECT_TRUE(run("spec: {model: m}\nstatus: {phase: Happy}\n").first.valid());
+  // Unknown fields and a field error: both reported.
+  auto [both, both_text] = run("spec: {model: m, replicas: 0, colour: red}\n");
+  EXPECT_EQ(both_text,
+            "f.yaml:1 (a): strict decoding error: unknown field \"spec.colour\"\n"
+            "f.yaml:1 (a): spec.replicas: Invalid value: 0: must be between 1 and 100\n");
+}
+
 // The real binary, as CI and a pre-commit hook run it.
 class ValidateCommand : public ::testing::Test {
  protected:
@@ -220,6 +260,85 @@ TEST_F(ValidateCommand, JsonReportAndShowDefaults) {
   EXPECT_EQ(docs.documents[0].value,
             api::DefaultedObject(ReadYaml(ReadFile(kSamples + "/minimal.yaml")).documents[0].value));
   EXPECT_NE(ReadFile(yaml).find("      maxSurge: 25%\n"), std::string::npos);
+}
+
+TEST_F(ValidateCommand, JUnitReportAndFieldValidationFlag) {
+  test::WriteFile(dir_.File("a.yaml"), R"(apiVersion: modelops.dev/v1
+kind: ModelService
+metadata: {name: ok}
+spec: {model: m, gpus: 1}
+---
+apiVersion: modelops.dev/v1
+kind: ModelService
+metadata: {name: bad}
+spec: {model: m, replicas: 0, port: 0}
+---
+apiVersion: modelops.dev/v2
+kind: ModelService
+metadata: {name: later}
+)");
+  test::WriteFile(dir_.File("b.yaml"),
+                  "apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata: {name: x}\n"
+                  "spec: {model: m, colour: \"<red & blue>\"}\n");
+  // (standard output alone: the summary goes to standard error)
+  auto r = test::Run("(" + kBinary + " validate -o junit " + dir_.File("a.yaml") + " " + dir_.File("b.yaml") +
+                     " 2>/dev/null)");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string a = dir_.File("a.yaml"), b = dir_.File("b.yaml");
+  EXPECT_EQ(
+      r.output,
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"modelservice-webhook validate\" tests=\"4\" failures=\"2\" errors=\"0\">\n"
+      "  <testsuite name=\"" +
+          a +
+          "\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\">\n"
+          "    <testcase classname=\"" +
+          a +
+          "\" name=\"1 (ok)\">\n"
+          "      <system-out>Warning: spec.gpus is 1 but spec.image is not set: the controller&apos;s --default-image "
+          "will be used; make sure it supports GPUs\n</system-out>\n"
+          "    </testcase>\n"
+          "    <testcase classname=\"" +
+          a +
+          "\" name=\"2 (bad)\">\n"
+          "      <failure message=\"spec.replicas: Invalid value: 0: must be between 1 and 100\" "
+          "type=\"FieldValueInvalid\">spec.replicas: Invalid value: 0: must be between 1 and 100\n"
+          "spec.port: Invalid value: 0: must be between 1 and 65535\n</failure>\n"
+          "    </testcase>\n"
+          "    <testcase classname=\"" +
+          a +
+          "\" name=\"3 (later)\">\n"
+          "      <skipped message=\"apiVersion &quot;modelops.dev/v2&quot; kind &quot;ModelService&quot; is not "
+          "modelops.dev/v1 ModelService\"/>\n"
+          "    </testcase>\n"
+          "  </testsuite>\n"
+          "  <testsuite name=\"" +
+          b +
+          "\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">\n"
+          "    <testcase classname=\"" +
+          b +
+          "\" name=\"1 (x)\">\n"
+          "      <failure message=\"strict decoding error: unknown field &quot;spec.colour&quot;\" "
+          "type=\"UnknownField\">strict decoding error: unknown field &quot;spec.colour&quot;\n</failure>\n"
+          "    </testcase>\n"
+          "  </testsuite>\n"
+          "</testsuites>\n");
+  // kubectl's --validate=warn: the unknown field is a warning, the document valid.
+  r = Run("--field-validation=warn " + b + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(b + ":1 (x): Warning: unknown field \"spec.colour\"\n"), std::string::npos) << r.output;
+  r = test::Run("(" + kBinary + " validate --field-validation ignore " + b + " 2>/dev/null)");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+  r = Run("-o json " + b);
+  EXPECT_EQ(json::parse(r.output)["results"][0]["errors"],
+            json::parse(R"([{"field":"spec.colour","reason":"UnknownField",
+                             "message":"strict decoding error: unknown field \"spec.colour\""}])"));
+  r = Run("--field-validation=lenient " + b + " 2>&1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("Error: --field-validation must be strict, warn or ignore, not \"lenient\""),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(ValidateCommand, UnreadableInputAndUsage) {
