@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "base/json_fields.h"
+#include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/resources.h"
 
 namespace ms::controller {
@@ -324,7 +325,7 @@ json OwnedMetadata(const ResolvedSpec& spec) {
 
 json DesiredDeployment(const ResolvedSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
-  return {
+  json deployment = {
       {"apiVersion", "apps/v1"},
       {"kind", "Deployment"},
       {"metadata", OwnedMetadata(spec)},
@@ -335,6 +336,8 @@ json DesiredDeployment(const ResolvedSpec& spec, int replicas) {
         {"strategy", DesiredStrategy(spec)},
         {"template",
          {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
+  AddPodFields(spec.defaulted, deployment);
+  return deployment;
 }
 
 std::string SelectorString(const ResolvedSpec& spec) {
@@ -382,6 +385,7 @@ Drift RepairDeployment(const ResolvedSpec& spec, int replicas, json& current) {
   json& tmpl = ObjectAt(dspec, "template");
   EnsureLabels(ObjectAt(tmpl, "metadata"), InstanceLabels(spec.name), "spec.template.metadata.labels", drift);
   EnsureContainer(spec, ObjectAt(tmpl, "spec"), drift);
+  RepairPodFields(spec.defaulted, current, drift);
   return drift;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "api/pod_template.h"
 #include "api/types.h"
 #include "controller/kube/paths.h"
 
@@ -14,9 +15,10 @@ namespace ms::controller {
 inline constexpr const char* kControllerName = "modelservice";
 inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
 
-inline constexpr const char* kLabelName = "app.kubernetes.io/name";
-inline constexpr const char* kLabelInstance = "app.kubernetes.io/instance";
-inline constexpr const char* kLabelManagedBy = "app.kubernetes.io/managed-by";
+// The pods' labels, which spec.podLabels may not set (api/pod_template.h).
+inline constexpr const char* kLabelName = api::kLabelName;
+inline constexpr const char* kLabelInstance = api::kLabelInstance;
+inline constexpr const char* kLabelManagedBy = api::kLabelManagedBy;
 inline constexpr const char* kLabelNameValue = "modelservice";
 inline constexpr const char* kManagedByValue = "modelservice-controller";
 

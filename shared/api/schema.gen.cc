@@ -149,12 +149,6 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
               "type": "integer",
               "description": "Requests waiting per replica that the autoscaler aims at: 1 or more.",
               "minimum": 1
-            },
-            "targetGPUUtilization": {
-              "type": "integer",
-              "description": "GPU utilization of the pods, in percent, that the autoscaler also aims at: 1 to 100. Then replicas = clamp(max(ceil(L / targetQueueLength), ceil(current replicas x U / targetGPUUtilization)), minReplicas, maxReplicas), where U is status.gpuUtilization, as a HorizontalPodAutoscaler combines two metrics; in mode HPA its HorizontalPodAutoscaler gets the External metric modelservice_gpu_utilization as its second metric.",
-              "minimum": 1,
-              "maximum": 100
             }
           }
         },
@@ -289,6 +283,14 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             }
           }
         },
+        "args": {
+          "type": "array",
+          "description": "Arguments of the model container (the container's args): the image's entrypoint runs with them instead of the image's own arguments.",
+          "items": {
+            "type": "string",
+            "description": "One argument."
+          }
+        },
         "nodeSelector": {
           "type": "object",
           "description": "Labels a node must have for the model's pods to run there (the pods' nodeSelector).",
@@ -334,20 +336,6 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 "description": "With effect NoExecute: how long a pod stays on a node after the taint is added; forever when absent."
               }
             }
-          }
-        },
-        "affinity": {
-          "type": "object",
-          "description": "Node affinity, pod affinity and pod anti-affinity of the pods (a core/v1 Affinity), passed to the pod template as written. The API server checks it when the controller writes the Deployment; an error shows in the status (reason InvalidPodTemplate) and in an Event.",
-          "x-kubernetes-preserve-unknown-fields": true
-        },
-        "topologySpreadConstraints": {
-          "type": "array",
-          "description": "How the pods spread over zones or nodes (core/v1 TopologySpreadConstraints), passed to the pod template as written; select the pods by the label app.kubernetes.io/instance: NAME. The API server checks them when the controller writes the Deployment; an error shows in the status (reason InvalidPodTemplate) and in an Event.",
-          "items": {
-            "type": "object",
-            "description": "One constraint (maxSkew, topologyKey, whenUnsatisfiable, labelSelector, ...).",
-            "x-kubernetes-preserve-unknown-fields": true
           }
         },
         "imagePullSecrets": {
@@ -445,17 +433,9 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "string",
           "description": "A hash of the spec whose rollout failed and was rolled back (every field but replicas): the controller does not roll it out again until the spec hashes differently."
         },
-        "gpuUtilization": {
-          "type": "integer",
-          "description": "The mean GPU utilization of the pods in percent, 0 to 100: DCGM_FI_DEV_GPU_UTIL of their GPUs averaged, read from Prometheus. Only with gpus above 0; when it cannot be read, the condition GPUUtilizationKnown says why and the last value stays."
-        },
-        "gpuUtilizationObservedAt": {
-          "type": "string",
-          "description": "When gpuUtilization was read from Prometheus (RFC 3339)."
-        },
         "conditions": {
           "type": "array",
-          "description": "Ready, Progressing and Degraded, each with its reason and message; GPUUtilizationKnown when gpus is above 0.",
+          "description": "Ready, Progressing and Degraded, each with its reason and message.",
           "x-kubernetes-list-type": "map",
           "x-kubernetes-list-map-keys": [
             "type"
@@ -470,7 +450,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             "properties": {
               "type": {
                 "type": "string",
-                "description": "Ready, Progressing, Degraded or GPUUtilizationKnown."
+                "description": "Ready, Progressing or Degraded."
               },
               "status": {
                 "type": "string",

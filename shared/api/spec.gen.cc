@@ -53,14 +53,13 @@ void ApplyDefaults(Strategy& s) {
 }
 
 void ReadFields(FieldReader& r, Autoscaling& out) {
-  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
+  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength"});
   out.mode = r.Read("mode", Autoscaling::kMode);
   out.min_replicas = r.Read("minReplicas", Autoscaling::kMinReplicas);
   r.Require("maxReplicas");
   out.max_replicas = r.Read("maxReplicas", Autoscaling::kMaxReplicas);
   r.Require("targetQueueLength");
   out.target_queue_length = r.Read("targetQueueLength", Autoscaling::kTargetQueueLength);
-  out.target_gpu_utilization = r.Read("targetGPUUtilization", Autoscaling::kTargetGPUUtilization);
 }
 
 json Autoscaling::ToJson() const {
@@ -69,7 +68,6 @@ json Autoscaling::ToJson() const {
   if (min_replicas) j["minReplicas"] = ToJsonValue(*min_replicas);
   if (max_replicas) j["maxReplicas"] = ToJsonValue(*max_replicas);
   if (target_queue_length) j["targetQueueLength"] = ToJsonValue(*target_queue_length);
-  if (target_gpu_utilization) j["targetGPUUtilization"] = ToJsonValue(*target_gpu_utilization);
   return j;
 }
 
@@ -204,8 +202,8 @@ json LocalObjectReference::ToJson() const {
 
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout",
-                 "resources", "env", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints",
-                 "imagePullSecrets", "serviceAccountName", "podAnnotations", "podLabels"});
+                 "resources", "env", "args", "nodeSelector", "tolerations", "imagePullSecrets", "serviceAccountName",
+                 "podAnnotations", "podLabels"});
   r.Require("model");
   out.model = r.Read("model", ModelServiceSpec::kModel);
   out.version = r.Read("version", ModelServiceSpec::kVersion);
@@ -218,11 +216,9 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadObject("rollout", out.rollout);
   r.ReadObject("resources", out.resources);
   r.ReadList("env", ModelServiceSpec::kEnv, out.env);
+  r.ReadList("args", ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
   r.ReadMap("nodeSelector", ModelServiceSpec::kNodeSelectorValues, out.node_selector);
   r.ReadList("tolerations", ModelServiceSpec::kTolerations, out.tolerations);
-  out.affinity = r.Read("affinity", ModelServiceSpec::kAffinity);
-  r.ReadList("topologySpreadConstraints", ModelServiceSpec::kTopologySpreadConstraints,
-             ModelServiceSpec::kTopologySpreadConstraintsItems, out.topology_spread_constraints);
   r.ReadList("imagePullSecrets", ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
   out.service_account_name = r.Read("serviceAccountName", ModelServiceSpec::kServiceAccountName);
   r.ReadMap("podAnnotations", ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
@@ -242,10 +238,9 @@ json ModelServiceSpec::ToJson() const {
   if (rollout) j["rollout"] = ToJsonValue(*rollout);
   if (resources) j["resources"] = ToJsonValue(*resources);
   if (env) j["env"] = ToJsonValue(*env);
+  if (args) j["args"] = ToJsonValue(*args);
   if (node_selector) j["nodeSelector"] = ToJsonValue(*node_selector);
   if (tolerations) j["tolerations"] = ToJsonValue(*tolerations);
-  if (affinity) j["affinity"] = ToJsonValue(*affinity);
-  if (topology_spread_constraints) j["topologySpreadConstraints"] = ToJsonValue(*topology_spread_constraints);
   if (image_pull_secrets) j["imagePullSecrets"] = ToJsonValue(*image_pull_secrets);
   if (service_account_name) j["serviceAccountName"] = ToJsonValue(*service_account_name);
   if (pod_annotations) j["podAnnotations"] = ToJsonValue(*pod_annotations);
@@ -265,7 +260,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 46> kOrder = {"apiVersion",
+  static constexpr std::array<std::string_view, 44> kOrder = {"apiVersion",
                                                               "kind",
                                                               "metadata",
                                                               "spec",
@@ -285,7 +280,6 @@ size_t FieldRank(std::string_view name) {
                                                               "minReplicas",
                                                               "maxReplicas",
                                                               "targetQueueLength",
-                                                              "targetGPUUtilization",
                                                               "rollout",
                                                               "timeoutSeconds",
                                                               "rollback",
@@ -300,13 +294,12 @@ size_t FieldRank(std::string_view name) {
                                                               "key",
                                                               "optional",
                                                               "configMapKeyRef",
+                                                              "args",
                                                               "nodeSelector",
                                                               "tolerations",
                                                               "operator",
                                                               "effect",
                                                               "tolerationSeconds",
-                                                              "affinity",
-                                                              "topologySpreadConstraints",
                                                               "imagePullSecrets",
                                                               "serviceAccountName",
                                                               "podAnnotations",

@@ -81,12 +81,10 @@ struct Autoscaling {
   static constexpr IntRule kMinReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kMaxReplicas{.min = 1, .max = 100};
   static constexpr IntRule kTargetQueueLength{.min = 1};
-  static constexpr IntRule kTargetGPUUtilization{.min = 1, .max = 100};
   std::optional<AutoscalingMode> mode;
-  std::optional<int64_t> min_replicas;            // minReplicas
-  std::optional<int64_t> max_replicas;            // maxReplicas
-  std::optional<int64_t> target_queue_length;     // targetQueueLength
-  std::optional<int64_t> target_gpu_utilization;  // targetGPUUtilization
+  std::optional<int64_t> min_replicas;         // minReplicas
+  std::optional<int64_t> max_replicas;         // maxReplicas
+  std::optional<int64_t> target_queue_length;  // targetQueueLength
 
   // The set fields as the object holds them.
   nlohmann::json ToJson() const;
@@ -219,11 +217,10 @@ struct ModelServiceSpec {
   static constexpr IntRule kPort{.min = 1, .max = 65535, .default_value = 8080};
   static constexpr IntRule kGpus{.min = 0, .max = 16, .default_value = 0};
   static constexpr ArrayRule kEnv{};
+  static constexpr ArrayRule kArgs{};
+  static constexpr StringRule kArgsItems{.min_length = 0};
   static constexpr StringRule kNodeSelectorValues{.min_length = 0};
   static constexpr ArrayRule kTolerations{};
-  static constexpr OpaqueRule kAffinity{};
-  static constexpr ArrayRule kTopologySpreadConstraints{};
-  static constexpr OpaqueRule kTopologySpreadConstraintsItems{};
   static constexpr ArrayRule kImagePullSecrets{};
   static constexpr StringRule kServiceAccountName{.min_length = 0};
   static constexpr StringRule kPodAnnotationsValues{.min_length = 0};
@@ -239,14 +236,13 @@ struct ModelServiceSpec {
   std::optional<Rollout> rollout;
   std::optional<Resources> resources;
   std::optional<std::vector<EnvVar>> env;
+  std::optional<std::vector<std::string>> args;
   std::optional<std::map<std::string, std::string>> node_selector;  // nodeSelector
   std::optional<std::vector<Toleration>> tolerations;
-  std::optional<nlohmann::json> affinity;
-  std::optional<std::vector<nlohmann::json>> topology_spread_constraints;  // topologySpreadConstraints
-  std::optional<std::vector<LocalObjectReference>> image_pull_secrets;     // imagePullSecrets
-  std::optional<std::string> service_account_name;                         // serviceAccountName
-  std::optional<std::map<std::string, std::string>> pod_annotations;       // podAnnotations
-  std::optional<std::map<std::string, std::string>> pod_labels;            // podLabels
+  std::optional<std::vector<LocalObjectReference>> image_pull_secrets;  // imagePullSecrets
+  std::optional<std::string> service_account_name;                      // serviceAccountName
+  std::optional<std::map<std::string, std::string>> pod_annotations;    // podAnnotations
+  std::optional<std::map<std::string, std::string>> pod_labels;         // podLabels
 
   // The spec with every default where it has no value: the defaults that
   // depend on other fields (spec.cc), then ApplyDefaults.

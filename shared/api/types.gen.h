@@ -26,7 +26,6 @@ inline constexpr const char* kPhaseFailed = "Failed";
 inline constexpr const char* kConditionReady = "Ready";
 inline constexpr const char* kConditionProgressing = "Progressing";
 inline constexpr const char* kConditionDegraded = "Degraded";
-inline constexpr const char* kConditionGPUUtilizationKnown = "GPUUtilizationKnown";
 
 // status.conditions[].reason
 inline constexpr const char* kReasonAvailable = "Available";
@@ -41,8 +40,6 @@ inline constexpr const char* kReasonRolloutFailed = "RolloutFailed";
 inline constexpr const char* kReasonRolledBack = "RolledBack";
 inline constexpr const char* kReasonAsExpected = "AsExpected";
 inline constexpr const char* kReasonMetricsUnavailable = "MetricsUnavailable";
-inline constexpr const char* kReasonMetricsAvailable = "MetricsAvailable";
-inline constexpr const char* kReasonInvalidPodTemplate = "InvalidPodTemplate";
 inline constexpr const char* kReasonReplicaFailure = "ReplicaFailure";
 inline constexpr const char* kReasonUnschedulable = "Unschedulable";
 inline constexpr const char* kReasonCrashLoopBackOff = "CrashLoopBackOff";

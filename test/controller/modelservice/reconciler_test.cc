@@ -60,10 +60,14 @@ json ServerDeployment() {
             "readinessProbe": {"failureThreshold": 3, "httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
                                "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1},
             "resources": {"limits": {"nvidia.com/gpu": "1"}},
+            "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}},
             "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"
           }],
+          "automountServiceAccountToken": false,
           "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
-          "securityContext": {}, "terminationGracePeriodSeconds": 30
+          "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+          "terminationGracePeriodSeconds": 30,
+          "tolerations": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
         }
       }
     },
@@ -212,6 +216,7 @@ TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   json& c = dep["spec"]["template"]["spec"]["containers"][0];
   c["env"][1] = {{"name", "MODEL_VERSION"}};
   c["resources"] = json::object();
+  dep["spec"]["template"]["spec"].erase("tolerations");  // no GPUs: no GPU toleration
   dep["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   Actions first = Reconcile(ms, obs, Opts(), kT0);

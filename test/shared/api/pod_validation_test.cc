@@ -56,8 +56,7 @@ TEST(PodValidationTest, EveryFieldAtOnceIsValid) {
                     {"operator": "Exists"},
                     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
                      "tolerationSeconds": 30}],
-    "affinity": {"nodeAffinity": {"anything": "is passed through"}},
-    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}],
+    "args": ["--port", "8080"],
     "imagePullSecrets": [{"name": "regcred"}],
     "serviceAccountName": "model-reader",
     "podAnnotations": {"prometheus.io/scrape": "true", "Example.com/Mixed_Case": "ok"},
@@ -180,18 +179,6 @@ TEST(PodValidationTest, ServiceAccountAndPullSecrets) {
   EXPECT_EQ(Warnings({{"imagePullSecrets", {{{"name", "a"}}, {{"name", "a"}}, json::object()}}}),
             "spec.imagePullSecrets[1].name: duplicate name \"a\" | spec.imagePullSecrets[2].name: invalid empty name "
             "\"\"");
-  EXPECT_EQ(Errors({{"affinity", "x"}}), "spec.affinity: Invalid value: \"x\": must be of type object, not string");
-  EXPECT_EQ(Errors({{"topologySpreadConstraints", {1}}}),
-            "spec.topologySpreadConstraints[0]: Invalid value: 1: must be of type object, not integer");
-}
-
-TEST(PodValidationTest, TargetGpuUtilization) {
-  auto as = [](const json& t) {
-    return Errors({{"autoscaling", {{"maxReplicas", 4}, {"targetQueueLength", 5}, {"targetGPUUtilization", t}}}});
-  };
-  EXPECT_EQ(as(60), "");
-  EXPECT_EQ(as(0), "spec.autoscaling.targetGPUUtilization: Invalid value: 0: must be between 1 and 100");
-  EXPECT_EQ(as(101), "spec.autoscaling.targetGPUUtilization: Invalid value: 101: must be between 1 and 100");
 }
 
 TEST(PodTemplateTest, GpuTolerationUnlessTheUserHasOne) {

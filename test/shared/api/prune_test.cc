@@ -15,7 +15,7 @@ TEST(PruneTest, UnknownFieldsArePrunedAndListedSorted) {
     "apiVersion": "modelops.dev/v1", "kind": "ModelService", "extra": 1,
     "metadata": {"name": "m", "labels": {"a": "b"}, "lables": {}},
     "spec": {"model": "m", "colour": "red", "env": [{"name": "A", "vaule": "1"}],
-             "affinity": {"nodeAffinity": {"anything": true}}, "nodeSelector": {"any-key": "v"},
+             "nodeSelector": {"any-key": "v"},
              "strategy": {"type": "Recreate", "rollingupdate": {}}},
     "status": {"phase": "Ready", "mood": "good"}})");
   EXPECT_EQ(PruneUnknownFields(o),
@@ -24,8 +24,8 @@ TEST(PruneTest, UnknownFieldsArePrunedAndListedSorted) {
   EXPECT_EQ(o, json::parse(R"({
     "apiVersion": "modelops.dev/v1", "kind": "ModelService",
     "metadata": {"name": "m", "labels": {"a": "b"}},
-    "spec": {"model": "m", "env": [{"name": "A"}], "affinity": {"nodeAffinity": {"anything": true}},
-             "nodeSelector": {"any-key": "v"}, "strategy": {"type": "Recreate"}},
+    "spec": {"model": "m", "env": [{"name": "A"}], "nodeSelector": {"any-key": "v"},
+             "strategy": {"type": "Recreate"}},
     "status": {"phase": "Ready"}})"));
   // Nothing unknown: nothing changes.
   const json before = o;
@@ -38,10 +38,10 @@ TEST(PruneTest, UnknownFieldsArePrunedAndListedSorted) {
 TEST(PruneTest, NullMembersTheSchemaKnowsAreDropped) {
   json o = json::parse(R"({"apiVersion": "modelops.dev/v1", "kind": "ModelService", "metadata": {"name": "m"},
     "spec": {"model": "m", "replicas": null, "strategy": {"type": null}, "nodeSelector": {"a": null},
-             "env": [null, {"name": "A", "value": null}], "affinity": {"x": null}}})");
+             "env": [null, {"name": "A", "value": null}]}})");
   DropNulls(o);
   EXPECT_EQ(o["spec"], json::parse(R"({"model": "m", "strategy": {}, "nodeSelector": {},
-    "env": [null, {"name": "A"}], "affinity": {"x": null}})"));
+    "env": [null, {"name": "A"}]})"));
 }
 
 }  // namespace

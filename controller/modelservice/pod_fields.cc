@@ -1,0 +1,251 @@
+#include "controller/modelservice/pod_fields.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "api/pod_template.h"
+#include "api/quantity.h"
+
+namespace ms::controller {
+
+using nlohmann::json;
+using Drift = std::vector<std::string>;
+
+namespace {
+
+constexpr const char* kModel = "model";
+constexpr const char* kTemplateSpec = "spec.template.spec.";
+
+json& Member(json& obj, const char* key, const json& empty) {
+  json& v = obj[key];
+  if (v.type() != empty.type()) v = empty;
+  return v;
+}
+json& Obj(json& obj, const char* key) { return Member(obj, key, json::object()); }
+
+// A value as the API server returns it: members with an empty string
+// (omitempty) dropped, in nested objects and arrays too.
+json Served(json v) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->is_string() && it->get<std::string>().empty()) {
+        it = v.erase(it);
+        continue;
+      }
+      *it = Served(*it);
+      ++it;
+    }
+  } else if (v.is_array()) {
+    for (auto& e : v) e = Served(e);
+  }
+  return v;
+}
+
+// obj[key] = want, or no member when `want` is null; records `field` when it changed.
+void Own(json& obj, const char* key, const json& want, const std::string& field, Drift& drift) {
+  const auto it = obj.find(key);
+  if (want.is_null()) {
+    if (it == obj.end()) return;
+    obj.erase(it);
+  } else if (it != obj.end() && *it == want) {
+    return;
+  } else {
+    obj[key] = want;
+  }
+  drift.push_back(field);
+}
+
+// `v`, or null when it is empty (an absent member).
+json OrNull(json v) { return v.empty() ? json() : std::move(v); }
+
+json* ModelContainer(json& pod) {
+  for (auto& c : Member(pod, "containers", json::array()))
+    if (c.is_object() && c.value("name", "") == kModel) return &c;
+  return nullptr;
+}
+
+// ---- what the spec asks for ----
+
+bool ControllerEnv(const std::string& name) { return name == api::kEnvModelName || name == api::kEnvModelVersion; }
+
+// spec.env as the API server returns it, without the controller's variables.
+json SpecEnv(const api::ModelServiceSpec& d) {
+  json out = json::array();
+  for (const auto& e : d.env.value_or(std::vector<api::EnvVar>{}))
+    if (!ControllerEnv(e.name.value_or(""))) out.push_back(Served(api::ToJsonValue(e)));
+  return out;
+}
+
+std::map<std::string, std::string> SpecPodLabels(const api::ModelServiceSpec& d) {
+  auto labels = d.pod_labels.value_or(std::map<std::string, std::string>{});
+  std::erase_if(labels, [](const auto& kv) { return api::IsControllerPodLabel(kv.first); });
+  return labels;
+}
+
+json Keys(const std::map<std::string, std::string>& map) {
+  json out = json::array();
+  for (const auto& [k, v] : map) out.push_back(k);
+  return out;
+}
+
+// The kPodKeysAnnotation value for the spec ("" when it has no keys).
+std::string KeysRecord(const api::ModelServiceSpec& d) {
+  json record = json::object();
+  if (auto a = Keys(d.pod_annotations.value_or(std::map<std::string, std::string>{})); !a.empty())
+    record["annotations"] = a;
+  std::set<std::string> names;
+  for (const auto& e : SpecEnv(d)) names.insert(e.value("name", ""));
+  if (!names.empty()) record["env"] = names;
+  if (auto l = Keys(SpecPodLabels(d)); !l.empty()) record["labels"] = l;
+  return record.empty() ? "" : record.dump();
+}
+
+// The keys of `member` in the record on `deployment` (none when it is unreadable).
+std::set<std::string> Recorded(const json& deployment, const char* member) {
+  std::set<std::string> out;
+  const json* meta = deployment.contains("metadata") ? &deployment["metadata"] : nullptr;
+  if (meta == nullptr || !meta->contains("annotations") || !(*meta)["annotations"].is_object()) return out;
+  const json record = json::parse((*meta)["annotations"].value(kPodKeysAnnotation, ""), nullptr, false);
+  if (!record.is_object() || !record.contains(member) || !record[member].is_array()) return out;
+  for (const auto& k : record[member])
+    if (k.is_string()) out.insert(k.get<std::string>());
+  return out;
+}
+
+json SpecResources(const api::ModelServiceSpec& d, const char* list) {
+  json out = json::object();
+  if (!d.resources) return out;
+  const auto& m = std::string(list) == "limits" ? d.resources->limits : d.resources->requests;
+  for (const char* name : api::kResourceNames) {
+    if (!m || !m->contains(name)) continue;
+    out[name] = m->at(name).text;
+  }
+  return out;
+}
+
+// ---- the pod template ----
+
+json PodSecurityContext() { return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}}; }
+json ContainerSecurityContext() {
+  return {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", json::array({"ALL"})}}}};
+}
+
+// The pod spec's members owned whole: nodeSelector, tolerations,
+// imagePullSecrets, serviceAccountName (and the deprecated serviceAccount the
+// API server mirrors it in), automountServiceAccountToken.
+void OwnPodMembers(const api::ModelServiceSpec& d, json& pod, Drift& drift) {
+  const std::string p = kTemplateSpec;
+  Own(pod, "nodeSelector", OrNull(api::ToJsonValue(d.node_selector.value_or(std::map<std::string, std::string>{}))),
+      p + "nodeSelector", drift);
+  Own(pod, "tolerations", OrNull(Served(api::ToJsonValue(api::PodTolerations(d)))), p + "tolerations", drift);
+  Own(pod, "imagePullSecrets",
+      OrNull(Served(api::ToJsonValue(d.image_pull_secrets.value_or(std::vector<api::LocalObjectReference>{})))),
+      p + "imagePullSecrets", drift);
+  const std::string account = d.service_account_name.value_or("");
+  Own(pod, "serviceAccountName", account.empty() ? json() : json(account), p + "serviceAccountName", drift);
+  if (account.empty() || pod.contains("serviceAccount"))
+    Own(pod, "serviceAccount", account.empty() ? json() : json(account), p + "serviceAccountName", drift);
+  Own(pod, "automountServiceAccountToken", account.empty() ? json(false) : json(), p + "automountServiceAccountToken",
+      drift);
+}
+
+// Each member of `want` in obj[key] (created when missing); other members stay.
+void OwnMembers(json& obj, const char* key, const json& want, const std::string& field, Drift& drift) {
+  json& have = Obj(obj, key);
+  for (const auto& [k, v] : want.items()) Own(have, k.c_str(), v, field + "." + k, drift);
+}
+
+// Keys of a map owned by key: those of `want`, and the recorded ones that left it.
+void OwnKeys(json& obj, const char* key, const std::map<std::string, std::string>& want,
+             const std::set<std::string>& recorded, const std::string& field, Drift& drift) {
+  json& have = Obj(obj, key);
+  for (const auto& k : recorded)
+    if (!want.contains(k) && !api::IsControllerPodLabel(k)) Own(have, k.c_str(), json(), field, drift);
+  for (const auto& [k, v] : want) Own(have, k.c_str(), v, field, drift);
+  if (have.empty()) obj.erase(key);
+}
+
+// The variables owned (the controller's two, spec.env's and the recorded
+// ones) in order must be MODEL_NAME, MODEL_VERSION (repaired before) and
+// spec.env; when not, they are put back so, before the others.
+void OwnEnv(const api::ModelServiceSpec& d, const std::set<std::string>& recorded, json& c, Drift& drift) {
+  const json spec_env = SpecEnv(d);
+  std::set<std::string> owned = recorded;
+  for (const auto& e : spec_env) owned.insert(e.value("name", ""));
+  json mine = json::array(), others = json::array();
+  for (const auto& e : Member(c, "env", json::array())) {
+    const std::string name = e.is_object() ? e.value("name", "") : "";
+    (ControllerEnv(name) || owned.contains(name) ? mine : others).push_back(e);
+  }
+  json want = json::array();
+  for (const char* name : {api::kEnvModelName, api::kEnvModelVersion})
+    for (const auto& e : mine)
+      if (e.value("name", "") == name) want.push_back(e);
+  want.insert(want.end(), spec_env.begin(), spec_env.end());
+  if (mine == want) return;
+  want.insert(want.end(), others.begin(), others.end());
+  c["env"] = want;
+  drift.push_back("env");
+}
+
+bool SameQuantity(const json& want, const json& have) {
+  const auto text = [](const json& q) { return q.is_string() ? q.get<std::string>() : q.is_number() ? q.dump() : ""; };
+  const auto w = api::QuantityValue::Parse(api::Quantity{text(want)});
+  const auto h = api::QuantityValue::Parse(api::Quantity{text(have)});
+  return w && h && w->Compare(*h) == 0;
+}
+
+// requests and limits of cpu, memory and ephemeral-storage, by value.
+void OwnResources(const api::ModelServiceSpec& d, json& c, Drift& drift) {
+  for (const char* list : {"requests", "limits"}) {
+    const json want = SpecResources(d, list);
+    const bool has_list = c.contains("resources") && c["resources"].is_object() && c["resources"].contains(list) &&
+                          c["resources"][list].is_object();
+    if (want.empty() && !has_list) continue;
+    json& resources = Obj(c, "resources");
+    json& have = Obj(resources, list);
+    for (const char* name : api::kResourceNames) {
+      const auto w = want.find(name);
+      const auto h = have.find(name);
+      if (w == want.end() && h == have.end()) continue;
+      if (w != want.end() && h != have.end() && SameQuantity(*w, *h)) continue;
+      Own(have, name, w == want.end() ? json() : *w, std::string("resources.") + list + "." + name, drift);
+    }
+    if (have.empty()) resources.erase(list);
+  }
+}
+
+void OwnContainer(const api::ModelServiceSpec& d, const std::set<std::string>& env_keys, json& c, Drift& drift) {
+  Own(c, "args", OrNull(json(d.args.value_or(std::vector<std::string>{}))), "args", drift);
+  OwnEnv(d, env_keys, c, drift);
+  OwnResources(d, c, drift);
+  OwnMembers(c, "securityContext", ContainerSecurityContext(), "securityContext", drift);
+}
+
+}  // namespace
+
+void AddPodFields(const api::ModelServiceSpec& d, json& deployment) {
+  Drift ignored;
+  RepairPodFields(d, deployment, ignored);
+}
+
+void RepairPodFields(const api::ModelServiceSpec& d, json& deployment, Drift& drift) {
+  json& tmpl = Obj(Obj(deployment, "spec"), "template");
+  json& meta = Obj(tmpl, "metadata");
+  OwnKeys(meta, "labels", SpecPodLabels(d), Recorded(deployment, "labels"), "spec.template.metadata.labels", drift);
+  OwnKeys(meta, "annotations", d.pod_annotations.value_or(std::map<std::string, std::string>{}),
+          Recorded(deployment, "annotations"), "spec.template.metadata.annotations", drift);
+  json& pod = Obj(tmpl, "spec");
+  OwnPodMembers(d, pod, drift);
+  OwnMembers(pod, "securityContext", PodSecurityContext(), std::string(kTemplateSpec) + "securityContext", drift);
+  if (json* c = ModelContainer(pod)) OwnContainer(d, Recorded(deployment, "env"), *c, drift);
+  // The record of the keys written, last: the repair above read the old one.
+  const std::string record = KeysRecord(d);
+  json& annotations = Obj(Obj(deployment, "metadata"), "annotations");
+  Own(annotations, kPodKeysAnnotation, record.empty() ? json() : json(record),
+      std::string("metadata.annotations.") + kPodKeysAnnotation, drift);
+  if (annotations.empty()) deployment["metadata"].erase("annotations");
+}
+
+}  // namespace ms::controller
