@@ -1,5 +1,6 @@
 #include "controller/modelservice/cached.h"
 
+#include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/resources.h"
 #include "controller/runtime/projection.h"
 
@@ -37,20 +38,31 @@ const json& ModelServiceMask() {
 
 const json& DeploymentMask() {
   static const json mask = [] {
-    const json container = {{"name", true},  {"image", true},     {"env", true},
-                            {"ports", true}, {"resources", true}, {"readinessProbe", true}};
+    const json container = {{"name", true},      {"image", true},          {"env", true},  {"ports", true},
+                            {"resources", true}, {"readinessProbe", true}, {"args", true}, {"securityContext", true}};
+    // The pod fields (pod_fields.h): spec.podLabels and podAnnotations may
+    // name any key, so the template's labels and annotations are kept whole.
+    const json pod = {{"containers", container},
+                      {"nodeSelector", true},
+                      {"tolerations", true},
+                      {"imagePullSecrets", true},
+                      {"serviceAccountName", true},
+                      {"serviceAccount", true},
+                      {"automountServiceAccountToken", true},
+                      {"securityContext", true}};
     const json spec = {{"replicas", true},
                        {"progressDeadlineSeconds", true},
                        {"strategy", true},
-                       {"template", {{"metadata", {{"labels", OurLabels()}}}, {"spec", {{"containers", container}}}}}};
+                       {"template", {{"metadata", {{"labels", true}, {"annotations", true}}}, {"spec", pod}}}};
     const json status = {{"observedGeneration", true},
                          {"replicas", true},
                          {"readyReplicas", true},
                          {"updatedReplicas", true},
                          {"availableReplicas", true},
                          {"conditions", {{"type", true}, {"status", true}, {"reason", true}, {"message", true}}}};
-    return json{
-        {"apiVersion", true}, {"kind", true}, {"metadata", MetadataMask(true)}, {"spec", spec}, {"status", status}};
+    json meta = MetadataMask(true);
+    meta["annotations"] = {{kPodKeysAnnotation, true}};
+    return json{{"apiVersion", true}, {"kind", true}, {"metadata", meta}, {"spec", spec}, {"status", status}};
   }();
   return mask;
 }

@@ -13,9 +13,11 @@ namespace ms::controller {
 // generation, finalizers, deletionTimestamp), spec, status.
 nlohmann::json CachedModelService(const nlohmann::json& object);
 
-// The Deployment's identity, our labels, ownerReferences, the owned parts of
-// spec (replicas, progressDeadlineSeconds, strategy, template labels, each container's name, image,
-// env, ports, resources and readinessProbe) and the status fields read.
+// The Deployment's identity, our labels, ownerReferences, the annotation
+// recording the pod template's keys, the owned parts of spec (replicas,
+// progressDeadlineSeconds, strategy, the template's labels and annotations,
+// the pod fields of pod_fields.h, each container's name, image, args, env,
+// ports, resources, securityContext and readinessProbe) and the status fields read.
 nlohmann::json CachedDeployment(const nlohmann::json& object);
 
 // The Service's identity, our labels, ownerReferences, spec type, selector and ports.

@@ -18,7 +18,7 @@
 #                        kube-scheduler           /readyz
 #                        kwok                     /healthz
 #                      and finally waits until the fake nodes are Ready and
-#                      untainted and the "default" ServiceAccount exists (the
+#                      untainted (but for the GPU taint below) and the "default" ServiceAccount exists (the
 #                      controller manager's controllers run). Writes DIR/kubeconfig
 #                      and DIR/env. If a cluster is already running in DIR it is
 #                      stopped first (i.e. `up` = restart with a fresh cluster).
@@ -61,14 +61,17 @@
 #   add-node NAME [--gpus N] [--cpu N] [--memory Q] [--pods N]
 #                      (full mode) adds a fake node managed by KWOK (defaults:
 #                      cpu 32, memory 128Gi, pods 250, no GPUs; --gpus N puts
-#                      nvidia.com/gpu: N in capacity and allocatable and labels it
-#                      nvidia.com/gpu.present=true) and waits until it is Ready and
-#                      untainted. Remove one with `kubectl delete node NAME`.
+#                      nvidia.com/gpu: N in capacity and allocatable, labels it
+#                      nvidia.com/gpu.present=true and taints it
+#                      nvidia.com/gpu=present:NoSchedule) and waits until it is Ready and
+#                      has no other taint. Remove one with `kubectl delete node NAME`.
 #
 # The fleet created by `up` (full mode), all annotated kwok.x-k8s.io/node=fake
 # and labelled modelops.dev/e2e-fleet=true:
 #   kwok-cpu-1, kwok-cpu-2   cpu 32, memory 128Gi, pods 250
-#   kwok-gpu-1               cpu 32, memory 256Gi, pods 250, nvidia.com/gpu 4
+#   kwok-gpu-1               cpu 32, memory 256Gi, pods 250, nvidia.com/gpu 4,
+#                            tainted nvidia.com/gpu=present:NoSchedule as GPU nodes of
+#                            GKE, EKS and most clusters are (only pods that tolerate it land there)
 # How pods move is in test/e2e/kwok/stages.yaml: a pod bound to a fake node is
 # Running and Ready 1-1.5 s later; a pod whose container image contains
 # "never-ready" (or that has the annotation modelops.dev/e2e-never-ready: "true")
@@ -516,7 +519,7 @@ kc() { "$KUBECTL" --kubeconfig "$dir/kubeconfig" --request-timeout=20s "$@"; }
 # node_yaml NAME GPUS CPU MEMORY PODS IP: a fake node for KWOK to manage (IP
 # is only data: its InternalIP, the pods' hostIP).
 node_yaml() {
-  local name="$1" gpus="$2" cpu="$3" mem="$4" pods="$5" ip="$6" res gpu_label=""
+  local name="$1" gpus="$2" cpu="$3" mem="$4" pods="$5" ip="$6" res gpu_label="" spec="spec: {}"
   res="cpu: \"$cpu\"
       memory: $mem
       pods: \"$pods\""
@@ -525,6 +528,9 @@ node_yaml() {
       nvidia.com/gpu: \"$gpus\""
     gpu_label='
     nvidia.com/gpu.present: "true"'
+    spec='spec:
+  taints:
+  - {key: nvidia.com/gpu, value: present, effect: NoSchedule}'
   fi
   cat <<EOF
 apiVersion: v1
@@ -540,7 +546,7 @@ metadata:
     kubernetes.io/arch: amd64
     type: kwok
     modelops.dev/e2e-fleet: "true"$gpu_label
-spec: {}
+$spec
 status:
   addresses:
   - type: InternalIP
@@ -554,12 +560,15 @@ status:
 EOF
 }
 
-# nodes_ready NAME...: each node exists, is Ready and has no taints.
+# nodes_ready NAME...: each node exists, is Ready and has no taints but the
+# GPU nodes' own nvidia.com/gpu (the node lifecycle controller's not-ready
+# taints are gone).
 nodes_ready() {
   local out n
-  out="$(kc get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}none{"\n"}{end}' 2>/dev/null)" || return 1
-  # A node with taints prints "NAME True KEY...none", which does not match.
-  for n in "$@"; do grep -qx "$n True none" <<<"$out" || return 1; done
+  out="$(kc get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{range .spec.taints[*]} {.key}{end}{"\n"}{end}' 2>/dev/null)" || return 1
+  out="${out// nvidia.com\/gpu/}"
+  # A node with other taints prints "NAME True KEY...", which does not match.
+  for n in "$@"; do grep -qx "$n True" <<<"$out" || return 1; done
 }
 
 wait_nodes_ready() {

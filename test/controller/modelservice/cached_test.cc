@@ -49,7 +49,7 @@ TEST(CachedObjects, DeploymentKeepsWhatTheReconcilerReadsOnly) {
   const json full = WatchedDeployment();
   const json c = CachedDeployment(full);
   EXPECT_FALSE(c["metadata"].contains("managedFields"));
-  EXPECT_FALSE(c["metadata"].contains("annotations"));
+  EXPECT_EQ(c["metadata"]["annotations"], json::object());  // only modelops.dev/pod-template-keys is kept
   EXPECT_FALSE(c["metadata"]["labels"].contains("team"));
   EXPECT_EQ(c["metadata"]["labels"].size(), 3u);
   EXPECT_EQ(c["metadata"]["ownerReferences"], full["metadata"]["ownerReferences"]);
@@ -64,6 +64,22 @@ TEST(CachedObjects, DeploymentKeepsWhatTheReconcilerReadsOnly) {
   // Well under the whole object's size, even for this one whose managedFields
   // are one line (a real Deployment's are kilobytes).
   EXPECT_LT(json::to_msgpack(c).size() * 100, full.dump().size() * 55) << c.dump();
+}
+
+// A Deployment with every pod field, as written: its cached form has no
+// drift either (else every pass would read it through the API).
+TEST(CachedObjects, PodFieldsAreCached) {
+  const ResolvedSpec spec = ResolveSpec(json::parse(R"({"metadata": {"name": "llm", "namespace": "ml", "uid": "u"},
+    "spec": {"model": "m", "gpus": 1, "resources": {"limits": {"memory": "1Gi"}}, "env": [{"name": "A", "value": "1"}],
+             "args": ["-v"], "nodeSelector": {"pool": "a"}, "tolerations": [{"key": "k", "operator": "Exists"}],
+             "imagePullSecrets": [{"name": "r"}], "serviceAccountName": "sa", "podLabels": {"team": "t"},
+             "podAnnotations": {"a": "b"}}})"),
+                                        Options{});
+  json written = DesiredDeployment(spec, 1);
+  written["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "1";
+  json cached = CachedDeployment(written);
+  EXPECT_EQ(RepairDeployment(spec, 1, cached), Drift{});
+  EXPECT_FALSE(cached["metadata"]["annotations"].contains("deployment.kubernetes.io/revision"));
 }
 
 TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
