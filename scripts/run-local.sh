@@ -248,8 +248,8 @@ do_up() {
   "${kc[@]}" apply -f manifests/samples/ 2>&1
   # The controller makes Deployments, kube-controller-manager their pods, the
   # scheduler places them on the fake nodes, KWOK makes them Ready.
-  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/minimal ms/bert-qa ms/gpu-no-image >/dev/null \
-    || say "WARNING: not every sample is Ready after 90 s (see $run/controller.log)"
+  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/minimal ms/bert-qa ms/gpu-no-image \
+    ms/llama-chat >/dev/null || say "WARNING: not every sample is Ready after 90 s (see $run/controller.log)"
   "${kc[@]}" wait --for=jsonpath='{.status.readyReplicas}'=2 --timeout=60s ms/gpt2-chat >/dev/null \
     || say "WARNING: gpt2-chat's pods are not Ready after 60 s"
   echo
@@ -263,6 +263,10 @@ do_up() {
   echo
   echo "\$ kubectl get nodes -L nvidia.com/gpu.present   # fake nodes played by KWOK"
   "${kc[@]}" get nodes -L nvidia.com/gpu.present
+  echo "# kwok-gpu-1 is tainted nvidia.com/gpu=present:NoSchedule as real GPU nodes are: only pods with GPUs"
+  echo "# (bert-qa, gpu-no-image, llama-chat), which tolerate it, run there"
+  echo "\$ kubectl get node kwok-gpu-1 -o jsonpath='{.spec.taints}'"
+  "${kc[@]}" get node kwok-gpu-1 -o jsonpath='{.spec.taints}'; echo
   echo
   echo "# manifests/samples/minimal.yaml sets only spec.model; the mutating webhook added the rest:"
   echo "\$ kubectl get ms minimal -o jsonpath='{.spec}'"
