@@ -53,8 +53,10 @@ assert_eq "$(k -n "$ns" get events --field-selector reason=FailedCreate -o name 
 # ---- what reached the pods
 pod="$(k -n "$ns" get pods -l app.kubernetes.io/instance=llm -o json | jq -c '.items[0]')"
 c="$(jq -c '.spec.containers[0]' <<<"$pod")"
+# (the API server gives a pod the request of a limit without one: nvidia.com/gpu)
 assert_eq "$(jq -cS .resources <<<"$c")" \
-  '{"limits":{"memory":"2Gi","nvidia.com/gpu":"1"},"requests":{"cpu":"500m","memory":"1Gi"}}' "pod resources"
+  '{"limits":{"memory":"2Gi","nvidia.com/gpu":"1"},"requests":{"cpu":"500m","memory":"1Gi","nvidia.com/gpu":"1"}}' \
+  "pod resources"
 assert_eq "$(jq -c '[.env[] | .name]' <<<"$c")" '["MODEL_NAME","MODEL_VERSION","HF_HOME","TOKEN"]' "pod env names"
 assert_eq "$(jq -c '.env[2], .env[3].valueFrom' <<<"$c" | tr '\n' ' ')" \
   '{"name":"HF_HOME","value":"/cache"} {"secretKeyRef":{"key":"token","name":"hf","optional":true}} ' "pod env"
