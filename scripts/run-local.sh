@@ -22,9 +22,13 @@
 #           node as well (cluster.sh up --real-node: a kubelet with
 #           containerd and runc), the image is built (scripts/build-image.sh;
 #           about a minute when the sources did not change, 12 or more the
-#           first time) and installed from manifests/ like on any cluster
-#           (test/e2e/operator/install.sh: both Pods Running and Ready in
-#           modelservice-system), the samples are applied (their pods on
+#           first time) and installed with Helm like on any cluster, with the
+#           README's line (test/e2e/operator/install.sh: `helm install` of
+#           charts/modelservice-operator with the values of
+#           test/e2e/operator/real-node-values.yaml, certificate mode self;
+#           both Pods Running and Ready in modelservice-system, in a
+#           namespace that enforces the restricted Pod Security Standard),
+#           the samples are applied (their pods on
 #           KWOK's nodes) and so is examples/model-server/modelservice.yaml,
 #           whose two pods really serve on the real node; then it shows
 #           `kubectl get pods -n modelservice-system`, `kubectl get ms` and an
@@ -147,8 +151,14 @@ do_up_real_node() {
   # shellcheck disable=SC1091
   source "$state/env"
   local kc=("$KUBECTL")
-  say "installing the operator from its image (test/e2e/operator/install.sh)"
-  "$root/test/e2e/operator/install.sh" --dir "$state" --work "$run/operator" || die "installing the operator failed"
+  say "installing the operator from its image with Helm (test/e2e/operator/install.sh; the first time builds Helm: a few minutes)"
+  "$root/test/e2e/operator/install.sh" --dir "$state" --work "$run/operator" 2>&1 | tee "$run/install.log" >&2 \
+    || die "installing the operator failed (log: $run/install.log)"
+  local helm
+  helm="$("$root/test/e2e/build-helm.sh" 2>/dev/null | sed -n 's/^export HELM=//p')"
+  echo
+  echo "\$ $(sed -n 's/^install\.sh: \(helm install .*\)$/\1/p' "$run/install.log")"
+  "$helm" list -n modelservice-system
   echo
   echo "\$ kubectl get pods -n modelservice-system -o wide"
   "${kc[@]}" get pods -n modelservice-system -o wide
@@ -171,12 +181,13 @@ do_up_real_node() {
 
 Running (state in $state; test/e2e/cluster.sh --dir $state status):
   cluster        $E2E_API_SERVER, nodes: KWOK's three fakes and $E2E_REAL_NODE (real, $E2E_NODE_IP)
-  operator       Deployment modelservice-system/modelservice from localhost/modelservice:dev
+  operator       Helm release modelservice-system/modelservice, from localhost/modelservice:dev
 
 Use it:
   export KUBECONFIG=$KUBECONFIG
-  kubectl get pods -n modelservice-system
+  kubectl get pods -n modelservice-system   # kubectl v1.34 built for this: $KUBECTL
   kubectl logs -n modelservice-system deploy/modelservice -c controller
+  helm list -n modelservice-system          # Helm built for this: $helm
 Stop it:
   scripts/run-local.sh down
 EOF
