@@ -131,9 +131,9 @@ int AwaitCertificate(const Settings& s, std::chrono::milliseconds poll, spdlog::
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
   const auto& logger = s.logger;
-  std::unique_ptr<ms::SchemaValidator> schema;
+  std::unique_ptr<ms::api::SchemaValidator> schema;
   try {
-    schema = std::make_unique<ms::SchemaValidator>();
+    schema = std::make_unique<ms::api::SchemaValidator>();
   } catch (const std::exception& e) {
     logger->critical("{}", e.what());
     return 1;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "api/types.h"
 #include "base/strings.h"
 
 namespace ms::autoscale {
@@ -53,7 +54,7 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
     if (queries_err_ != nullptr) queries_err_->Increment();
     if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
     rec.metrics_ok = false;
-    rec.reason = kReasonMetricsUnavailable;
+    rec.reason = api::kReasonMetricsUnavailable;
     rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query + "); keeping " +
                   std::to_string(current_replicas) + " replicas";
     rec.desired_replicas = current_replicas;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <tuple>
 
+#include "api/types.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
 
@@ -178,8 +179,8 @@ std::optional<Executor::World> Executor::ReadWorld(const std::string& key, bool 
   // The cache may miss an object whose labels we do not watch: the finalizer
   // decision and a name conflict are made on what the API says.
   const json* st = w.ms.contains("status") ? &w.ms["status"] : nullptr;
-  const json* ready = FindCondition(st, "Ready");
-  const bool live = fresh || w.deleting || (ready != nullptr && ready->value("reason", "") == kNameConflict);
+  const json* ready = FindCondition(st, api::kConditionReady);
+  const bool live = fresh || w.deleting || (ready != nullptr && ready->value("reason", "") == api::kReasonNameConflict);
   w.live = true;
   for (auto [cache, path, slot] :
        {std::tuple{&cache_.deployment, DeploymentPath(w.ns, w.name), &w.observed.deployment},
@@ -202,7 +203,7 @@ std::optional<Executor::World> Executor::ReadWorld(const std::string& key, bool 
 }
 
 void Executor::Recommend(World& w, ReconcileResult& result) {
-  const ModelServiceSpec spec = ParseSpec(w.ms, options_);
+  const ResolvedSpec spec = ResolveSpec(w.ms, options_);
   // Mode HPA: the HorizontalPodAutoscaler scales, the controller's autoscaler is not asked.
   result.autoscaled = spec.autoscaling.has_value() && !spec.hpa && !w.deleting;
   if (!result.autoscaled) {
@@ -218,7 +219,7 @@ void Executor::Recommend(World& w, ReconcileResult& result) {
     // TODO(controller/autoscale): always wired in main; a null autoscaler
     // only happens in tests or if the module is unavailable.
     w.observed.recommendation =
-        autoscale::Recommendation{false, "MetricsUnavailable", "no autoscaler is configured", 0, current};
+        autoscale::Recommendation{false, api::kReasonMetricsUnavailable, "no autoscaler is configured", 0, current};
   }
 }
 
@@ -274,7 +275,7 @@ Executor::Step Executor::ApplyWrites(World& w, const Actions& actions, std::opti
       return Step::kRetry;
     }
     if (a.type == ActionType::kCreate && IsPermanent(r) && !failure) {
-      failure = WriteFailure{"CreateFailed", what + ": " + Describe(r)};
+      failure = WriteFailure{api::kReasonCreateFailed, what + ": " + Describe(r)};
       if (logger_) logger_->error("{}", failure->message);
       return Step::kRetry;
     }

@@ -28,13 +28,6 @@ int IntOr(const json& obj, const char* key, int def) {
   return it->get<int>();
 }
 
-std::string StringOr(const json& obj, const char* key, const std::string& def) {
-  if (!obj.is_object()) return def;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return def;
-  return it->get<std::string>();
-}
-
 json LabelsJson(const std::map<std::string, std::string>& labels) {
   json out = json::object();
   for (const auto& [k, v] : labels) out[k] = v;
@@ -76,7 +69,7 @@ void EnsureLabels(json& meta, const std::map<std::string, std::string>& want, co
   drift.push_back(field);
 }
 
-void EnsureOwnerReference(json& meta, const ModelServiceSpec& spec, Drift& drift) {
+void EnsureOwnerReference(json& meta, const ResolvedSpec& spec, Drift& drift) {
   const json want = OwnerReference(spec);
   json& refs = ArrayAt(meta, "ownerReferences");
   for (auto& ref : refs) {
@@ -100,7 +93,7 @@ bool SameQuantity(const json& have, int gpus) {
   return false;
 }
 
-json DesiredContainer(const ModelServiceSpec& spec) {
+json DesiredContainer(const ResolvedSpec& spec) {
   json env = json::array({{{"name", "MODEL_NAME"}, {"value", spec.model}}});
   json version = {{"name", "MODEL_VERSION"}};
   if (!spec.version.empty()) version["value"] = spec.version;
@@ -118,10 +111,11 @@ json DesiredContainer(const ModelServiceSpec& spec) {
   return c;
 }
 
-json DesiredStrategy(const ModelServiceSpec& spec) {
-  if (spec.strategy_type == api::StrategyType::kRecreate) return {{"type", api::kStrategyRecreate}};
+json DesiredStrategy(const ResolvedSpec& spec) {
+  if (spec.strategy_type == api::StrategyType::kRecreate)
+    return {{"type", api::ToString(api::StrategyType::kRecreate)}};
   return {
-      {"type", api::kStrategyRollingUpdate},
+      {"type", api::ToString(api::StrategyType::kRollingUpdate)},
       {"rollingUpdate", {{"maxSurge", spec.max_surge.ToJson()}, {"maxUnavailable", spec.max_unavailable.ToJson()}}}};
 }
 
@@ -144,7 +138,7 @@ void EnsureEnv(json& container, const std::string& name, const std::string& valu
   drift.push_back("env." + name);
 }
 
-void EnsureContainer(const ModelServiceSpec& spec, json& podspec, Drift& drift) {
+void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   json& containers = ArrayAt(podspec, "containers");
   json* c = nullptr;
   for (auto& candidate : containers) {
@@ -221,15 +215,16 @@ void EnsureContainer(const ModelServiceSpec& spec, json& podspec, Drift& drift) 
 
 }  // namespace
 
-ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
-  ModelServiceSpec s;
+ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
+  ResolvedSpec s;
   const json empty = json::object();
   const json& meta = ms.contains("metadata") && ms["metadata"].is_object() ? ms["metadata"] : empty;
-  s.name = StringOr(meta, "name", "");
-  s.ns = StringOr(meta, "namespace", "default");
-  s.uid = StringOr(meta, "uid", "");
+  s.name = StringField(meta, "name");
+  s.ns = StringField(meta, "namespace", "default");
+  s.uid = StringField(meta, "uid");
 
-  const api::ModelServiceSpec d = api::ParseModelService(ms).spec.Defaulted();
+  s.defaulted = api::ParseModelService(ms).spec.Defaulted();
+  const api::ModelServiceSpec& d = s.defaulted;
   s.model = d.model.value_or("");
   s.version = d.version.value_or("");
   s.image = d.image && !d.image->empty() ? *d.image : opts.default_image;
@@ -241,8 +236,8 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     s.max_surge = *ru->max_surge;
     s.max_unavailable = *ru->max_unavailable;
   }
-  s.rollout_timeout_seconds =
-      ToInt(std::clamp(*d.rollout->timeout_seconds, api::kMinRolloutTimeoutSeconds, api::kMaxRolloutTimeoutSeconds));
+  s.rollout_timeout_seconds = ToInt(
+      std::clamp(*d.rollout->timeout_seconds, api::Rollout::kTimeoutSeconds.min, api::Rollout::kTimeoutSeconds.max));
   s.rollback = *d.rollout->rollback;
   s.spec_hash = SpecHash(d, s.image);
   if (const auto& a = d.autoscaling) {
@@ -307,7 +302,7 @@ std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& 
   return hex;
 }
 
-json OwnerReference(const ModelServiceSpec& spec) {
+json OwnerReference(const ResolvedSpec& spec) {
   return {{"apiVersion", api::kApiVersion},
           {"kind", api::kKind},
           {"name", spec.name},
@@ -319,7 +314,7 @@ json OwnerReference(const ModelServiceSpec& spec) {
 namespace {
 // The metadata of every object the ModelService owns: its name and
 // namespace, the instance labels, the controller ownerReference.
-json OwnedMetadata(const ModelServiceSpec& spec) {
+json OwnedMetadata(const ResolvedSpec& spec) {
   return {{"name", spec.name},
           {"namespace", spec.ns},
           {"labels", LabelsJson(InstanceLabels(spec.name))},
@@ -327,7 +322,7 @@ json OwnedMetadata(const ModelServiceSpec& spec) {
 }
 }  // namespace
 
-json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
+json DesiredDeployment(const ResolvedSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
   return {
       {"apiVersion", "apps/v1"},
@@ -342,13 +337,13 @@ json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
          {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
 }
 
-std::string SelectorString(const ModelServiceSpec& spec) {
+std::string SelectorString(const ResolvedSpec& spec) {
   std::string out;
   for (const auto& [k, v] : SelectorLabels(spec.name)) out += (out.empty() ? "" : ",") + k + "=" + v;
   return out;
 }
 
-json DesiredService(const ModelServiceSpec& spec) {
+json DesiredService(const ResolvedSpec& spec) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
           {"metadata", OwnedMetadata(spec)},
@@ -359,7 +354,7 @@ json DesiredService(const ModelServiceSpec& spec) {
              json::array({{{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}}})}}}};
 }
 
-Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current) {
+Drift RepairDeployment(const ResolvedSpec& spec, int replicas, json& current) {
   Drift drift;
   json& meta = ObjectAt(current, "metadata");
   EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
@@ -373,9 +368,10 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   const json want = DesiredStrategy(spec);
   const bool strategy_ok =
       spec.strategy_type == api::StrategyType::kRecreate
-          ? strategy.value("type", "") == api::kStrategyRecreate && !strategy.contains("rollingUpdate")
-          : strategy.value("type", "") == api::kStrategyRollingUpdate && strategy.contains("rollingUpdate") &&
-                strategy["rollingUpdate"].is_object() &&
+          ? strategy.value("type", "") == api::ToString(api::StrategyType::kRecreate) &&
+                !strategy.contains("rollingUpdate")
+          : strategy.value("type", "") == api::ToString(api::StrategyType::kRollingUpdate) &&
+                strategy.contains("rollingUpdate") && strategy["rollingUpdate"].is_object() &&
                 strategy["rollingUpdate"].value("maxSurge", json()) == want["rollingUpdate"]["maxSurge"] &&
                 strategy["rollingUpdate"].value("maxUnavailable", json()) == want["rollingUpdate"]["maxUnavailable"];
   if (!strategy_ok) {
@@ -389,7 +385,7 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   return drift;
 }
 
-Drift RepairService(const ModelServiceSpec& spec, json& current) {
+Drift RepairService(const ResolvedSpec& spec, json& current) {
   Drift drift;
   json& meta = ObjectAt(current, "metadata");
   EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
@@ -428,7 +424,7 @@ int DeploymentReplicas(const json& deployment) {
 
 namespace {
 
-json HpaMetrics(const ModelServiceSpec& spec) {
+json HpaMetrics(const ResolvedSpec& spec) {
   const int t = spec.autoscaling ? spec.autoscaling->target_queue_length : 1;
   return json::array(
       {{{"type", "External"},
@@ -437,7 +433,7 @@ json HpaMetrics(const ModelServiceSpec& spec) {
           {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(t)}}}}}}});
 }
 
-json ScaleTargetRef(const ModelServiceSpec& spec) {
+json ScaleTargetRef(const ResolvedSpec& spec) {
   return {{"apiVersion", api::kApiVersion}, {"kind", api::kKind}, {"name", spec.name}};
 }
 
@@ -485,7 +481,7 @@ std::optional<double> ParseQuantity(const std::string& q) {
   return std::nullopt;
 }
 
-json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts) {
+json DesiredHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts) {
   const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
   return {
       {"apiVersion", "autoscaling/v2"},
@@ -499,7 +495,7 @@ json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options&
         {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", opts.hpa_scale_down_stabilization_seconds}}}}}}}};
 }
 
-Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, json& current) {
+Drift RepairHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, json& current) {
   Drift drift;
   const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
   json& meta = ObjectAt(current, "metadata");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/types.h"
 #include "base/strings.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
@@ -57,7 +58,7 @@ const json* Ours(const std::optional<json>& obj, const std::string& uid) {
   return obj && IsControlledBy(*obj, uid) ? &*obj : nullptr;
 }
 
-void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
+void ReconcileDeletion(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
   if (!HasFinalizer(ms, api::kFinalizer)) return;  // not ours to hold up
   bool waiting = false;
   auto remove = [&](const json* obj, const std::string& kind, const std::string& path) {
@@ -84,7 +85,7 @@ void ReconcileDeletion(const json& ms, const ModelServiceSpec& spec, const Obser
                         FinalizerPatch(ms, finalizers)});
 }
 
-void EnsureFinalizer(const json& ms, const ModelServiceSpec& spec, Actions& out) {
+void EnsureFinalizer(const json& ms, const ResolvedSpec& spec, Actions& out) {
   if (HasFinalizer(ms, api::kFinalizer)) return;
   json finalizers = Finalizers(ms);
   finalizers.push_back(api::kFinalizer);
@@ -94,7 +95,7 @@ void EnsureFinalizer(const json& ms, const ModelServiceSpec& spec, Actions& out)
 
 // The failure that makes the ModelService Failed: a same-named object that
 // is not ours, else a write the executor could not make.
-std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed& observed) {
+std::optional<WriteFailure> Failure(const ResolvedSpec& spec, const Observed& observed) {
   std::vector<std::string> taken;
   if (observed.deployment && !IsControlledBy(*observed.deployment, spec.uid)) taken.push_back("a Deployment");
   if (observed.service && !IsControlledBy(*observed.service, spec.uid)) taken.push_back("a Service");
@@ -105,17 +106,18 @@ std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed
     const bool many = taken.size() > 1;
     std::string what = taken[0];
     for (size_t i = 1; i < taken.size(); ++i) what += (i + 1 == taken.size() ? " and " : ", ") + taken[i];
-    return WriteFailure{kNameConflict, what + " named \"" + spec.name + "\" already " + (many ? "exist" : "exists") +
-                                           " in namespace \"" + spec.ns + "\" and " + (many ? "are" : "is") +
-                                           " not controlled by this ModelService, which leaves " +
-                                           (many ? "them" : "it") + " alone: delete or rename " +
-                                           (many ? "them" : "it") + ", or give the ModelService another name"};
+    return WriteFailure{api::kReasonNameConflict,
+                        what + " named \"" + spec.name + "\" already " + (many ? "exist" : "exists") +
+                            " in namespace \"" + spec.ns + "\" and " + (many ? "are" : "is") +
+                            " not controlled by this ModelService, which leaves " + (many ? "them" : "it") +
+                            " alone: delete or rename " + (many ? "them" : "it") +
+                            ", or give the ModelService another name"};
   }
   return observed.failure;
 }
 
 // Creates or repairs the Deployment; true when this reconcile writes its spec.
-bool ReconcileDeployment(const ModelServiceSpec& spec, const Observed& observed, const json* dep, int replicas,
+bool ReconcileDeployment(const ResolvedSpec& spec, const Observed& observed, const json* dep, int replicas,
                          bool may_create, Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (dep == nullptr) {
@@ -147,7 +149,7 @@ bool ReconcileDeployment(const ModelServiceSpec& spec, const Observed& observed,
   return true;
 }
 
-void ReconcileService(const ModelServiceSpec& spec, const json* svc, bool may_create, Actions& out) {
+void ReconcileService(const ResolvedSpec& spec, const json* svc, bool may_create, Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (svc == nullptr) {
     if (!may_create) return;
@@ -169,8 +171,8 @@ void ReconcileService(const ModelServiceSpec& spec, const json* svc, bool may_cr
 
 // Autoscaling mode HPA: creates or repairs the owned HorizontalPodAutoscaler;
 // in any other mode deletes an owned one (left from mode HPA).
-void ReconcileHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, const json* hpa,
-                                      bool may_create, Actions& out) {
+void ReconcileHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, const json* hpa, bool may_create,
+                                      Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (!spec.hpa) {
     if (hpa == nullptr || BeingDeleted(*hpa)) return;
@@ -207,7 +209,7 @@ void ReconcileHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Option
 // maxReplicas], and the Deployment keeps it: the switch neither removes pods
 // nor adds any before the HPA's first decision. Returns the replica count
 // handed over (the Deployment's, for this pass) when it patches spec.replicas.
-std::optional<int> HandOverToHpa(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
+std::optional<int> HandOverToHpa(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
   if (!spec.hpa || observed.hpa) return std::nullopt;  // an HPA of that name not ours is a conflict
   const json* dep = Ours(observed.deployment, spec.uid);
   if (dep == nullptr || BeingDeleted(*dep)) return std::nullopt;
@@ -233,15 +235,15 @@ std::optional<int> HandOverToHpa(const json& ms, const ModelServiceSpec& spec, c
 
 // The new status when it differs, and a Warning when Degraded turns on or
 // changes its reason (not on every resync while it stays so).
-void ReconcileStatus(const json& ms, const ModelServiceSpec& spec, StatusInput in, WallTime now, Actions& out) {
+void ReconcileStatus(const json& ms, const ResolvedSpec& spec, StatusInput in, WallTime now, Actions& out) {
   const json* current = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
   in.current_status = current;
   in.generation = Generation(ms);
   json status = ComputeStatus(spec, in, now);
   out.ready_replicas = status["readyReplicas"].get<int>();
 
-  const json* new_degraded = FindCondition(&status, "Degraded");
-  const json* old_degraded = FindCondition(current, "Degraded");
+  const json* new_degraded = FindCondition(&status, api::kConditionDegraded);
+  const json* old_degraded = FindCondition(current, api::kConditionDegraded);
   if (new_degraded != nullptr && (*new_degraded)["status"] == "True") {
     const bool same = old_degraded != nullptr && old_degraded->value("status", "") == "True" &&
                       old_degraded->value("reason", "") == (*new_degraded)["reason"];
@@ -267,14 +269,14 @@ bool BeingDeleted(const json& obj) {
          obj["metadata"].contains("deletionTimestamp") && !obj["metadata"]["deletionTimestamp"].is_null();
 }
 
-int CurrentReplicas(const ModelServiceSpec& spec, const json* deployment) {
+int CurrentReplicas(const ResolvedSpec& spec, const json* deployment) {
   if (deployment != nullptr) return DeploymentReplicas(*deployment);
   if (!spec.autoscaling) return spec.replicas;
   const auto& as = *spec.autoscaling;
   return std::clamp(spec.replicas, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
 }
 
-int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
+int DesiredReplicas(const ResolvedSpec& spec, const Observed& observed) {
   if (!spec.autoscaling || spec.hpa) return spec.replicas;
   if (observed.recommendation && observed.recommendation->metrics_ok) {
     return std::max(1, observed.recommendation->desired_replicas);
@@ -284,7 +286,7 @@ int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
 
 Actions Reconcile(const json& ms, const Observed& observed, const Options& opts, WallTime now) {
   Actions out;
-  const ModelServiceSpec spec = ParseSpec(ms, opts);
+  const ResolvedSpec spec = ResolveSpec(ms, opts);
   if (BeingDeleted(ms)) {
     ReconcileDeletion(ms, spec, observed, out);
     return out;
@@ -295,7 +297,7 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   int replicas = DesiredReplicas(spec, observed);
   if (!failure) replicas = HandOverToHpa(ms, spec, observed, out).value_or(replicas);
   out.desired_replicas = replicas;
-  out.name_conflict = failure && failure->reason == kNameConflict;
+  out.name_conflict = failure && failure->reason == api::kReasonNameConflict;
   const json* dep = Ours(observed.deployment, spec.uid);
   const json* svc = Ours(observed.service, spec.uid);
 
@@ -304,7 +306,7 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   in.desired_replicas = replicas;
   // The pod template: the spec's, or the serving version's while a rollback is in effect (versions.h).
   const json* status = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
-  const ModelServiceSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(status));
+  const ResolvedSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(status));
   in.deployment_changing = ReconcileDeployment(pods, observed, dep, replicas, !failure, out);
   ReconcileService(spec, svc, !failure, out);
   const json* hpa = Ours(observed.hpa, spec.uid);

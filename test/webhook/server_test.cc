@@ -235,7 +235,7 @@ class ServerTest : public ::testing::Test {
   }
 
   test::TempDir dir_;
-  SchemaValidator schema_;
+  api::SchemaValidator schema_;
   ValidatingHandler validating_{schema_};
   MutatingHandler mutating_;
   prometheus::Registry registry_;

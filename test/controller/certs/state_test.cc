@@ -45,7 +45,7 @@ TEST_F(StateTest, ASecretReadsBackAsWritten) {
   EXPECT_EQ(Data(secret, "tls.crt"), s.serving->cert.pem);
   EXPECT_EQ(Data(secret, "tls.key"), s.serving->key_pem);
   EXPECT_EQ(Data(secret, "ca.crt"), s.previous[0].pem + s.current->cert.pem + s.next->cert.pem);
-  EXPECT_EQ(secret["metadata"]["annotations"][kPreviousUntilAnnotation], ms::controller::FormatTime(now + 5min));
+  EXPECT_EQ(secret["metadata"]["annotations"][kPreviousUntilAnnotation], ms::FormatTime(now + 5min));
 
   std::vector<std::string> notes;
   const SecretState back = ParseSecret(secret, &notes);

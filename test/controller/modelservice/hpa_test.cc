@@ -95,7 +95,7 @@ json ServerHpa() {
 
 // The owned Deployment and Service, rolled out at `replicas`.
 Observed World(const json& ms, int replicas) {
-  const ModelServiceSpec spec = ParseSpec(ms, Opts());
+  const ResolvedSpec spec = ResolveSpec(ms, Opts());
   Observed o;
   json dep = DesiredDeployment(spec, replicas);
   dep["metadata"]["resourceVersion"] = "2001";
@@ -135,7 +135,7 @@ json Settled(json ms, const Observed& o) {
 }
 
 TEST(Hpa, DesiredObject) {
-  const ModelServiceSpec spec = ParseSpec(ModelService("HPA", 5), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService("HPA", 5), Opts());
   EXPECT_TRUE(spec.hpa);
   EXPECT_EQ(DesiredHorizontalPodAutoscaler(spec, Opts()), json::parse(R"({
     "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
@@ -157,14 +157,14 @@ TEST(Hpa, DesiredObject) {
     }
   })"));
   // Mode Controller (the default) and no autoscaling: no HPA.
-  EXPECT_FALSE(ParseSpec(ModelService("Controller"), Opts()).hpa);
+  EXPECT_FALSE(ResolveSpec(ModelService("Controller"), Opts()).hpa);
   json plain = ModelService();
   plain["spec"]["autoscaling"].erase("mode");
-  EXPECT_FALSE(ParseSpec(plain, Opts()).hpa);
+  EXPECT_FALSE(ResolveSpec(plain, Opts()).hpa);
 }
 
 TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
-  const ModelServiceSpec spec = ParseSpec(ModelService(), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService(), Opts());
   json hpa = ServerHpa();
   EXPECT_TRUE(RepairHorizontalPodAutoscaler(spec, Opts(), hpa).empty());
   EXPECT_EQ(hpa, ServerHpa());
@@ -178,7 +178,7 @@ TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
 }
 
 TEST(Hpa, DriftOfOwnedFieldsIsRepairedTheRestLeftAlone) {
-  const ModelServiceSpec spec = ParseSpec(ModelService(), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService(), Opts());
   struct Case {
     const char* what;
     std::function<void(json&)> edit;
@@ -256,7 +256,7 @@ TEST(Hpa, CreatedWithTheOtherObjectsAndDeploymentFollowsSpecReplicas) {
   const Action* create = FindWrite(a, ActionType::kCreate, "HorizontalPodAutoscaler");
   ASSERT_NE(create, nullptr);
   EXPECT_EQ(create->path, "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers");
-  EXPECT_EQ(create->body, DesiredHorizontalPodAutoscaler(ParseSpec(ms, Opts()), Opts()));
+  EXPECT_EQ(create->body, DesiredHorizontalPodAutoscaler(ResolveSpec(ms, Opts()), Opts()));
   const Action* dep = FindWrite(a, ActionType::kCreate, "Deployment");
   ASSERT_NE(dep, nullptr);
   EXPECT_EQ(dep->body["spec"]["replicas"], 5) << "spec.replicas, which the HPA sets through /scale";

@@ -49,7 +49,7 @@ json Deployment(const json& ms, int64_t gen, int updated, int ready, int replica
                                            {"status", "True"},
                                            {"reason", "NewReplicaSetAvailable"},
                                            {"message", "ok"}}) {
-  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  const ResolvedSpec spec = ResolveSpec(ms, Options{});
   json d = DesiredDeployment(spec, spec.replicas);
   d["metadata"]["uid"] = "dep-uid";
   d["metadata"]["resourceVersion"] = "2000";
@@ -60,7 +60,7 @@ json Deployment(const json& ms, int64_t gen, int updated, int ready, int replica
 }
 
 json Service(const json& ms) {
-  json s = DesiredService(ParseSpec(ms, Options{}));
+  json s = DesiredService(ResolveSpec(ms, Options{}));
   s["metadata"]["uid"] = "svc-uid";
   s["metadata"]["resourceVersion"] = "2001";
   return s;
@@ -230,7 +230,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   const json rollout = {{"timeoutSeconds", 30}, {"rollback", "Automatic"}};
   json ms = WithStatus(ModelService("4", "registry.local/never-ready:4", rollout), Serving3(rollout));
   ms["metadata"]["generation"] = 2;
-  const std::string hash = ParseSpec(ms, Options{}).spec_hash;
+  const std::string hash = ResolveSpec(ms, Options{}).spec_hash;
 
   // 1. The Deployment reports the deadline: the failure is recorded first.
   Actions first = Step(ms, Deployment(ms, 2, 1, 2, 3, kDeadline), kT1);
@@ -287,7 +287,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   // Scaling (spec.replicas, as kubectl scale or an HPA) is no new attempt.
   json scaled = ms;
   scaled["spec"]["replicas"] = 3;
-  EXPECT_EQ(ParseSpec(scaled, Options{}).spec_hash, hash);
+  EXPECT_EQ(ResolveSpec(scaled, Options{}).spec_hash, hash);
   const Actions scaling = Step(scaled, back, kT2);
   const Action* up3 = DeploymentUpdate(scaling);
   ASSERT_NE(up3, nullptr);
@@ -330,7 +330,7 @@ TEST(Versions, AFailedRolloutIsNotProgressingWhateverDegradedSaysFirst) {
 TEST(Versions, WhatThePodsSayComesBeforeARollbackInEffect) {
   const json rollout = {{"rollback", "Automatic"}};
   const json ms = ModelService("4", "registry.local/never-ready:4", rollout);
-  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  const ResolvedSpec spec = ResolveSpec(ms, Options{});
   json current = Serving3(rollout);
   current["failedVersion"] = "4";
   current["failedSpecHash"] = spec.spec_hash;
