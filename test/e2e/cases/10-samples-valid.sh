@@ -69,17 +69,17 @@ assert_eq "$out" "modelservice.modelops.dev/minimal unchanged" "re-apply minimal
 
 # What a user sees once the pods are up.
 if [[ "${E2E_CLUSTER_MODE:-full}" == full ]]; then
-  wait_ms_ready "$ns" 60 minimal bert-qa gpu-no-image
+  wait_ms_ready "$ns" 60 minimal bert-qa gpu-no-image llama-chat
   wait_output 60 "gpt2-chat: 2 pods Ready" 2 jp ms/gpt2-chat '{.status.readyReplicas}' -n "$ns"
   out="$(k -n "$ns" get ms)"
   echo "$out" >&2
   rows="$(awk 'NR > 1 {print $1, $2, $3, $4, $5}' <<<"$out" | sort | tr '\n' ';')"
-  assert_eq "$rows" "bert-qa bert-base-uncased 2 2 Ready;gpt2-chat gpt2 2 2 Degraded;gpu-no-image resnet50 1 1 Ready;minimal distilbert-base-uncased 1 1 Ready;" "kubectl get ms"
+  assert_eq "$rows" "bert-qa bert-base-uncased 2 2 Ready;gpt2-chat gpt2 2 2 Degraded;gpu-no-image resnet50 1 1 Ready;llama-chat llama-3-8b 1 1 Ready;minimal distilbert-base-uncased 1 1 Ready;" "kubectl get ms"
   # VERSION (the serving version) by its column's place in the header: blank
   # for the samples without spec.version.
   col="$(head -n 1 <<<"$out" | awk '{print index($0, "VERSION")}')"
   versions="$(awk -v c="$col" 'NR > 1 {v = substr($0, c); sub(/ .*/, "", v); print $1 "=" v}' <<<"$out" | sort | tr '\n' ' ')"
-  assert_eq "$versions" "bert-qa=3 gpt2-chat=1 gpu-no-image= minimal= " "kubectl get ms VERSION column"
+  assert_eq "$versions" "bert-qa=3 gpt2-chat=1 gpu-no-image= llama-chat=1 minimal= " "kubectl get ms VERSION column"
   assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -r '.status.conditions[] | select(.type == "Degraded") | .reason')" MetricsUnavailable "gpt2-chat Degraded reason"
 fi
 

@@ -21,6 +21,10 @@ new_ns "$ns"
 k label ns "$ns" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/enforce-version=latest \
   --overwrite >/dev/null
 [[ -n "${E2E_AUDIT_LOG:-}" && -f "$E2E_AUDIT_LOG" ]] || fail "no audit log (E2E_AUDIT_LOG)"
+gpu_pods() {
+  k get pods -A -o json | jq '[.items[] | select(any(.spec.containers[]; .resources.limits["nvidia.com/gpu"] != null))] | length'
+}
+wait_output 60 "no GPU pods left from earlier cases" 0 gpu_pods
 assert_eq "$(jp node/kwok-gpu-1 '{range .spec.taints[*]}{.key}={.value}:{.effect}{end}')" \
   "nvidia.com/gpu=present:NoSchedule" "the GPU node's taint"
 

@@ -1,0 +1,78 @@
+# `modelservice-webhook validate` decides as `kubectl apply` (default flags)
+# does (issue 21 section 5): for each document below, validate's verdict
+# (exit status 0 or 1) is kubectl apply --dry-run=server's (accepted or not),
+# through the real API server (CRD schema, pruning, strict field validation,
+# both webhooks). Where the webhook denies, kubectl shows validate's own
+# messages; where strict field validation refuses unknown fields, both say
+# `strict decoding error: unknown field "..."`. Every pod field of the spec
+# is here, valid and broken. Works on the light cluster (no pods are made).
+# timeout: 120
+# logs: webhook
+ns=e2e-validate-apply
+new_ns "$ns"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+n=0
+
+# check NAME valid|invalid SPEC [TOP_LEVEL_YAML]: one document, both verdicts.
+check() {
+  local name="$1" want="$2" spec="$3" extra="${4:-}" f v a out msgs
+  f="$tmp/$name.yaml"
+  printf 'apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata: {name: %s}\nspec: %s\n%s' \
+    "$name" "$spec" "${extra:+$extra$'\n'}" >"$f"
+  if "$WEBHOOK_BIN" validate "$f" >"$f.validate" 2>/dev/null; then v=valid; else v=invalid; fi
+  if out="$(k -n "$ns" apply --dry-run=server -f "$f" 2>&1)"; then a=valid; else a=invalid; fi
+  assert_eq "validate $v, kubectl $a" "validate $want, kubectl $want" "$name (validate: $(cat "$f.validate"); kubectl: $out)"
+  # What validate says is what kubectl shows.
+  msgs="$(sed -n "s|^$f:1 ($name): ||p" "$f.validate" | { grep -v '^Warning: ' || true; } | paste -sd ';' | sed 's/;/; /g')"
+  if [[ "$out" == *"denied the request: "* ]]; then
+    assert_eq "${out##*denied the request: }" "$msgs" "$name: the webhook's message through kubectl"
+  elif [[ "$out" == *"strict decoding error"* ]]; then
+    assert_contains "$out" "$(head -n 1 <<<"$msgs")" "$name: strict field validation"
+  fi
+  n=$(( n + 1 ))
+}
+
+# ---- what the API server does before admission
+check null-replicas valid '{model: m, replicas: null}'
+check null-strategy-type valid '{model: m, strategy: {type: null}}'
+check status-on-create valid '{model: m}' 'status: {phase: Happy}'
+check unknown-in-spec invalid '{model: m, colour: red}'
+check unknown-top-level invalid '{model: m}' 'colour: blue'
+check unknown-in-env invalid '{model: m, env: [{name: A, vaule: "1"}]}'
+check replicas-0 invalid '{model: m, replicas: 0}'
+
+# ---- every pod field, valid
+check pod-fields valid '{model: m, gpus: 1, image: registry.local/serve:1.4,
+  resources: {requests: {cpu: "0.5", memory: 1Gi, ephemeral-storage: 10Gi}, limits: {cpu: 2, memory: 2Gi}},
+  env: [{name: HF_HOME, value: /cache}, {name: T, valueFrom: {secretKeyRef: {name: hf, key: token, optional: true}}},
+        {name: C, valueFrom: {configMapKeyRef: {name: cfg, key: mode}}}],
+  args: [--port, "8080"], nodeSelector: {pool: a100},
+  tolerations: [{key: dedicated, operator: Equal, value: ml, effect: NoSchedule}, {operator: Exists},
+                {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}],
+  imagePullSecrets: [{name: regcred}], serviceAccountName: model-reader,
+  podAnnotations: {prometheus.io/scrape: "true"}, podLabels: {team: nlp}}'
+
+# ---- every pod field, broken (the webhook's words, or the CRD schema's)
+check gpu-in-resources invalid '{model: m, resources: {limits: {nvidia.com/gpu: 1}}}'
+check hugepages invalid '{model: m, resources: {requests: {hugepages-2Mi: 1Gi}}}'
+check request-above-limit invalid '{model: m, resources: {requests: {cpu: "3"}, limits: {cpu: "2"}}}'
+check negative-memory invalid '{model: m, resources: {requests: {memory: "-1"}}}'
+check not-a-quantity invalid '{model: m, resources: {limits: {memory: lots}}}'
+check env-model-name invalid '{model: m, env: [{name: MODEL_VERSION, value: "9"}]}'
+check env-bad-name invalid '{model: m, env: [{name: "A=B", value: "1"}]}'
+check env-value-and-from invalid '{model: m, env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]}'
+check env-two-sources invalid '{model: m, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: k}, configMapKeyRef: {name: c, key: k}}}]}'
+check env-no-name invalid '{model: m, env: [{value: "1"}]}'
+check args-not-strings invalid '{model: m, args: [1]}'
+check node-selector-bad-key invalid '{model: m, nodeSelector: {"bad key": a}}'
+check node-selector-bad-value invalid '{model: m, nodeSelector: {pool: "a b"}}'
+check toleration-exists-with-value invalid '{model: m, tolerations: [{key: k, operator: Exists, value: v}]}'
+check toleration-seconds-no-execute invalid '{model: m, tolerations: [{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]}'
+check toleration-operator invalid '{model: m, tolerations: [{key: k, operator: In}]}'
+check toleration-empty-key-equal invalid '{model: m, tolerations: [{operator: Equal, value: v}]}'
+check pull-secret-not-object invalid '{model: m, imagePullSecrets: [regcred]}'
+check service-account-upper invalid '{model: m, serviceAccountName: Reader}'
+check pod-annotation-bad-key invalid '{model: m, podAnnotations: {"a/b/c": x}}'
+check pod-label-selector invalid '{model: m, podLabels: {app.kubernetes.io/name: other}}'
+check pod-label-bad-value invalid '{model: m, podLabels: {team: "-nlp"}}'
+log "ok: $n documents, the same verdict from validate and kubectl apply"
