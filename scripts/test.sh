@@ -35,6 +35,9 @@ run_ctest() {  # run_ctest BUILD_DIR [cmake args...]; $ctest_prefix runs ctest (
 
 # The API definition's outputs (C++, CRD, reference docs) are current.
 python3 tools/gen-api.py --check
+# The documentation: every relative link and #anchor of README.md and docs/
+# resolves.
+python3 tools/check-links.py
 # The Helm chart (Helm built from the Go module proxy and cached): lint in each
 # certificate mode, and manifests/ and dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"
