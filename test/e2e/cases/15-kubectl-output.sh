@@ -108,5 +108,7 @@ PY
 while IFS= read -r line; do log "$line"; done <<<"$report"
 [[ "$report" != *"FAIL: "* ]] || fail "kubectl explain differs from the schema (see above)"
 # The root, spec, spec.strategy, spec.strategy.rollingUpdate, spec.autoscaling,
-# spec.rollout, status, status.conditions.
-assert_contains "$report" "checked 8 objects" "objects checked"
+# spec.rollout, the pod fields' spec.resources, spec.env, spec.env.valueFrom,
+# its secretKeyRef and configMapKeyRef, spec.tolerations,
+# spec.imagePullSecrets, status, status.conditions.
+assert_contains "$report" "checked 15 objects" "objects checked"
