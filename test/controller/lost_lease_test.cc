@@ -28,6 +28,7 @@
 #include "test/support/http_test_server.h"
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -38,10 +39,7 @@ using std::chrono::seconds;
 const kube::curl::GlobalInit kCurl;  // before any thread uses libcurl
 
 json NewModelService(const std::string& name) {
-  return {{"apiVersion", "modelops.dev/v1"},
-          {"kind", "ModelService"},
-          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"generation", 1}}},
-          {"spec", {{"model", "m"}, {"replicas", 1}}}};
+  return test::ModelService().Name(name).Uid("uid-" + name).WholeSpec({{"model", "m"}, {"replicas", 1}});
 }
 
 // Writes asked for after the loss carry this annotation (added by

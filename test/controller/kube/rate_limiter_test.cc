@@ -49,15 +49,14 @@ TEST(KubeTokenBucket, WaitBlocksUntilVirtualTimeAdvances) {
     rl.Wait();
     done = true;
   });
-  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // waiting for the next token...
   EXPECT_FALSE(done.load());
   clock.Advance(milliseconds(999));
-  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // ...and still, 1 ms before it
   EXPECT_FALSE(done.load());
   clock.Advance(milliseconds(1));
-  for (int i = 0; i < 500 && !done.load(); ++i) std::this_thread::sleep_for(milliseconds(1));
-  EXPECT_TRUE(done.load());
   t.join();
+  EXPECT_TRUE(done.load());
 }
 
 TEST(KubeTokenBucket, WaitReturnsFalseOnStop) {

@@ -13,6 +13,7 @@
 
 #include "controller/modelservice/resources.h"
 #include "test/support/fake_clock.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -193,14 +194,7 @@ const std::string kMsPath = "/apis/modelops.dev/v1/namespaces/ml/modelservices/b
 const std::string kDepPath = "/apis/apps/v1/namespaces/ml/deployments/bert";
 const std::string kSvcPath = "/api/v1/namespaces/ml/services/bert";
 
-json NewModelService() {
-  return json::parse(R"({
-    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
-    "metadata": {"name": "bert", "namespace": "ml", "uid": "ms-uid", "generation": 1},
-    "spec": {"model": "bert-base", "replicas": 2, "port": 8080, "gpus": 0,
-             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
-  })");
-}
+json NewModelService() { return test::ModelService().Defaulted(); }
 
 struct Fixture : ::testing::Test {
   FakeClock clock;
@@ -409,7 +403,7 @@ TEST_F(Fixture, SameNamedDeploymentNotOursIsReportedNeverTouched) {
   api.objects.erase(kDepPath);
   r = cached.Reconcile("ml/bert");
   EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
-  EXPECT_EQ(ControllerUid(api.objects[kDepPath]), "ms-uid");
+  EXPECT_EQ(ControllerUid(api.objects[kDepPath]), "uid-1");
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test/support/fake_clock.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -63,11 +64,7 @@ class EventsApi final : public kube::Client {
   std::vector<Call> calls_;
 };
 
-json Ms(const std::string& name) {
-  return {{"apiVersion", "modelops.dev/v1"},
-          {"kind", "ModelService"},
-          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"resourceVersion", "7"}}}};
-}
+json Ms(const std::string& name) { return test::ModelService().Name(name).Uid("uid-" + name).ResourceVersion("7"); }
 
 TEST(KubeEventRecorder, WritesCoreV1EventsAndCountsRepeats) {
   FakeClock clock;

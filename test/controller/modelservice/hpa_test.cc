@@ -11,6 +11,7 @@
 #include "controller/modelservice/reconciler.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -26,89 +27,23 @@ Options Opts() {
 }
 
 json ModelService(const std::string& mode = "HPA", int target = 1000) {
-  json ms = {
-      {"apiVersion", "modelops.dev/v1"},
-      {"kind", "ModelService"},
-      {"metadata",
-       {{"name", "bert"},
-        {"namespace", "ml"},
-        {"uid", "uid-1"},
-        {"resourceVersion", "100"},
-        {"generation", 1},
-        {"finalizers", {"modelops.dev/cleanup"}}}},
-      {"spec",
-       {{"model", "bert-base"},
-        {"image", "registry.local/serve:1.4"},
-        {"replicas", 5},
-        {"port", 8080},
-        {"gpus", 0},
-        {"strategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", "25%"}, {"maxUnavailable", 0}}}}},
-        {"autoscaling", {{"mode", mode}, {"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", target}}}}}};
-  return ms;
+  return test::ModelService()
+      .Finalizer()
+      .Defaulted()
+      .Spec({{"image", "registry.local/serve:1.4"}, {"replicas", 5}})
+      .Autoscaling(mode, 1, 10, target);
 }
 
 // The HPA as the API server returns it for DesiredHorizontalPodAutoscaler()
-// with targetQueueLength 1000: the quantity in canonical form ("1k"), the
-// behavior's defaults filled in, and a status.
-json ServerHpa() {
-  return json::parse(R"({
-    "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "hpa-uid", "resourceVersion": "3001",
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}]
-    },
-    "spec": {
-      "scaleTargetRef": {"apiVersion": "modelops.dev/v1", "kind": "ModelService", "name": "bert"},
-      "minReplicas": 1, "maxReplicas": 10,
-      "metrics": [{"type": "External", "external": {
-        "metric": {"name": "modelservice_queue_length",
-                   "selector": {"matchLabels": {"modelservice": "bert"}}},
-        "target": {"type": "AverageValue", "averageValue": "1k"}}}],
-      "behavior": {
-        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
-                    "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
-                                 {"type": "Percent", "value": 100, "periodSeconds": 15}]},
-        "scaleDown": {"stabilizationWindowSeconds": 10, "selectPolicy": "Max",
-                      "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}}
-    },
-    "status": {
-      "currentReplicas": 5, "desiredReplicas": 5, "lastScaleTime": "2023-11-14T22:14:00Z",
-      "currentMetrics": [{"type": "External", "external": {
-        "metric": {"name": "modelservice_queue_length",
-                   "selector": {"matchLabels": {"modelservice": "bert"}}},
-        "current": {"averageValue": "4600"}}}],
-      "conditions": [
-        {"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale", "message": "recommended size matches current size",
-         "lastTransitionTime": "2023-11-14T22:13:35Z"},
-        {"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound",
-         "message": "the HPA was able to successfully calculate a replica count from external metric modelservice_queue_length",
-         "lastTransitionTime": "2023-11-14T22:13:35Z"},
-        {"type": "ScalingLimited", "status": "False", "reason": "DesiredWithinRange",
-         "message": "the desired count is within the acceptable range", "lastTransitionTime": "2023-11-14T22:13:35Z"}]
-    }
-  })");
-}
+// with targetQueueLength 1000.
+json ServerHpa() { return test::HorizontalPodAutoscaler(); }
 
 // The owned Deployment and Service, rolled out at `replicas`.
 Observed World(const json& ms, int replicas) {
   const ModelServiceSpec spec = ParseSpec(ms, Opts());
   Observed o;
-  json dep = DesiredDeployment(spec, replicas);
-  dep["metadata"]["resourceVersion"] = "2001";
-  dep["metadata"]["generation"] = 1;
-  dep["status"] = {{"observedGeneration", 1},
-                   {"replicas", replicas},
-                   {"updatedReplicas", replicas},
-                   {"readyReplicas", replicas},
-                   {"availableReplicas", replicas}};
-  o.deployment = dep;
-  json svc = DesiredService(spec);
-  svc["metadata"]["resourceVersion"] = "2002";
-  o.service = svc;
+  o.deployment = test::Deployment(DesiredDeployment(spec, replicas)).RolledOut(replicas).Build();
+  o.service = test::Service(DesiredService(spec)).Build();
   o.hpa = ServerHpa();
   return o;
 }

@@ -6,6 +6,7 @@
 
 #include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -15,90 +16,20 @@ using nlohmann::json;
 const WallTime kT0 = std::chrono::system_clock::from_time_t(1700000000);
 const WallTime kT1 = kT0 + std::chrono::minutes(5);
 
+// ModelService ml/bert after its first reconcile (the finalizer), as
+// kubectl apply leaves it.
 json ModelService() {
-  return json::parse(R"({
-    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
-    "metadata": {"name": "bert", "namespace": "ml", "uid": "uid-1", "resourceVersion": "100", "generation": 1,
-                 "finalizers": ["modelops.dev/cleanup"],
-                 "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
-    "spec": {"model": "bert-base", "version": "3", "image": "registry.local/serve:1.4", "replicas": 2,
-             "port": 8080, "gpus": 1,
-             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
-  })");
+  return test::ModelService()
+      .Finalizer()
+      .Defaulted()
+      .Version("3", "registry.local/serve:1.4")
+      .Spec({{"gpus", 1}})
+      .Annotation("kubectl.kubernetes.io/last-applied-configuration", "{}");
 }
 
-// A Deployment as the API server returns it for DesiredDeployment(), with
-// its defaults filled in and a fully rolled-out status.
-json ServerDeployment() {
-  return json::parse(R"({
-    "apiVersion": "apps/v1", "kind": "Deployment",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "dep-uid", "resourceVersion": "2001", "generation": 1,
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "annotations": {"deployment.kubernetes.io/revision": "1"},
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}],
-      "managedFields": [{"manager": "modelservice-controller", "operation": "Update", "apiVersion": "apps/v1",
-                         "time": "2023-11-14T22:13:20Z", "fieldsType": "FieldsV1", "fieldsV1": {}}]
-    },
-    "spec": {
-      "replicas": 2, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
-      "selector": {"matchLabels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"}},
-      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
-      "template": {
-        "metadata": {"creationTimestamp": null,
-                     "labels": {"app.kubernetes.io/instance": "bert",
-                                "app.kubernetes.io/managed-by": "modelservice-controller",
-                                "app.kubernetes.io/name": "modelservice"}},
-        "spec": {
-          "containers": [{
-            "name": "model", "image": "registry.local/serve:1.4", "imagePullPolicy": "IfNotPresent",
-            "env": [{"name": "MODEL_NAME", "value": "bert-base"}, {"name": "MODEL_VERSION", "value": "3"}],
-            "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
-            "readinessProbe": {"failureThreshold": 3, "httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
-                               "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1},
-            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-            "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"
-          }],
-          "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
-          "securityContext": {}, "terminationGracePeriodSeconds": 30
-        }
-      }
-    },
-    "status": {
-      "availableReplicas": 2, "observedGeneration": 1, "readyReplicas": 2, "replicas": 2, "updatedReplicas": 2,
-      "conditions": [
-        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
-         "lastTransitionTime": "2023-11-14T22:13:30Z", "lastUpdateTime": "2023-11-14T22:13:30Z"},
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "ok",
-         "lastTransitionTime": "2023-11-14T22:13:20Z", "lastUpdateTime": "2023-11-14T22:13:30Z"}]
-    }
-  })");
-}
-
-json ServerService() {
-  return json::parse(R"({
-    "apiVersion": "v1", "kind": "Service",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "svc-uid", "resourceVersion": "2002",
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}]
-    },
-    "spec": {
-      "clusterIP": "10.0.0.17", "clusterIPs": ["10.0.0.17"], "internalTrafficPolicy": "Cluster",
-      "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
-      "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": "http"}],
-      "selector": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"},
-      "sessionAffinity": "None", "type": "ClusterIP"
-    },
-    "status": {"loadBalancer": {}}
-  })");
-}
+// The owned objects as the API server returns them, rolled out.
+json ServerDeployment() { return test::ServedDeployment(); }
+json ServerService() { return test::ServedService(); }
 
 Options Opts() { return Options{}; }
 

@@ -11,6 +11,7 @@
 #include "base/timefmt.h"
 #include "controller/modelservice/reconciler.h"
 #include "controller/modelservice/status.h"
+#include "test/support/objects.h"
 
 namespace ms::controller {
 namespace {
@@ -22,17 +23,8 @@ const WallTime kT1 = kT0 + std::chrono::minutes(5);
 const WallTime kT2 = kT0 + std::chrono::minutes(10);
 
 json ModelService(const std::string& version, const std::string& image, const json& rollout = nullptr) {
-  json ms = {{"apiVersion", "modelops.dev/v1"},
-             {"kind", "ModelService"},
-             {"metadata",
-              {{"name", "bert"},
-               {"namespace", "ml"},
-               {"uid", "uid-1"},
-               {"resourceVersion", "100"},
-               {"generation", 1},
-               {"finalizers", {"modelops.dev/cleanup"}}}},
-             {"spec", {{"model", "bert-base"}, {"version", version}, {"image", image}, {"replicas", 2}}}};
-  if (!rollout.is_null()) ms["spec"]["rollout"] = rollout;
+  test::ModelServiceBuilder ms = test::ModelService().Finalizer().Version(version, image);
+  if (!rollout.is_null()) ms.Spec({{"rollout", rollout}});
   return ms;
 }
 
@@ -43,28 +35,16 @@ json WithStatus(json ms, const json& status) {
 
 // The Deployment the controller would write for `ms`, as the Deployment
 // controller reports it: generation `gen`, `updated` of 2 replicas on the
-// new template, `ready` ready (and available), `replicas` pods in all.
-json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas,
-                const json& progressing = {{"type", "Progressing"},
-                                           {"status", "True"},
-                                           {"reason", "NewReplicaSetAvailable"},
-                                           {"message", "ok"}}) {
+// new template, `ready` ready (and available), `replicas` pods in all, and
+// `progressing` as its Progressing condition (default: NewReplicaSetAvailable).
+json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas, const json& progressing = nullptr) {
   const ModelServiceSpec spec = ParseSpec(ms, Options{});
-  json d = DesiredDeployment(spec, spec.replicas);
-  d["metadata"]["uid"] = "dep-uid";
-  d["metadata"]["resourceVersion"] = "2000";
-  d["metadata"]["generation"] = gen;
-  d["status"] = {{"observedGeneration", gen}, {"replicas", replicas},       {"updatedReplicas", updated},
-                 {"readyReplicas", ready},    {"availableReplicas", ready}, {"conditions", json::array({progressing})}};
+  json d = test::Deployment(DesiredDeployment(spec, spec.replicas)).Generation(gen).Rollout(replicas, updated, ready);
+  if (!progressing.is_null()) d["status"]["conditions"] = json::array({progressing});
   return d;
 }
 
-json Service(const json& ms) {
-  json s = DesiredService(ParseSpec(ms, Options{}));
-  s["metadata"]["uid"] = "svc-uid";
-  s["metadata"]["resourceVersion"] = "2001";
-  return s;
-}
+json Service(const json& ms) { return test::Service(DesiredService(ParseSpec(ms, Options{}))); }
 
 Actions Step(const json& ms, const json& deployment, WallTime now) {
   return Reconcile(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
