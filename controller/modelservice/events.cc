@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <random>
 
 #include "base/json_fields.h"
@@ -89,15 +90,18 @@ void KubeEventRecorder::Record(const json& regarding, const Event& event) {
 }
 
 void KubeEventRecorder::Shutdown(Clock::Duration drain) {
+  std::optional<size_t> dropped;  // set when this call abandons what is queued
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!stopping_) {
       stopping_ = true;
       drain_deadline_ = clock_.Now() + drain;
       abandon_ = drain <= Clock::Duration::zero();
+      if (abandon_) dropped = queue_.size();
     }
     cv_.notify_all();
   }
+  if (dropped && logger_) logger_->info("event recorder stopping: {} queued events dropped", *dropped);
   if (writer_.joinable()) writer_.join();
 }
 

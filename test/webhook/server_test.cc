@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <thread>
 
@@ -774,9 +776,10 @@ TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
 TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
   Start();
   std::atomic<bool> stop{false};
-  std::atomic<int> ok{0}, failed{0};
-  std::string first_failure;
   std::mutex mu;
+  std::condition_variable answered;  // notified with every answer
+  int ok = 0, failed = 0;            // under mu
+  std::string first_failure;
   std::vector<std::thread> clients;
   for (int t = 0; t < 3; ++t) {
     clients.emplace_back([&, t] {
@@ -788,42 +791,39 @@ TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
         const std::string uid = std::string("r").append(std::to_string(t)).append("-").append(std::to_string(i));
         auto r = Request(h.h, Url(i % 2 ? "/mutate" : "/validate"), ReviewBody({{"model", "m"}}, uid), Trusting());
         ++i;
+        std::lock_guard<std::mutex> g(mu);
         if (r.code == CURLE_OK && r.status == 200) {
           ++ok;
-        } else {
-          ++failed;
-          std::lock_guard<std::mutex> g(mu);
-          if (first_failure.empty()) first_failure = r.error + " status " + std::to_string(r.status);
+        } else if (failed++ == 0) {
+          first_failure = r.error + " status " + std::to_string(r.status);
         }
+        answered.notify_all();
       }
     });
   }
-  const auto before = server_->certificates()->Current()->subject;
   const uint64_t gen0 = server_->certificates()->generation();
-  // Until `done` holds or 20 s pass.
-  auto wait_until = [](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!done() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return done();
+  // Until 5 more requests are answered (or one fails).
+  auto five_more = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    const int served = ok;
+    return answered.wait_for(lock, std::chrono::seconds(20), [&] { return ok >= served + 5 || failed > 0; });
   };
   // Each certificate serves some requests, then the next one is written and
-  // picked up while the clients go on.
+  // installed (by hand here, as the reload loop would at its next look)
+  // while the clients go on.
   for (int rotation = 0; rotation < 4; ++rotation) {
-    const int served = ok.load();
-    EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
+    EXPECT_TRUE(five_more());
     const uint64_t gen = server_->certificates()->generation();
     MakeCerts("--reuse-ca --dns rotation-" + std::to_string(rotation) + ".example");
-    EXPECT_TRUE(wait_until([&] { return server_->certificates()->generation() > gen; })) << "rotation " << rotation;
+    server_->certificates()->ReloadIfChanged();  // or the reload loop did just now
+    EXPECT_GT(server_->certificates()->generation(), gen) << "rotation " << rotation;
   }
-  const int served = ok.load();
-  EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
+  EXPECT_TRUE(five_more());
   stop = true;
   for (auto& c : clients) c.join();
-  EXPECT_EQ(failed.load(), 0) << first_failure;
-  EXPECT_GT(ok.load(), 20);
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_GT(ok, 20);
   EXPECT_GE(server_->certificates()->generation(), gen0 + 4);
-  (void)before;
 
   // The certificate now served is the last one written.
   auto res = test::Run("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) + " -CAfile " +
@@ -847,18 +847,19 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
 }
 
 TEST_F(ServerTest, ExpiredCertificateIsServedButRefusedByVerifyingClients) {
-  // openssl x509 -days 0 ... gives notAfter == notBefore: expired at once.
-  auto res =
-      test::Run("cd " + dir_.path() +
-                " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
-                " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
-                " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
+  // Signed by the test CA, valid for one day in 2020 (openssl ca sets the
+  // dates; openssl x509 can only count days from now).
+  auto res = test::Run(
+      "cd " + dir_.path() +
+      " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
+      " && mkdir -p expired && : > expired/index.txt && echo 01 > expired/serial"
+      " && printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase=expired/index.txt\\nserial=expired/serial\\n"
+      "new_certs_dir=expired\\ndefault_md=sha256\\npolicy=p\\nx509_extensions=ext\\n[p]\\ncommonName=supplied\\n"
+      "[ext]\\nsubjectAltName=IP:127.0.0.1\\n' > expired.cnf"
+      " && openssl ca -batch -config expired.cnf -cert ca.crt -keyfile ca.key -in e.csr -out tls.crt -notext"
+      " -startdate 20200101000000Z -enddate 20200102000000Z 2>&1");
   ASSERT_EQ(res.exit_code, 0) << res.output;
-  // notAfter has one-second resolution: wait until openssl says it has passed.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (test::Run("openssl x509 -checkend 0 -noout -in " + dir_.File("tls.crt")).exit_code == 0 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(test::Run("openssl x509 -checkend 0 -noout -in " + dir_.File("tls.crt")).exit_code, 0) << "not expired";
   Start();
   auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), Trusting());
   EXPECT_EQ(r.code, CURLE_PEER_FAILED_VERIFICATION) << r.error;

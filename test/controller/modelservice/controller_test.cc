@@ -710,6 +710,11 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
     api.Put("/apis/modelops.dev/v1/namespaces/ml/modelservices/" + n, ms);
     queue.Add("ml/" + n);
   }
+  // Each write tells the clock, whose Eventually() below looks again then.
+  api.hook = [&](const std::string&, const std::string&, const json&) -> std::optional<kube::Result> {
+    clock.Notify();
+    return std::nullopt;
+  };
   ctl.Start();
   // Every key is taken by a worker and reconciled: each ModelService gets its Deployment.
   auto all_done = [&] {
@@ -719,8 +724,7 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
     }
     return true;
   };
-  for (int i = 0; i < 5000 && !all_done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(all_done());
+  EXPECT_TRUE(clock.Eventually(all_done));
   ctl.Stop();
   EXPECT_TRUE(queue.ShuttingDown());
   // Stopped: a key added now is not reconciled by anyone.
