@@ -72,12 +72,13 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
 // write gate: it must be able to write the Lease when not leading).
 struct Election {
   Election(const Flags& flags, kube::RestConfig rest, const Clock& clock, const std::string& identity, Lifecycle& life,
-           prometheus::Registry& registry, const std::shared_ptr<spdlog::logger>& logger)
-      : client(OwnUserAgent(std::move(rest)), clock, logger, &registry),
+           kube::ClientMetrics& client_metrics, LeaderElectionMetrics& metrics,
+           const std::shared_ptr<spdlog::logger>& logger)
+      : client(OwnUserAgent(std::move(rest)), clock, client_metrics, logger),
         store(client, flags.leader_election_namespace, flags.leader_election_id),
         elector(store, clock, Config(flags, identity),
                 LeaderCallbacks{[&life] { life.Set(&Lifecycle::leading); }, [&life] { life.Set(&Lifecycle::lost); }},
-                &registry, logger) {}
+                metrics, logger) {}
 
   static kube::RestConfig OwnUserAgent(kube::RestConfig rest) {
     rest.user_agent += "/leader-election";
@@ -106,16 +107,16 @@ class ControllerProcess {
         life_(life),
         logger_(std::move(logger)),
         identity_(DefaultIdentity()),
-        election_(flags.leader_elect
-                      ? std::make_unique<Election>(flags, rest, clock_, identity_, life, registry_, logger_)
-                      : nullptr),
+        election_(flags.leader_elect ? std::make_unique<Election>(flags, rest, clock_, identity_, life, client_metrics_,
+                                                                  runtime_metrics_.leader_election, logger_)
+                                     : nullptr),
         // One token bucket per API group-version in each client; Events go
         // through a client of their own, so they never take the objects' tokens.
-        client_(rest, clock_, logger_, &registry_, GatedOptions(election_.get())),
-        events_client_(rest, clock_, logger_, nullptr, GatedOptions(election_.get())),
+        client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
+        events_client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         recorder_(events_client_, clock_, identity_, logger_),
         autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
-                    flags.scale_down_stabilization, autoscale::kDefaultTolerance, &registry_, logger_),
+                    autoscaler_metrics_, flags.scale_down_stabilization, autoscale::kDefaultTolerance, logger_),
         // The caches keep only what the reconciler reads (cached.h).
         ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
@@ -125,10 +126,10 @@ class ControllerProcess {
         pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod)),
         hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
                       Projected(CachedHorizontalPodAutoscaler)),
-        queue_metrics_(registry_),
-        queue_(kControllerName, clock_, &queue_metrics_),
+        queue_(kControllerName, clock_, runtime_metrics_.workqueue),
         executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
-        controller_(executor_, queue_, clock_, ControllerOptions(flags), &registry_, logger_),
+        controller_(executor_, queue_, clock_, ControllerOptions(flags), runtime_metrics_.reconcile,
+                    modelservice_metrics_, logger_),
         side_(logger_) {
     ms_informer_.AddEventHandler(controller_.ModelServiceHandler());
     dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
@@ -261,8 +262,7 @@ class ControllerProcess {
       return false;
     };
     return side_.Start(
-        flags_.MetricsAddress(), flags_.ProbeAddress(), {&process_metrics_, &registry_}, [] { return true; }, ready,
-        error);
+        flags_.MetricsAddress(), flags_.ProbeAddress(), registry_, [] { return true; }, ready, error);
   }
 
   void StopTheRest() {
@@ -275,8 +275,12 @@ class ControllerProcess {
   Lifecycle& life_;
   std::shared_ptr<spdlog::logger> logger_;
   SystemClock clock_;
-  prometheus::Registry registry_;
-  const metrics::ProcessCollector process_metrics_;
+  // One registry; each subsystem's metrics declared in its metrics.h.
+  metrics::Registry registry_;
+  kube::ClientMetrics client_metrics_{registry_};
+  RuntimeMetrics runtime_metrics_{registry_};
+  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_};
+  ModelServiceMetrics modelservice_metrics_{registry_};
   const std::string identity_;
   std::unique_ptr<Election> election_;
   kube::HttpClient client_;
@@ -285,7 +289,6 @@ class ControllerProcess {
   autoscale::PrometheusAutoscaler autoscaler_;
   PodIndex pods_;  // filled by pod_informer_
   kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
-  WorkQueueMetrics queue_metrics_;
   WorkQueue queue_;
   Executor executor_;
   Controller controller_;

@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/api/schema.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
 #include "base/side_endpoints.h"
 #include "base/signals.h"
+#include "shared/api/schema.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
@@ -116,11 +116,11 @@ int Serve(const Flags& f, const Settings& s) {
     logger->critical("{}", e.what());
     return 1;
   }
-  prometheus::Registry registry;
-  const ms::metrics::ProcessCollector process_metrics;
+  ms::metrics::Registry registry;
+  ms::webhook::WebhookMetrics metrics(registry);
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
-  ms::webhook::Server server(s.server, {&validating, &mutating}, registry, logger);
+  ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;
   if (!server.Start(&error)) {
     logger->critical("cannot start the webhook server: {}", error);
@@ -131,7 +131,7 @@ int Serve(const Flags& f, const Settings& s) {
   // /metrics and the probes; on one server when both flags name the same address.
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          f.MetricsAddress(), f.ProbeAddress(), {&process_metrics, &registry}, [] { return true; },
+          f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving](std::string* why) {
             if (serving) return true;
             *why = "shutting down";

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "base/metrics.h"
 #include "webhook/admission/handler.h"
 #include "webhook/admission/review.h"
+#include "webhook/metrics.h"
 #include "webhook/transport/https_server.h"
 #include "webhook/transport/tls.h"
 
@@ -32,7 +32,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, std::vector<const Handler*> handlers, prometheus::Registry& registry,
+  Server(ServerOptions options, std::vector<const Handler*> handlers, WebhookMetrics& metrics,
          std::shared_ptr<spdlog::logger> logger);
   ~Server();
   Server(const Server&) = delete;
@@ -47,15 +47,8 @@ class Server {
   tls::CertificateReloader* certificates() { return reloader_.get(); }
 
  private:
-  // The metrics of one route, resolved once: label maps are not built and
-  // families not searched on every request.
-  struct RouteMetrics {
-    prometheus::Gauge* in_flight = nullptr;
-    prometheus::Histogram* latency = nullptr;
-    std::map<int, prometheus::Counter*> requests;                                   // by HTTP code
-    std::map<std::pair<std::string, std::string>, prometheus::Counter*> decisions;  // (operation, decision)
-  };
   struct Route {
+    Route(const Handler* h, WebhookMetrics& m) : handler(h), metrics(m, h->path()) {}
     const Handler* handler;
     RouteMetrics metrics;
   };
@@ -65,17 +58,9 @@ class Server {
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
   void Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
-  RouteMetrics ResolveMetrics(const std::string& path);
-  prometheus::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
-  prometheus::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
-                                       const std::string& decision);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
-  prometheus::Family<prometheus::Counter>& requests_;
-  prometheus::Family<prometheus::Histogram>& latency_;
-  prometheus::Family<prometheus::Gauge>& in_flight_;
-  prometheus::Family<prometheus::Counter>& decisions_;
   std::map<std::string, Route, std::less<>> routes_;  // by path; filled before serving, then read-only
   std::unique_ptr<tls::CertificateReloader> reloader_;
   std::unique_ptr<tls::ReloadLoop> reload_loop_;

@@ -19,27 +19,16 @@ std::string WindowText(Clock::Duration d) {
 }  // namespace
 
 PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
-                                           const Clock& clock, Clock::Duration stabilization_window, double tolerance,
-                                           prometheus::Registry* registry, std::shared_ptr<spdlog::logger> logger)
+                                           const Clock& clock, AutoscalerMetrics& metrics,
+                                           Clock::Duration stabilization_window, double tolerance,
+                                           std::shared_ptr<spdlog::logger> logger)
     : source_(std::move(source)),
       template_(std::move(query_template)),
       clock_(clock),
       window_(std::max(stabilization_window, Clock::Duration::zero())),
       tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
-      logger_(std::move(logger)) {
-  if (registry != nullptr) {
-    queue_gauge_ = &prometheus::BuildGauge()
-                        .Name("modelservice_autoscaler_queue_length")
-                        .Help("Last queue length read from Prometheus per autoscaled ModelService")
-                        .Register(*registry);
-    auto& queries = prometheus::BuildCounter()
-                        .Name("modelservice_autoscaler_queries_total")
-                        .Help("Prometheus queries made by the autoscaler, by result")
-                        .Register(*registry);
-    queries_ok_ = &queries.Add({{"result", "success"}});
-    queries_err_ = &queries.Add({{"result", "error"}});
-  }
-}
+      logger_(std::move(logger)),
+      metrics_(metrics) {}
 
 Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                                                int current_replicas) {
@@ -50,8 +39,8 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
   Recommendation rec;
   const prometheus::Labels labels{{"namespace", ns}, {"name", name}};
   if (!read.ok) {
-    if (queries_err_ != nullptr) queries_err_->Increment();
-    if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
+    metrics_.queries_error.Increment();
+    metrics_.queue_length.Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
     rec.metrics_ok = false;
     rec.reason = kReasonMetricsUnavailable;
     rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query + "); keeping " +
@@ -66,14 +55,14 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
     }
     return rec;
   }
-  if (queries_ok_ != nullptr) queries_ok_->Increment();
+  metrics_.queries_ok.Increment();
   bool recovered = false;
   {
     std::lock_guard<std::mutex> g(mu_);
     recovered = warned_.erase(Key{ns, name}) > 0;
   }
   if (recovered && logger_) logger_->info("autoscaler {}/{}: the queue length is readable again", ns, name);
-  if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(read.value);
+  metrics_.queue_length.Add(labels).Set(read.value);
 
   const double l = read.value;
   const int plain = DesiredReplicas(l, spec);
@@ -127,7 +116,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
   }
-  if (queue_gauge_ != nullptr) metrics::RemoveSeries(*queue_gauge_, {{"namespace", ns}, {"name", name}});
+  metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
 }
 
 std::size_t PrometheusAutoscaler::TrackedObjects() const {

@@ -86,21 +86,15 @@ size_t WriteWatch(char* ptr, size_t size, size_t nmemb, void* userdata) {
 }  // namespace
 
 struct HttpClient::Impl {
-  Impl(RestConfig c, const Clock& clk, std::shared_ptr<spdlog::logger> log, prometheus::Registry* registry,
-       HttpClientOptions o)
+  Impl(RestConfig c, const Clock& clk, ClientMetrics& m, std::shared_ptr<spdlog::logger> log, HttpClientOptions o)
       : config(std::move(c)),
         clock(clk),
         logger(std::move(log)),
         options(o),
         tokens(config.bearer_token, config.token_file, clk),
-        host(HostPort(config.server)) {
+        host(HostPort(config.server)),
+        requests(m.requests) {
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
-    if (registry != nullptr) {
-      requests = &prometheus::BuildCounter()
-                      .Name("rest_client_requests_total")
-                      .Help("Number of HTTP requests, partitioned by status code, method, and host.")
-                      .Register(*registry);
-    }
   }
 
   // Pool of idle easy handles.
@@ -125,9 +119,8 @@ struct HttpClient::Impl {
   // (a number the server chose: outside 100-599 it is not HTTP and counts
   // as UNKNOWN) or "<error>" when there was no answer.
   void Count(long http, const std::string& method) {
-    if (requests == nullptr) return;
     const std::string code = http == 0 ? "<error>" : http >= 100 && http <= 599 ? std::to_string(http) : "UNKNOWN";
-    requests->Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
+    requests.Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
   }
 
   // Options every request shares. `headers` and `errbuf` must outlive the transfer.
@@ -468,15 +461,15 @@ struct HttpClient::Impl {
   std::string host;
   std::mutex limiters_mu;
   std::map<std::string, std::unique_ptr<TokenBucketRateLimiter>> limiters;  // by group-version
-  prometheus::Family<prometheus::Counter>* requests = nullptr;
+  prometheus::Family<prometheus::Counter>& requests;
   std::mutex pool_mu;
   std::vector<curl::EasyPtr> pool;
   std::atomic<bool> closed{false};
 };
 
-HttpClient::HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
-                       prometheus::Registry* registry, HttpClientOptions options)
-    : impl_(std::make_unique<Impl>(std::move(config), clock, std::move(logger), registry, options)) {}
+HttpClient::HttpClient(RestConfig config, const Clock& clock, ClientMetrics& metrics,
+                       std::shared_ptr<spdlog::logger> logger, HttpClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(config), clock, metrics, std::move(logger), options)) {}
 
 HttpClient::~HttpClient() = default;
 

@@ -5,8 +5,8 @@
 // as client-go has one REST client per group-version; qps <= 0 means no
 // client-side limit. libcurl's callbacks run behind an exception barrier:
 // what a watch event handler throws ends that watch with an error. Counts
-// rest_client_requests_total{code,method,host} on `registry` when given (one
-// HttpClient per registry: the family is registered by the constructor).
+// every request in rest_client_requests_total{code,method,host}
+// (ClientMetrics, shared by the program's clients).
 //
 // Writes (POST, PUT, PATCH, DELETE) pass the options' WriteGate when one is
 // set: the gate is asked right before the request is sent (libcurl's
@@ -27,6 +27,7 @@
 #include "base/metrics.h"
 #include "controller/kube/client.h"
 #include "controller/kube/config.h"
+#include "controller/kube/metrics.h"
 #include "controller/kube/write_gate.h"
 
 namespace ms::kube {
@@ -52,8 +53,8 @@ inline constexpr const char* kReasonDeadline = "DeadlineExceeded";  // a *Before
 
 class HttpClient final : public Client {
  public:
-  HttpClient(RestConfig config, const Clock& clock, std::shared_ptr<spdlog::logger> logger = nullptr,
-             prometheus::Registry* registry = nullptr, HttpClientOptions options = {});
+  HttpClient(RestConfig config, const Clock& clock, ClientMetrics& metrics,
+             std::shared_ptr<spdlog::logger> logger = nullptr, HttpClientOptions options = {});
   ~HttpClient() override;
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

@@ -380,35 +380,19 @@ Clock::Duration ResyncDelay(const std::string& key, Clock::Duration interval, Cl
 }
 
 Controller::Controller(Executor& executor, WorkQueue& queue, const Clock& clock, ControllerConfig config,
-                       prometheus::Registry* registry, std::shared_ptr<spdlog::logger> logger)
-    : executor_(executor), queue_(queue), clock_(clock), config_(std::move(config)), logger_(std::move(logger)) {
-  if (registry != nullptr) {
-    reconcile_total_ = &prometheus::BuildCounter()
-                            .Name("controller_runtime_reconcile_total")
-                            .Help("Total number of reconciliations per controller")
-                            .Register(*registry);
-    for (const char* r : {"success", "error", "requeue", "requeue_after"}) {
-      reconcile_total_->Add({{"controller", config_.name}, {"result", r}});
-    }
-    errors_total_ = &prometheus::BuildCounter()
-                         .Name("controller_runtime_reconcile_errors_total")
-                         .Help("Total number of reconciliation errors per controller")
-                         .Register(*registry)
-                         .Add({{"controller", config_.name}});
-    reconcile_time_ = &prometheus::BuildHistogram()
-                           .Name("controller_runtime_reconcile_time_seconds")
-                           .Help("Length of time per reconciliation per controller")
-                           .Register(*registry)
-                           .Add({{"controller", config_.name}},
-                                prometheus::Histogram::BucketBoundaries{
-                                    0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
-                                    0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
-                                    6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60});
-    replicas_ = &prometheus::BuildGauge()
-                     .Name("modelservice_replicas")
-                     .Help("Replicas of a ModelService: desired (what the controller asks for) and ready")
-                     .Register(*registry);
-  }
+                       ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
+                       std::shared_ptr<spdlog::logger> logger)
+    : executor_(executor),
+      queue_(queue),
+      clock_(clock),
+      config_(std::move(config)),
+      logger_(std::move(logger)),
+      reconcile_metrics_(reconcile_metrics),
+      errors_total_(reconcile_metrics.errors.Add({{"controller", config_.name}})),
+      reconcile_time_(reconcile_metrics.time.Add({{"controller", config_.name}}, ReconcileMetrics::Buckets())),
+      replicas_(metrics.replicas) {
+  for (const char* r : ReconcileMetrics::kResults)
+    reconcile_metrics_.total.Add({{"controller", config_.name}, {"result", r}});
 }
 
 Controller::~Controller() { Stop(); }
@@ -482,7 +466,7 @@ bool Controller::ProcessNextItem() {
 }
 
 void Controller::Handle(const std::string& key, const ReconcileResult& r, double seconds) {
-  if (reconcile_time_ != nullptr) reconcile_time_->Observe(seconds);
+  reconcile_time_.Observe(seconds);
   const char* result = "success";
   switch (r.outcome) {
     case ReconcileOutcome::kSuccess:
@@ -491,7 +475,7 @@ void Controller::Handle(const std::string& key, const ReconcileResult& r, double
       break;
     case ReconcileOutcome::kError:
       result = "error";
-      if (errors_total_ != nullptr) errors_total_->Increment();
+      errors_total_.Increment();
       if (logger_) logger_->error("reconcile {}: {}", key, r.error);
       queue_.AddRateLimited(key);
       break;
@@ -505,20 +489,17 @@ void Controller::Handle(const std::string& key, const ReconcileResult& r, double
       queue_.AddAfter(key, r.requeue_after);
       break;
   }
-  if (reconcile_total_ != nullptr)
-    reconcile_total_->Add({{"controller", config_.name}, {"result", result}}).Increment();
+  reconcile_metrics_.total.Add({{"controller", config_.name}, {"result", result}}).Increment();
 
-  if (replicas_ != nullptr) {
-    const auto [ns, name] = SplitKey(key);
-    const prometheus::Labels desired{{"namespace", ns}, {"name", name}, {"kind", "desired"}};
-    const prometheus::Labels ready{{"namespace", ns}, {"name", name}, {"kind", "ready"}};
-    if (r.gone) {
-      metrics::RemoveSeries(*replicas_, desired);
-      metrics::RemoveSeries(*replicas_, ready);
-    } else {
-      if (r.desired_replicas) replicas_->Add(desired).Set(*r.desired_replicas);
-      if (r.ready_replicas) replicas_->Add(ready).Set(*r.ready_replicas);
-    }
+  const auto [ns, name] = SplitKey(key);
+  const prometheus::Labels desired{{"namespace", ns}, {"name", name}, {"kind", "desired"}};
+  const prometheus::Labels ready{{"namespace", ns}, {"name", name}, {"kind", "ready"}};
+  if (r.gone) {
+    metrics::RemoveSeries(replicas_, desired);
+    metrics::RemoveSeries(replicas_, ready);
+  } else {
+    if (r.desired_replicas) replicas_.Add(desired).Set(*r.desired_replicas);
+    if (r.ready_replicas) replicas_.Add(ready).Set(*r.ready_replicas);
   }
 }
 

@@ -43,13 +43,14 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/kube/client.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/metrics.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/reconciler.h"
 #include "controller/runtime/informer.h"
+#include "controller/runtime/metrics.h"
 #include "controller/runtime/workqueue.h"
 
 namespace spdlog {
@@ -189,7 +190,8 @@ struct ControllerConfig {
 class Controller {
  public:
   Controller(Executor& executor, WorkQueue& queue, const Clock& clock, ControllerConfig config,
-             prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
+             ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
+             std::shared_ptr<spdlog::logger> logger = nullptr);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -221,10 +223,10 @@ class Controller {
   ControllerConfig config_;
   std::shared_ptr<spdlog::logger> logger_;
 
-  prometheus::Family<prometheus::Counter>* reconcile_total_ = nullptr;
-  prometheus::Counter* errors_total_ = nullptr;
-  prometheus::Histogram* reconcile_time_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* replicas_ = nullptr;
+  ReconcileMetrics& reconcile_metrics_;
+  prometheus::Counter& errors_total_;
+  prometheus::Histogram& reconcile_time_;
+  prometheus::Family<prometheus::Gauge>& replicas_;
 
   std::vector<std::thread> workers_;
   std::atomic<bool> stopped_{false};

@@ -47,25 +47,17 @@ std::string DefaultIdentity() {
 }
 
 LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, prometheus::Registry* registry,
+                             LeaderCallbacks callbacks, LeaderElectionMetrics& metrics,
                              std::shared_ptr<spdlog::logger> logger)
     : store_(store),
       clock_(clock),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
       logger_(std::move(logger)),
+      master_status_(metrics.master_status.Add({{"name", config_.name}})),
       rng_(config_.seed != 0 ? config_.seed : std::random_device{}()) {
   if (const std::string why = CheckLeaderElectionConfig(config_); !why.empty()) throw std::invalid_argument(why);
-  if (registry != nullptr) {
-    auto& family = prometheus::BuildGauge()
-                       .Name("leader_election_master_status")
-                       .Help(
-                           "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
-                           "indicates master. 'name' is the string used to identify the lease.")
-                       .Register(*registry);
-    master_status_ = &family.Add({{"name", config_.name}});
-    master_status_->Set(0);
-  }
+  master_status_.Set(0);
 }
 
 json LeaderElector::BuildLease(const json* current, bool ours) const {
@@ -177,7 +169,7 @@ void LeaderElector::SetState(State s) {
     state_ = s;
   }
   if (old == s) return;
-  if (master_status_ != nullptr) master_status_->Set(s == State::kLeader ? 1 : 0);
+  master_status_.Set(s == State::kLeader ? 1 : 0);
   if (s == State::kLeader) {
     if (logger_) logger_->info("lease {}: became leader as {}", store_.Describe(), config_.identity);
     if (callbacks_.on_started_leading) callbacks_.on_started_leading();

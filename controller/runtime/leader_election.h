@@ -44,10 +44,10 @@
 #include <string>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/kube/client.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/write_gate.h"
+#include "controller/runtime/metrics.h"
 
 namespace spdlog {
 class logger;
@@ -110,11 +110,10 @@ class LeaderElector final : public kube::WriteGate {
  public:
   enum class State { kFollower, kLeader, kLost, kStopped };
 
-  // With a `registry`, registers leader_election_master_status{name} (one
-  // elector per registry). Throws std::invalid_argument when the config fails
-  // CheckLeaderElectionConfig.
+  // Reports leader_election_master_status{name=config.name}. Throws
+  // std::invalid_argument when the config fails CheckLeaderElectionConfig.
   LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
-                prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
+                LeaderElectionMetrics& metrics, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   // Runs until Stop() or until the lease is lost. Returns kStopped (released
   // if it was leading) or kLost.
@@ -154,7 +153,7 @@ class LeaderElector final : public kube::WriteGate {
   const LeaderElectionConfig config_;
   LeaderCallbacks callbacks_;
   std::shared_ptr<spdlog::logger> logger_;
-  prometheus::Gauge* master_status_ = nullptr;
+  prometheus::Gauge& master_status_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -29,6 +29,7 @@
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"
 #include "test/support/objects.h"
+#include "test/support/unread_metrics.h"
 
 namespace ms::controller {
 namespace {
@@ -184,7 +185,7 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   lcfg.name = "modelservice-controller";
   lcfg.ns = "ns";
   lcfg.identity = "a";
-  LeaderElector elector(store, clock, lcfg, {});
+  LeaderElector elector(store, clock, lcfg, {}, test::Unread<LeaderElectionMetrics>());
   elector.Step();
   ASSERT_TRUE(elector.IsLeader());
 
@@ -196,7 +197,7 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   rest.qps = 0;
   kube::HttpClientOptions options;
   options.write_gate = &elector;  // as main wires it
-  kube::HttpClient http(rest, clock, nullptr, nullptr, options);
+  kube::HttpClient http(rest, clock, test::Unread<kube::ClientMetrics>(), nullptr, options);
   AttemptsAfterLoss client(http, api);
 
   constexpr int kObjects = 200;
@@ -208,10 +209,11 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   cache.service = [](const std::string&) { return std::nullopt; };
   KubeEventRecorder recorder(client, clock, "a");
   Executor executor(client, recorder, nullptr, clock, Options{}, nullptr, cache);
-  WorkQueue queue(kControllerName, clock);
+  WorkQueue queue(kControllerName, clock, test::Unread<WorkQueueMetrics>());
   ControllerConfig ccfg;
   ccfg.concurrency = 2;
-  Controller controller(executor, queue, clock, ccfg);
+  Controller controller(executor, queue, clock, ccfg, test::Unread<ReconcileMetrics>(),
+                        test::Unread<ModelServiceMetrics>());
   for (int i = 0; i < kObjects; ++i) queue.Add("ml/ms-" + std::to_string(i));
   controller.Start();
 

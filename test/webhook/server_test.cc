@@ -219,7 +219,7 @@ class ServerTest : public ::testing::Test {
     if (options.cert_poll_interval == std::chrono::milliseconds(1000))
       options.cert_poll_interval = std::chrono::milliseconds(50);
     server_ =
-        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, registry_, logger_);
+        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, metrics_, logger_);
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
   }
@@ -240,7 +240,8 @@ class ServerTest : public ::testing::Test {
   SchemaValidator schema_;
   ValidatingHandler validating_{schema_};
   MutatingHandler mutating_;
-  prometheus::Registry registry_;
+  metrics::Registry registry_;
+  WebhookMetrics metrics_{registry_};
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<Server> server_;
 };
@@ -764,7 +765,7 @@ TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
   o.http.port = 0;
   o.cert_file = dir_.File("tls.crt");
   o.key_file = dir_.File("tls.key");
-  Server s(o, {&validating_, &mutating_}, registry_, logger_);
+  Server s(o, {&validating_, &mutating_}, metrics_, logger_);
   std::string error;
   EXPECT_FALSE(s.Start(&error));
   EXPECT_NE(error.find("no PEM private key found"), std::string::npos) << error;

@@ -50,6 +50,8 @@ class KubeHttpClientTest : public ::testing::Test {
   }
   TestServer srv_;
   FakeClock clock_;
+  metrics::Registry registry_;
+  ClientMetrics metrics_{registry_};
 };
 
 int ClosedPort() {
@@ -75,7 +77,7 @@ TEST_F(KubeHttpClientTest, GetDecodesJsonAndSendsHeaders) {
     res.set_content(R"({"kind":"Service","metadata":{"name":"a","resourceVersion":"7"}})", "application/json");
   });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   Result r = client.Get("/api/v1/namespaces/ns/services/a?labelSelector=app%3Dx");
   ASSERT_TRUE(r.ok()) << r.error->message;
   EXPECT_EQ(r.code, 200);
@@ -99,7 +101,7 @@ TEST_F(KubeHttpClientTest, SequentialRequestsReuseTheConnection) {
     res.set_content("{}", "application/json");
   });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.Get("/k").ok());
   ASSERT_EQ(ports.size(), 5u);
   for (int p : ports) EXPECT_EQ(p, ports[0]);  // one keep-alive connection
@@ -124,7 +126,7 @@ TEST_F(KubeHttpClientTest, NotFoundStatusIsDecoded) {
     res.set_content("upstream down", "text/plain");
   });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   Result r = client.Get("/apis/apps/v1/namespaces/ns/deployments/x");
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(r.IsNotFound());
@@ -160,7 +162,7 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
     res.set_content(R"({"kind":"Status","status":"Success"})", "application/json");
   });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   const nlohmann::json body = {{"a", 1}};
   EXPECT_TRUE(client.Create("/o", body).ok());
   EXPECT_TRUE(client.Update("/o", body).ok());
@@ -178,8 +180,9 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
 TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(ClosedPort());
-  prometheus::Registry registry;
-  HttpClient client(cfg, clock_, nullptr, &registry);
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  HttpClient client(cfg, clock_, counted, nullptr);
   Result r = client.Get("/api/v1/pods");
   EXPECT_EQ(r.code, 0);
   ASSERT_TRUE(r.error.has_value());
@@ -206,7 +209,7 @@ TEST_F(KubeHttpClientTest, RequestTimeout) {
   srv_.Start();
   HttpClientOptions opts;
   opts.request_timeout = 100ms;
-  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  HttpClient client(Config(), clock_, metrics_, nullptr, opts);
   const auto start = std::chrono::steady_clock::now();
   Result r = client.Get("/slow");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
@@ -224,13 +227,13 @@ TEST_F(KubeHttpClientTest, ResponseLargerThanTheLimitFails) {
   srv_.Start();
   HttpClientOptions opts;
   opts.max_response_bytes = 1024;
-  HttpClient small(Config(), clock_, nullptr, nullptr, opts);
+  HttpClient small(Config(), clock_, metrics_, nullptr, opts);
   Result r = small.Get("/big");
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, "Transport");
   EXPECT_NE(r.error->message.find("response larger than 1024 bytes"), std::string::npos) << r.error->message;
   opts.max_response_bytes = 1 << 20;
-  HttpClient large(Config(), clock_, nullptr, nullptr, opts);
+  HttpClient large(Config(), clock_, metrics_, nullptr, opts);
   Result ok = large.Get("/big");
   ASSERT_FALSE(ok.error.has_value()) << ok.error->message;
   EXPECT_EQ(ok.body["data"].get<std::string>().size(), 4096u);
@@ -244,8 +247,9 @@ TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {
     res.set_content(R"({"kind":"Status","reason":"Conflict","code":409})", "application/json");
   });
   srv_.Start();
-  prometheus::Registry registry;
-  HttpClient client(Config(), clock_, nullptr, &registry);
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  HttpClient client(Config(), clock_, counted, nullptr);
   EXPECT_EQ(client.host(), "127.0.0.1:" + std::to_string(srv_.port));
   client.Get("/ok");
   client.Get("/ok");
@@ -268,8 +272,9 @@ TEST_F(KubeHttpClientTest, MetricsCodeLabelIsAClosedSet) {
     res.set_content("{}", "application/json");
   });
   srv_.Start();
-  prometheus::Registry registry;
-  HttpClient client(Config(), clock_, nullptr, &registry);
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  HttpClient client(Config(), clock_, counted, nullptr);
   for (int code : {600, 777, 999}) client.Get("/code/" + std::to_string(code));
   const std::string text = metrics::Serialize(registry);
   const std::string host = "host=\"127.0.0.1:" + std::to_string(srv_.port) + "\"";
@@ -297,7 +302,7 @@ TEST_F(KubeHttpClientTest, TokenRereadAfter401) {
   RestConfig cfg = Config();
   cfg.bearer_token = "old";
   cfg.token_file = token_file;
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   Result r = client.Get("/x");
   EXPECT_EQ(r.code, 401);  // the file still holds the rejected token: no retry
   EXPECT_EQ(calls.load(), 1);
@@ -318,7 +323,7 @@ TEST_F(KubeHttpClientTest, RateLimitedInVirtualTime) {
   RestConfig cfg = Config();
   cfg.qps = 1;
   cfg.burst = 2;
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   EXPECT_TRUE(client.Get("/r").ok());
   EXPECT_TRUE(client.Get("/r").ok());
   std::atomic<bool> third_done{false};
@@ -347,7 +352,7 @@ TEST_F(KubeHttpClientTest, OneTokenBucketPerGroupVersion) {
   RestConfig cfg = Config();
   cfg.qps = 1;
   cfg.burst = 1;
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   // Each group-version has its own token: three requests pass at once, no
   // virtual time needed.
   EXPECT_TRUE(client.Get("/apis/apps/v1/deployments").ok());
@@ -378,7 +383,7 @@ TEST_F(KubeHttpClientTest, ConcurrentRequestsFromManyThreads) {
   srv_.Start();
   RestConfig cfg = Config();
   cfg.qps = 0;  // unlimited
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   std::atomic<int> good{0};
   std::vector<std::thread> threads;
   // 4 threads: httplib 0.11 listens with a backlog of 5, and more
@@ -418,8 +423,9 @@ TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
     });
   });
   srv_.Start();
-  prometheus::Registry registry;
-  HttpClient client(Config(), clock_, nullptr, &registry);
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  HttpClient client(Config(), clock_, counted, nullptr);
   std::vector<WatchEvent> events;
   std::atomic<bool> stop{false};
   Result r = client.Watch(
@@ -448,7 +454,7 @@ TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {
                     "application/json");
   });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   std::atomic<bool> stop{false};
   int events = 0;
   Result r = client.Watch(
@@ -478,7 +484,7 @@ void HangingWatch(TestServer& srv, bool first_event = true) {
 TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
   HangingWatch(srv_);
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   std::atomic<bool> stop{false};
   std::atomic<int> events{0};
   test::Notification first_event;
@@ -508,7 +514,7 @@ TEST_F(KubeHttpClientTest, ExceptionInWatchHandlerEndsTheWatchWithAnError) {
   srv_.server.Get("/after",
                   [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   std::atomic<bool> stop{false};
   // What a careless handler does with `controller: "yes"`: a type error,
   // thrown inside libcurl's write callback. It must not cross it.
@@ -524,7 +530,7 @@ TEST_F(KubeHttpClientTest, ExceptionInWatchHandlerEndsTheWatchWithAnError) {
 TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
   HangingWatch(srv_);
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   std::atomic<bool> stop{false};
   int events = 0;
   Result r = client.Watch(
@@ -545,7 +551,7 @@ TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
   srv_.Start();
   HttpClientOptions opts;
   opts.watch_low_speed_time = 1s;
-  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  HttpClient client(Config(), clock_, metrics_, nullptr, opts);
   std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
   Result r = client.Watch(
@@ -612,8 +618,9 @@ TEST_F(KubeHttpClientTest, GatedWritesAreNotSentOnceTheGateIsClosedReadsAre) {
   ClockGate gate(clock_, clock_.Now() + 10s);
   HttpClientOptions opts;
   opts.write_gate = &gate;
-  prometheus::Registry registry;
-  HttpClient client(Config(), clock_, nullptr, &registry, opts);
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  HttpClient client(Config(), clock_, counted, nullptr, opts);
   EXPECT_TRUE(client.Create("/x", {{"a", 1}}).ok());
   clock_.Advance(10s);  // the moment of loss
   const json body{{"a", 2}};
@@ -641,7 +648,7 @@ TEST_F(KubeHttpClientTest, GateIsAskedWhenTheWriteIsSentNotWhenItWasCalled) {
   RestConfig cfg = Config();
   cfg.qps = 0.05;  // one token per 20 s
   cfg.burst = 1;
-  HttpClient client(cfg, clock_, nullptr, nullptr, opts);
+  HttpClient client(cfg, clock_, metrics_, nullptr, opts);
   ASSERT_TRUE(client.Create("/x", {{"n", 1}}).ok());  // takes the only token
   const uint64_t waits_before = clock_.waits();
   std::optional<Result> second;
@@ -660,7 +667,7 @@ TEST_F(KubeHttpClientTest, WriteInFlightIsAbortedWhenTheGateCloses) {
   ClockGate gate(clock_, clock_.Now() + 10s);
   HttpClientOptions opts;
   opts.write_gate = &gate;
-  HttpClient client(Config(), clock_, nullptr, nullptr, opts);
+  HttpClient client(Config(), clock_, metrics_, nullptr, opts);
   std::optional<Result> r;
   std::thread t([&] { r = client.Update("/slow", {{"n", 1}}); });
   ASSERT_TRUE(api.in_slow.Wait());
@@ -682,7 +689,7 @@ TEST_F(KubeHttpClientTest, WriteTimeoutIsTheGatesTimeLeft) {
   HttpClientOptions opts;
   opts.write_gate = &gate;
   opts.request_timeout = 60s;
-  HttpClient client(Config(), real, nullptr, nullptr, opts);
+  HttpClient client(Config(), real, metrics_, nullptr, opts);
   const auto start = real.Now();
   const Result r = client.Create("/slow", {{"n", 1}});
   const auto took = real.Now() - start;
@@ -699,7 +706,7 @@ TEST_F(KubeHttpClientTest, CloseAbortsReadsInFlightAndRefusesEveryRequest) {
   CountingApi api(srv_);
   HangingWatch(srv_, /*first_event=*/false);
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   std::optional<Result> read, watch;
   std::thread reader([&] { read = client.Get("/slow"); });
   std::atomic<bool> stop{false};
@@ -725,7 +732,7 @@ TEST_F(KubeHttpClientTest, CloseAbortsReadsInFlightAndRefusesEveryRequest) {
 TEST_F(KubeHttpClientTest, BeforeCallsEndAtTheirDeadline) {
   CountingApi api(srv_);
   srv_.Start();
-  HttpClient client(Config(), clock_);
+  HttpClient client(Config(), clock_, metrics_);
   // Past deadline: not sent.
   Result r = client.GetBefore("/x", clock_.Now());
   ASSERT_TRUE(r.error.has_value());
@@ -751,7 +758,7 @@ TEST_F(KubeHttpClientTest, BeforeCallsRefuseToWaitForTheRateLimiterPastTheirDead
   RestConfig cfg = Config();
   cfg.qps = 0.1;  // one token per 10 s
   cfg.burst = 1;
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   EXPECT_TRUE(client.GetBefore("/x", clock_.Now() + 5s).ok());
   const Result r = client.GetBefore("/x", clock_.Now() + 5s);  // the next token comes in 10 s
   ASSERT_TRUE(r.error.has_value());
@@ -845,10 +852,12 @@ class KubeHttpClientTlsTest : public ::testing::Test {
   int port_ = 0;
   std::thread thread_;
   FakeClock clock_;
+  metrics::Registry registry_;
+  ClientMetrics metrics_{registry_};
 };
 
 TEST_F(KubeHttpClientTlsTest, CaAndClientCertificateFromMemory) {
-  HttpClient client(Config(true, true), clock_);
+  HttpClient client(Config(true, true), clock_, metrics_);
   Result r = client.Get("/version");
   ASSERT_TRUE(r.ok()) << r.error->message;
   EXPECT_EQ(r.body["minor"], "34");
@@ -856,7 +865,7 @@ TEST_F(KubeHttpClientTlsTest, CaAndClientCertificateFromMemory) {
 }
 
 TEST_F(KubeHttpClientTlsTest, UnknownServerCaIsRejected) {
-  HttpClient client(Config(false, true), clock_);
+  HttpClient client(Config(false, true), clock_, metrics_);
   Result r = client.Get("/version");
   EXPECT_EQ(r.code, 0);
   ASSERT_TRUE(r.error.has_value());
@@ -866,12 +875,12 @@ TEST_F(KubeHttpClientTlsTest, UnknownServerCaIsRejected) {
 TEST_F(KubeHttpClientTlsTest, InsecureSkipVerifyAcceptsUnknownCa) {
   RestConfig cfg = Config(false, true);
   cfg.insecure_skip_tls_verify = true;
-  HttpClient client(cfg, clock_);
+  HttpClient client(cfg, clock_, metrics_);
   EXPECT_TRUE(client.Get("/version").ok());
 }
 
 TEST_F(KubeHttpClientTlsTest, MissingClientCertificateFails) {
-  HttpClient client(Config(true, false), clock_);
+  HttpClient client(Config(true, false), clock_, metrics_);
   Result r = client.Get("/version");
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.code, 0);

@@ -14,6 +14,7 @@
 #include "controller/modelservice/resources.h"
 #include "test/support/fake_clock.h"
 #include "test/support/objects.h"
+#include "test/support/unread_metrics.h"
 
 namespace ms::controller {
 namespace {
@@ -641,8 +642,9 @@ TEST(OwnerKey, MapsControllerReferenceOfModelService) {
 }
 
 TEST_F(Fixture, OwnedObjectHandlerQueuesOwnerOrTheSameNamedModelService) {
-  WorkQueue queue("modelservice", clock);
-  Controller ctl(exec, queue, clock, ControllerConfig{});
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  Controller ctl(exec, queue, clock, ControllerConfig{}, test::Unread<ReconcileMetrics>(),
+                 test::Unread<ModelServiceMetrics>());
   auto handler = ctl.OwnedObjectHandler();
   json foreign = {{"kind", "Deployment"}, {"metadata", {{"name", "bert"}, {"namespace", "ml"}}}};
   foreign["metadata"]["ownerReferences"] = {{{"kind", "ModelService"}, {"controller", "yes"}}};
@@ -654,9 +656,11 @@ TEST_F(Fixture, OwnedObjectHandlerQueuesOwnerOrTheSameNamedModelService) {
 }
 
 TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
-  prometheus::Registry registry;
-  WorkQueue queue("modelservice", clock);
-  Controller ctl(exec, queue, clock, ControllerConfig{}, &registry);
+  metrics::Registry registry;
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  ReconcileMetrics reconcile_metrics(registry);
+  ModelServiceMetrics modelservice_metrics(registry);
+  Controller ctl(exec, queue, clock, ControllerConfig{}, reconcile_metrics, modelservice_metrics);
   api.Put(kMsPath, NewModelService());
   auto handler = ctl.ModelServiceHandler();
   handler.on_add(api.objects[kMsPath]);
@@ -698,10 +702,10 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
 }
 
 TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
-  WorkQueue queue("modelservice", clock);
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
   ControllerConfig config;
   config.concurrency = 3;
-  Controller ctl(exec, queue, clock, config);
+  Controller ctl(exec, queue, clock, config, test::Unread<ReconcileMetrics>(), test::Unread<ModelServiceMetrics>());
   const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
   for (const auto& n : names) {
     json ms = NewModelService();

@@ -8,6 +8,7 @@
 
 #include "test/support/fake_clock.h"
 #include "test/support/notification.h"
+#include "test/support/unread_metrics.h"
 
 namespace ms::controller {
 namespace {
@@ -23,7 +24,7 @@ void AwaitDelayThread(const FakeClock& clock, uint64_t waits_before) {
 
 TEST(WorkQueue, AddDeduplicates) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.Add("b");
   q.Add("a");
@@ -35,7 +36,7 @@ TEST(WorkQueue, AddDeduplicates) {
 
 TEST(WorkQueue, ReAddWhileProcessingIsQueuedAfterDone) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   auto k = q.Get();
   ASSERT_EQ(k, "a");
@@ -51,7 +52,7 @@ TEST(WorkQueue, ReAddWhileProcessingIsQueuedAfterDone) {
 
 TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   constexpr int kKeys = 5;
   std::array<std::atomic<int>, kKeys> in_flight{};
   std::atomic<int> violations{0};
@@ -81,7 +82,7 @@ TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
 
 TEST(WorkQueue, GetBlocksUntilAddOrShutDown) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   std::optional<std::string> result;
   // Get() on an empty queue returns only with a key or at shut down: the
   // answer "x" shows it waited for the Add, wherever the thread was then.
@@ -98,7 +99,7 @@ TEST(WorkQueue, GetBlocksUntilAddOrShutDown) {
 
 TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.ShutDown();
   q.Add("b");  // ignored
@@ -109,7 +110,7 @@ TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
 
 TEST(WorkQueue, ShutDownNowDropsQueuedAndWaitingKeys) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.Add("b");
   q.AddAfter("c", seconds(1));
@@ -125,7 +126,7 @@ TEST(WorkQueue, ShutDownNowDropsQueuedAndWaitingKeys) {
 
 TEST(WorkQueue, ShutDownWithDrainWaitsForInFlight) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   ASSERT_EQ(q.Get(), "a");
   // The worker finishes "a" only once the drain has begun; the drain must
@@ -145,7 +146,7 @@ TEST(WorkQueue, ShutDownWithDrainWaitsForInFlight) {
 
 TEST(WorkQueue, AddAfterInVirtualTime) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   const uint64_t waits = clock.waits();
   q.AddAfter("a", seconds(10));
   q.AddAfter("b", seconds(5));
@@ -167,7 +168,7 @@ TEST(WorkQueue, AddAfterInVirtualTime) {
 
 TEST(WorkQueue, AddAfterZeroAddsNow) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.AddAfter("a", seconds(0));
   EXPECT_EQ(q.Len(), 1u);
 }
@@ -216,9 +217,9 @@ TEST(RateLimiter, DefaultIsMaxOfBothAndQueueCountsRequeues) {
 
 TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   FakeClock clock;
-  prometheus::Registry registry;
+  metrics::Registry registry;
   WorkQueueMetrics m(registry);
-  WorkQueue q("ms", clock, &m);
+  WorkQueue q("ms", clock, m);
   uint64_t waits = clock.waits();
   q.AddRateLimited("a");  // 5 ms
   EXPECT_EQ(q.NumRequeues("a"), 1);
