@@ -83,19 +83,19 @@ void FillController(Program& p) {
   struct Parts {
     explicit Parts(metrics::Registry& r) : client(r), runtime(r), modelservice(r) {}
     ms::kube::ClientMetrics client;
-    ms::controller::RuntimeMetrics runtime;
-    ms::controller::ModelServiceMetrics modelservice;
+    ms::runtime::RuntimeMetrics runtime;
+    ms::modelservice::ModelServiceMetrics modelservice;
   };
   auto parts = std::make_shared<Parts>(p.registry);
   const prometheus::Labels queue{{"name", "modelservice"}};
-  const auto buckets = ms::controller::WorkQueueMetrics::Buckets();
+  const auto buckets = ms::runtime::WorkQueueMetrics::Buckets();
   parts->runtime.workqueue.depth.Add(queue);
   parts->runtime.workqueue.adds.Add(queue).Increment(1000);
   parts->runtime.workqueue.queue_duration.Add(queue, buckets).Observe(0.001);
   parts->runtime.workqueue.work_duration.Add(queue, buckets).Observe(0.002);
-  for (const char* r : ms::controller::ReconcileMetrics::kResults)
+  for (const char* r : ms::runtime::ReconcileMetrics::kResults)
     parts->runtime.reconcile.total.Add({{"controller", "modelservice"}, {"result", r}}).Increment(10);
-  parts->runtime.reconcile.time.Add({{"controller", "modelservice"}}, ms::controller::ReconcileMetrics::Buckets())
+  parts->runtime.reconcile.time.Add({{"controller", "modelservice"}}, ms::runtime::ReconcileMetrics::Buckets())
       .Observe(0.02);
   for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"})
     for (const char* code : {"200", "201", "404", "409"})

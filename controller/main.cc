@@ -45,6 +45,8 @@ namespace {
 
 using namespace ms;
 using namespace ms::controller;
+using namespace ms::modelservice;
+using namespace ms::runtime;
 
 // What the main thread waits for.
 struct Lifecycle {
@@ -148,7 +150,7 @@ class ControllerProcess {
       logger_->error("{}", error);
       return false;
     }
-    for (kube::Informer* inf : Informers()) {
+    for (runtime::Informer* inf : Informers()) {
       informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
     }
     if (election_) {
@@ -201,7 +203,7 @@ class ControllerProcess {
   // the reconcile they are in, whose requests now fail at once.
   void Abort() {
     logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
-    for (kube::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
+    for (runtime::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
     events_client_.Close();
     queue_.ShutDownNow();
@@ -217,8 +219,8 @@ class ControllerProcess {
     if (election != nullptr) o.write_gate = &election->elector;
     return o;
   }
-  static kube::InformerOptions Projected(kube::Transform t) {
-    kube::InformerOptions o;
+  static runtime::InformerOptions Projected(runtime::Transform t) {
+    runtime::InformerOptions o;
     o.transform = std::move(t);
     return o;
   }
@@ -247,7 +249,7 @@ class ControllerProcess {
     cache.hpa = [this](const std::string& key) { return hpa_informer_.Get(key); };
     return cache;
   }
-  std::vector<kube::Informer*> Informers() {
+  std::vector<runtime::Informer*> Informers() {
     return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_, &hpa_informer_};
   }
   bool Synced() const {
@@ -266,7 +268,7 @@ class ControllerProcess {
   }
 
   void StopTheRest() {
-    for (kube::Informer* inf : Informers()) inf->Stop();
+    for (runtime::Informer* inf : Informers()) inf->Stop();
     informer_threads_.clear();  // request_stop + join
     side_.Stop();
   }
@@ -288,7 +290,7 @@ class ControllerProcess {
   KubeEventRecorder recorder_;
   autoscale::PrometheusAutoscaler autoscaler_;
   PodIndex pods_;  // filled by pod_informer_
-  kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
+  runtime::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
   WorkQueue queue_;
   Executor executor_;
   Controller controller_;

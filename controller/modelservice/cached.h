@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // apiVersion, kind, metadata (name, namespace, uid, resourceVersion,
 // generation, finalizers, deletionTimestamp), spec, status.
@@ -26,4 +26,4 @@ nlohmann::json CachedService(const nlohmann::json& object);
 // scale-down window) and the status fields the ModelService's status reports.
 nlohmann::json CachedHorizontalPodAutoscaler(const nlohmann::json& object);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

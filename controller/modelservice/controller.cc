@@ -9,7 +9,7 @@
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -325,7 +325,7 @@ ReconcileResult Executor::Reconcile(const std::string& key) {
     Recommend(*w, result);
     w->observed.failure = failure;
     const auto now = clock_.WallNow();
-    Actions actions = controller::Reconcile(w->ms, w->observed, options_, now);
+    Actions actions = modelservice::Reconcile(w->ms, w->observed, options_, now);
     result.desired_replicas = w->deleting ? std::nullopt : std::optional<int>(actions.desired_replicas);
     result.ready_replicas = w->deleting ? std::nullopt : std::optional<int>(actions.ready_replicas);
     // An update is computed on the object read through the API: the caches
@@ -341,7 +341,7 @@ ReconcileResult Executor::Reconcile(const std::string& key) {
     if (changed) {
       // The status of the world after the writes (a new Deployment makes it
       // Progressing at once, not Pending until the next event).
-      Actions after = controller::Reconcile(w->ms, w->observed, options_, now);
+      Actions after = modelservice::Reconcile(w->ms, w->observed, options_, now);
       actions.status = std::move(after.status);
       actions.ready_replicas = after.ready_replicas;
     }
@@ -379,8 +379,8 @@ Clock::Duration ResyncDelay(const std::string& key, Clock::Duration interval, Cl
   return Clock::Duration(delay);
 }
 
-Controller::Controller(Executor& executor, WorkQueue& queue, const Clock& clock, ControllerConfig config,
-                       ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
+Controller::Controller(Executor& executor, runtime::WorkQueue& queue, const Clock& clock, ControllerConfig config,
+                       runtime::ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
                        std::shared_ptr<spdlog::logger> logger)
     : executor_(executor),
       queue_(queue),
@@ -389,15 +389,15 @@ Controller::Controller(Executor& executor, WorkQueue& queue, const Clock& clock,
       logger_(std::move(logger)),
       reconcile_metrics_(reconcile_metrics),
       errors_total_(reconcile_metrics.errors.Add({{"controller", config_.name}})),
-      reconcile_time_(reconcile_metrics.time.Add({{"controller", config_.name}}, ReconcileMetrics::Buckets())),
+      reconcile_time_(reconcile_metrics.time.Add({{"controller", config_.name}}, runtime::ReconcileMetrics::Buckets())),
       replicas_(metrics.replicas) {
-  for (const char* r : ReconcileMetrics::kResults)
+  for (const char* r : runtime::ReconcileMetrics::kResults)
     reconcile_metrics_.total.Add({{"controller", config_.name}, {"result", r}});
 }
 
 Controller::~Controller() { Stop(); }
 
-kube::EventHandler Controller::ModelServiceHandler() {
+runtime::EventHandler Controller::ModelServiceHandler() {
   auto enqueue = [this](const json& obj) {
     executor_.Seen(obj);
     const std::string key = kube::ObjectKey(obj);
@@ -411,7 +411,7 @@ kube::EventHandler Controller::ModelServiceHandler() {
           }};
 }
 
-kube::EventHandler Controller::OwnedObjectHandler() {
+runtime::EventHandler Controller::OwnedObjectHandler() {
   auto enqueue = [this](const json& obj) {
     std::string key = OwnerKey(obj);
     if (key.empty()) key = kube::ObjectKey(obj);
@@ -503,4 +503,4 @@ void Controller::Handle(const std::string& key, const ReconcileResult& r, double
   }
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

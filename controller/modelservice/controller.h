@@ -57,7 +57,7 @@ namespace spdlog {
 class logger;
 }
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // Informer-backed reads by "ns/name" (nullopt: not in the cache = not
 // found). Any may be empty: that kind is read through the API. Cached
@@ -189,8 +189,8 @@ struct ControllerConfig {
 
 class Controller {
  public:
-  Controller(Executor& executor, WorkQueue& queue, const Clock& clock, ControllerConfig config,
-             ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
+  Controller(Executor& executor, runtime::WorkQueue& queue, const Clock& clock, ControllerConfig config,
+             runtime::ReconcileMetrics& reconcile_metrics, ModelServiceMetrics& metrics,
              std::shared_ptr<spdlog::logger> logger = nullptr);
   ~Controller();
   Controller(const Controller&) = delete;
@@ -200,8 +200,8 @@ class Controller {
   // informers. An owned object's event queues its owner (by ownerReference);
   // an object without a ModelService owner queues the ModelService of its own
   // name, which may be waiting for that name (NameConflict).
-  kube::EventHandler ModelServiceHandler();
-  kube::EventHandler OwnedObjectHandler();
+  runtime::EventHandler ModelServiceHandler();
+  runtime::EventHandler OwnedObjectHandler();
 
   void Enqueue(const std::string& key) { queue_.Add(key); }
 
@@ -218,12 +218,12 @@ class Controller {
   void Handle(const std::string& key, const ReconcileResult& r, double seconds);
 
   Executor& executor_;
-  WorkQueue& queue_;
+  runtime::WorkQueue& queue_;
   const Clock& clock_;
   ControllerConfig config_;
   std::shared_ptr<spdlog::logger> logger_;
 
-  ReconcileMetrics& reconcile_metrics_;
+  runtime::ReconcileMetrics& reconcile_metrics_;
   prometheus::Counter& errors_total_;
   prometheus::Histogram& reconcile_time_;
   prometheus::Family<prometheus::Gauge>& replicas_;
@@ -232,4 +232,4 @@ class Controller {
   std::atomic<bool> stopped_{false};
 };
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

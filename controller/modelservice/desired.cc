@@ -10,7 +10,7 @@
 #include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -522,4 +522,4 @@ Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options&
   return drift;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

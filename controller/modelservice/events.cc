@@ -9,7 +9,7 @@
 #include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -42,8 +42,8 @@ bool Retryable(const kube::Result& r) { return r.code == 0 || r.code == 429 || r
 
 }  // namespace
 
-json BuildEvent(const json& ref, const Event& event, const std::string& reporting_instance, const CorrelatedEvent& c,
-                Clock::WallTime now) {
+json BuildEvent(const json& ref, const Event& event, const std::string& reporting_instance,
+                const runtime::CorrelatedEvent& c, Clock::WallTime now) {
   std::string message = c.message;
   if (message.size() > kMaxMessage) message.resize(kMaxMessage);
   return {{"apiVersion", "v1"},
@@ -146,14 +146,14 @@ void KubeEventRecorder::Run() {
 
 void KubeEventRecorder::Write(const Pending& p) {
   const json& ref = p.involved_object;
-  EventFields fields;
+  runtime::EventFields fields;
   fields.source = std::string(kSourceComponent) + "/" + instance_;
   fields.object_name = ref["name"].get<std::string>();
   for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"}) fields.object += StringField(ref, f) + "/";
   fields.type = p.event.type;
   fields.reason = p.event.reason;
   fields.message = p.event.message;
-  const CorrelatedEvent c = correlator_.Correlate(fields);
+  const runtime::CorrelatedEvent c = correlator_.Correlate(fields);
   if (c.skip) return;
 
   const std::string ns = ref["namespace"].get<std::string>();
@@ -179,4 +179,4 @@ void KubeEventRecorder::Write(const Pending& p) {
   }
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

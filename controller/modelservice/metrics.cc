@@ -1,6 +1,6 @@
 #include "controller/modelservice/metrics.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 ModelServiceMetrics::ModelServiceMetrics(metrics::Registry& registry)
     : replicas(prometheus::BuildGauge()
@@ -8,4 +8,4 @@ ModelServiceMetrics::ModelServiceMetrics(metrics::Registry& registry)
                    .Help("Replicas of a ModelService: desired (what the controller asks for) and ready")
                    .Register(registry.families())) {}
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

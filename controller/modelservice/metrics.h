@@ -4,7 +4,7 @@
 
 #include "base/metrics.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 struct ModelServiceMetrics {
   explicit ModelServiceMetrics(metrics::Registry& registry);
@@ -15,4 +15,4 @@ struct ModelServiceMetrics {
   prometheus::Family<prometheus::Gauge>& replicas;
 };
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

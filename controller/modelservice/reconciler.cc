@@ -8,7 +8,7 @@
 #include "controller/modelservice/status.h"
 #include "controller/modelservice/versions.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -322,4 +322,4 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

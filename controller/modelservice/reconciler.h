@@ -34,7 +34,7 @@
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/pods.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using WallTime = Clock::WallTime;
 
@@ -112,4 +112,4 @@ bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
 // definition both the reconciler and the executor use.
 bool BeingDeleted(const nlohmann::json& object);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -9,7 +9,7 @@
 #include "api/types.h"
 #include "controller/kube/paths.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 inline constexpr const char* kControllerName = "modelservice";
 inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
@@ -57,4 +57,4 @@ inline std::string HorizontalPodAutoscalerPath(const std::string& ns, const std:
   return kube::ObjectPath("autoscaling", "v2", "horizontalpodautoscalers", ns, name);
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -7,7 +7,7 @@
 #include "base/timefmt.h"
 #include "controller/modelservice/versions.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -234,4 +234,4 @@ json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::W
   return status;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

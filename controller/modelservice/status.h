@@ -15,7 +15,7 @@
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/pods.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 struct StatusInput {
   const nlohmann::json* current_status = nullptr;  // the ModelService's status (may be null)
@@ -59,4 +59,4 @@ nlohmann::json MakeCondition(const nlohmann::json* current_status, const std::st
 // The condition of `type` in `status`, or null.
 const nlohmann::json* FindCondition(const nlohmann::json* status, const std::string& type);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -2,7 +2,7 @@
 
 #include "base/timefmt.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -136,4 +136,4 @@ VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput&
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

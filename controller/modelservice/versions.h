@@ -37,7 +37,7 @@
 #include "base/clock.h"
 #include "controller/modelservice/desired.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // The version and image of a pod template (container "model").
 struct TemplateVersion {
@@ -95,4 +95,4 @@ struct VersionOutcome {
 };
 VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput& in, Clock::WallTime now);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

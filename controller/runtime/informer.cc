@@ -8,7 +8,7 @@
 #include "controller/kube/paths.h"
 #include "controller/kube/status.h"
 
-namespace ms::kube {
+namespace ms::runtime {
 
 namespace {
 
@@ -26,12 +26,12 @@ nlohmann::json Decode(const std::string& encoded) { return nlohmann::json::from_
 
 }  // namespace
 
-Informer::Informer(Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+Informer::Informer(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
                    std::string collection_path, std::string label_selector, std::string ns, InformerOptions options)
     : client_(client),
       clock_(clock),
       logger_(std::move(logger)),
-      path_(NamespacedCollectionPath(collection_path, ns)),
+      path_(kube::NamespacedCollectionPath(collection_path, ns)),
       label_selector_(std::move(label_selector)),
       options_(options),
       backoff_(options.initial_backoff, options.max_backoff, options.backoff_jitter, SeedOr(options.seed)),
@@ -93,7 +93,7 @@ void Informer::SetResourceVersion(const std::string& rv) {
 }
 
 std::string Informer::Query(std::string path) const {
-  if (!label_selector_.empty()) path = WithQuery(path, "labelSelector", label_selector_);
+  if (!label_selector_.empty()) path = kube::WithQuery(path, "labelSelector", label_selector_);
   return path;
 }
 
@@ -140,9 +140,9 @@ bool Informer::ListAll() {
   std::string cont;
   std::string rv;
   do {
-    std::string path = WithQuery(path_, "limit", std::to_string(options_.page_size));
-    if (!cont.empty()) path = WithQuery(path, "continue", cont);
-    Result r = client_.List(Query(path));
+    std::string path = kube::WithQuery(path_, "limit", std::to_string(options_.page_size));
+    if (!cont.empty()) path = kube::WithQuery(path, "continue", cont);
+    kube::Result r = client_.List(Query(path));
     if (Stopped()) return false;
     if (!r.ok()) {
       if (logger_)
@@ -158,7 +158,7 @@ bool Informer::ListAll() {
     const std::string api_version = r.body.value("apiVersion", "");
     if (auto it = r.body.find("items"); it != r.body.end() && it->is_array()) {  // NOLINT
       for (auto& item : *it) {
-        std::string key = ObjectKey(item);
+        std::string key = kube::ObjectKey(item);
         if (key.empty() || !item.is_object()) continue;
         // Items of a typed list carry no kind/apiVersion; watch events do.
         if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
@@ -214,10 +214,10 @@ void Informer::Replace(std::map<std::string, std::string> items, const std::stri
   synced_.store(true);
 }
 
-bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
+bool Informer::HandleEvent(const kube::WatchEvent& event, bool& gone, bool& failed) {
   if (event.type == "ERROR") {
-    const Status s = StatusFromJson(event.object, 0);
-    if (IsGone(s)) {
+    const kube::Status s = kube::StatusFromJson(event.object, 0);
+    if (kube::IsGone(s)) {
       gone = true;
       if (logger_) logger_->info("informer {}: watch expired ({}): relisting", path_, s.message);
     } else {
@@ -226,12 +226,12 @@ bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
     }
     return false;
   }
-  const std::string rv = ResourceVersionOf(event.object);
+  const std::string rv = kube::ResourceVersionOf(event.object);
   if (event.type == "BOOKMARK") {
     if (!rv.empty()) SetResourceVersion(rv);
     return true;
   }
-  const std::string key = ObjectKey(event.object);
+  const std::string key = kube::ObjectKey(event.object);
   if (key.empty()) {
     if (logger_) logger_->warn("informer {}: {} event without metadata.name ignored", path_, event.type);
     return true;
@@ -251,7 +251,7 @@ bool Informer::HandleEvent(const WatchEvent& event, bool& gone, bool& failed) {
   return true;
 }
 
-void Informer::ApplyEvent(const WatchEvent& event, const std::string& key, const std::string& rv) {
+void Informer::ApplyEvent(const kube::WatchEvent& event, const std::string& key, const std::string& rv) {
   if (event.type == "DELETED") {
     {
       std::unique_lock<std::shared_mutex> g(cache_mu_);
@@ -289,19 +289,19 @@ Informer::WatchOutcome Informer::WatchOnce() {
   std::uniform_int_distribution<int64_t> pick(min_s, 2 * min_s - 1);
   const int64_t timeout_s = pick(rng_);
   const std::string rv = LastResourceVersion();
-  std::string path = WithQuery(path_, "watch", "true");
-  path = WithQuery(path, "allowWatchBookmarks", "true");
-  if (!rv.empty()) path = WithQuery(path, "resourceVersion", rv);
-  path = WithQuery(path, "timeoutSeconds", std::to_string(timeout_s));
+  std::string path = kube::WithQuery(path_, "watch", "true");
+  path = kube::WithQuery(path, "allowWatchBookmarks", "true");
+  if (!rv.empty()) path = kube::WithQuery(path, "resourceVersion", rv);
+  path = kube::WithQuery(path, "timeoutSeconds", std::to_string(timeout_s));
   path = Query(path);
 
   const auto start = clock_.Now();
   size_t events = 0;
   bool gone = false;
   bool failed = false;
-  const Result r = client_.Watch(
+  const kube::Result r = client_.Watch(
       path,
-      [&](const WatchEvent& e) {
+      [&](const kube::WatchEvent& e) {
         ++events;
         return HandleEvent(e, gone, failed) && !Stopped();
       },
@@ -328,4 +328,4 @@ Informer::WatchOutcome Informer::WatchOnce() {
   return healthy ? WatchOutcome::kEnded : WatchOutcome::kFailed;
 }
 
-}  // namespace ms::kube
+}  // namespace ms::runtime

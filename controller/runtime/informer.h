@@ -41,7 +41,7 @@
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
 
-namespace ms::kube {
+namespace ms::runtime {
 
 // Handlers run on the informer's Run() thread, one event at a time, outside
 // the cache lock (they may call Get/List). Any may be empty.
@@ -71,8 +71,9 @@ class Informer {
   // `collection_path` is the all-namespaces collection, e.g.
   // "/apis/apps/v1/deployments"; `ns` narrows it to one namespace;
   // `label_selector` is a selector string such as "a=b,c=d".
-  Informer(Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string collection_path,
-           std::string label_selector = "", std::string ns = "", InformerOptions options = {});
+  Informer(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+           std::string collection_path, std::string label_selector = "", std::string ns = "",
+           InformerOptions options = {});
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -103,9 +104,9 @@ class Informer {
   bool ListAll();  // false on failure (already logged)
   WatchOutcome WatchOnce();
   // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
-  bool HandleEvent(const WatchEvent& event, bool& gone, bool& failed);
+  bool HandleEvent(const kube::WatchEvent& event, bool& gone, bool& failed);
   // An ADDED/MODIFIED/DELETED event: cache, then handlers.
-  void ApplyEvent(const WatchEvent& event, const std::string& key, const std::string& rv);
+  void ApplyEvent(const kube::WatchEvent& event, const std::string& key, const std::string& rv);
   void Replace(std::map<std::string, std::string> items, const std::string& rv);
   nlohmann::json Transformed(const nlohmann::json& object) const;
   // The compact form kept in the cache (MessagePack).
@@ -116,13 +117,13 @@ class Informer {
   std::string Query(std::string path) const;
   void SetResourceVersion(const std::string& rv);
 
-  Client& client_;
+  kube::Client& client_;
   const Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   const std::string path_;
   const std::string label_selector_;
   const InformerOptions options_;
-  Backoff backoff_;
+  kube::Backoff backoff_;
   std::mt19937_64 rng_;  // watch timeout jitter
   int gone_streak_ = 0;  // 410s in a row without a healthy stream (Run thread only)
 
@@ -138,4 +139,4 @@ class Informer {
   mutable std::condition_variable wait_cv_;
 };
 
-}  // namespace ms::kube
+}  // namespace ms::runtime

@@ -9,7 +9,7 @@
 #include "base/timefmt.h"
 #include "controller/kube/paths.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 using nlohmann::json;
 
@@ -273,4 +273,4 @@ LeaderElector::State LeaderElector::state() const {
   return state_;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

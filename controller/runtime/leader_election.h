@@ -53,7 +53,7 @@ namespace spdlog {
 class logger;
 }
 
-namespace ms::controller {
+namespace ms::runtime {
 
 // Where the Lease lives. Results keep the HTTP code so 404 and 409 show.
 // Each call is over by `deadline` (on the elector's clock): a request not
@@ -174,4 +174,4 @@ class LeaderElector final : public kube::WriteGate {
   std::mt19937_64 rng_;
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

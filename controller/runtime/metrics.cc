@@ -1,6 +1,6 @@
 #include "controller/runtime/metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 WorkQueueMetrics::WorkQueueMetrics(metrics::Registry& registry)
     : depth(prometheus::BuildGauge()
@@ -54,4 +54,4 @@ LeaderElectionMetrics::LeaderElectionMetrics(metrics::Registry& registry)
                               "indicates master. 'name' is the string used to identify the lease.")
                         .Register(registry.families())) {}
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

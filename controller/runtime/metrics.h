@@ -8,7 +8,7 @@
 
 #include "base/metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 struct WorkQueueMetrics {
   explicit WorkQueueMetrics(metrics::Registry& registry);
@@ -50,4 +50,4 @@ struct RuntimeMetrics {
   LeaderElectionMetrics leader_election;
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ms::controller {
+namespace ms::runtime {
 
 namespace {
 double Seconds(Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
@@ -164,4 +164,4 @@ void WorkQueue::DelayLoop() {
   }
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

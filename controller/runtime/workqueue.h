@@ -26,7 +26,7 @@
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/rate_limiter.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 class WorkQueue {
  public:
@@ -94,4 +94,4 @@ class WorkQueue {
   std::thread delay_thread_;  // last: started after everything above
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace ms::controller {
+namespace ms {
 
 namespace {
 std::string Format(Clock::WallTime t, bool micro) {
@@ -57,4 +57,4 @@ std::optional<Clock::WallTime> ParseTime(const std::string& s) {
   return std::chrono::system_clock::from_time_t(tt) + std::chrono::microseconds(micros);
 }
 
-}  // namespace ms::controller
+}  // namespace ms

@@ -7,11 +7,11 @@
 
 #include "base/clock.h"
 
-namespace ms::controller {
+namespace ms {
 
 std::string FormatTime(Clock::WallTime t);       // 2006-01-02T15:04:05Z
 std::string FormatMicroTime(Clock::WallTime t);  // 2006-01-02T15:04:05.000000Z
 // Parses either form (fraction optional, 'Z' or +00:00); nullopt when invalid.
 std::optional<Clock::WallTime> ParseTime(const std::string& s);
 
-}  // namespace ms::controller
+}  // namespace ms

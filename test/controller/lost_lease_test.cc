@@ -31,8 +31,15 @@
 #include "test/support/objects.h"
 #include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using runtime::LeaderElectionConfig;
+using runtime::LeaderElectionMetrics;
+using runtime::LeaderElector;
+using runtime::ReconcileMetrics;
+using runtime::WorkQueue;
+using runtime::WorkQueueMetrics;
 
 using nlohmann::json;
 using std::chrono::seconds;
@@ -240,4 +247,4 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

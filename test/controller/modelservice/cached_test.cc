@@ -5,8 +5,10 @@
 #include "controller/modelservice/reconciler.h"
 #include "controller/runtime/projection.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using runtime::Project;
 
 using nlohmann::json;
 
@@ -102,4 +104,4 @@ TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -16,8 +16,12 @@
 #include "test/support/objects.h"
 #include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using runtime::ReconcileMetrics;
+using runtime::WorkQueue;
+using runtime::WorkQueueMetrics;
 
 using nlohmann::json;
 
@@ -738,4 +742,4 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -10,7 +10,7 @@
 #include "test/support/modelservice_corpus.h"
 #include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -75,4 +75,4 @@ TEST(Desired, StatusCarriesThePodSelectorForTheScaleSubresource) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -13,7 +13,7 @@
 #include "test/support/log_capture.h"
 #include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -158,4 +158,4 @@ TEST(KubeEventRecorder, ShutdownWithoutDrainWritesNothingMore) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -13,7 +13,7 @@
 #include "controller/modelservice/status.h"
 #include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -419,4 +419,4 @@ TEST(Hpa, Quantities) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

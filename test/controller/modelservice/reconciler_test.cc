@@ -8,7 +8,7 @@
 #include "controller/modelservice/resources.h"
 #include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -530,4 +530,4 @@ TEST(TimeFormat, RoundTrip) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

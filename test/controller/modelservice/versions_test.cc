@@ -13,7 +13,7 @@
 #include "controller/modelservice/status.h"
 #include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -393,4 +393,4 @@ TEST(Versions, TemplateVersionOfADeployment) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

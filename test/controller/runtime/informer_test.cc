@@ -15,10 +15,16 @@
 #include "controller/runtime/informer.h"
 #include "test/support/fake_clock.h"
 
-namespace ms::kube {
+namespace ms::runtime {
 namespace {
 
 using namespace std::chrono_literals;
+using kube::Client;
+using kube::PatchType;
+using kube::Result;
+using kube::Status;
+using kube::TransportError;
+using kube::WatchEvent;
 using nlohmann::json;
 
 json Obj(const std::string& name, const std::string& rv, const std::string& ns = "ns") {
@@ -501,4 +507,4 @@ TEST_F(KubeInformerTest, MalformedObjectsAndThrowingHandlersAreSkippedNotFatal) 
 }
 
 }  // namespace
-}  // namespace ms::kube
+}  // namespace ms::runtime

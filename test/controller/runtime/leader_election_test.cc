@@ -16,7 +16,7 @@
 #include "test/support/notification.h"
 #include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 namespace {
 
 using nlohmann::json;
@@ -479,4 +479,4 @@ TEST(LeaderElection, DefaultIdentityIsHostnameAndSuffix) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::runtime

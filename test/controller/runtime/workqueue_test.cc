@@ -10,7 +10,7 @@
 #include "test/support/notification.h"
 #include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 namespace {
 
 using std::chrono::milliseconds;
@@ -249,4 +249,4 @@ TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::runtime
