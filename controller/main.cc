@@ -33,10 +33,14 @@
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/modelservice/cached.h"
-#include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/executor.h"
+#include "controller/modelservice/expectations.h"
+#include "controller/modelservice/handlers.h"
 #include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
+#include "controller/runtime/builder.h"
+#include "controller/runtime/controller.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
@@ -129,15 +133,16 @@ class ControllerProcess {
         hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
                       Projected(CachedHorizontalPodAutoscaler)),
         queue_(kControllerName, clock_, runtime_metrics_.workqueue),
-        executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
-        controller_(executor_, queue_, clock_, ControllerOptions(flags), runtime_metrics_.reconcile,
-                    modelservice_metrics_, logger_),
+        expectations_(clock_),
+        executor_(client_, recorder_, autoscaler_, expectations_, clock_, ExecutorSettings(flags),
+                  modelservice_metrics_, logger_, Cache()),
+        controller_({kControllerName, flags.concurrency}, executor_, queue_, clock_, runtime_metrics_.reconcile,
+                    logger_),
         side_(logger_) {
-    ms_informer_.AddEventHandler(controller_.ModelServiceHandler());
-    dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
-    svc_informer_.AddEventHandler(controller_.OwnedObjectHandler());
-    pod_informer_.AddEventHandler(pods_.Handler([this](const std::string& key) { controller_.Enqueue(key); }));
-    hpa_informer_.AddEventHandler(controller_.OwnedObjectHandler());
+    runtime::Builder builder(queue_);
+    Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
+          queue_);
+    builder.Complete();
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -225,20 +230,15 @@ class ControllerProcess {
     return o;
   }
   static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
-  static Options ExecutorOptions(const Flags& flags) {
-    Options o;
-    o.default_image = flags.default_image;
+  static ExecutorOptions ExecutorSettings(const Flags& flags) {
+    ExecutorOptions o;
+    o.plan.default_image = flags.default_image;
     // Whole seconds, rounded up, within what the API accepts for
     // behavior.scaleDown.stabilizationWindowSeconds (0..3600).
-    o.hpa_scale_down_stabilization_seconds =
+    o.plan.hpa_scale_down_stabilization_seconds =
         static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
+    o.autoscale_interval = flags.autoscale_interval;
     return o;
-  }
-  static ControllerConfig ControllerOptions(const Flags& flags) {
-    ControllerConfig c;
-    c.concurrency = flags.concurrency;
-    c.autoscale_interval = flags.autoscale_interval;
-    return c;
   }
   CachedReads Cache() {
     CachedReads cache;
@@ -292,8 +292,9 @@ class ControllerProcess {
   PodIndex pods_;  // filled by pod_informer_
   runtime::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
   WorkQueue queue_;
+  Expectations expectations_;
   Executor executor_;
-  Controller controller_;
+  runtime::Controller controller_;
   SideEndpoints side_;
   std::vector<std::jthread> informer_threads_;
   std::thread elector_thread_;

@@ -79,8 +79,8 @@ json MakeCondition(const json* current_status, const std::string& type, const st
 
 namespace {
 
-// What ComputeStatus derives from the Deployment before writing conditions.
-struct Rollout {
+// What ComputeStatus derives from the Deployment's progress before writing conditions.
+struct Progress {
   int desired = 0;
   int64_t replicas = 0, ready = 0, updated = 0, available = 0;
   bool exists = false;
@@ -106,7 +106,7 @@ std::string RollbackMessage(const ModelServiceSpec& spec, const VersionStatus& v
 }
 
 // Degraded causes, most important first.
-void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, const json& d, Rollout& r) {
+void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, const json& d, Progress& r) {
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
@@ -139,11 +139,11 @@ void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, cons
   }
 }
 
-Rollout Observe(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
+Progress ObserveProgress(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
   const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
-  Rollout r;
+  Progress r;
   r.desired = in.desired_replicas;
   r.replicas = Int(ds, "replicas");
   r.ready = Int(ds, "readyReplicas");
@@ -151,16 +151,16 @@ Rollout Observe(const ModelServiceSpec& spec, const StatusInput& in, Clock::Wall
   r.available = Int(ds, "availableReplicas");
   const int64_t generation = d.contains("metadata") ? Int(d["metadata"], "generation") : 0;
   r.exists = in.deployment != nullptr;
-  r.rolled_out = r.exists && !in.deployment_changing && Int(ds, "observedGeneration") >= generation &&
-                 r.updated >= r.desired && r.replicas == r.desired && r.available >= r.desired;
+  r.rolled_out = r.exists && Int(ds, "observedGeneration") >= generation && r.updated >= r.desired &&
+                 r.replicas == r.desired && r.available >= r.desired;
   r.all_ready = r.rolled_out && r.ready == r.desired;
   r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
-  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, in.deployment_changing, r.rolled_out}, now);
+  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, r.rolled_out}, now);
   FindDegradedCause(spec, in, d, r);
   return r;
 }
 
-std::string Phase(const StatusInput& in, const Rollout& r) {
+std::string Phase(const StatusInput& in, const Progress& r) {
   if (in.failure_reason) return "Failed";
   if (!r.degraded_reason.empty()) return "Degraded";
   if (!r.exists) return "Pending";
@@ -168,19 +168,19 @@ std::string Phase(const StatusInput& in, const Rollout& r) {
 }
 
 // Ready: status, reason, message.
-std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Rollout& r) {
+std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Progress& r) {
   if (r.all_ready) return {"True", "Available", r.counts};
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   if (!r.exists) return {"False", "DeploymentNotFound", "the Deployment does not exist yet"};
   return {"False", "ReplicasNotReady", r.counts};
 }
 
-std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, const StatusInput& in, const Rollout& r) {
+std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, const StatusInput& in,
+                                                const Progress& r) {
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   // Whatever Degraded reports first (e.g. ReplicaFailure), a failed rollout is not progressing.
   if (r.versions.failure) return {"False", kRolloutFailed, *r.versions.failure};
   if (!r.exists) return {"True", "Creating", "creating the Deployment and the Service"};
-  if (in.deployment_changing) return {"True", "Updating", "updating the Deployment"};
   const VersionOutcome& v = r.versions;
   if (!r.all_ready) {
     // "version 3 → 4: 1/4 updated, 4 ready" while a new version (or image) rolls out or back.
@@ -198,14 +198,14 @@ std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, co
   return {"False", "Complete", "the Deployment has rolled out"};
 }
 
-std::array<std::string, 3> DegradedCondition(const Rollout& r) {
+std::array<std::string, 3> DegradedCondition(const Progress& r) {
   if (!r.degraded_reason.empty()) return {"True", r.degraded_reason, r.degraded_message};
   return {"False", "AsExpected", ""};
 }
 
 // status.desiredReplicas: in mode HPA what the HorizontalPodAutoscaler
 // wants (its status.desiredReplicas), else what the Deployment is asked for.
-int ReportedDesired(const StatusInput& in, const Rollout& r) {
+int ReportedDesired(const StatusInput& in, const Progress& r) {
   if (in.hpa_mode && in.hpa != nullptr) {
     if (auto d = ObserveHorizontalPodAutoscaler(*in.hpa).desired_replicas) return *d;
   }
@@ -215,7 +215,7 @@ int ReportedDesired(const StatusInput& in, const Rollout& r) {
 }  // namespace
 
 json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
-  const Rollout r = Observe(spec, in, now);
+  const Progress r = ObserveProgress(spec, in, now);
   json conditions = json::array();
   for (const auto& [type, c] :
        {std::pair{"Ready", ReadyCondition(in, r)}, std::pair{"Progressing", ProgressingCondition(spec, in, r)},

@@ -20,9 +20,9 @@ namespace ms::modelservice {
 struct StatusInput {
   const nlohmann::json* current_status = nullptr;  // the ModelService's status (may be null)
   int64_t generation = 0;                          // metadata.generation
-  const nlohmann::json* deployment = nullptr;      // null: not found (or being created)
+  // The Deployment as it will be once the plan's writes are made (null: none).
+  const nlohmann::json* deployment = nullptr;
   int desired_replicas = 1;
-  bool deployment_changing = false;  // this reconcile writes the Deployment spec
   bool autoscaled = false;
   std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
   std::optional<std::string> failure_reason;                // set: phase Failed

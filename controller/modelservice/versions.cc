@@ -125,8 +125,10 @@ VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput&
       s.last_update_time = FormatTime(now);
     }
   }
-  // A failed one, judged only on a Deployment whose spec is the one wanted.
-  if (in.deployment != nullptr && !in.deployment_changing) out.failure = RolloutFailure(*in.deployment);
+  // A failed one, judged only on a Deployment whose spec is the one wanted
+  // (RolloutFailure: one the Deployment controller has seen; a Deployment
+  // this reconcile updates has a new generation it has not).
+  if (in.deployment != nullptr) out.failure = RolloutFailure(*in.deployment);
   // Remember to roll back (the next reconcile does it, reading this back).
   if (out.failure && !out.rolled_back && spec.rollback == api::RollbackPolicy::kAutomatic && s.serving &&
       WantedTemplate(spec) != *s.serving) {

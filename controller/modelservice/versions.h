@@ -84,8 +84,7 @@ std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& t
 // The versions part of the next status.
 struct VersionInput {
   const nlohmann::json* current_status = nullptr;
-  const nlohmann::json* deployment = nullptr;  // ours, as observed
-  bool deployment_changing = false;            // this reconcile writes its spec
+  const nlohmann::json* deployment = nullptr;  // ours, once the plan's writes are made
   bool rolled_out = false;                     // every replica updated and available
 };
 struct VersionOutcome {

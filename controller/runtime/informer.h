@@ -51,6 +51,15 @@ struct EventHandler {
   std::function<void(const nlohmann::json& obj)> on_delete;
 };
 
+// What delivers an object kind's watch events to handlers: an Informer, or
+// a fake in tests (builder.h wires sources to a work queue).
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  // Add handlers before events flow.
+  virtual void AddEventHandler(EventHandler handler) = 0;
+};
+
 // Builds what is cached (and handed to handlers) from an object as the API
 // server sends it. May throw: the object is then skipped.
 using Transform = std::function<nlohmann::json(const nlohmann::json& object)>;
@@ -66,7 +75,7 @@ struct InformerOptions {
   uint64_t seed = 0;  // 0: random
 };
 
-class Informer {
+class Informer final : public EventSource {
  public:
   // `collection_path` is the all-namespaces collection, e.g.
   // "/apis/apps/v1/deployments"; `ns` narrows it to one namespace;
@@ -79,7 +88,7 @@ class Informer {
   Informer& operator=(const Informer&) = delete;
 
   // Add handlers before Run().
-  void AddEventHandler(EventHandler handler);
+  void AddEventHandler(EventHandler handler) override;
 
   // Lists and watches until a stop is requested on `stop` or Stop() is
   // called (either wakes a backoff wait and ends a watch at once). Blocks.

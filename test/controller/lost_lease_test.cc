@@ -19,9 +19,10 @@
 
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
-#include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/executor.h"
 #include "controller/modelservice/resources.h"
+#include "controller/runtime/controller.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
 #include "test/support/fake_clock.h"
@@ -49,6 +50,17 @@ const kube::curl::GlobalInit kCurl;  // before any thread uses libcurl
 json NewModelService(const std::string& name) {
   return test::ModelService().Name(name).Uid("uid-" + name).WholeSpec({{"model", "m"}, {"replicas", 1}});
 }
+
+// The ModelServices here have no spec.autoscaling: nothing asks for a recommendation.
+class NotAutoscaled final : public autoscale::Autoscaler {
+ public:
+  autoscale::Recommendation Recommend(const std::string&, const std::string&, const autoscale::Spec&,
+                                      int current) override {
+    ADD_FAILURE() << "asked for a recommendation";
+    return {false, "MetricsUnavailable", "not autoscaled", 0, current};
+  }
+  void Forget(const std::string&, const std::string&) override {}
+};
 
 // Writes asked for after the loss carry this annotation (added by
 // AttemptsAfterLoss below), so that the stand-in tells them from a write
@@ -215,12 +227,12 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   cache.deployment = [](const std::string&) { return std::nullopt; };
   cache.service = [](const std::string&) { return std::nullopt; };
   KubeEventRecorder recorder(client, clock, "a");
-  Executor executor(client, recorder, nullptr, clock, Options{}, nullptr, cache);
+  NotAutoscaled autoscaler;
+  Expectations expectations(clock);
+  Executor executor(client, recorder, autoscaler, expectations, clock, ExecutorOptions{},
+                    test::Unread<ModelServiceMetrics>(), nullptr, cache);
   WorkQueue queue(kControllerName, clock, test::Unread<WorkQueueMetrics>());
-  ControllerConfig ccfg;
-  ccfg.concurrency = 2;
-  Controller controller(executor, queue, clock, ccfg, test::Unread<ReconcileMetrics>(),
-                        test::Unread<ModelServiceMetrics>());
+  runtime::Controller controller({kControllerName, 2}, executor, queue, clock, test::Unread<ReconcileMetrics>());
   for (int i = 0; i < kObjects; ++i) queue.Add("ml/ms-" + std::to_string(i));
   controller.Start();
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "base/timefmt.h"
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
 #include "test/support/objects.h"
 
@@ -47,7 +47,7 @@ json Deployment(const json& ms, int64_t gen, int updated, int ready, int replica
 json Service(const json& ms) { return test::Service(DesiredService(ParseSpec(ms, Options{}))); }
 
 Actions Step(const json& ms, const json& deployment, WallTime now) {
-  return Reconcile(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
+  return Plan(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
 }
 
 const json* Condition(const json& status, const std::string& type) { return FindCondition(&status, type); }
@@ -64,7 +64,7 @@ std::string Message(const json& status, const std::string& type) {
 
 const Action* DeploymentUpdate(const Actions& a) {
   for (const auto& w : a.writes) {
-    if (w.type == ActionType::kUpdate && w.kind == "Deployment") return &w;
+    if (w.type == ActionType::kUpdate && w.target.kind == Kind::kDeployment) return &w;
   }
   return nullptr;
 }
@@ -166,7 +166,7 @@ TEST(Versions, ScalingIsNoNewRollout) {
 
 TEST(Versions, TimeoutSecondsIsTheProgressDeadline) {
   json ms = ModelService("3", "registry.local/serve:1.4", {{"timeoutSeconds", 30}});
-  Actions create = Reconcile(ms, Observed{}, Options{}, kT0);
+  Actions create = Plan(ms, Observed{}, Options{}, kT0);
   ASSERT_FALSE(create.writes.empty());
   EXPECT_EQ(create.writes[0].body["spec"]["progressDeadlineSeconds"], 30);
   // A Deployment with the API server's default (600) is repaired.
@@ -239,6 +239,9 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   EXPECT_EQ(Message(s2, "Degraded"), rolled_back);
   EXPECT_EQ(s2["failedVersion"], "4");
   EXPECT_EQ(s2["servingVersion"], "3");
+  // The status is that of the Deployment once updated: rolling back.
+  EXPECT_EQ(Reason(s2, "Progressing"), "RollingBack");
+  EXPECT_EQ(Message(s2, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
   EXPECT_EQ(EventReasons(second), (std::vector<std::string>{"Normal Updated", "Warning RolledBack"}));
   EXPECT_EQ(second.events[1].message, rolled_back);
 
@@ -247,10 +250,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   json back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 1, 2, 3);
   Actions rolling = Step(ms, back, kT1);
   EXPECT_TRUE(rolling.writes.empty());
-  ASSERT_TRUE(rolling.status.has_value());
-  EXPECT_EQ(Reason(*rolling.status, "Progressing"), "RollingBack");
-  EXPECT_EQ(Message(*rolling.status, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
-  ms = WithStatus(ms, *rolling.status);
+  EXPECT_FALSE(rolling.status.has_value()) << "still what the rollback's status says";
   back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 2, 2, 2);
   Actions done = Step(ms, back, kT2);
   EXPECT_TRUE(done.writes.empty());

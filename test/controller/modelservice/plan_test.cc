@@ -1,4 +1,4 @@
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ json WithStatus(json ms, const json& status) {
 
 const Action* FindWrite(const Actions& a, ActionType type, const std::string& kind) {
   for (const auto& w : a.writes) {
-    if (w.type == type && w.kind == kind) return &w;
+    if (w.type == type && KindName(w.target.kind) == kind) return &w;
   }
   return nullptr;
 }
@@ -55,7 +55,7 @@ const json& Container(const json& deployment) { return deployment["spec"]["templ
 // Steady state: a ModelService whose status matches the world.
 json SteadyModelService() {
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  Actions a = Plan(ModelService(), obs, Opts(), kT0);
   EXPECT_TRUE(a.status.has_value());
   return WithStatus(ModelService(), *a.status);
 }
@@ -63,23 +63,24 @@ json SteadyModelService() {
 TEST(Reconciler, FirstReconcileAddsFinalizerWithPrecondition) {
   json ms = ModelService();
   ms["metadata"].erase("finalizers");
-  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  Actions a = Plan(ms, Observed{}, Opts(), kT0);
   ASSERT_FALSE(a.writes.empty());
   const Action& w = a.writes.front();
   EXPECT_EQ(w.type, ActionType::kPatchModelService);
-  EXPECT_EQ(w.path, "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
+  EXPECT_EQ(PathOf(w.target), "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
   EXPECT_EQ(w.body["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}));
   EXPECT_EQ(w.body["metadata"]["resourceVersion"], "100");
 }
 
 TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
-  Actions a = Reconcile(ModelService(), Observed{}, Opts(), kT0);
+  Actions a = Plan(ModelService(), Observed{}, Opts(), kT0);
   const Action* d = FindWrite(a, ActionType::kCreate, "Deployment");
   const Action* s = FindWrite(a, ActionType::kCreate, "Service");
   ASSERT_NE(d, nullptr);
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(d->path, "/apis/apps/v1/namespaces/ml/deployments");
-  EXPECT_EQ(s->path, "/api/v1/namespaces/ml/services");
+  EXPECT_EQ(CollectionPathOf(d->target), "/apis/apps/v1/namespaces/ml/deployments");
+  EXPECT_EQ(CollectionPathOf(s->target), "/api/v1/namespaces/ml/services");
+  EXPECT_EQ(d->target, (ObjectRef{Kind::kDeployment, "ml", "bert"}));
   const json& dep = d->body;
   EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller");
   EXPECT_EQ(dep["metadata"]["ownerReferences"][0], json({{"apiVersion", "modelops.dev/v1"},
@@ -109,8 +110,12 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
   ASSERT_EQ(a.events.size(), 1u);
   EXPECT_EQ(a.events[0],
             (Event{"Normal", "Created", "Create", "Created Deployment ml/bert with 2 replicas and Service ml/bert"}));
+  // The status is that of the world with these objects created: one status
+  // write, Progressing at once (not Pending until the next event).
   ASSERT_TRUE(a.status.has_value());
-  EXPECT_EQ((*a.status)["phase"], "Pending");
+  EXPECT_EQ((*a.status)["phase"], "Progressing");
+  EXPECT_EQ((*a.status)["conditions"][1]["reason"], "RollingOut");
+  EXPECT_EQ((*a.status)["conditions"][1]["message"], "0/2 replicas updated, 0/2 replicas ready");
   EXPECT_EQ((*a.status)["url"], "http://bert.ml.svc:8080");
 }
 
@@ -119,7 +124,7 @@ TEST(Reconciler, DefaultImageWhenSpecHasNone) {
   ms["spec"].erase("image");
   Options o;
   o.default_image = "registry.local/default:7";
-  Actions a = Reconcile(ms, Observed{}, o, kT0);
+  Actions a = Plan(ms, Observed{}, o, kT0);
   EXPECT_EQ(Container(FindWrite(a, ActionType::kCreate, "Deployment")->body)["image"], "registry.local/default:7");
 }
 
@@ -127,7 +132,7 @@ TEST(Reconciler, UnchangedWorldGivesZeroWrites) {
   json ms = SteadyModelService();
   EXPECT_EQ(ms["status"]["phase"], "Ready");
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u) << (a.writes.empty() ? a.status->dump() : a.writes[0].body.dump());
   EXPECT_TRUE(a.events.empty());
 }
@@ -145,10 +150,10 @@ TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   c["resources"] = json::object();
   dep["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions first = Reconcile(ms, obs, Opts(), kT0);
+  Actions first = Plan(ms, obs, Opts(), kT0);
   EXPECT_TRUE(first.writes.empty()) << first.writes[0].body.dump();
   ASSERT_TRUE(first.status);
-  Actions again = Reconcile(WithStatus(ms, *first.status), obs, Opts(), kT1);
+  Actions again = Plan(WithStatus(ms, *first.status), obs, Opts(), kT1);
   EXPECT_EQ(again.NumWrites(), 0u);
 }
 
@@ -156,10 +161,10 @@ TEST(Reconciler, RepairsHandEditedImage) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:1";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
-  EXPECT_EQ(u->path, "/apis/apps/v1/namespaces/ml/deployments/bert");
+  EXPECT_EQ(PathOf(u->target), "/apis/apps/v1/namespaces/ml/deployments/bert");
   EXPECT_EQ(Container(u->body)["image"], "registry.local/serve:1.4");
   // Sent with its resourceVersion, server defaults kept.
   EXPECT_EQ(u->body["metadata"]["resourceVersion"], "2001");
@@ -177,7 +182,7 @@ TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
   dep["metadata"]["annotations"]["team"] = "search";
   dep["metadata"]["labels"]["extra"] = "kept";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 2);
@@ -196,7 +201,7 @@ TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
   json svc = ServerService();
   svc["metadata"]["annotations"] = {{"team", "search"}};
   Observed obs{dep, svc, std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u);
 }
 
@@ -205,7 +210,7 @@ TEST(Reconciler, ServiceDriftRepaired) {
   svc["spec"]["ports"][0]["port"] = 9999;
   svc["spec"]["selector"]["app.kubernetes.io/instance"] = "other";
   Observed obs{ServerDeployment(), svc, std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Service");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["ports"][0]["port"], 8080);
@@ -219,7 +224,7 @@ TEST(Reconciler, ScaleSpecReplicas) {
   ms["spec"]["replicas"] = 4;
   ms["metadata"]["generation"] = 2;
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 4);
@@ -234,7 +239,7 @@ TEST(Reconciler, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
   json ms = SteadyModelService();
   ms["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["strategy"], json({{"type", "Recreate"}}));
@@ -244,7 +249,7 @@ TEST(Reconciler, GpusOneToZeroRemovesLimit) {
   json ms = SteadyModelService();
   ms["spec"]["gpus"] = 0;
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   const json& res = Container(u->body)["resources"];
@@ -255,7 +260,7 @@ TEST(Reconciler, GpuQuantityAsNumberIsNotDrift) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  EXPECT_EQ(Reconcile(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
+  EXPECT_EQ(Plan(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
 }
 
 TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
@@ -263,18 +268,18 @@ TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   ms["metadata"]["finalizers"] = json::array({"other.io/x", "modelops.dev/cleanup"});
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_EQ(a.writes.size(), 2u);
   EXPECT_EQ(a.writes[0].type, ActionType::kDelete);
-  EXPECT_EQ(a.writes[0].path, "/apis/apps/v1/namespaces/ml/deployments/bert?propagationPolicy=Background");
+  EXPECT_EQ(PathOf(a.writes[0].target), "/apis/apps/v1/namespaces/ml/deployments/bert");
   EXPECT_EQ(a.writes[1].type, ActionType::kDelete);
-  EXPECT_EQ(a.writes[1].kind, "Service");
+  EXPECT_EQ(KindName(a.writes[1].target.kind), "Service");
   EXPECT_FALSE(a.status.has_value());
   EXPECT_TRUE(HasEvent(a, "Deleted"));
   EXPECT_TRUE(a.look_again) << "deleted: look again at once";
 
   // Both gone: the finalizer goes, other finalizers stay.
-  Actions b = Reconcile(ms, Observed{}, Opts(), kT1);
+  Actions b = Plan(ms, Observed{}, Opts(), kT1);
   ASSERT_EQ(b.writes.size(), 1u);
   EXPECT_EQ(b.writes[0].type, ActionType::kPatchModelService);
   EXPECT_EQ(b.writes[0].body["metadata"]["finalizers"], json::array({"other.io/x"}));
@@ -282,7 +287,7 @@ TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
 
   // Without our finalizer there is nothing to do.
   ms["metadata"]["finalizers"] = json::array({"other.io/x"});
-  EXPECT_EQ(Reconcile(ms, obs, Opts(), kT1).NumWrites(), 0u);
+  EXPECT_EQ(Plan(ms, obs, Opts(), kT1).NumWrites(), 0u);
 }
 
 TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
@@ -291,16 +296,16 @@ TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
   Observed obs{dep, std::nullopt, std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
 }
 
-TEST(Reconciler, StatusPendingProgressingReady) {
+TEST(Reconciler, StatusProgressingThenReady) {
   json ms = ModelService();
-  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  Actions a = Plan(ms, Observed{}, Opts(), kT0);
   ASSERT_TRUE(a.status);
-  EXPECT_EQ((*a.status)["phase"], "Pending");
+  EXPECT_EQ((*a.status)["phase"], "Progressing") << "the Deployment this plan creates is rolling out";
   ms["status"] = *a.status;
 
   json dep = ServerDeployment();
@@ -310,15 +315,15 @@ TEST(Reconciler, StatusPendingProgressingReady) {
                    {"readyReplicas", 1},
                    {"availableReplicas", 1}};
   Actions b =
-      Reconcile(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
+      Plan(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
   ASSERT_TRUE(b.status);
   EXPECT_EQ((*b.status)["phase"], "Progressing");
   EXPECT_EQ((*b.status)["readyReplicas"], 1);
   EXPECT_EQ(b.NumWrites(), 1u) << "only the status";
   ms["status"] = *b.status;
 
-  Actions c = Reconcile(ms, Observed{ServerDeployment(), ServerService(), std::nullopt, std::nullopt}, Opts(),
-                        kT0 + std::chrono::seconds(20));
+  Actions c = Plan(ms, Observed{ServerDeployment(), ServerService(), std::nullopt, std::nullopt}, Opts(),
+                   kT0 + std::chrono::seconds(20));
   ASSERT_TRUE(c.status);
   const json& st = *c.status;
   EXPECT_EQ(st["phase"], "Ready");
@@ -342,7 +347,7 @@ TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
   dep["status"]["conditions"][1] = {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
   dep["status"]["readyReplicas"] = 1;
-  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Degraded");
   EXPECT_TRUE(HasEvent(a, "RolloutFailed"));  // versions_test.cc has the rest
@@ -351,7 +356,7 @@ TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
 TEST(Reconciler, FailureToCreateIsFailed) {
   Observed obs;
   obs.failure = WriteFailure{"CreateFailed", "create Deployment ml/bert: 422 Invalid: bad"};
-  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  Actions a = Plan(ModelService(), obs, Opts(), kT0);
   EXPECT_EQ(FindWrite(a, ActionType::kCreate, "Deployment"), nullptr);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Failed");
@@ -362,7 +367,7 @@ TEST(Reconciler, AutoscaleRecommendationApplied) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   Observed obs{ServerDeployment(), ServerService(), autoscale::Recommendation{true, "", "", 31, 7}, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 7);
@@ -379,7 +384,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   Observed obs{dep, ServerService(),
                autoscale::Recommendation{false, "MetricsUnavailable", "prometheus: connection refused", 0, 0},
                std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Degraded");
@@ -391,7 +396,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   EXPECT_TRUE(HasEvent(a, "MetricsUnavailable"));
 
   // Still unavailable at the next resync: no new write, no new event.
-  Actions b = Reconcile(WithStatus(ms, *a.status), obs, Opts(), kT1 + std::chrono::seconds(15));
+  Actions b = Plan(WithStatus(ms, *a.status), obs, Opts(), kT1 + std::chrono::seconds(15));
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 }
@@ -412,7 +417,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   const std::string scheduler = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match.";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   obs.pods = PodSummary{.pods = 3, .unschedulable = 1, .scheduler_message = scheduler};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_TRUE(a.writes.empty());
   EXPECT_EQ((*a.status)["phase"], "Degraded");
@@ -430,7 +435,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
 
   // Still Pending, the scheduler says the same: no write, no Event.
   ms = WithStatus(ms, *a.status);
-  Actions b = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(30));
+  Actions b = Plan(ms, obs, Opts(), kT1 + std::chrono::seconds(30));
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 
@@ -439,7 +444,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   dep["status"]["availableReplicas"] = 3;
   obs.deployment = dep;
   obs.pods = PodSummary{.pods = 3};
-  Actions c = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
+  Actions c = Plan(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
   ASSERT_TRUE(c.status);
   EXPECT_EQ((*c.status)["phase"], "Ready");
   EXPECT_EQ((*c.status)["conditions"][2]["status"], "False");
@@ -455,7 +460,7 @@ TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
   dep["status"]["readyReplicas"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   obs.pods = PodSummary{.pods = 2, .unschedulable = 1, .scheduler_message = "0/3 nodes are available"};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["conditions"][2]["reason"], "RolloutFailed");  // versions.h
 }
@@ -464,7 +469,7 @@ TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
   dep["spec"]["replicas"] = 7;
-  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
   EXPECT_TRUE(a.name_conflict);
   ASSERT_TRUE(a.status);
@@ -481,9 +486,9 @@ TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   dep["metadata"].erase("ownerReferences");
   json svc = ServerService();
   svc["metadata"]["ownerReferences"][0]["controller"] = false;
-  Actions a = Reconcile(ModelService(), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  Actions a = Plan(ModelService(), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT0);
   EXPECT_TRUE(a.name_conflict);
-  for (const auto& w : a.writes) EXPECT_EQ(w.type, ActionType::kPatchModelService) << w.kind;
+  for (const auto& w : a.writes) EXPECT_EQ(w.type, ActionType::kPatchModelService) << KindName(w.target.kind);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Failed");
   const json& ready = (*a.status)["conditions"][0];
@@ -498,13 +503,12 @@ TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   EXPECT_EQ(a.events.back().type, "Warning");
 
   // Looked at again: same status, no write, no second Warning.
-  Actions b =
-      Reconcile(WithStatus(ModelService(), *a.status), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions b = Plan(WithStatus(ModelService(), *a.status), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 
   // Only the Service is someone else's: the Deployment is still not created.
-  Actions c = Reconcile(ModelService(), Observed{std::nullopt, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  Actions c = Plan(ModelService(), Observed{std::nullopt, svc, std::nullopt, std::nullopt}, Opts(), kT0);
   EXPECT_EQ(FindWrite(c, ActionType::kCreate, "Deployment"), nullptr);
   EXPECT_EQ((*c.status)["conditions"][0]["message"].get<std::string>().rfind("a Service named", 0), 0u);
 }
@@ -514,7 +518,7 @@ TEST(Reconciler, DeletionWaitsForTerminatingOwnedObjects) {
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   json dep = ServerDeployment();
   dep["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:01Z";
-  Actions a = Reconcile(ms, Observed{dep, std::nullopt, std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(ms, Observed{dep, std::nullopt, std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u) << "neither deleted again nor the finalizer removed";
   EXPECT_TRUE(a.requeue);
   EXPECT_FALSE(a.look_again);
