@@ -65,6 +65,11 @@ struct Lifecycle {
     this->*field = true;
     cv.notify_all();
   }
+  // Something the main thread waits for may have changed (an informer synced).
+  void Notify() {
+    std::lock_guard<std::mutex> g(mu);
+    cv.notify_all();
+  }
 };
 
 // Flags, or the exit code when the program is done after parsing them.
@@ -143,6 +148,7 @@ class ControllerProcess {
     Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
           queue_);
     builder.Complete();
+    for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -181,11 +187,7 @@ class ControllerProcess {
         controller_.Start();
         started = true;
       }
-      if (started) {
-        life_.cv.wait(lock);
-      } else {
-        life_.cv.wait_for(lock, std::chrono::milliseconds(200));  // the caches' sync is not signalled here
-      }
+      life_.cv.wait(lock);  // a signal, leadership, its loss, or an informer's sync
     }
     return life_.lost;
   }

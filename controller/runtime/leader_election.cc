@@ -13,17 +13,17 @@ namespace ms::runtime {
 
 using nlohmann::json;
 
-KubeLeaseStore::KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name)
+KubeLeaseStore::KubeLeaseStore(kube::Client& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
 
 kube::Result KubeLeaseStore::Get(Clock::TimePoint deadline) {
-  return client_.GetBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
+  return client_.Get(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
 }
 kube::Result KubeLeaseStore::Create(const json& lease, Clock::TimePoint deadline) {
-  return client_.CreateBefore(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
+  return client_.Create(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
 }
 kube::Result KubeLeaseStore::Update(const json& lease, Clock::TimePoint deadline) {
-  return client_.UpdateBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
+  return client_.Update(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
 }
 
 std::string CheckLeaderElectionConfig(const LeaderElectionConfig& c) {

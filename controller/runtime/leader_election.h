@@ -73,14 +73,14 @@ class LeaseStore {
 // controller's requests never delay a renewal) and no WriteGate.
 class KubeLeaseStore final : public LeaseStore {
  public:
-  KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name);
+  KubeLeaseStore(kube::Client& client, std::string ns, std::string name);
   kube::Result Get(Clock::TimePoint deadline) override;
   kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   std::string Describe() const override { return ns_ + "/" + name_; }
 
  private:
-  kube::HttpClient& client_;
+  kube::Client& client_;
   std::string ns_, name_;
 };
 

@@ -156,19 +156,13 @@ class ApiStandIn {
 class AttemptsAfterLoss final : public kube::Client {
  public:
   AttemptsAfterLoss(kube::Client& inner, ApiStandIn& api) : inner_(inner), api_(api) {}
-  kube::Result Get(const std::string& path) override { return inner_.Get(path); }
-  kube::Result List(const std::string& path) override { return inner_.List(path); }
-  kube::Result Create(const std::string& path, const json& body) override { return inner_.Create(path, Mark(body)); }
-  kube::Result Update(const std::string& path, const json& body) override { return inner_.Update(path, Mark(body)); }
-  kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
-    return inner_.Patch(path, type, Mark(patch));
+  kube::Result Do(const kube::Call& call) override {
+    if (!call.IsWrite()) return inner_.Do(call);
+    // Counted; a DELETE has no body (no ModelService here is being deleted).
+    const json marked = Mark(call.body != nullptr ? *call.body : json::object());
+    return inner_.Do({call.verb, call.path, call.body != nullptr ? &marked : nullptr, call.deadline});
   }
-  kube::Result Delete(const std::string& path) override {
-    (void)Mark(json::object());  // counted; no ModelService here is being deleted
-    return inner_.Delete(path);
-  }
-  kube::Result Watch(const std::string& path, const std::function<bool(const kube::WatchEvent&)>& on_event,
-                     const std::atomic<bool>& stop) override {
+  kube::Result Watch(const std::string& path, const kube::WatchHandler& on_event, std::stop_token stop) override {
     return inner_.Watch(path, on_event, stop);
   }
   // Waits (real time, capped) until `n` writes were asked for after the loss.

@@ -189,9 +189,9 @@ TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
   EXPECT_EQ(r.error->code, 0);
   EXPECT_EQ(r.error->reason, "Transport");
   EXPECT_FALSE(r.error->message.empty());
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   Result w = client.Watch(
-      "/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop);
+      "/api/v1/pods?watch=true", [](const WatchEvent&) { return true; }, stop.get_token());
   EXPECT_EQ(w.code, 0);
   EXPECT_EQ(w.error->reason, "Transport");
   const std::string text = metrics::Serialize(registry);
@@ -226,13 +226,13 @@ TEST_F(KubeHttpClientTest, ResponseLargerThanTheLimitFails) {
   });
   srv_.Start();
   HttpClientOptions opts;
-  opts.max_response_bytes = 1024;
+  opts.transport.max_response_bytes = 1024;
   HttpClient small(Config(), clock_, metrics_, nullptr, opts);
   Result r = small.Get("/big");
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, "Transport");
   EXPECT_NE(r.error->message.find("response larger than 1024 bytes"), std::string::npos) << r.error->message;
-  opts.max_response_bytes = 1 << 20;
+  opts.transport.max_response_bytes = 1 << 20;
   HttpClient large(Config(), clock_, metrics_, nullptr, opts);
   Result ok = large.Get("/big");
   ASSERT_FALSE(ok.error.has_value()) << ok.error->message;
@@ -427,14 +427,14 @@ TEST_F(KubeHttpClientTest, ChunkedWatchWithEventsSplitAcrossChunks) {
   ClientMetrics counted(registry);
   HttpClient client(Config(), clock_, counted, nullptr);
   std::vector<WatchEvent> events;
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   Result r = client.Watch(
       "/api/v1/pods?watch=true",
       [&](const WatchEvent& e) {
         events.push_back(e);
         return true;
       },
-      stop);
+      stop.get_token());
   EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "");
   EXPECT_EQ(r.code, 200);
   EXPECT_EQ(seen_query, "true");
@@ -455,10 +455,10 @@ TEST_F(KubeHttpClientTest, WatchHttpErrorIsDecoded) {
   });
   srv_.Start();
   HttpClient client(Config(), clock_, metrics_);
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   int events = 0;
   Result r = client.Watch(
-      "/w", [&](const WatchEvent&) { return ++events > 0; }, stop);
+      "/w", [&](const WatchEvent&) { return ++events > 0; }, stop.get_token());
   EXPECT_TRUE(r.IsGone());
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, "Expired");
@@ -485,7 +485,7 @@ TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
   HangingWatch(srv_);
   srv_.Start();
   HttpClient client(Config(), clock_, metrics_);
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   std::atomic<int> events{0};
   test::Notification first_event;
   std::chrono::steady_clock::time_point returned;
@@ -497,16 +497,16 @@ TEST_F(KubeHttpClientTest, StopFlagEndsHangingWatchPromptly) {
           first_event.Notify();
           return true;
         },
-        stop);
+        stop.get_token());
     returned = std::chrono::steady_clock::now();
     EXPECT_TRUE(r.ok());
   });
   ASSERT_TRUE(first_event.Wait());  // then the stream stays quiet
   ASSERT_EQ(events.load(), 1);
   const auto stopped_at = std::chrono::steady_clock::now();
-  stop = true;
+  stop.request_stop();
   t.join();
-  EXPECT_LT(returned - stopped_at, 1s);  // polled every 100 ms
+  EXPECT_LT(returned - stopped_at, 1s);  // woken by the stop request
 }
 
 TEST_F(KubeHttpClientTest, ExceptionInWatchHandlerEndsTheWatchWithAnError) {
@@ -515,11 +515,12 @@ TEST_F(KubeHttpClientTest, ExceptionInWatchHandlerEndsTheWatchWithAnError) {
                   [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
   srv_.Start();
   HttpClient client(Config(), clock_, metrics_);
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   // What a careless handler does with `controller: "yes"`: a type error,
   // thrown inside libcurl's write callback. It must not cross it.
   Result r = client.Watch(
-      "/hang", [&](const WatchEvent& e) -> bool { return e.object["metadata"].at("nope").get<bool>(); }, stop);
+      "/hang", [&](const WatchEvent& e) -> bool { return e.object["metadata"].at("nope").get<bool>(); },
+      stop.get_token());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.error->message.find("watch event handler failed"), std::string::npos) << r.error->message;
@@ -531,7 +532,7 @@ TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
   HangingWatch(srv_);
   srv_.Start();
   HttpClient client(Config(), clock_, metrics_);
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   int events = 0;
   Result r = client.Watch(
       "/hang",
@@ -539,7 +540,7 @@ TEST_F(KubeHttpClientTest, ConsumerReturningFalseEndsWatch) {
         ++events;
         return false;
       },
-      stop);
+      stop.get_token());
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(events, 1);
 }
@@ -550,12 +551,12 @@ TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
   HangingWatch(srv_, /*first_event=*/false);
   srv_.Start();
   HttpClientOptions opts;
-  opts.watch_low_speed_time = 1s;
+  opts.transport.watch_low_speed_time = 1s;
   HttpClient client(Config(), clock_, metrics_, nullptr, opts);
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   const auto start = std::chrono::steady_clock::now();
   Result r = client.Watch(
-      "/hang", [](const WatchEvent&) { return true; }, stop);
+      "/hang", [](const WatchEvent&) { return true; }, stop.get_token());
   EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
   EXPECT_EQ(r.code, 0);
   ASSERT_TRUE(r.error.has_value());
@@ -709,10 +710,10 @@ TEST_F(KubeHttpClientTest, CloseAbortsReadsInFlightAndRefusesEveryRequest) {
   HttpClient client(Config(), clock_, metrics_);
   std::optional<Result> read, watch;
   std::thread reader([&] { read = client.Get("/slow"); });
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   std::thread watcher([&] {
     watch = client.Watch(
-        "/hang", [](const WatchEvent&) { return true; }, stop);
+        "/hang", [](const WatchEvent&) { return true; }, stop.get_token());
   });
   ASSERT_TRUE(api.in_slow.Wait());
   client.Close();
@@ -734,13 +735,13 @@ TEST_F(KubeHttpClientTest, BeforeCallsEndAtTheirDeadline) {
   srv_.Start();
   HttpClient client(Config(), clock_, metrics_);
   // Past deadline: not sent.
-  Result r = client.GetBefore("/x", clock_.Now());
+  Result r = client.Get("/x", clock_.Now());
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, kReasonDeadline);
   EXPECT_TRUE(api.Seen().empty());
   // In flight when the deadline comes (virtual time): aborted.
   std::optional<Result> slow;
-  std::thread t([&] { slow = client.UpdateBefore("/slow", {{"n", 1}}, clock_.Now() + 2s); });
+  std::thread t([&] { slow = client.Update("/slow", {{"n", 1}}, clock_.Now() + 2s); });
   ASSERT_TRUE(api.in_slow.Wait());
   clock_.Advance(2s);
   t.join();
@@ -749,7 +750,7 @@ TEST_F(KubeHttpClientTest, BeforeCallsEndAtTheirDeadline) {
   EXPECT_EQ(slow->error->reason, kReasonDeadline);
   EXPECT_EQ(slow->error->message, "aborted in flight: the request's deadline has passed");
   // Within its deadline it goes through.
-  EXPECT_TRUE(client.CreateBefore("/x", {{"n", 2}}, clock_.Now() + 2s).ok());
+  EXPECT_TRUE(client.Create("/x", {{"n", 2}}, clock_.Now() + 2s).ok());
 }
 
 TEST_F(KubeHttpClientTest, BeforeCallsRefuseToWaitForTheRateLimiterPastTheirDeadline) {
@@ -759,8 +760,8 @@ TEST_F(KubeHttpClientTest, BeforeCallsRefuseToWaitForTheRateLimiterPastTheirDead
   cfg.qps = 0.1;  // one token per 10 s
   cfg.burst = 1;
   HttpClient client(cfg, clock_, metrics_);
-  EXPECT_TRUE(client.GetBefore("/x", clock_.Now() + 5s).ok());
-  const Result r = client.GetBefore("/x", clock_.Now() + 5s);  // the next token comes in 10 s
+  EXPECT_TRUE(client.Get("/x", clock_.Now() + 5s).ok());
+  const Result r = client.Get("/x", clock_.Now() + 5s);  // the next token comes in 10 s
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->reason, kReasonDeadline);
   EXPECT_EQ(api.Seen().size(), 1u);

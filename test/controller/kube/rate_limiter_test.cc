@@ -43,10 +43,10 @@ TEST(KubeTokenBucket, ReserveBorrowsFromTheFuture) {
 TEST(KubeTokenBucket, WaitBlocksUntilVirtualTimeAdvances) {
   FakeClock clock;
   TokenBucketRateLimiter rl(/*qps=*/1, /*burst=*/1, clock);
-  ASSERT_TRUE(rl.Wait());  // the one burst token
+  ASSERT_TRUE(rl.Acquire());  // the one burst token
   std::atomic<bool> done{false};
   std::thread t([&] {
-    rl.Wait();
+    rl.Acquire();
     done = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));  // waiting for the next token...
@@ -63,8 +63,9 @@ TEST(KubeTokenBucket, WaitReturnsFalseOnStop) {
   FakeClock clock;
   TokenBucketRateLimiter rl(1, 1, clock);
   rl.TryAccept();
-  std::atomic<bool> stop{true};
-  EXPECT_FALSE(rl.Wait(&stop));
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(rl.Acquire(std::nullopt, stop.get_token()));
 }
 
 TEST(KubeTokenBucket, ZeroQpsIsUnlimited) {

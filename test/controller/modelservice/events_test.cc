@@ -12,6 +12,7 @@
 #include "test/support/gate.h"
 #include "test/support/log_capture.h"
 #include "test/support/objects.h"
+#include "test/support/verb_client.h"
 
 namespace ms::modelservice {
 namespace {
@@ -21,25 +22,17 @@ using namespace std::chrono_literals;
 
 // Records Event writes (and tells the clock, for tests that wait on
 // them); every write passes `gate` first.
-class EventsApi final : public kube::Client {
+class EventsApi final : public test::VerbClient {
  public:
   explicit EventsApi(const FakeClock& clock) : clock_(clock) {}
   struct Call {
     std::string method, path;
     json body;
   };
-  kube::Result Create(const std::string& path, const json& body) override { return Answer("POST", path, body); }
-  kube::Result Patch(const std::string& path, kube::PatchType, const json& body) override {
-    return Answer("PATCH", path, body);
+  kube::Result OnCreate(const std::string& path, const json& body, kube::Deadline) override {
+    return Answer("POST", path, body);
   }
-  kube::Result Get(const std::string&) override { return Fail(405); }
-  kube::Result List(const std::string&) override { return Fail(405); }
-  kube::Result Update(const std::string&, const json&) override { return Fail(405); }
-  kube::Result Delete(const std::string&) override { return Fail(405); }
-  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
-                     const std::atomic<bool>&) override {
-    return Fail(405);
-  }
+  kube::Result OnPatch(const std::string& path, const json& body) override { return Answer("PATCH", path, body); }
 
   std::vector<Call> calls() {
     std::lock_guard<std::mutex> g(mu_);

@@ -20,6 +20,7 @@
 #include "test/support/fake_source.h"
 #include "test/support/objects.h"
 #include "test/support/unread_metrics.h"
+#include "test/support/verb_client.h"
 
 namespace ms::modelservice {
 namespace {
@@ -36,7 +37,7 @@ std::string StripQuery(const std::string& p) { return p.substr(0, p.find('?')); 
 // An in-memory API server: objects by path, resourceVersion preconditions on
 // PUT and merge patch, the /status subresource, finalizer-gated deletion.
 // Hooks let a test inject answers or concurrent writes.
-class FakeApi final : public kube::Client {
+class FakeApi final : public test::VerbClient {
  public:
   struct Call {
     std::string method, path;
@@ -44,7 +45,7 @@ class FakeApi final : public kube::Client {
   // Return a Result to answer the call instead of the store.
   std::function<std::optional<kube::Result>(const std::string& method, const std::string& path, const json& body)> hook;
 
-  kube::Result Get(const std::string& path) override {
+  kube::Result OnGet(const std::string& path, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"GET", path});
     if (auto r = Hooked("GET", path, json())) return *r;
@@ -52,8 +53,7 @@ class FakeApi final : public kube::Client {
     if (it == objects.end()) return Err(404, "NotFound");
     return {200, it->second, std::nullopt};
   }
-  kube::Result List(const std::string&) override { return Err(405, "MethodNotAllowed"); }
-  kube::Result Create(const std::string& path, const json& body) override {
+  kube::Result OnCreate(const std::string& path, const json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"POST", path});
     if (auto r = Hooked("POST", path, body)) return *r;
@@ -66,7 +66,7 @@ class FakeApi final : public kube::Client {
     objects[p] = obj;
     return {201, obj, std::nullopt};
   }
-  kube::Result Update(const std::string& path, const json& body) override {
+  kube::Result OnUpdate(const std::string& path, const json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"PUT", path});
     if (auto r = Hooked("PUT", path, body)) return *r;
@@ -90,11 +90,10 @@ class FakeApi final : public kube::Client {
     it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
     return {200, it->second, std::nullopt};
   }
-  kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
+  kube::Result OnPatch(const std::string& path, const json& patch) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"PATCH", path});
     if (auto r = Hooked("PATCH", path, patch)) return *r;
-    EXPECT_EQ(type, kube::PatchType::kMerge);
     auto it = objects.find(path);
     if (it == objects.end()) return Err(404, "NotFound");
     if (patch.contains("metadata") && patch["metadata"].contains("resourceVersion") &&
@@ -110,16 +109,12 @@ class FakeApi final : public kube::Client {
     }
     return {200, out, std::nullopt};
   }
-  kube::Result Delete(const std::string& path) override {
+  kube::Result OnDelete(const std::string& path) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"DELETE", path});
     if (auto r = Hooked("DELETE", path, json())) return *r;
     if (objects.erase(StripQuery(path)) == 0) return Err(404, "NotFound");
     return {200, json::object(), std::nullopt};
-  }
-  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
-                     const std::atomic<bool>&) override {
-    return Err(405, "MethodNotAllowed");
   }
 
   int Writes() const {
