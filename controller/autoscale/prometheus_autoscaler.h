@@ -101,6 +101,12 @@ class PrometheusAutoscaler final : public Autoscaler {
   };
   // true when this failure should be logged at warning level.
   bool ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now);
+  // A read that failed: replicas kept, the gauge NaN, a warning now and then.
+  Recommendation Unreadable(const Key& key, const std::string& query, const std::string& error, int current_replicas);
+  // A read that succeeded: counted, the gauge set, a recovery logged once.
+  void Readable(const Key& key, double queue_length);
+  // The highest recommendation within the stabilization window, `raw` included.
+  int Stabilized(const Key& key, int raw);
 
   mutable std::mutex mu_;
   std::map<Key, std::deque<Sample>> history_;

@@ -84,15 +84,14 @@ void LeaderElector::Observe(const json& lease, Clock::TimePoint now) {
   observed_time_ = now;
 }
 
+std::optional<Clock::TimePoint> LeaderElector::Failed(const char* what, const kube::Result& r) const {
+  if (logger_)
+    logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
+  return std::nullopt;
+}
+
 std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   const auto now = clock_.Now();
-  auto failed = [&](const char* what, const kube::Result& r) -> std::optional<Clock::TimePoint> {
-    if (logger_) {
-      logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
-    }
-    return std::nullopt;
-  };
-
   // 1. A leader renews with the record it last saw: one request.
   if (IsLeader() && observed_lease_.is_object()) {
     const auto sent = clock_.Now();
@@ -112,23 +111,27 @@ std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoin
   if (got.IsNotFound()) {
     const auto sent = clock_.Now();
     kube::Result created = store_.Create(BuildLease(nullptr, false), deadline);
-    if (!created.ok()) return failed("create", created);
+    if (!created.ok()) return Failed("create", created);
     Observe(created.body, now);
     return sent;
   }
-  if (!got.ok()) return failed("get", got);
+  if (!got.ok()) return Failed("get", got);
+  return TakeOrRenew(got.body, deadline, now);
+}
 
+std::optional<Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, Clock::TimePoint deadline,
+                                                           Clock::TimePoint now) {
   // 3. Someone else's and not expired on our clock: wait. A record is seen
   // when its read is answered, not when the read was sent (as client-go's
   // setObservedRecord): the read may have waited seconds for a paused or slow
   // server while the holder renewed, and the holder's own writes stay open
   // until renew_deadline after it sent that renewal.
   const auto answered = clock_.Now();
-  const json spec = got.body.value("spec", json::object());
+  const json spec = lease.value("spec", json::object());
   if (const std::string raw = spec.dump(); raw != observed_record_) {
-    Observe(got.body, answered);
+    Observe(lease, answered);
   } else {
-    observed_lease_ = got.body;  // same record, newer metadata: keep when we first saw it
+    observed_lease_ = lease;  // same record, newer metadata: keep when we first saw it
   }
   const std::string holder = spec.value("holderIdentity", "");
   const bool ours = holder == config_.identity;
@@ -140,8 +143,8 @@ std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoin
   // 4. Take or renew it, with its resourceVersion as the precondition.
   const auto sent = clock_.Now();
   if (sent >= deadline) return std::nullopt;
-  kube::Result updated = store_.Update(BuildLease(&got.body, ours), deadline);
-  if (!updated.ok()) return failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
+  kube::Result updated = store_.Update(BuildLease(&lease, ours), deadline);
+  if (!updated.ok()) return Failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
   Observe(updated.body, now);
   return sent;
 }

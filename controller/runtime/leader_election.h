@@ -143,6 +143,11 @@ class LeaderElector final : public kube::WriteGate {
 
  private:
   nlohmann::json BuildLease(const nlohmann::json* current, bool ours) const;
+  // Steps 3 and 4 of TryAcquireOrRenew on the Lease read: take it if free or
+  // expired (or renew it if ours).
+  std::optional<Clock::TimePoint> TakeOrRenew(const nlohmann::json& lease, Clock::TimePoint deadline,
+                                              Clock::TimePoint now);
+  std::optional<Clock::TimePoint> Failed(const char* what, const kube::Result& r) const;
   void Observe(const nlohmann::json& lease, Clock::TimePoint now);
   void SetState(State s);
   void CloseGate();
