@@ -84,7 +84,7 @@ struct Settings {
 std::optional<Settings> Check(const Flags& f) {
   Settings s;
   s.logger = f.MakeLogger("webhook");
-  const int min_version = ms::tls::ParseTlsVersion(f.tls_min);
+  const int min_version = ms::transport::ParseTlsVersion(f.tls_min);
   if (min_version == 0) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;

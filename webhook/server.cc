@@ -14,8 +14,8 @@ Server::~Server() { Stop(); }
 
 bool Server::Start(std::string* error) {
   try {
-    reloader_ = std::make_unique<tls::CertificateReloader>(options_.cert_file, options_.key_file, logger_,
-                                                           options_.tls.client_ca_file);
+    reloader_ = std::make_unique<transport::CertificateReloader>(options_.cert_file, options_.key_file, logger_,
+                                                                 options_.tls.client_ca_file);
   } catch (const std::exception& e) {
     if (error) *error = e.what();
     return false;
@@ -23,23 +23,23 @@ bool Server::Start(std::string* error) {
   ctx_.reset(SSL_CTX_new(TLS_server_method()));
   std::string tls_error;
   if (!ctx_) tls_error = ERR_error_string(ERR_get_error(), nullptr);
-  if (!ctx_ || !tls::ConfigureServerContext(*ctx_, options_.tls, *reloader_, &tls_error)) {
+  if (!ctx_ || !transport::ConfigureServerContext(*ctx_, options_.tls, *reloader_, &tls_error)) {
     if (error) *error = "TLS set-up failed: " + tls_error;
     return false;
   }
 
-  http::HttpsServerOptions o = options_.http;
+  transport::HttpsServerOptions o = options_.http;
   o.limits.max_body_bytes = kMaxBodyBytes;
-  server_ = std::make_unique<http::HttpsServer>(
-      o, *ctx_, [this](const http::Request& req) { return Serve(req); },
-      [this](const http::Request& req, const http::Response& res) { Refused(req, res); }, logger_);
+  server_ = std::make_unique<transport::HttpsServer>(
+      o, *ctx_, [this](const transport::Request& req) { return Serve(req); },
+      [this](const transport::Request& req, const transport::Response& res) { Refused(req, res); }, logger_);
   if (!server_->Start(error)) return false;
   port_ = server_->port();
-  reload_loop_ = std::make_unique<tls::ReloadLoop>(*reloader_, options_.cert_poll_interval);
+  reload_loop_ = std::make_unique<transport::ReloadLoop>(*reloader_, options_.cert_poll_interval);
   return true;
 }
 
-void Server::Refused(const http::Request& req, const http::Response& res) {
+void Server::Refused(const transport::Request& req, const transport::Response& res) {
   Outcome outcome;
   outcome.decision = "rejected";
   outcome.message = res.body;
@@ -48,7 +48,7 @@ void Server::Refused(const http::Request& req, const http::Response& res) {
   Record(req, it != routes_.end() ? &it->second.metrics : nullptr, res.status, outcome);
 }
 
-void Server::Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
+void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
   const std::string operation(OperationLabel(outcome.operation));
   if (m) {
     m->Requests(status).Increment();
@@ -65,11 +65,12 @@ void Server::Record(const http::Request& req, RouteMetrics* m, int status, const
   }
 }
 
-http::Response Server::Serve(const http::Request& req) {
+transport::Response Server::Serve(const transport::Request& req) {
   auto route = routes_.find(req.path);
-  if (route == routes_.end()) return http::Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
+  if (route == routes_.end()) return transport::Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
   if (req.method != "POST")
-    return http::Response{405, "text/plain; charset=utf-8", req.path + " accepts POST only\n", {{"Allow", "POST"}}};
+    return transport::Response{
+        405, "text/plain; charset=utf-8", req.path + " accepts POST only\n", {{"Allow", "POST"}}};
 
   RouteMetrics& m = route->second.metrics;
   m.in_flight.Increment();
@@ -77,14 +78,14 @@ http::Response Server::Serve(const http::Request& req) {
 
   Outcome outcome;
   const std::string* content_type = req.Header("content-type");
-  HttpReply reply = ServeReview(req.body, content_type ? std::string_view(*content_type) : std::string_view(),
-                                *route->second.handler, &outcome);
+  transport::Response reply = ServeReview(req.body, content_type ? std::string_view(*content_type) : std::string_view(),
+                                          *route->second.handler, &outcome);
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   m.latency.Observe(seconds);
   m.in_flight.Decrement();
   Record(req, &m, reply.status, outcome);
-  return http::Response{reply.status, std::move(reply.content_type), std::move(reply.body), {}};
+  return reply;
 }
 
 void Server::Stop() {

@@ -24,9 +24,9 @@ namespace ms::webhook {
 struct ServerOptions {
   // Address, event loops and timeouts; limits.max_body_bytes is always
   // kMaxBodyBytes, the API server's limit.
-  http::HttpsServerOptions http;
+  transport::HttpsServerOptions http;
   std::string cert_file, key_file;
-  tls::ServerTlsOptions tls;
+  transport::ServerTlsOptions tls;
   std::chrono::milliseconds cert_poll_interval{1000};
 };
 
@@ -44,7 +44,7 @@ class Server {
   int port() const { return port_; }
   // Stops accepting, lets requests in flight finish, joins.
   void Stop();
-  tls::CertificateReloader* certificates() { return reloader_.get(); }
+  transport::CertificateReloader* certificates() { return reloader_.get(); }
 
  private:
   struct Route {
@@ -52,20 +52,20 @@ class Server {
     const Handler* handler;
     RouteMetrics metrics;
   };
-  http::Response Serve(const http::Request& req);
+  transport::Response Serve(const transport::Request& req);
   // A request the HTTP layer refused before routing (411, 413, 408, ...).
-  void Refused(const http::Request& req, const http::Response& res);
+  void Refused(const transport::Request& req, const transport::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
-  void Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
+  void Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
   std::map<std::string, Route, std::less<>> routes_;  // by path; filled before serving, then read-only
-  std::unique_ptr<tls::CertificateReloader> reloader_;
-  std::unique_ptr<tls::ReloadLoop> reload_loop_;
+  std::unique_ptr<transport::CertificateReloader> reloader_;
+  std::unique_ptr<transport::ReloadLoop> reload_loop_;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
-  std::unique_ptr<http::HttpsServer> server_;
+  std::unique_ptr<transport::HttpsServer> server_;
   int port_ = -1;
 };
 

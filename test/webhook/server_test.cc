@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -411,6 +412,27 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   EXPECT_EQ(got.rfind("HTTP/1.1 408 Request Timeout", 0), 0u) << got;
   close(fd);
   ExpectServing();
+}
+
+// A connection that never starts its handshake has the read timeout to do
+// so (the worker's timer for it fires; nothing sweeps), then is closed.
+TEST_F(ServerTest, AHandshakeNeverStartedIsDroppedAtTheReadTimeout) {
+  ServerOptions o;
+  o.http.limits.read_timeout = std::chrono::milliseconds(300);
+  Start(o);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ExpectServing();  // meanwhile
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char c;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0) << "closed by the server, not timed out here: " << std::strerror(errno);
+  close(fd);
 }
 
 TEST_F(ServerTest, PlainHttpToTheTlsPortGetsA400SayingSoAndServerStaysUp) {

@@ -7,7 +7,7 @@
 
 #include "base/files.h"
 
-namespace ms::tls {
+namespace ms::transport {
 
 namespace {
 
@@ -280,4 +280,4 @@ int ParseTlsVersion(const std::string& s) {
   return 0;
 }
 
-}  // namespace ms::tls
+}  // namespace ms::transport

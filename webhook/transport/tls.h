@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-namespace ms::tls {
+namespace ms::transport {
 
 struct X509Deleter {
   void operator()(X509* x) const { X509_free(x); }
@@ -133,4 +133,4 @@ int ParseTlsVersion(const std::string& s);
 // The last OpenSSL error as text.
 std::string LastSslError();
 
-}  // namespace ms::tls
+}  // namespace ms::transport
