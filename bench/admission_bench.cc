@@ -28,7 +28,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "api/validation.h"
 #include "base/files.h"
 #include "webhook/admission/mutating_handler.h"

@@ -13,7 +13,7 @@
 #include <iterator>
 #include <string>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"

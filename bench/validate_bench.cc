@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/files.h"
 #include "webhook/validate/validate.h"
 #include "webhook/validate/yaml_reader.h"

@@ -4,7 +4,7 @@
 # kube-controller-manager, kube-scheduler and KWOK with three fake nodes, one
 # of them with 4 GPUs), with the webhook and the controller as local processes.
 #
-# Usage: scripts/run-local.sh [up|down|status]     (default: up)
+# Usage: scripts/run-local.sh [up|down|status] [--real-node]   (default: up)
 #   up      scripts/setup.sh (Debian packages), a build into build/
 #           (BUILD_DIR; configured by scripts/configure-build.sh, as
 #           scripts/test.sh does), the cluster in STATE_DIR, webhook certificates,
@@ -17,6 +17,19 @@
 #           sample and a rejection.
 #           Running `up` again stops whatever a previous `up` started and
 #           starts everything afresh (a new, empty cluster).
+#   up --real-node
+#           the operator as users run it, in Pods: the cluster gets a real
+#           node as well (cluster.sh up --real-node: a kubelet with
+#           containerd and runc), the image is built (scripts/build-image.sh;
+#           about a minute when the sources did not change, 12 or more the
+#           first time) and installed from manifests/ like on any cluster
+#           (test/e2e/operator/install.sh: both Pods Running and Ready in
+#           modelservice-system), the samples are applied (their pods on
+#           KWOK's nodes) and so is examples/model-server/modelservice.yaml,
+#           whose two pods really serve on the real node; then it shows
+#           `kubectl get pods -n modelservice-system`, `kubectl get ms` and an
+#           answer of the model server. SKIP_IMAGE=1 uses the image as
+#           build-image.sh last built it.
 #   down    stops the webhook, the controller and the cluster (keeps the
 #           logs in STATE_DIR).
 #   status  says what runs.
@@ -36,7 +49,14 @@ run="$state/run"
 cluster=("$root/test/e2e/cluster.sh" --dir "$state")
 BUILD_DIR="${BUILD_DIR:-build}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$root/$BUILD_DIR"
-cmd="${1:-up}"
+cmd=up real_node=0
+for a in "$@"; do
+  case "$a" in
+    --real-node) real_node=1 ;;
+    up|down|status|-h|--help|help) cmd="$a" ;;
+    *) echo "run-local: unknown argument $a (up|down|status [--real-node])" >&2; exit 2 ;;
+  esac
+done
 
 say() { echo "run-local: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -97,10 +117,69 @@ do_down() {
 do_status() {
   local rc=0 p
   "${cluster[@]}" status || rc=1
+  if [[ -s "$state/real-node" && -s "$state/env" ]]; then  # up --real-node: the operator runs in Pods
+    # shellcheck disable=SC1091
+    (source "$state/env" && "$KUBECTL" get pods -n modelservice-system -o wide) || rc=1
+    return $rc
+  fi
   for p in webhook controller; do
     if pid="$(pid_alive "$p")"; then echo "$p: running (pid $pid, log $run/$p.log)"; else echo "$p: not running"; rc=1; fi
   done
   return $rc
+}
+
+# up --real-node: the operator from its image, in Pods on the real node.
+do_up_real_node() {
+  cd "$root"
+  stop_proc controller
+  stop_proc webhook
+  mkdir -p "$run"
+  [[ "${SKIP_SETUP:-0}" == 1 ]] || "$root/scripts/setup.sh"
+  local cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
+  if [[ "${SKIP_IMAGE:-0}" == 1 && -n "$(CONTAINERS_STORAGE_CONF="$cache/storage.conf" buildah images -q localhost/modelservice:dev 2>/dev/null)" ]]; then
+    say "SKIP_IMAGE=1: the image localhost/modelservice:dev as scripts/build-image.sh last built it"
+  else
+    say "building the image (scripts/build-image.sh; log $run/build-image.log)"
+    "$root/scripts/build-image.sh" >"$run/build-image.log" 2>&1 || { tail -n 30 "$run/build-image.log" >&2; die "build-image.sh failed"; }
+  fi
+  say "starting the cluster with a real node in $state"
+  "${cluster[@]}" up --real-node >/dev/null || die "cluster.sh up --real-node failed"
+  # shellcheck disable=SC1091
+  source "$state/env"
+  local kc=("$KUBECTL")
+  say "installing the operator from its image (test/e2e/operator/install.sh)"
+  "$root/test/e2e/operator/install.sh" --dir "$state" --work "$run/operator" || die "installing the operator failed"
+  echo
+  echo "\$ kubectl get pods -n modelservice-system -o wide"
+  "${kc[@]}" get pods -n modelservice-system -o wide
+  echo
+  echo "\$ kubectl apply -f manifests/samples/ -f examples/model-server/modelservice.yaml"
+  "${kc[@]}" apply -f manifests/samples/ -f examples/model-server/modelservice.yaml 2>&1
+  "${kc[@]}" wait --for=jsonpath='{.status.phase}'=Ready --timeout=90s ms/minimal ms/bert-qa ms/gpu-no-image >/dev/null \
+    && "${kc[@]}" -n serving wait --for=jsonpath='{.status.phase}'=Ready --timeout=60s ms/echo >/dev/null \
+    || say "WARNING: not every ModelService is Ready after 90 s"
+  echo
+  echo "\$ kubectl get ms -A"
+  "${kc[@]}" get ms -A
+  echo
+  echo "\$ kubectl -n serving get pods -o wide   # real containers on the real node"
+  "${kc[@]}" -n serving get pods -o wide
+  echo
+  echo "\$ kubectl create --raw /api/v1/namespaces/serving/services/echo:8080/proxy/v1/predict -f - <<<'{}'"
+  "${kc[@]}" create --raw /api/v1/namespaces/serving/services/echo:8080/proxy/v1/predict -f - <<<'{}' || true
+  cat <<EOF
+
+Running (state in $state; test/e2e/cluster.sh --dir $state status):
+  cluster        $E2E_API_SERVER, nodes: KWOK's three fakes and $E2E_REAL_NODE (real, $E2E_NODE_IP)
+  operator       Deployment modelservice-system/modelservice from localhost/modelservice:dev
+
+Use it:
+  export KUBECONFIG=$KUBECONFIG
+  kubectl get pods -n modelservice-system
+  kubectl logs -n modelservice-system deploy/modelservice -c controller
+Stop it:
+  scripts/run-local.sh down
+EOF
 }
 
 do_up() {
@@ -139,7 +218,7 @@ do_up() {
 
   say "installing the CRD, RBAC and webhook configurations (local overlay, https://127.0.0.1:$wport)"
   "${kc[@]}" kustomize "$root/manifests/overlays/local" \
-    | sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$wport/#" -e "s#caBundle: \"\"#caBundle: $ca#" \
+    | sed -e "s#^\( *\)url: https://127\.0\.0\.1:9443/\(.*\)\$#\1url: https://127.0.0.1:$wport/\2\n\1caBundle: $ca#" \
     >"$run/local-overlay.yaml"
   [[ "$(grep -c "caBundle: $ca" "$run/local-overlay.yaml")" == 2 ]] || die "could not set the caBundle in $run/local-overlay.yaml"
   "${kc[@]}" apply -f "$run/local-overlay.yaml" >"$run/install.log"
@@ -211,9 +290,9 @@ EOF
 }
 
 case "$cmd" in
-  up) do_up ;;
+  up) if (( real_node )); then do_up_real_node; else do_up; fi ;;
   down) do_down ;;
   status) do_status ;;
   -h|--help|help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-  *) die "unknown command $cmd (up|down|status)" ;;
+  *) die "unknown command $cmd (up|down|status [--real-node])" ;;
 esac

@@ -34,6 +34,16 @@ run_ctest() {  # run_ctest BUILD_DIR [cmake args...]; $ctest_prefix runs ctest (
 }
 
 python3 tools/gen-crd.py --check
+# The Helm chart (Helm built from the Go module proxy and cached): lint in each
+# certificate mode, and manifests/ and dist/install.yaml rendered from it.
+eval "$(bash test/e2e/build-helm.sh)"
+for values in "" "--set certificates.mode=cert-manager" \
+    "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true \
+     --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true"; do
+  # shellcheck disable=SC2086
+  "$HELM" lint --strict --quiet charts/modelservice-operator $values
+done
+HELM="$HELM" python3 tools/gen-manifests.py --check
 # Formatting is part of the build's hygiene: clang-format with .clang-format.
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 

@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "api/schema.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
 #include "base/side_endpoints.h"
 #include "base/signals.h"
-#include "shared/api/schema.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"

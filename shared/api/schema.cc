@@ -1,4 +1,4 @@
-#include "shared/api/schema.h"
+#include "api/schema.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>

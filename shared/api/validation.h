@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api/field_error.h"
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "api/spec.h"
 
 namespace ms {

@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # build-control-plane.sh - build (once) and cache the e2e cluster's binaries:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and
-# KWOK, compiled from Go modules (like envtest's binaries, but with nothing
-# downloaded except from the Go module proxy).
+# KWOK, and with --real-node the kubelet, compiled from Go modules (like
+# envtest's binaries, but with nothing downloaded except from the Go module
+# proxy).
 #
-# Usage:  test/e2e/build-control-plane.sh [--force] [--light]
+# Usage:  test/e2e/build-control-plane.sh [--force] [--light] [--real-node]
 #         eval "$(test/e2e/build-control-plane.sh)"
-#   --force   rebuild (the selected binaries) even when cached
-#   --light   only what the light cluster needs (kube-apiserver, kubectl, etcd)
+#   --force       rebuild (the selected binaries) even when cached
+#   --light       only what the light cluster needs (kube-apiserver, kubectl, etcd)
+#   --real-node   the kubelet too (cluster.sh up --real-node)
 #
 # Versions: taken from the go.mod files (the single source of truth):
 #   test/e2e/tools/go.mod       k8s.io/kubernetes -> kube-apiserver, kube-controller-manager,
-#                                                    kube-scheduler, kubectl (e.g. v1.34.4)
+#                                                    kube-scheduler, kubectl, kubelet (e.g. v1.34.4)
 #                               go.etcd.io/etcd/server/v3 -> etcd   (e.g. v3.6.4)
 #   test/e2e/kwok-tools/go.mod  sigs.k8s.io/kwok -> kwok            (e.g. v0.8.0; its own
 #                               module: it needs Go >= 1.26 and k8s.io/* v0.36)
 #
 # Cache (outside the repository, keyed by version):
 #   ${MODELSERVICE_TOOLS_CACHE:-$HOME/.cache/modelservice-tools}/
-#       k8s-<k8s version>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
+#       k8s-<k8s version>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet}
 #       etcd-<etcd version>/etcd
 #       kwok-<kwok version>/kwok
 # A binary that exists and reports the expected version is not rebuilt, so a
@@ -35,20 +37,22 @@
 #
 # Output: progress goes to stderr. stdout is exactly ONE line (so it is also
 # the last line), a sourceable assignment of absolute paths (with --light the
-# last three may not exist; one line, wrapped here):
+# last four may not exist, KUBELET only with --real-node; one line, wrapped here):
 #   export KUBE_APISERVER=/abs/kube-apiserver ETCD=/abs/etcd KUBECTL=/abs/kubectl \
-#          KUBE_CONTROLLER_MANAGER=/abs/... KUBE_SCHEDULER=/abs/... KWOK=/abs/kwok
+#          KUBE_CONTROLLER_MANAGER=/abs/... KUBE_SCHEDULER=/abs/... KWOK=/abs/kwok \
+#          KUBELET=/abs/kubelet
 # Exit status is non-zero if anything could not be built.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tools="$here/tools"
 kwok_tools="$here/kwok-tools"
-force=0 light=0
+force=0 light=0 real_node=0
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --light) light=1 ;;
+    --real-node) real_node=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-control-plane.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
@@ -76,7 +80,7 @@ kwok_dir="$cache/kwok-$kwok_version"
 
 bin_of() {  # bin_of NAME: the cache path of a binary
   case "$1" in
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "$k8s_dir/$1" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) echo "$k8s_dir/$1" ;;
     etcd) echo "$etcd_dir/etcd" ;;
     kwok) echo "$kwok_dir/kwok" ;;
   esac
@@ -87,7 +91,7 @@ version_ok() {
   local out
   [[ -x "$2" ]] || return 1
   case "$1" in
-    kube-apiserver|kube-controller-manager|kube-scheduler)
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet)
             out="$("$2" --version 2>/dev/null)" || return 1
             [[ "$out" == "Kubernetes $k8s_version" ]] ;;
     kubectl) out="$("$2" version --client 2>/dev/null)" || return 1
@@ -100,13 +104,14 @@ version_ok() {
 }
 
 print_result() {
-  printf 'export KUBE_APISERVER=%q ETCD=%q KUBECTL=%q KUBE_CONTROLLER_MANAGER=%q KUBE_SCHEDULER=%q KWOK=%q\n' \
+  printf 'export KUBE_APISERVER=%q ETCD=%q KUBECTL=%q KUBE_CONTROLLER_MANAGER=%q KUBE_SCHEDULER=%q KWOK=%q KUBELET=%q\n' \
     "$(bin_of kube-apiserver)" "$(bin_of etcd)" "$(bin_of kubectl)" \
-    "$(bin_of kube-controller-manager)" "$(bin_of kube-scheduler)" "$(bin_of kwok)"
+    "$(bin_of kube-controller-manager)" "$(bin_of kube-scheduler)" "$(bin_of kwok)" "$(bin_of kubelet)"
 }
 
 wanted=(kube-apiserver kubectl etcd)
 (( light )) || wanted+=(kube-controller-manager kube-scheduler kwok)
+if (( real_node )); then wanted+=(kubelet); fi
 todo=()
 for name in "${wanted[@]}"; do
   if (( force )) || ! version_ok "$name" "$(bin_of "$name")"; then todo+=("$name"); fi
@@ -166,7 +171,7 @@ log "building ${todo[*]} with $("$gocmd" version) (a cold build of everything fe
 for name in "${todo[@]}"; do
   bin="$(bin_of "$name")"
   case "$name" in
-    kube-*|kubectl) dir="$tools"; ldflags="$k8s_ldflags" ;;
+    kube-*|kubectl|kubelet) dir="$tools"; ldflags="$k8s_ldflags" ;;
     etcd) dir="$tools"; ldflags="-s -w" ;;
     kwok) dir="$kwok_tools"; ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${kwok_version#v}" ;;
   esac

@@ -7,7 +7,8 @@
 # no nodes; Deployments never get pods).
 #
 # Usage: test/e2e/cluster.sh [--dir DIR] COMMAND [ARGS]
-#   up [--light]       build/cache the binaries (build-control-plane.sh, output in
+#   up [--light|--real-node]
+#                      build/cache the binaries (build-control-plane.sh, output in
 #                      DIR/build.log), wipe DIR's previous cluster state, create
 #                      fresh certificates, pick free ports, then start detached and
 #                      health-check, in order (each waited for before the next):
@@ -22,6 +23,20 @@
 #                      and DIR/env. If a cluster is already running in DIR it is
 #                      stopped first (i.e. `up` = restart with a fresh cluster).
 #                      --light (or E2E_CLUSTER_MODE=light): etcd + kube-apiserver only.
+#                      --real-node (or E2E_REAL_NODE=1): the full cluster plus a
+#                      real node, real-node-1: a kubelet with containerd and
+#                      runc in network and mount namespaces of its own, where
+#                      Pods run real containers (test/e2e/node/node.sh says
+#                      what it needs and what it keeps off the host). It is
+#                      labelled and tainted modelops.dev/real-node=true
+#                      (NoSchedule): only Pods that tolerate it and select it
+#                      land there (a namespace annotated as test/e2e/lib.sh's
+#                      real_node_ns does sends all its Pods there). kube-apiserver then also gets
+#                      --enable-aggregator-routing (webhooks and APIServices
+#                      are called at their Service's endpoints: there is no
+#                      kube-proxy), an egress selector for its cluster traffic
+#                      and a client certificate for kubelets.
+#                      Images: test/e2e/node/node.sh import DIR ARCHIVE.
 #                      stdout: exactly one line, the absolute kubeconfig path,
 #                      so `KUBECONFIG=$(test/e2e/cluster.sh up)` works. Progress
 #                      goes to stderr. On failure: log tails on stderr, exit != 0.
@@ -29,6 +44,8 @@
 #                      kube-apiserver, then etcd (bounded wait, then SIGKILL).
 #                      Keeps DIR (logs, audit log, certs, data) unless --purge,
 #                      which deletes everything this script created there.
+#   node-exec CMD...   (real node) run CMD in the node's network and mount
+#                      namespaces, e.g. `ip addr` or `curl http://POD_IP:8080/`
 #   status             one line per component (pid, address, health), after a first
 #                      line "up (full|light): ..." - exit 0 - when every component of
 #                      the mode runs and is healthy; otherwise the first line says
@@ -63,6 +80,7 @@
 #   MODELSERVICE_E2E_DIR      state dir (default /tmp/modelservice-e2e; --dir wins)
 #   MODELSERVICE_TOOLS_CACHE  binary cache, see build-control-plane.sh
 #   E2E_CLUSTER_MODE          full (default) | light
+#   E2E_REAL_NODE             1: up --real-node
 #   E2E_AUDIT                 1 (default): audit log at DIR/audit.log, level
 #                             Metadata for every request, RequestReceived stage
 #                             omitted (one JSON line per request, plus one
@@ -86,6 +104,8 @@
 #                          E2E_KWOK_STAGES E2E_NODES (the fleet's node names)
 #                          KUBE_APISERVER ETCD KUBE_CONTROLLER_MANAGER KUBE_SCHEDULER
 #                          KWOK (binary paths)
+#                          with a real node: E2E_REAL_NODE (its name), E2E_NODE_DIR,
+#                          E2E_NODE_IP, E2E_POD_CIDR, CONTAINERD_ADDRESS, KUBELET
 #   mode                   full | light
 #   pki/                   ca.{crt,key}, apiserver.{crt,key} (SANs 127.0.0.1, ::1,
 #                          localhost, kubernetes, kubernetes.default{,.svc,
@@ -115,6 +135,9 @@ dir="${MODELSERVICE_E2E_DIR:-/tmp/modelservice-e2e}"
 cmd=""
 purge=0
 mode="${E2E_CLUSTER_MODE:-full}"
+real_node="${E2E_REAL_NODE:-0}"
+REAL_NODE_NAME="${E2E_NODE_NAME:-real-node-1}"
+node_sh="$here/node/node.sh"
 cmd_args=()
 while (( $# )); do
   case "$1" in
@@ -122,19 +145,21 @@ while (( $# )); do
     --dir=*) dir="${1#--dir=}"; shift ;;
     --purge) purge=1; shift ;;
     --light) mode=light; shift ;;
+    --real-node) real_node=1; shift ;;
     -h|--help|help) usage; exit 0 ;;
-    up|down|status|restart-apiserver|restart|heal|add-node)
+    up|down|status|restart-apiserver|restart|heal|add-node|node-exec)
       if [[ -z "$cmd" ]]; then cmd="$1"; shift
       else cmd_args+=("$1"); shift
       fi ;;
     *)
-      if [[ "$cmd" == restart || "$cmd" == add-node ]]; then cmd_args+=("$1"); shift
+      if [[ "$cmd" == restart || "$cmd" == add-node || "$cmd" == node-exec ]]; then cmd_args+=("$1"); shift
       else usage >&2; die "unknown argument: $1"
       fi ;;
   esac
 done
 [[ -n "$cmd" ]] || { usage >&2; exit 2; }
 [[ "$mode" == full || "$mode" == light ]] || die "E2E_CLUSTER_MODE must be full or light (got $mode)"
+[[ "$real_node" == 1 && "$mode" == light ]] && die "--real-node needs the full cluster, not --light"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 pki="$dir/pki"
@@ -224,7 +249,8 @@ start() {
 
 show_logs() {
   local f n
-  for f in build.log etcd.log kube-apiserver.log kube-controller-manager.log kube-scheduler.log kwok.log; do
+  for f in build.log etcd.log kube-apiserver.log kube-controller-manager.log kube-scheduler.log kwok.log \
+           node/holder.log node/containerd.log node/kubelet.log node/proxy.log; do
     [[ -s "$dir/$f" ]] || continue
     n=30; [[ "$f" == etcd.log ]] && n=15
     echo "----- last $n lines of $dir/$f -----" >&2
@@ -239,6 +265,7 @@ fail() {
   show_logs
   if [[ "$cmd" == up ]]; then
     local c
+    if [[ -d "$dir/node" ]]; then "$node_sh" stop "$dir" || true; fi
     for c in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$c" 5; done
   fi
   exit 1
@@ -376,6 +403,9 @@ gen_certs() {
     rm -f ./*.csr ./*.ext ca.srl
   ) || { cat "$pki/openssl.log" >&2; die "certificate generation failed"; }
   rm -f "$pki/openssl.log"
+  if [[ "$real_node" == 1 ]]; then
+    E2E_NODE_NAME="$REAL_NODE_NAME" "$node_sh" certs "$dir" || die "the real node's certificates"
+  fi
 }
 
 # write_kubeconfig FILE USER: a kubeconfig for USER's client certificate
@@ -449,6 +479,16 @@ write_env() {
     printf 'export E2E_KWOK_PID=%q\n' "$(pid_of kwok || true)"
     printf 'export E2E_KWOK_STAGES=%q\n' "$( [[ "$mode" == full ]] && echo "$here/kwok/stages.yaml" || true)"
     printf 'export E2E_NODES=%q\n' "$( [[ "$mode" == full ]] && echo "${FLEET[*]}" || true)"
+    if [[ "$real_node" == 1 ]]; then
+      printf 'export E2E_REAL_NODE=%q\n' "$REAL_NODE_NAME"
+      printf 'export E2E_NODE_DIR=%q\n' "$dir/node"
+      printf 'export E2E_NODE_IP=%q\n' 10.86.0.1
+      printf 'export E2E_POD_CIDR=%q\n' 10.88.0.0/24
+      printf 'export CONTAINERD_ADDRESS=%q\n' "$dir/node/containerd.sock"
+      printf 'export KUBELET=%q\n' "$KUBELET"
+    else
+      printf 'export E2E_REAL_NODE=\n'
+    fi
   } >"$dir/env.tmp"
   mv -f "$dir/env.tmp" "$dir/env"
 }
@@ -467,6 +507,8 @@ load_env() {
   KUBE_CONTROLLER_MANAGER="${KUBE_CONTROLLER_MANAGER:-}"
   KUBE_SCHEDULER="${KUBE_SCHEDULER:-}"
   KWOK="${KWOK:-}"
+  KUBELET="${KUBELET:-}"
+  if [[ -n "${E2E_REAL_NODE:-}" ]]; then real_node=1 REAL_NODE_NAME="$E2E_REAL_NODE"; else real_node=0; fi
 }
 
 kc() { "$KUBECTL" --kubeconfig "$dir/kubeconfig" --request-timeout=20s "$@"; }
@@ -578,6 +620,24 @@ write_args_apiserver() {
     "--requestheader-group-headers=X-Remote-Group"
     "--requestheader-extra-headers-prefix=X-Remote-Extra-"
   )
+  if [[ "$real_node" == 1 ]]; then
+    # The real node (test/e2e/node/node.sh): kube-apiserver reaches the
+    # cluster (webhooks through their Service, kubelets, APIServices) through
+    # the node's netns proxy, at the endpoints of Services (no kube-proxy
+    # makes ClusterIPs reachable), and shows kubelets a client certificate.
+    args+=(
+      "--egress-selector-config-file=$dir/egress-selector.yaml"
+      "--enable-aggregator-routing=true"
+      "--kubelet-client-certificate=$pki/apiserver-kubelet-client.crt"
+      "--kubelet-client-key=$pki/apiserver-kubelet-client.key"
+      "--kubelet-certificate-authority=$pki/ca.crt"
+      "--kubelet-preferred-address-types=InternalIP,Hostname"
+      # A namespace can send all its Pods to the real node (annotations
+      # scheduler.alpha.kubernetes.io/node-selector and .../defaultTolerations),
+      # e.g. a ModelService's, whose spec has no placement fields.
+      "--enable-admission-plugins=PodNodeSelector,PodTolerationRestriction"
+    )
+  fi
   # Without the controller manager nothing creates the "default"
   # ServiceAccounts that the ServiceAccount admission plugin requires.
   [[ "$mode" == light ]] && args+=("--disable-admission-plugins=ServiceAccount")
@@ -683,6 +743,9 @@ write_args_kwok() {
 
 do_down() {
   local c
+  # The real node first: its containers, containerd, the kubelet, its
+  # namespaces and cgroups (a no-op without one).
+  if [[ -d "$dir/node" ]]; then "$node_sh" stop "$dir" || log "WARNING: stopping the real node failed"; fi
   for c in kwok kube-scheduler kube-controller-manager; do stop "$c" 10; done
   stop kube-apiserver 20
   stop etcd 10
@@ -691,7 +754,8 @@ do_down() {
     rm -f "$dir"/{kubeconfig,kubeconfig.tmp,env,env.tmp,mode,build.log,audit.log,audit-policy.yaml,kube-scheduler.yaml}
     rm -f "$dir"/*.kubeconfig "$dir"/*.kubeconfig.tmp
     for c in "${ALL_COMPONENTS[@]}"; do rm -f "$dir/$c".{log,args,pid}; done
-    rm -f "$dir"/audit-*.log
+    rm -f "$dir"/audit-*.log "$dir"/{real-node,egress-selector.yaml}
+    rm -rf "$dir/node"
     rmdir "$dir" 2>/dev/null || true
     log "purged $dir"
   fi
@@ -707,6 +771,7 @@ do_up() {
   # 1. Binaries (cached; a no-op when already built).
   local build_args=()
   [[ "$mode" == light ]] && build_args+=(--light)
+  [[ "$real_node" == 1 ]] && build_args+=(--real-node)
   if ! exports="$("$here/build-control-plane.sh" "${build_args[@]}" 2>"$dir/build.log")"; then
     fail "building the control-plane binaries failed"
   fi
@@ -717,9 +782,10 @@ do_up() {
 
   # 2. Fresh state.
   rm -rf "$dir/etcd-data"
-  rm -f "$dir"/{kubeconfig,env,audit.log,audit-policy.yaml,kube-scheduler.yaml} "$dir"/*.kubeconfig
+  rm -f "$dir"/{kubeconfig,env,audit.log,audit-policy.yaml,kube-scheduler.yaml,real-node,egress-selector.yaml} "$dir"/*.kubeconfig
   for c in "${ALL_COMPONENTS[@]}"; do rm -f "$dir/$c".{log,args}; done
   echo "$mode" >"$dir/mode"
+  [[ "$real_node" == 1 ]] && echo "$REAL_NODE_NAME" >"$dir/real-node"
   gen_certs
 
   # 3. Free ports (distinct).
@@ -775,11 +841,31 @@ do_up() {
       (( SECONDS < deadline )) || fail "no default ServiceAccount after ${timeout}s: the controller manager's controllers do not run"
       sleep 0.2
     done
+    if [[ "$real_node" == 1 ]]; then start_real_node; fi
   fi
 
   write_env
   log "up ($mode) in $(( SECONDS - start_time ))s (binaries ${t_build}s): https://127.0.0.1:$api_port (etcd http://127.0.0.1:$etcd_port); source $dir/env"
   echo "$dir/kubeconfig"
+}
+
+# start_real_node: the kubelet's user (system:node:NAME in system:nodes) gets
+# the bootstrap ClusterRole system:node (the API server authorizes with RBAC
+# only, no Node authorizer), then test/e2e/node/node.sh starts the node and
+# waits until it is Ready.
+start_real_node() {
+  kc apply -f - >/dev/null <<EOF || fail "binding system:node to system:nodes"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: modelservice-e2e-nodes}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:node}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: system:nodes}
+EOF
+  local t0=$SECONDS
+  KUBELET="$KUBELET" KUBECTL="$KUBECTL" E2E_NODE_NAME="$REAL_NODE_NAME" E2E_READY_TIMEOUT="$timeout" \
+    "$node_sh" start "$dir" "$api_port" || fail "the real node did not start (see $dir/node/*.log)"
+  log "real node $REAL_NODE_NAME Ready ($(( SECONDS - t0 ))s)"
 }
 
 # restart_one NAME: stop and start one component with its recorded arguments.
@@ -821,6 +907,12 @@ do_heal() {
       restarted=1
     fi
   done
+  if [[ "$real_node" == 1 ]] && ! "$node_sh" status "$dir" >/dev/null 2>&1; then
+    log "the real node is not running: restarting it"
+    "$node_sh" stop "$dir" || true
+    start_real_node
+    restarted=1
+  fi
   (( restarted )) && write_env
   return 0
 }
@@ -850,6 +942,11 @@ do_status() {
     local nodes
     nodes="$(kc get nodes -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}' 2>/dev/null || true)"
     lines+=("  nodes: ${nodes:-?}")
+  fi
+  if [[ "$real_node" == 1 ]]; then
+    local node_lines
+    node_lines="$("$node_sh" status "$dir" 2>&1)" || bad=1
+    lines+=("$node_lines")
   fi
   if (( bad )); then
     echo "degraded ($mode, $dir):"
@@ -888,11 +985,15 @@ do_add_node() {
 }
 
 case "$cmd" in
-  up) (( ${#cmd_args[@]} == 0 )) || die "up takes no arguments"; do_up ;;
+  up) (( ${#cmd_args[@]} == 0 )) || die "up takes no arguments (but --light or --real-node)"; do_up ;;
   down) do_down ;;
   status) do_status ;;
   restart-apiserver) do_restart kube-apiserver ;;
   restart) do_restart "${cmd_args[@]}" ;;
   heal) do_heal ;;
   add-node) do_add_node "${cmd_args[@]}" ;;
+  node-exec)
+    load_env
+    [[ "$real_node" == 1 ]] || die "node-exec: this cluster has no real node (up --real-node)"
+    exec "$node_sh" exec "$dir" "${cmd_args[@]}" ;;
 esac

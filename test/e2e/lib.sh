@@ -557,3 +557,91 @@ audit_creates() {
            and .objectRef.namespace == $ns and .responseStatus.code < 300) | .objectRef.name // .responseObject.metadata.name // "?"' \
     | sort | uniq -c | awk '{print $2, $1}'
 }
+
+# ------------------------------------------------------------------ the real node
+
+# The cases 90-99 run against a cluster of their own with a real node
+# (test/e2e/cluster.sh up --real-node, in $E2E_WORK/real), where run.sh
+# installed the operator from its image (test/e2e/operator/install.sh): the
+# suite's own cluster stays as it is, with the webhook and the controllers
+# of the other cases as host processes. Such a case says `# needs: real-node`.
+OPERATOR_NS=modelservice-system
+
+# need_real_node: fail when run.sh could not set up the real-node cluster, skip
+# (exit 77) when it did not (E2E_REAL_NODE_CASES=0);
+# otherwise point this case's kubectl at it (its env: KUBECONFIG, KUBECTL,
+# E2E_AUDIT_LOG, E2E_NODE_DIR, ...).
+need_real_node() {
+  [[ -z "${E2E_REAL_SETUP_FAILED:-}" ]] || fail "the real-node set-up failed: $E2E_REAL_SETUP_FAILED"
+  if [[ -z "${E2E_REAL_DIR:-}" || ! -s "$E2E_REAL_DIR/env" ]]; then
+    echo "SKIP: needs the real-node cluster (run.sh starts it when a selected case says '# needs: real-node')" >&2
+    exit 77
+  fi
+  # shellcheck disable=SC1091
+  source "$E2E_REAL_DIR/env"
+}
+
+# node_exec CMD...: CMD in the real node's network and mount namespaces.
+node_exec() { "$E2E_ROOT/test/e2e/cluster.sh" --dir "$E2E_REAL_DIR" node-exec "$@"; }
+
+# operator_pods: the operator's Pod names, one a line (sorted).
+operator_pods() {
+  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator \
+    -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}' | sort
+}
+
+# pods_ready_count: how many operator Pods are Ready (condition Ready True).
+operator_ready_count() {
+  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator -o json \
+    | jq '[.items[] | select(.metadata.deletionTimestamp == null)
+           | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length'
+}
+
+# webhook_endpoints: the ready addresses of the webhook Service's
+# EndpointSlices (what the API server may call), sorted, space-separated.
+webhook_endpoints() {
+  k -n "$OPERATOR_NS" get endpointslices -l kubernetes.io/service-name=modelservice-webhook -o json \
+    | jq -r '[.items[].endpoints[]? | select(.conditions.ready == true) | .addresses[]] | sort | join(" ")'
+}
+
+# leader_pod: the operator Pod holding the controller's Lease (the holder
+# identity is HOSTNAME_SUFFIX, the hostname being the Pod's name).
+leader_pod() {
+  local holder
+  holder="$(k -n "$OPERATOR_NS" get lease modelservice-controller -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null)" || return 1
+  [[ -n "$holder" ]] || return 1
+  echo "${holder%_*}"
+}
+
+# pod_get POD PORT PATH: GET http://POD:PORT/PATH through the API server's
+# pod proxy (its egress selector reaches the Pod inside the node's namespace).
+pod_get() { k get --raw "/api/v1/namespaces/$OPERATOR_NS/pods/$1:$2/proxy/${3#/}"; }
+
+# container_restarts POD CONTAINER
+container_restarts() {
+  k -n "$OPERATOR_NS" get pod "$1" -o "jsonpath={.status.containerStatuses[?(@.name==\"$2\")].restartCount}"
+}
+
+# real_node_ns NAME: a namespace whose Pods all run on the real node: the
+# PodNodeSelector and PodTolerationRestriction admission plugins (on in a
+# real-node cluster) give each Pod the node's selector and a toleration of
+# its taint (a ModelService's spec has no placement fields).
+real_node_ns() {
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $1
+  annotations:
+    scheduler.alpha.kubernetes.io/node-selector: modelops.dev/real-node=true
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"modelops.dev/real-node","operator":"Exists","effect":"NoSchedule"}]'
+EOF
+}
+
+# real_node_ms NAME [SPEC_LINES...]: ms_yaml for a ModelService of the
+# example model server (its image imported by install.sh); in a real_node_ns
+# namespace its pods run on the real node.
+real_node_ms() {
+  local name="$1"; shift
+  ms_yaml "$name" "model: $name-model" 'image: localhost/model-server:dev' "$@"
+}

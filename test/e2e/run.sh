@@ -40,6 +40,16 @@
 # scheduler, kwok; default webhook and controller). After each case, whatever
 # it left stopped is started again (cluster components with `cluster.sh heal`).
 #
+# The real node: before the first selected case that says `# needs:
+# real-node` (90-99), a second cluster is started, with a real node (cluster.sh up --real-node, in
+# E2E_WORK/real), and the operator is installed there from its image the way
+# users install it (test/e2e/operator/install.sh): the image
+# E2E_OPERATOR_IMAGE (default localhost/modelservice:dev) as
+# scripts/build-image.sh last built it, which is run first only when that
+# image does not exist (rebuild it after changing the C++ to test the change
+# in the Pods; .ci/run builds it just before). If that set-up fails, those
+# cases fail with its reason. E2E_REAL_NODE_CASES=0 skips them instead.
+#
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
 # queue-exporter,external-metrics}.log, E2E_WORK/cases/CASE.log, E2E_WORK/cluster/ (etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler and kwok logs, the
@@ -84,13 +94,17 @@ teardown() {
     say "  source $E2E_WORK/cluster/env   # KUBECONFIG, KUBECTL, ..."
     say "  logs in $E2E_WORK/logs; stop with:"
     say "  for p in $E2E_WORK/proc/*.pid; do kill \$(cat \$p); done; $here/cluster.sh --dir $E2E_WORK/cluster down"
+    [[ -n "${E2E_REAL_DIR:-}" ]] && say "  the real-node cluster: source $E2E_REAL_DIR/env; stop: $here/cluster.sh --dir $E2E_REAL_DIR down"
     return 0
   fi
   # A case still running (interrupted suite): its whole process group.
   if [[ -n "${cpid:-}" ]]; then kill -TERM -- "-$cpid" 2>/dev/null || true; fi
   proc_stop_all 2>/dev/null || true
+  if [[ -n "${E2E_REAL_DIR:-}" ]]; then "$here/cluster.sh" --dir "$E2E_REAL_DIR" down >/dev/null 2>&1 || true; fi
   "$here/cluster.sh" --dir "$E2E_WORK/cluster" down >/dev/null 2>&1 || true
   rm -rf "$E2E_WORK/cluster/etcd-data" "$E2E_WORK/prometheus-data"
+  # The real node's images, snapshots and volumes (about 330 MB; its logs stay).
+  if [[ -n "${E2E_REAL_DIR:-}" ]]; then rm -rf "$E2E_REAL_DIR/etcd-data" "$E2E_REAL_DIR/node/containerd" "$E2E_REAL_DIR/node/kubelet"; fi
   say "stopped everything; logs kept in $E2E_WORK"
 }
 cleanup() {
@@ -231,8 +245,8 @@ ca_bundle="$(tail -n 1 <<<"$certs_out")"
 # filled in (the overlay hardcodes https://127.0.0.1:9443).
 "$KUBECTL" kustomize "$E2E_ROOT/manifests/overlays/local" >"$E2E_WORK/local-overlay.orig.yaml" 2>"$E2E_WORK/logs/install.log" \
   || setup_fail "kubectl kustomize manifests/overlays/local" "$E2E_WORK/logs/install.log"
-sed -e "s#https://127\.0\.0\.1:9443/#https://127.0.0.1:$WEBHOOK_PORT/#" \
-    -e "s#caBundle: \"\"#caBundle: $ca_bundle#" \
+# (The manifests carry no caBundle field: it goes in after each URL.)
+sed -e "s#^\( *\)url: https://127\.0\.0\.1:9443/\(.*\)\$#\1url: https://127.0.0.1:$WEBHOOK_PORT/\2\n\1caBundle: $ca_bundle#" \
     "$E2E_WORK/local-overlay.orig.yaml" >"$E2E_WORK/local-overlay.yaml"
 [[ "$(grep -c "url: https://127.0.0.1:$WEBHOOK_PORT/\(mutate\|validate\)$" "$E2E_WORK/local-overlay.yaml")" == 2 ]] \
   || setup_fail "could not point the overlay's webhook URLs at port $WEBHOOK_PORT (see $E2E_WORK/local-overlay.yaml)"
@@ -299,6 +313,43 @@ if ( poll_until 30 is_leader controller ); then
 else
   say "WARNING: the controller does not report leader_election_master_status 1 after 30s (see logs/controller.log)"
 fi
+# ------------------------------------------------------------------ the real node
+# real_node_setup: the second cluster, with a real node, and the operator
+# installed there from its image; done when the first case that says
+# `# needs: real-node` comes (so the other cases do not share the machine
+# with it). On failure those cases fail with the reason (lib.sh's
+# need_real_node), the others still run.
+real_node_setup() {
+  local t0=$SECONDS t1 image_cache
+  real_setup_done=1
+  E2E_OPERATOR_IMAGE="${E2E_OPERATOR_IMAGE:-localhost/modelservice:dev}"
+  image_cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
+  if [[ -z "$(CONTAINERS_STORAGE_CONF="$image_cache/storage.conf" buildah images -q "$E2E_OPERATOR_IMAGE" 2>/dev/null)" ]]; then
+    say "no image $E2E_OPERATOR_IMAGE yet: scripts/build-image.sh (logs/build-image.log)"
+    if ! "$E2E_ROOT/scripts/build-image.sh" --tag "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/build-image.log" 2>&1; then
+      real_setup_failed "scripts/build-image.sh failed (see $E2E_WORK/logs/build-image.log)"; return
+    fi
+  fi
+  export E2E_REAL_DIR="$E2E_WORK/real"
+  # The real-node cluster is the users' kind of cluster: none of the suite's
+  # own API server flags (the webhook client certificate of the mTLS set-up).
+  if ! E2E_APISERVER_ARGS="" "$here/cluster.sh" --dir "$E2E_REAL_DIR" up --real-node >"$E2E_WORK/logs/real-cluster-up.log" 2>&1; then
+    real_setup_failed "cluster.sh up --real-node failed: $(why "$E2E_WORK/logs/real-cluster-up.log")"; return
+  fi
+  t1=$SECONDS
+  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1; then
+    real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(why "$E2E_WORK/logs/operator-install.log")"; return
+  fi
+  printf 'export E2E_REAL_DIR=%q\n' "$E2E_REAL_DIR" >>"$E2E_WORK/suite.env"
+  say "real-node cluster up ($(( t1 - t0 ))s) and the operator installed from $E2E_OPERATOR_IMAGE ($(( SECONDS - t1 ))s)"
+  echo "TIMING real-node set-up $(( SECONDS - t0 ))s (cluster $(( t1 - t0 ))s, operator $(( SECONDS - t1 ))s)" >>"$E2E_WORK/timings.txt"
+}
+why() { grep -h -m1 'ERROR' "$1" || tail -n 3 "$1" | tr '\n' ' '; }  # why LOG: the reason a script gave
+real_setup_failed() {
+  say "THE REAL-NODE SET-UP FAILED: $1"
+  printf 'export E2E_REAL_SETUP_FAILED=%q\n' "$1" >>"$E2E_WORK/suite.env"
+}
+real_setup_done=0
 say "set-up done in $(( SECONDS - suite_start ))s"
 
 # ------------------------------------------------------------------ cases
@@ -312,6 +363,10 @@ ensure_components() {
   proc_alive external-metrics || { say "external metrics server not running: restarting it"; ( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi
   proc_alive controller || { say "controller not running: restarting it"; ( start_controller controller ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  if [[ -n "${E2E_REAL_DIR:-}" ]] && ! "$here/cluster.sh" --dir "$E2E_REAL_DIR" status >>"$E2E_WORK/logs/real-cluster-up.log" 2>&1; then
+    say "the real-node cluster is not healthy after the case: cluster.sh heal"
+    "$here/cluster.sh" --dir "$E2E_REAL_DIR" heal >>"$E2E_WORK/logs/real-cluster-up.log" 2>&1 || true
+  fi
   if ! "$here/cluster.sh" --dir "$E2E_WORK/cluster" status >>"$E2E_WORK/logs/cluster-up.log" 2>&1; then
     say "cluster not healthy after the case: restarting what is not running (cluster.sh heal)"
     "$here/cluster.sh" --dir "$E2E_WORK/cluster" heal >>"$E2E_WORK/logs/cluster-up.log" 2>&1 || true
@@ -336,6 +391,9 @@ cases=("$here"/cases/*.sh)
 for c in "${cases[@]}"; do
   name="$(basename "$c" .sh)"
   if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
+  if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
+    real_node_setup
+  fi
   tmo="$(header "$c" timeout 180)"
   comps="$(header "$c" logs "webhook controller")"
   clog="$E2E_WORK/cases/$name.log"

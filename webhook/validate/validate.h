@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "api/field_error.h"
-#include "shared/api/schema.h"
+#include "api/schema.h"
 
 namespace ms::validate {
 

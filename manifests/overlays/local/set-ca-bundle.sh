@@ -2,8 +2,9 @@
 # set-ca-bundle.sh - fill in the caBundle of both ModelService webhook
 # configurations (modelservice-mutating, modelservice-validating) with a PEM CA.
 # Works for the in-cluster install (manifests/) and this local overlay alike,
-# since both use the same object names. Run it after every `kubectl apply`
-# (an apply resets caBundle to the manifests' empty placeholder).
+# since both use the same object names. The manifests carry no caBundle field,
+# so a later `kubectl apply` of them keeps what this sets (an apply of older
+# manifests that had `caBundle: ""` removes it once: run this again then).
 #
 # Usage: set-ca-bundle.sh CA_PEM_FILE    (kubectl uses $KUBECONFIG as usual;
 #                                          KUBECTL overrides the kubectl binary)
@@ -14,5 +15,5 @@ ca=$(base64 -w0 <"$1")
 for kind in mutatingwebhookconfiguration/modelservice-mutating \
             validatingwebhookconfiguration/modelservice-validating; do
   "$kubectl" patch "$kind" --type=json \
-    -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]"
 done

@@ -32,11 +32,11 @@ wait_for 20 "modelservice_admission_decisions_total denied > 0" positive \
 # The label sets as Prometheus stores them.
 r="$(prom_query 'controller_runtime_webhook_requests_total')"
 echo "$r" | jq -c '.data.result[] | [.metric, .value[1]]' >&2
-labels="$(jq -c '[.data.result[].metric | del(.instance, .job) | keys] | unique' <<<"$r")"
+labels="$(jq -c '[.data.result[].metric | del(.instance, .job, .namespace) | keys] | unique' <<<"$r")"
 assert_eq "$labels" '[["__name__","code","webhook"]]' "labels of controller_runtime_webhook_requests_total"
 r="$(prom_query 'controller_runtime_reconcile_total{job="modelservice-controller"}')"
 echo "$r" | jq -c '.data.result[] | [.metric, .value[1]]' >&2
-labels="$(jq -c '[.data.result[].metric | del(.instance, .job) | keys] | unique' <<<"$r")"
+labels="$(jq -c '[.data.result[].metric | del(.instance, .job, .namespace) | keys] | unique' <<<"$r")"
 assert_eq "$labels" '[["__name__","controller","result"]]' "labels of controller_runtime_reconcile_total"
 results="$(jq -c '[.data.result[].metric.result] | unique' <<<"$r")"
 assert_contains "$results" '"success"' "reconcile results"

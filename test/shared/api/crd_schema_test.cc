@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/api/schema.h"
+#include "api/schema.h"
 #include "base/files.h"
 #include "webhook/validate/yaml_reader.h"
 

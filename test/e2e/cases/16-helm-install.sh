@@ -1,0 +1,159 @@
+# The install paths of docs/operator/install.md, on a cluster of their own
+# (cluster.sh in E2E_WORK/install-cluster: the chart's cluster-scoped objects
+# have the same names as the suite's local overlay, so they cannot share one).
+# Its nodes are KWOK's, so the operator's Pods become Ready without running:
+# this case checks objects, RBAC and what Helm does, not the programs.
+#   1. `helm template | kubectl apply --dry-run=server`: every object of the
+#      chart (modes self and provided) is accepted by the API server.
+#   2. `kubectl apply -f dist/install.yaml` (the README's line): every object
+#      created, the Deployment rolls out; applied again: nothing written, and
+#      a caBundle set in between (set-ca-bundle.sh) is kept; the RBAC of
+#      certificate mode self is narrowed to its objects; a user bound only to
+#      the built-in edit role can list ModelServices and may create, scale
+#      and delete them, one bound to view may only read them (aggregation of
+#      modelservice-edit/-view). Deleted again: nothing left.
+#   3. `helm install` (the README's line): the CRD lands, every object of the
+#      release exists, the Deployment rolls out (--wait);
+#      no ModelService gets past the unreachable webhook, not even in the
+#      operator's own namespace; `helm upgrade` to mode provided, another log
+#      level and failurePolicy Ignore: the caBundle and the policy reach both
+#      webhook configurations, the log level the Deployment, and a
+#      ModelService is admitted without the webhook;
+#      `helm uninstall`: every object of the release is gone; what stays is
+#      what docs/operator/install.md says: the CRD and the ModelServices, the
+#      namespace, the user's Secret.
+# timeout: 900
+# logs: none
+need_full_cluster
+eval "$("$E2E_ROOT/test/e2e/build-helm.sh")"  # cached; a cold build takes minutes
+chart="$E2E_ROOT/charts/modelservice-operator"
+cdir="$E2E_WORK/install-cluster"
+export HELM_CACHE_HOME="$E2E_WORK/helm/cache" HELM_CONFIG_HOME="$E2E_WORK/helm/config" HELM_DATA_HOME="$E2E_WORK/helm/data"
+tmp="$(mktemp -d)"
+trap '"$E2E_ROOT/test/e2e/cluster.sh" --dir "$cdir" down >/dev/null 2>&1 || true; rm -rf "$cdir/etcd-data" "$tmp"' EXIT
+t0="$(now)"
+kc="$(E2E_CLUSTER_MODE=full E2E_APISERVER_ARGS="" "$E2E_ROOT/test/e2e/cluster.sh" --dir "$cdir" up 2>"$tmp/up.log")" \
+  || fail "cluster.sh up for the install tests:\n$(tail -n 20 "$tmp/up.log")"
+t_up="$(elapsed "$t0")"
+log "own cluster up in ${t_up}s"
+hk() { "$KUBECTL" --kubeconfig "$kc" --request-timeout=30s "$@"; }
+helm_() { "$HELM" --kubeconfig "$kc" "$@"; }
+ns=modelservice-system
+sa="system:serviceaccount:$ns:modelservice-controller"
+objects() { grep -c '^kind: ' "$1"; }  # top-level objects of a YAML stream
+
+# ------------------------------------------------------------ 1. template | apply --dry-run=server
+t0="$(now)"
+hk create namespace "$ns" >/dev/null  # namespaced objects need it, even in a dry run
+"$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$tmp/certs" --namespace "$ns" >/dev/null 2>&1 || fail "gen-certs.sh"
+for values in "" "--set certificates.mode=provided --set-file certificates.provided.caBundle=$tmp/certs/ca.crt"; do
+  # shellcheck disable=SC2086
+  helm_ template modelservice "$chart" -n "$ns" --include-crds $values >"$tmp/render.yaml" || fail "helm template $values"
+  out="$(hk apply --dry-run=server -f "$tmp/render.yaml" 2>&1)" || fail "kubectl apply --dry-run=server of helm template $values:\n$out"
+  assert_eq "$(grep -c '(server dry run)$' <<<"$out")" "$(objects "$tmp/render.yaml")" \
+    "objects of helm template ${values:-(default values)} accepted by the server dry run"
+done
+hk delete namespace "$ns" --wait --timeout=60s >/dev/null
+t_template="$(elapsed "$t0")"
+
+# ------------------------------------------------------------ 2. dist/install.yaml
+t0="$(now)"
+dist="$E2E_ROOT/dist/install.yaml"
+out="$(hk apply -f "$dist" 2>&1)" || fail "kubectl apply -f dist/install.yaml:\n$out"
+assert_eq "$(grep -c ' created$' <<<"$out")" "$(objects "$dist")" "objects created by kubectl apply -f dist/install.yaml"
+hk wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
+hk -n "$ns" rollout status deployment/modelservice --timeout=90s >/dev/null || fail "dist/install.yaml: the Deployment did not roll out"
+assert_eq "$(hk -n "$ns" get deployment modelservice -o 'jsonpath={.spec.template.metadata.annotations.kubectl\.kubernetes\.io/default-container}')" \
+  controller "the Pods' default container"
+assert_eq "$(hk get mutatingwebhookconfiguration modelservice-mutating -o 'jsonpath={.webhooks[0].clientConfig.caBundle}')" "" \
+  "caBundle of the default install (mode self: set by the controller, not by the manifests)"
+KUBECTL="$KUBECTL" KUBECONFIG="$kc" "$E2E_ROOT/manifests/overlays/local/set-ca-bundle.sh" "$tmp/certs/ca.crt" >/dev/null \
+  || fail "set-ca-bundle.sh"
+out="$(hk diff -f "$dist" 2>&1)" || fail "kubectl diff -f dist/install.yaml after the install and set-ca-bundle.sh:\n$out"
+log "ok: kubectl diff -f dist/install.yaml shows no difference"
+rv="$(hk get -f "$dist" -o 'jsonpath={range .items[*]}{.metadata.resourceVersion} {end}')"
+out="$(hk apply -f "$dist" 2>&1)" || fail "kubectl apply -f dist/install.yaml (again):\n$out"
+# (kubectl reports some no-op patches as "configured"; the objects say what changed.)
+assert_eq "$(hk get -f "$dist" -o 'jsonpath={range .items[*]}{.metadata.resourceVersion} {end}')" "$rv" \
+  "resourceVersions of every object after a second apply (nothing written)"
+for w in mutatingwebhookconfiguration/modelservice-mutating validatingwebhookconfiguration/modelservice-validating; do
+  assert_eq "$(hk get "$w" -o 'jsonpath={.webhooks[0].clientConfig.caBundle}')" "$(base64 -w0 "$tmp/certs/ca.crt")" \
+    "$w: the caBundle set by set-ca-bundle.sh after the re-apply"
+done
+# Mode self's RBAC: the one Secret and the two configurations, nothing else.
+can() { hk auth can-i "$@" 2>/dev/null || true; }
+assert_eq "$(can update secrets/modelservice-webhook-tls -n "$ns" --as "$sa")" yes "the controller may update its Secret"
+assert_eq "$(can get secrets/other -n "$ns" --as "$sa")" no "the controller may not read another Secret"
+assert_eq "$(can create secrets -n default --as "$sa")" no "the controller may not create Secrets outside $ns"
+assert_eq "$(can patch mutatingwebhookconfigurations/modelservice-mutating --as "$sa")" yes "the controller may patch its mutating configuration"
+assert_eq "$(can patch validatingwebhookconfigurations/other --as "$sa")" no "the controller may not patch another configuration"
+# Namespace editors and viewers, bound only to the built-in roles.
+hk create namespace team-a >/dev/null
+hk -n team-a create rolebinding alice-edit --clusterrole=edit --user=alice >/dev/null
+hk -n team-a create rolebinding bob-view --clusterrole=view --user=bob >/dev/null
+wait_output 60 "the built-in edit role has ModelServices (aggregated by kube-controller-manager)" yes \
+  hk auth can-i create modelservices.modelops.dev -n team-a --as alice
+for verb in "get modelservices" "list modelservices" "delete modelservices" "patch modelservices" \
+            "update modelservices --subresource=scale" "get modelservices --subresource=status"; do
+  # shellcheck disable=SC2086
+  assert_eq "$(can $verb -n team-a --as alice)" yes "alice (edit) may $verb"
+done
+assert_eq "$(can update modelservices --subresource=status -n team-a --as alice)" no "alice (edit) may not update the status"
+assert_eq "$(can create modelservices -n team-b --as alice)" no "alice (edit in team-a) may not create in team-b"
+wait_output 60 "the built-in view role has ModelServices" yes hk auth can-i list modelservices.modelops.dev -n team-a --as bob
+assert_eq "$(can create modelservices -n team-a --as bob)" no "bob (view) may not create"
+assert_eq "$(can update modelservices --subresource=scale -n team-a --as bob)" no "bob (view) may not scale"
+for who in alice bob; do
+  out="$(hk -n team-a get ms --as "$who" 2>&1)" || fail "kubectl get ms as $who: $out"
+  assert_eq "$out" "No resources found in team-a namespace." "kubectl get ms as $who"
+done
+out="$(hk delete -f "$dist" --wait --timeout=90s 2>&1)" || fail "kubectl delete -f dist/install.yaml:\n$out"
+assert_eq "$(hk get -f "$dist" --ignore-not-found -o name 2>&1 | wc -l)" 0 "objects of dist/install.yaml left after kubectl delete"
+t_dist="$(elapsed "$t0")"
+
+# ------------------------------------------------------------ 3. helm install, upgrade, uninstall
+t0="$(now)"
+helm_ install modelservice "$chart" -n "$ns" --create-namespace --wait --timeout 90s >"$tmp/install.out" 2>&1 \
+  || fail "helm install:\n$(cat "$tmp/install.out")"
+assert_contains "$(cat "$tmp/install.out")" 'mode "self" is not implemented by the controller yet' "helm install's NOTES"
+assert_eq "$(hk get crd modelservices.modelops.dev -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}')" True \
+  "the CRD (crds/) landed"
+helm_ get manifest modelservice -n "$ns" >"$tmp/release.yaml"
+n="$(objects "$tmp/release.yaml")"
+assert_eq "$(hk get -f "$tmp/release.yaml" -o name | wc -l)" "$n" "objects of the release that exist"
+assert_eq "$n" "$(( $(objects "$dist") - 2 ))" "objects of the release (dist/install.yaml without the Namespace and the CRD)"
+gen1="$(hk -n "$ns" get deployment modelservice -o 'jsonpath={.metadata.generation}')"
+# The user's Secret, as the NOTES of mode self tell; then the upgrade.
+hk -n "$ns" create secret tls modelservice-webhook-tls --cert "$tmp/certs/tls.crt" --key "$tmp/certs/tls.key" >/dev/null
+out="$(ms_yaml early 'model: m' | hk -n "$ns" create -f - 2>&1 || true)"
+assert_contains "$out" 'failed calling webhook "mutate.modelservices.modelops.dev"' \
+  "a ModelService in the operator's own namespace while no webhook answers (failurePolicy Fail, no namespace spared)"
+helm_ upgrade modelservice "$chart" -n "$ns" --reuse-values --wait --timeout 90s \
+  --set certificates.mode=provided --set-file certificates.provided.caBundle="$tmp/certs/ca.crt" \
+  --set logging.level=debug --set webhook.failurePolicy=Ignore --set webhook.timeoutSeconds=2 \
+  >"$tmp/upgrade.out" 2>&1 || fail "helm upgrade:\n$(cat "$tmp/upgrade.out")"
+assert_eq "$(helm_ status modelservice -n "$ns" -o json | jq -r '"\(.version) \(.info.status)"')" "2 deployed" "release after the upgrade"
+for w in mutatingwebhookconfiguration/modelservice-mutating validatingwebhookconfiguration/modelservice-validating; do
+  assert_eq "$(hk get "$w" -o 'jsonpath={.webhooks[0].clientConfig.caBundle} {.webhooks[0].failurePolicy} {.webhooks[0].timeoutSeconds}')" \
+    "$(base64 -w0 "$tmp/certs/ca.crt") Ignore 2" "$w: caBundle, failurePolicy and timeout after helm upgrade"
+done
+# failurePolicy Ignore: admitted without the (unreachable) webhook; then what uninstall keeps.
+ms_yaml kept 'model: kept' | hk -n "$ns" create -f - >/dev/null || fail "creating a ModelService with failurePolicy Ignore"
+d="$(hk -n "$ns" get deployment modelservice -o json)"
+assert_eq "$(jq -r '[.spec.template.spec.containers[].args[] | select(startswith("--log-level="))] | join(" ")' <<<"$d")" \
+  "--log-level=debug --log-level=debug" "the log level of both containers after helm upgrade"
+assert_eq "$(jq -r '.spec.template.spec.volumes[] | select(.name == "webhook-tls") | .secret.optional // false' <<<"$d")" false \
+  "the Secret volume in mode provided (the Pod waits for it)"
+assert_gt "$(jq -r .metadata.generation <<<"$d")" "$gen1" "the Deployment's generation after helm upgrade"
+assert_eq "$(can create secrets -n "$ns" --as "$sa")" no "the controller's Secret rights in mode provided (mode self's RBAC removed)"
+helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
+  || fail "helm uninstall:\n$(cat "$tmp/uninstall.out")"
+assert_eq "$(hk get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1 | wc -l)" 0 "objects of the release left after helm uninstall"
+assert_eq "$(hk get crd modelservices.modelops.dev -o name)" customresourcedefinition.apiextensions.k8s.io/modelservices.modelops.dev \
+  "the CRD after helm uninstall (kept: Helm never deletes crds/)"
+assert_eq "$(hk -n "$ns" get ms kept -o name)" modelservice.modelops.dev/kept "a ModelService after helm uninstall"
+assert_eq "$(hk -n "$ns" get secret modelservice-webhook-tls -o name)" secret/modelservice-webhook-tls "the user's Secret after helm uninstall"
+assert_eq "$(hk get namespace "$ns" -o 'jsonpath={.status.phase}')" Active "the namespace after helm uninstall (--create-namespace: not the release's)"
+t_helm="$(elapsed "$t0")"
+echo "TIMING install paths: own cluster up ${t_up}s; helm template dry runs ${t_template}s; dist/install.yaml ${t_dist}s; helm install/upgrade/uninstall ${t_helm}s" \
+  | tee -a "$E2E_WORK/timings.txt" >&2

@@ -1,0 +1,54 @@
+# Leader election between the two operator Pods: one controller holds the
+# Lease modelservice-system/modelservice-controller (its identity is its Pod's
+# name); deleting that Pod (the kubelet sends SIGTERM, the controller
+# releases the Lease) hands over to the other Pod's controller within 10 s
+# (design: under 6 s from the SIGTERM, the standby's next jittered retry at
+# most 2.4 s after the release; plus the kubelet's stopping of the Pod),
+# which then reconciles (the audit log names its Pod), and only
+# it reports leader_election_master_status 1. The Deployment replaces the
+# deleted Pod, whose controller stands by.
+# timeout: 180
+# needs: real-node
+# logs: none
+need_real_node
+ns=e2e-real-failover
+new_ns "$ns"
+
+master() { pod_get "$1" 8082 /metrics | awk '$1 == "leader_election_master_status{name=\"modelservice-controller\"}" { print $2 }'; }
+wait_for 60 "a leader among the operator Pods" leader_pod
+leader="$(leader_pod)"
+mapfile -t pods < <(operator_pods)
+assert_eq "${#pods[@]}" 2 "operator Pods"
+other="${pods[0]}"; [[ "$other" == "$leader" ]] && other="${pods[1]}"
+assert_eq "$(master "$leader") $(master "$other")" "1 0" "leader_election_master_status of $leader (leader) and $other"
+
+t0="$(now)"
+k -n "$OPERATOR_NS" delete pod "$leader" --wait=false >/dev/null
+# new_leader: the Lease is held by a Pod other than the deleted one that
+# exists and is not being deleted.
+new_leader() {
+  local l; l="$(leader_pod)" || return 1
+  [[ "$l" != "$leader" && "$(jp "pod/$l" '{.metadata.name}{.metadata.deletionTimestamp}' -n "$OPERATOR_NS" 2>/dev/null)" == "$l" ]]
+}
+wait_for 30 "the Lease held by a live Pod other than $leader" new_leader
+took="$(elapsed "$t0")"
+next="$(leader_pod)"
+log "the Lease's holder: $next ($([[ "$next" == "$other" ]] && echo the standby || echo the Pod that replaced $leader))"
+assert_le "$took" 10 "seconds from deleting the leader's Pod to the Lease's new holder"
+echo "TIMING real-node leader handover (Pod deleted) ${took}s" >>"$E2E_WORK/timings.txt"
+wait_output 15 "leader_election_master_status 1 in $next" 1 master "$next"
+
+mark="$(audit_mark)"
+ms_yaml after-failover | k -n "$ns" apply -f - >/dev/null
+wait_for 30 "Deployment $ns/after-failover" exists "$ns" deployment after-failover
+by="$(tail -n "+$(( mark + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg ns "$ns" 'select(.stage == "ResponseComplete" and .verb == "create"
+  and .objectRef.resource == "deployments" and .objectRef.namespace == $ns and .responseStatus.code == 201)
+  | .user.extra["authentication.kubernetes.io/pod-name"][0]')"
+assert_eq "$by" "$next" "the Pod whose controller created the Deployment (audit log)"
+
+# Two Pods again, one leader.
+two_ready() { [[ "$(operator_ready_count)" == 2 && "$(operator_pods | grep -c .)" == 2 ]]; }
+wait_for 90 "two operator Pods Ready, the deleted one gone" two_ready
+statuses="$(for p in $(operator_pods); do echo "$([[ "$p" == "$next" ]] && echo leader || echo standby)=$(master "$p")"; done | sort | tr '\n' ' ')"
+assert_eq "$statuses" "leader=1 standby=0 " "leader_election_master_status of the two Pods"
+assert_eq "$(leader_pod)" "$next" "the Lease's holder"
