@@ -128,7 +128,7 @@ class ControllerProcess {
         recorder_(events_client_, clock_, identity_, logger_),
         autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
                     autoscaler_metrics_, flags.scale_down_stabilization, autoscale::kDefaultTolerance, logger_),
-        // The caches keep only what the reconciler reads (cached.h).
+        // The caches keep only what the plan reads (cached.h).
         ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
                       Projected(CachedDeployment)),

@@ -1,5 +1,5 @@
 // What the controller keeps of each object it watches: the informers'
-// transforms. Only the fields that the reconciler, the status and the
+// transforms. Only the fields that the plan, the status and the
 // Events read are cached (never managedFields, annotations, labels other
 // than ours, or the parts of a pod template the controller does not own);
 // writes that need the whole object (updates) read it through the API.

@@ -1,4 +1,4 @@
-// Kubernetes Events about a ModelService: what the reconciler asks for, and
+// Kubernetes Events about a ModelService: what the plan asks for, and
 // the recorder that writes them (core/v1 Events, as client-go's
 // tools/record writes them).
 #pragma once

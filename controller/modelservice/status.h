@@ -2,7 +2,7 @@
 // phase, replica counts, url and the Ready / Progressing / Degraded
 // conditions. A condition keeps its lastTransitionTime while its status does
 // not change, so recomputing the status of an unchanged world gives back the
-// current status exactly (and the reconciler then writes nothing).
+// current status exactly (and the plan then writes nothing).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -34,14 +34,13 @@ class LogCapture {
     std::lock_guard<std::mutex> g(sink_->lines_mu);
     return sink_->lines;
   }
-  // Blocks until a line containing `part` has been logged; false after `cap`.
-  bool AwaitLine(const std::string& part, std::chrono::milliseconds cap = kCap) const {
+  // Blocks until `n` lines containing `part` have been logged; false after `cap`.
+  bool AwaitLine(const std::string& part, size_t n = 1, std::chrono::milliseconds cap = kCap) const {
     std::unique_lock<std::mutex> lock(sink_->lines_mu);
     return sink_->cv.wait_for(lock, cap, [&] {
-      for (const auto& l : sink_->lines) {
-        if (l.find(part) != std::string::npos) return true;
-      }
-      return false;
+      size_t found = 0;
+      for (const auto& l : sink_->lines) found += l.find(part) != std::string::npos;
+      return found >= n;
     });
   }
 

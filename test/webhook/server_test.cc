@@ -21,6 +21,7 @@
 
 #include "base/files.h"
 #include "base/logging.h"
+#include "test/support/log_capture.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
@@ -196,6 +197,21 @@ double SecondsUntilClosed(RawTls& c) {
 std::string PostReview(const std::string& body, const std::string& extra_headers = "") {
   return "POST /validate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra_headers +
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// A plain TCP connection to 127.0.0.1:`port` (-1 on failure).
+int ConnectTcp(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 class ServerTest : public ::testing::Test {
@@ -378,13 +394,8 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   ServerOptions o;
   o.http.limits.read_timeout = std::chrono::seconds(1);
   Start(o);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectTcp(server_->port());
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
   SSL_set_fd(ssl.get(), fd);
@@ -420,13 +431,8 @@ TEST_F(ServerTest, AHandshakeNeverStartedIsDroppedAtTheReadTimeout) {
   ServerOptions o;
   o.http.limits.read_timeout = std::chrono::milliseconds(300);
   Start(o);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectTcp(server_->port());
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ExpectServing();  // meanwhile
   timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -507,6 +513,8 @@ TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection
 #endif
   ServerOptions o;
   o.cert_poll_interval = std::chrono::hours(1);  // nothing else opens files meanwhile
+  test::LogCapture log;  // in memory: it opens no file
+  logger_ = log.logger();
   Start(o);
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
@@ -525,11 +533,12 @@ TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
   RawTls c(server_->port());
+  // Each failed accept pauses accepting for 100 ms (and says so): over the
+  // three pauses after the first, the server must not spin on the listener.
+  const std::string pause = "not accepting for 100ms";
+  ASSERT_TRUE(log.AwaitLine(pause, 1));
   const double cpu_before = cpu_seconds();
-  // Not a synchronisation: the test watches for work that must not happen
-  // (a loop spinning on a listener it cannot accept from), which takes a
-  // window of time; a longer one only makes the check stricter.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(log.AwaitLine(pause, 4));
   const double cpu_used = cpu_seconds() - cpu_before;
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
   EXPECT_LT(cpu_used, 0.1) << "the server spun on a listener it could not accept from";

@@ -127,7 +127,7 @@ std::optional<transport::Response> CheckEnvelope(const json& review, Outcome* ou
 }
 
 // What the log line and the metrics say of a request and its answer.
-void Describe(const json& request, const json& response, Outcome& outcome) {
+void FillOutcome(const json& request, const json& response, Outcome& outcome) {
   outcome.uid = StringField(request, "uid");
   outcome.operation = StringField(request, "operation");
   const bool allowed = response.value("allowed", false);
@@ -162,7 +162,7 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
   response["uid"] = request.at("uid");
-  if (outcome) Describe(request, response, *outcome);
+  if (outcome) FillOutcome(request, response, *outcome);
 
   json out = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
   return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace), {}};

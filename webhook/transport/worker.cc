@@ -105,11 +105,11 @@ void Worker::Accept() {
 // instead of spinning on it.
 void Worker::PauseAccepting() {
   const auto now = EventLoop::Now();
-  if (now >= next_accept_warning_) {
-    shared_.connections.logger.warn("accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
-                                    shared_.open_connections.load());
-    next_accept_warning_ = now + std::chrono::seconds(10);
-  }
+  const bool warn = now >= next_accept_warning_;  // at most every 10 s
+  if (warn) next_accept_warning_ = now + std::chrono::seconds(10);
+  shared_.connections.logger.log(warn ? spdlog::level::warn : spdlog::level::debug,
+                                 "accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
+                                 shared_.open_connections.load());
   loop_.Remove(shared_.listener.fd());
   accepting_ = false;
   loop_.Arm(accept_resume_, now + std::chrono::milliseconds(100));

@@ -68,7 +68,7 @@ TEST(CachedObjects, DeploymentKeepsWhatTheReconcilerReadsOnly) {
   EXPECT_LT(json::to_msgpack(c).size() * 100, full.dump().size() * 55) << c.dump();
 }
 
-TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
+TEST(CachedObjects, ThePlanIsTheSameOnCachedAndFullObjects) {
   // The reconciler's decision (what drifted, the status) must not depend on
   // the fields the cache drops.
   json ms = json::parse(R"({"apiVersion": "modelops.dev/v1", "kind": "ModelService",

@@ -60,7 +60,7 @@ json SteadyModelService() {
   return WithStatus(ModelService(), *a.status);
 }
 
-TEST(Reconciler, FirstReconcileAddsFinalizerWithPrecondition) {
+TEST(Plan, FirstReconcileAddsFinalizerWithPrecondition) {
   json ms = ModelService();
   ms["metadata"].erase("finalizers");
   Actions a = Plan(ms, Observed{}, Opts(), kT0);
@@ -72,7 +72,7 @@ TEST(Reconciler, FirstReconcileAddsFinalizerWithPrecondition) {
   EXPECT_EQ(w.body["metadata"]["resourceVersion"], "100");
 }
 
-TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
+TEST(Plan, CreatesDeploymentAndServiceWhenMissing) {
   Actions a = Plan(ModelService(), Observed{}, Opts(), kT0);
   const Action* d = FindWrite(a, ActionType::kCreate, "Deployment");
   const Action* s = FindWrite(a, ActionType::kCreate, "Service");
@@ -119,7 +119,7 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
   EXPECT_EQ((*a.status)["url"], "http://bert.ml.svc:8080");
 }
 
-TEST(Reconciler, DefaultImageWhenSpecHasNone) {
+TEST(Plan, DefaultImageWhenSpecHasNone) {
   json ms = ModelService();
   ms["spec"].erase("image");
   Options o;
@@ -128,7 +128,7 @@ TEST(Reconciler, DefaultImageWhenSpecHasNone) {
   EXPECT_EQ(Container(FindWrite(a, ActionType::kCreate, "Deployment")->body)["image"], "registry.local/default:7");
 }
 
-TEST(Reconciler, UnchangedWorldGivesZeroWrites) {
+TEST(Plan, UnchangedWorldGivesZeroWrites) {
   json ms = SteadyModelService();
   EXPECT_EQ(ms["status"]["phase"], "Ready");
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
@@ -137,7 +137,7 @@ TEST(Reconciler, UnchangedWorldGivesZeroWrites) {
   EXPECT_TRUE(a.events.empty());
 }
 
-TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
+TEST(Plan, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   // MODEL_VERSION with an empty value comes back without "value"; no gpus
   // comes back as "resources": {}; Recreate without rollingUpdate.
   json ms = ModelService();
@@ -157,7 +157,7 @@ TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   EXPECT_EQ(again.NumWrites(), 0u);
 }
 
-TEST(Reconciler, RepairsHandEditedImage) {
+TEST(Plan, RepairsHandEditedImage) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:1";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
@@ -175,7 +175,7 @@ TEST(Reconciler, RepairsHandEditedImage) {
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Service"), nullptr);
 }
 
-TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
+TEST(Plan, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
   json dep = ServerDeployment();
   dep["spec"]["replicas"] = 5;
   dep["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
@@ -193,7 +193,7 @@ TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
   EXPECT_TRUE(HasEvent(a, "Updated"));
 }
 
-TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
+TEST(Plan, UnrelatedAnnotationAloneIsNotDrift) {
   json dep = ServerDeployment();
   dep["metadata"]["annotations"]["team"] = "search";
   dep["spec"]["template"]["spec"]["containers"][0]["env"].push_back({{"name", "EXTRA"}, {"value", "1"}});
@@ -205,7 +205,7 @@ TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
   EXPECT_EQ(a.NumWrites(), 0u);
 }
 
-TEST(Reconciler, ServiceDriftRepaired) {
+TEST(Plan, ServiceDriftRepaired) {
   json svc = ServerService();
   svc["spec"]["ports"][0]["port"] = 9999;
   svc["spec"]["selector"]["app.kubernetes.io/instance"] = "other";
@@ -219,7 +219,7 @@ TEST(Reconciler, ServiceDriftRepaired) {
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
 }
 
-TEST(Reconciler, ScaleSpecReplicas) {
+TEST(Plan, ScaleSpecReplicas) {
   json ms = SteadyModelService();
   ms["spec"]["replicas"] = 4;
   ms["metadata"]["generation"] = 2;
@@ -235,7 +235,7 @@ TEST(Reconciler, ScaleSpecReplicas) {
   EXPECT_EQ((*a.status)["observedGeneration"], 2);
 }
 
-TEST(Reconciler, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
+TEST(Plan, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
   json ms = SteadyModelService();
   ms["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
@@ -245,7 +245,7 @@ TEST(Reconciler, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
   EXPECT_EQ(u->body["spec"]["strategy"], json({{"type", "Recreate"}}));
 }
 
-TEST(Reconciler, GpusOneToZeroRemovesLimit) {
+TEST(Plan, GpusOneToZeroRemovesLimit) {
   json ms = SteadyModelService();
   ms["spec"]["gpus"] = 0;
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
@@ -256,14 +256,14 @@ TEST(Reconciler, GpusOneToZeroRemovesLimit) {
   EXPECT_FALSE(res.contains("limits") && res["limits"].contains("nvidia.com/gpu")) << res.dump();
 }
 
-TEST(Reconciler, GpuQuantityAsNumberIsNotDrift) {
+TEST(Plan, GpuQuantityAsNumberIsNotDrift) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   EXPECT_EQ(Plan(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
 }
 
-TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
+TEST(Plan, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   ms["metadata"]["finalizers"] = json::array({"other.io/x", "modelops.dev/cleanup"});
@@ -290,7 +290,7 @@ TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   EXPECT_EQ(Plan(ms, obs, Opts(), kT1).NumWrites(), 0u);
 }
 
-TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
+TEST(Plan, DeletionLeavesObjectsOwnedBySomeoneElse) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   json dep = ServerDeployment();
@@ -301,7 +301,7 @@ TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
 }
 
-TEST(Reconciler, StatusProgressingThenReady) {
+TEST(Plan, StatusProgressingThenReady) {
   json ms = ModelService();
   Actions a = Plan(ms, Observed{}, Opts(), kT0);
   ASSERT_TRUE(a.status);
@@ -342,7 +342,7 @@ TEST(Reconciler, StatusProgressingThenReady) {
   EXPECT_EQ(st["conditions"][2]["observedGeneration"], 1);
 }
 
-TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
+TEST(Plan, DeploymentProgressDeadlineExceededIsDegraded) {
   json dep = ServerDeployment();
   dep["status"]["conditions"][1] = {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
@@ -353,7 +353,7 @@ TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
   EXPECT_TRUE(HasEvent(a, "RolloutFailed"));  // versions_test.cc has the rest
 }
 
-TEST(Reconciler, FailureToCreateIsFailed) {
+TEST(Plan, FailureToCreateIsFailed) {
   Observed obs;
   obs.failure = WriteFailure{"CreateFailed", "create Deployment ml/bert: 422 Invalid: bad"};
   Actions a = Plan(ModelService(), obs, Opts(), kT0);
@@ -363,7 +363,7 @@ TEST(Reconciler, FailureToCreateIsFailed) {
   EXPECT_TRUE(HasEvent(a, "CreateFailed"));
 }
 
-TEST(Reconciler, AutoscaleRecommendationApplied) {
+TEST(Plan, AutoscaleRecommendationApplied) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   Observed obs{ServerDeployment(), ServerService(), autoscale::Recommendation{true, "", "", 31, 7}, std::nullopt};
@@ -376,7 +376,7 @@ TEST(Reconciler, AutoscaleRecommendationApplied) {
   EXPECT_EQ(a.desired_replicas, 7);
 }
 
-TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
+TEST(Plan, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   ms["spec"]["replicas"] = 9;     // ignored with autoscaling
@@ -404,7 +404,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
 // Pods that the scheduler cannot place (pods.h): Degraded, reason
 // Unschedulable, with the scheduler's message, one Warning Event; nothing
 // written while it stays so; Ready once they are placed.
-TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
+TEST(Plan, UnschedulablePodsAreDegradedUntilScheduled) {
   json dep = ServerDeployment();
   dep["spec"]["replicas"] = 3;
   dep["status"] = {{"observedGeneration", 1},
@@ -453,7 +453,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
 }
 
 // The Deployment controller's own verdicts come first.
-TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
+TEST(Plan, DeploymentVerdictsComeBeforeWhatThePodsSay) {
   json dep = ServerDeployment();
   dep["status"]["conditions"][1] = {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
@@ -465,7 +465,7 @@ TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
   EXPECT_EQ((*a.status)["conditions"][2]["reason"], "RolloutFailed");  // versions.h
 }
 
-TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
+TEST(Plan, NotOwnedDeploymentIsNotTouched) {
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
   dep["spec"]["replicas"] = 7;
@@ -479,7 +479,7 @@ TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
   EXPECT_EQ((*a.status)["replicas"], 0);
 }
 
-TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
+TEST(Plan, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   // A Deployment and a Service the user made before, with our labels even:
   // no controller ownerReference, so not ours.
   json dep = ServerDeployment();
@@ -513,7 +513,7 @@ TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   EXPECT_EQ((*c.status)["conditions"][0]["message"].get<std::string>().rfind("a Service named", 0), 0u);
 }
 
-TEST(Reconciler, DeletionWaitsForTerminatingOwnedObjects) {
+TEST(Plan, DeletionWaitsForTerminatingOwnedObjects) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   json dep = ServerDeployment();
