@@ -513,7 +513,7 @@ TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection
 #endif
   ServerOptions o;
   o.cert_poll_interval = std::chrono::hours(1);  // nothing else opens files meanwhile
-  test::LogCapture log;  // in memory: it opens no file
+  test::LogCapture log;                          // in memory: it opens no file
   logger_ = log.logger();
   Start(o);
   rlimit old{};
