@@ -26,9 +26,15 @@ COPY shared/ shared/
 COPY webhook/ webhook/
 COPY controller/ controller/
 
+# What --version and modelservice_build_info report: the context has no .git,
+# so the revision and the build date come as build arguments
+# (scripts/build-image.sh passes them; without them: "unknown" and now).
+ARG MS_GIT_REVISION=""
+ARG MS_BUILD_DATE=""
 RUN cmake -S . -B build -G Ninja \
       -DCMAKE_BUILD_TYPE=Release \
       -DMS_BUILD_TESTS=OFF -DMS_BUILD_BENCH=OFF \
+      -DMS_GIT_REVISION="${MS_GIT_REVISION}" -DMS_BUILD_DATE="${MS_BUILD_DATE}" \
       -DCMAKE_RUNTIME_OUTPUT_DIRECTORY=/src/build/bin \
  && cmake --build build --target modelservice-webhook modelservice-controller \
  && strip --strip-unneeded build/bin/modelservice-webhook build/bin/modelservice-controller

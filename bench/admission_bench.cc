@@ -5,7 +5,7 @@
 //   JsonParse/*             nlohmann::json::parse of the same body, alone
 //   JsonDump/*              dumping the response AdmissionReview, alone
 //   ValidateModelService    the hand-written checks + the schema safety net
-//   SchemaValidate/*        ms::SchemaValidator::Validate (a valijson::Validator
+//   SchemaValidate/*        ms::api::SchemaValidator::Validate (a valijson::Validator
 //                           constructed per call, as shared/api/schema.cc does)
 //   Valijson/*              valijson directly: a fresh Validator per call vs
 //                           one reused Validator (its regex cache kept), to
@@ -50,7 +50,7 @@ struct Fixtures {
   std::string valid = ReadFixture("validate-valid.json");
   std::string invalid = ReadFixture("validate-invalid.json");
   std::string mutate = ReadFixture("mutate-defaults.json");
-  ms::SchemaValidator schema;
+  ms::api::SchemaValidator schema;
   ms::webhook::ValidatingHandler validating{schema};
   ms::webhook::MutatingHandler mutating;
 };
@@ -115,7 +115,7 @@ void BM_JsonDump_Response(benchmark::State& state) {
 void BM_ValidateModelService(benchmark::State& state, const std::string* body) {
   const json object = json::parse(*body)["request"]["object"];
   for (auto _ : state) {
-    auto outcome = ms::ValidateModelService(object, F().schema);
+    auto outcome = ms::api::ValidateModelService(object, F().schema);
     benchmark::DoNotOptimize(outcome);
   }
 }
@@ -124,8 +124,8 @@ void BM_CheckFieldsOnly(benchmark::State& state, const std::string* body) {
   const json object = json::parse(*body)["request"]["object"];
   for (auto _ : state) {
     auto parsed = ms::api::ParseModelService(object);
-    ms::CheckCrossFields(parsed.spec, parsed.errors);
-    ms::AddWarnings(parsed.spec, parsed.warnings);
+    ms::api::CheckCrossFields(parsed.spec, parsed.errors);
+    ms::api::AddWarnings(parsed.spec, parsed.warnings);
     benchmark::DoNotOptimize(parsed);
   }
 }
@@ -146,7 +146,7 @@ void BM_SchemaValidate(benchmark::State& state, const std::string* body) {
 }
 
 struct CompiledSchema {
-  json document = json::parse(ms::kModelServiceSchemaJson);
+  json document = json::parse(ms::api::kModelServiceSchemaJson);
   valijson::Schema schema;
   CompiledSchema() {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);

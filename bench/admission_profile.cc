@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string body = ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
-  ms::SchemaValidator schema;
+  ms::api::SchemaValidator schema;
   ms::webhook::ValidatingHandler validating(schema);
   ms::webhook::MutatingHandler mutating;
   const ms::webhook::Handler& handler =

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   const std::string text = Stream(count);
   if (argc > 2) std::ofstream(argv[2], std::ios::binary) << text;
 
-  const ms::SchemaValidator schema;
+  const ms::api::SchemaValidator schema;
   const ms::validate::Validator validator(schema);
   size_t docs = 0, invalid = 0;
   const double read = Best(5, [&] { docs = ms::validate::ReadYaml(text).documents.size(); });

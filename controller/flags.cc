@@ -3,6 +3,7 @@
 #include "base/files.h"
 #include "base/flags.h"
 #include "base/strings.h"
+#include "version/version.h"
 
 #include <stdexcept>
 
@@ -42,6 +43,8 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "Fairness governs (as controller-runtime since v0.21)");
   fs.Int("kube-api-burst", &f.kube_api_burst, "client-side burst for each API group-version (with --kube-api-qps > 0)");
   fs.Validate("kube-api-burst", at_least_one("kube-api-burst", f.kube_api_burst));
+  certs::DefineFlags(fs, f.certs);
+  fs.Version(build::VersionText("modelservice-controller"));
   DefineCommonFlags(fs, f);
   return fs;
 }

@@ -11,6 +11,7 @@
 
 #include "base/flags.h"
 #include "controller/autoscale/promql.h"
+#include "controller/certs/policy.h"
 #include "controller/modelservice/desired.h"
 
 namespace ms::controller {
@@ -34,6 +35,8 @@ struct Flags : CommonFlags {
   // server's Priority and Fairness governs).
   double kube_api_qps = -1;
   int kube_api_burst = 30;
+  // The webhook's certificates (--cert-mode and the flags of mode self).
+  certs::Settings certs;
   bool help = false;
 };
 

@@ -28,6 +28,7 @@
 #include "base/signals.h"
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
+#include "controller/certs/manager.h"
 #include "controller/flags.h"
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
@@ -44,6 +45,7 @@
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
+#include "version/version.h"
 
 namespace {
 
@@ -76,6 +78,11 @@ struct Lifecycle {
 std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
   if (auto done = ParseCommandLine(argc, argv, flags, std::cout, std::cerr)) return done;
   if (flags->leader_election_namespace.empty()) flags->leader_election_namespace = DefaultLeaderElectionNamespace();
+  if (flags->certs.secret_namespace.empty()) flags->certs.secret_namespace = DefaultLeaderElectionNamespace();
+  if (std::string err = controller::certs::CheckSettings(flags->certs); !err.empty()) {
+    std::cerr << "Error: " << err << "\n";
+    return 2;
+  }
   return std::nullopt;
 }
 
@@ -149,6 +156,11 @@ class ControllerProcess {
           queue_);
     builder.Complete();
     for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
+    build::RegisterBuildInfo(registry_.families());
+    // --cert-mode=self: the leader keeps the webhook's certificates (through
+    // client_, so its writes stop with the Lease too).
+    if (flags.certs.mode == controller::certs::Mode::kSelf)
+      certs_ = std::make_unique<controller::certs::Manager>(client_, clock_, flags.certs, cert_metrics_, logger_);
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -164,6 +176,7 @@ class ControllerProcess {
     for (runtime::Informer* inf : Informers()) {
       informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
     }
+    if (certs_) certs_->Start();
     if (election_) {
       elector_thread_ = std::thread([this] {
         if (election_->elector.Run() == LeaderElector::State::kLost) life_.Set(&Lifecycle::lost);
@@ -181,7 +194,12 @@ class ControllerProcess {
   bool WaitUntilDone() {
     bool started = false;
     std::unique_lock<std::mutex> lock(life_.mu);
+    bool certs_leading = false;
     while (!life_.shutdown && !life_.lost) {
+      if (certs_ && !certs_leading && life_.leading) {
+        certs_->Lead();  // without waiting for the ModelService caches
+        certs_leading = true;
+      }
       if (!started && life_.leading && Synced()) {
         logger_->info("caches synced; starting {} workers", flags_.concurrency);
         controller_.Start();
@@ -196,6 +214,7 @@ class ControllerProcess {
   // is released so that a standby takes over at its next retry.
   void Stop() {
     controller_.Stop();
+    if (certs_) certs_->Stop();
     if (election_) {
       election_->elector.Stop();
       elector_thread_.join();
@@ -213,6 +232,7 @@ class ControllerProcess {
     for (runtime::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
     events_client_.Close();
+    if (certs_) certs_->Stop();
     queue_.ShutDownNow();
     controller_.Stop();
     recorder_.Shutdown(Clock::Duration::zero());  // no Event after a lost lease
@@ -285,6 +305,7 @@ class ControllerProcess {
   RuntimeMetrics runtime_metrics_{registry_};
   autoscale::AutoscalerMetrics autoscaler_metrics_{registry_};
   ModelServiceMetrics modelservice_metrics_{registry_};
+  controller::certs::CertificateMetrics cert_metrics_{registry_};
   const std::string identity_;
   std::unique_ptr<Election> election_;
   kube::HttpClient client_;
@@ -298,6 +319,7 @@ class ControllerProcess {
   Executor executor_;
   runtime::Controller controller_;
   SideEndpoints side_;
+  std::unique_ptr<controller::certs::Manager> certs_;  // --cert-mode=self only
   std::vector<std::jthread> informer_threads_;
   std::thread elector_thread_;
 };

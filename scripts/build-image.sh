@@ -23,10 +23,11 @@
 #      docker.io/library/debian:bookworm-slim.
 #   3. `buildah bud --pull=never --isolation chroot --layers` of the
 #      Dockerfile (its RUN apt-get steps reach Debian's mirrors); unchanged
-#      steps come from the layer cache.
-#   4. Runs both programs' --help inside the image (`buildah run`, as the
-#      image's user), fails unless they run and run as a non-root user, and
-#      prints the image's size.
+#      steps come from the layer cache. The git revision and its commit date
+#      go in as build arguments (MS_GIT_REVISION, MS_BUILD_DATE) for --version.
+#   4. Runs both programs' --help and --version inside the image (`buildah
+#      run`, as the image's user), fails unless they run, run as a non-root
+#      user and report that revision, and prints the image's size.
 #
 # Needs root (debootstrap; chroot isolation). Everything lives in one
 # container storage (vfs driver, which works in any file system and inside
@@ -162,7 +163,13 @@ fi
 # ------------------------------------------------------------ the image
 t0=$SECONDS
 say "buildah bud of $root/Dockerfile as $tag"
-buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" "$root" 2>&1 | tee "$cache/bud.log"
+# --version of the programs: the revision and its commit date (the build
+# context has no .git).
+revision="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+[[ $revision == unknown ]] || git -C "$root" diff --quiet HEAD -- 2>/dev/null || revision+="-dirty"
+build_date="$(date -u -d "@$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)" +%Y-%m-%dT%H:%M:%SZ)"
+buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" \
+  --build-arg "MS_GIT_REVISION=$revision" --build-arg "MS_BUILD_DATE=$build_date" "$root" 2>&1 | tee "$cache/bud.log"
 say "image built ($(( SECONDS - t0 ))s)"
 
 # The layer cache keeps what this build used and nothing older: the last
@@ -200,6 +207,10 @@ for prog in modelservice-webhook modelservice-controller; do
   (( BASH_REMATCH[1] != 0 )) || die "$prog runs as root in the image"
   [[ "$out" == *"--health-probe-bind-address"* ]] || die "$prog --help does not list its flags"
   say "$prog --help ran as $ids (image user $user)"
+  version="$(buildah run --isolation chroot "$c" -- "/usr/local/bin/$prog" --version 2>&1)" \
+    || die "$prog --version failed in the image: $version"
+  [[ "$version" == *"(revision $revision, built $build_date)"* ]] || die "$prog --version: $version"
+  say "$version"
 done
 
 size="$(buildah images --format '{{.Size}}' "$tag" | head -n 1)"

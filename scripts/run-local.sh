@@ -227,7 +227,8 @@ do_up() {
   start_proc webhook "$webhook" --port "$wport" --bind-address 127.0.0.1 --cert-dir "$run/certs" \
     --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport" --log-format text
   wait_http "http://127.0.0.1:$pport/readyz" 20 || { tail -n 20 "$run/webhook.log" >&2; die "the webhook did not become ready"; }
-  start_proc controller "$controller" --kubeconfig "$KUBECONFIG" --leader-elect \
+  # --cert-mode provided: the webhook serves the certificates made above.
+  start_proc controller "$controller" --kubeconfig "$KUBECONFIG" --leader-elect --cert-mode provided \
     --leader-election-id modelservice-controller --leader-election-namespace modelservice-system \
     --metrics-bind-address "127.0.0.1:$cmport" --health-probe-bind-address "127.0.0.1:$cpport" --log-format text
   wait_http "http://127.0.0.1:$cpport/healthz" 30 || { tail -n 20 "$run/controller.log" >&2; die "the controller did not become healthy"; }

@@ -33,7 +33,8 @@ run_ctest() {  # run_ctest BUILD_DIR [cmake args...]; $ctest_prefix runs ctest (
   (cd "$dir" && ${ctest_prefix:-} ctest --output-on-failure -j "$jobs" --timeout 300)
 }
 
-python3 tools/gen-crd.py --check
+# The API definition's outputs (C++, CRD, reference docs) are current.
+python3 tools/gen-api.py --check
 # The Helm chart (Helm built from the Go module proxy and cached): lint in each
 # certificate mode, and manifests/ and dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"

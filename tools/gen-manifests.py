@@ -20,7 +20,7 @@ object. This tool runs `helm template` and writes:
 and, in the other direction, copies into the chart what is generated or
 written elsewhere:
 
-  manifests/crd/*.yaml        -> charts/.../crds/          (tools/gen-crd.py)
+  manifests/crd/*.yaml        -> charts/.../crds/          (tools/gen-api.py)
   manifests/monitoring/**.yaml, **.json (not kustomization.yaml; one
                               level of subdirectories)
                               -> charts/.../files/monitoring/

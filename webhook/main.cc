@@ -1,10 +1,12 @@
 // modelservice-webhook: the validating and mutating admission webhook for
 // ModelService (design.md §2, §4).
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -17,6 +19,8 @@
 #include "base/metrics.h"
 #include "base/side_endpoints.h"
 #include "base/signals.h"
+#include "certs/cert_watcher.h"
+#include "version/version.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
@@ -62,6 +66,7 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
   ms::DefineCommonFlags(flags, f);
+  flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
 }
 
@@ -105,48 +110,77 @@ std::optional<Settings> Check(const Flags& f) {
   return s;
 }
 
+// Waits until the certificate and key files exist in a --cert-dir that does
+// exist: in a Pod whose Secret the controller makes (--cert-mode self, first
+// install), the (optional) Secret volume is an empty directory until the
+// kubelet syncs it. Returns 0 then (or at once when the directory itself is
+// missing: the server's start says so), or the signal that ended the wait.
+int AwaitCertificate(const Settings& s, std::chrono::milliseconds poll, spdlog::logger& logger) {
+  auto present = [&] {
+    return access(s.server.cert_file.c_str(), R_OK) == 0 && access(s.server.key_file.c_str(), R_OK) == 0;
+  };
+  const std::string dir = std::filesystem::path(s.server.cert_file).parent_path().string();
+  if (present() || access(dir.empty() ? "." : dir.c_str(), F_OK) != 0) return 0;
+  logger.info("waiting for the serving certificate {} and key {}", s.server.cert_file, s.server.key_file);
+  while (!present())
+    if (int sig = ms::WaitForTerminationFor(std::max(poll, std::chrono::milliseconds(100))); sig != 0) return sig;
+  return 0;
+}
+
 // Serves admission, /metrics and the probes until SIGTERM or SIGINT, then
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
   const auto& logger = s.logger;
-  std::unique_ptr<ms::SchemaValidator> schema;
+  std::unique_ptr<ms::api::SchemaValidator> schema;
   try {
-    schema = std::make_unique<ms::SchemaValidator>();
+    schema = std::make_unique<ms::api::SchemaValidator>();
   } catch (const std::exception& e) {
     logger->critical("{}", e.what());
     return 1;
   }
   ms::metrics::Registry registry;
   ms::webhook::WebhookMetrics metrics(registry);
+  ms::certs::CertWatcherMetrics cert_metrics(registry);
+  ms::build::RegisterBuildInfo(registry.families());
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;
-  if (!server.Start(&error)) {
-    logger->critical("cannot start the webhook server: {}", error);
-    return 1;
-  }
-  std::atomic<bool> serving{true};
-
-  // /metrics and the probes; on one server when both flags name the same address.
+  // /metrics and the probes (first: alive, not ready, while the certificate
+  // is awaited); on one server when both flags name the same address.
+  std::atomic<bool> serving{false}, stopping{false};
   ms::SideEndpoints side(logger);
   if (!side.Start(
           f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
-          [&serving](std::string* why) {
-            if (serving) return true;
-            *why = "shutting down";
+          [&serving, &stopping](std::string* why) {
+            if (serving && !stopping) return true;
+            *why = stopping ? "shutting down" : "waiting for the serving certificate";
             return false;
           },
           &error)) {
     logger->critical("{}", error);
     return 1;
   }
+  if (int sig = AwaitCertificate(s, f.cert_poll, *logger); sig != 0) {
+    logger->info("received signal {} while waiting for the serving certificate: stopped", sig);
+    side.Stop();
+    return 0;
+  }
+  if (!server.Start(&error)) {
+    logger->critical("cannot start the webhook server: {}", error);
+    return 1;
+  }
+  serving = true;
+  // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
+  const ms::SystemClock clock;
+  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, cert_metrics, logger, clock, f.client_ca);
+  cert_watcher.Start(f.cert_poll);
   logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", f.bind_host, server.port(),
                f.tls_min, f.client_ca.empty() ? "" : ", client certificates required");
 
   int sig = ms::WaitForTermination();
   logger->info("received signal {}: finishing requests in flight and shutting down", sig);
-  serving = false;
+  stopping = true;
   server.Stop();
   side.Stop();
   logger->info("stopped");

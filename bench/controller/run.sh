@@ -130,7 +130,7 @@ run_one() {
   local mport pport log="$work/$who-$n-$label.log" args=()
   mport=$(free_port) pport=$(free_port)
   if [[ $who == ours ]]; then
-    args=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text
+    args=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text --cert-mode provided
       --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
     [[ -n $qps ]] && args+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
     ua_prefix=modelservice-controller

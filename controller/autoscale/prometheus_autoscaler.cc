@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "api/types.h"
 #include "base/strings.h"
 
 namespace ms::autoscale {
@@ -70,7 +71,7 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
   metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
   Recommendation rec;
   rec.metrics_ok = false;
-  rec.reason = kReasonMetricsUnavailable;
+  rec.reason = api::kReasonMetricsUnavailable;
   rec.message = "cannot read the queue length from Prometheus: " + error + " (query: " + query + "); keeping " +
                 std::to_string(current_replicas) + " replicas";
   rec.desired_replicas = current_replicas;

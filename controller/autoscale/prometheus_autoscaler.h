@@ -54,7 +54,6 @@ class logger;
 namespace ms::autoscale {
 
 inline constexpr std::chrono::seconds kDefaultStabilizationWindow{300};
-inline constexpr const char* kReasonMetricsUnavailable = "MetricsUnavailable";
 // How often the same failed read of one object is logged at warning level.
 inline constexpr std::chrono::seconds kWarnEvery{60};
 

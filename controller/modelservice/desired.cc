@@ -26,13 +26,6 @@ int IntOr(const json& obj, const char* key, int def) {
   return it->get<int>();
 }
 
-std::string StringOr(const json& obj, const char* key, const std::string& def) {
-  if (!obj.is_object()) return def;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return def;
-  return it->get<std::string>();
-}
-
 }  // namespace
 
 json GpuQuantity(int gpus) { return std::to_string(gpus); }
@@ -43,7 +36,7 @@ json LabelsJson(const std::map<std::string, std::string>& labels) {
   return out;
 }
 
-json DesiredContainer(const ModelServiceSpec& spec) {
+json DesiredContainer(const ResolvedSpec& spec) {
   json env = json::array({{{"name", "MODEL_NAME"}, {"value", spec.model}}});
   json version = {{"name", "MODEL_VERSION"}};
   if (!spec.version.empty()) version["value"] = spec.version;
@@ -61,22 +54,24 @@ json DesiredContainer(const ModelServiceSpec& spec) {
   return c;
 }
 
-json DesiredStrategy(const ModelServiceSpec& spec) {
-  if (spec.strategy_type == api::StrategyType::kRecreate) return {{"type", api::kStrategyRecreate}};
+json DesiredStrategy(const ResolvedSpec& spec) {
+  if (spec.strategy_type == api::StrategyType::kRecreate)
+    return {{"type", api::ToString(api::StrategyType::kRecreate)}};
   return {
-      {"type", api::kStrategyRollingUpdate},
+      {"type", api::ToString(api::StrategyType::kRollingUpdate)},
       {"rollingUpdate", {{"maxSurge", spec.max_surge.ToJson()}, {"maxUnavailable", spec.max_unavailable.ToJson()}}}};
 }
 
-ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
-  ModelServiceSpec s;
+ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
+  ResolvedSpec s;
   const json empty = json::object();
   const json& meta = ms.contains("metadata") && ms["metadata"].is_object() ? ms["metadata"] : empty;
-  s.name = StringOr(meta, "name", "");
-  s.ns = StringOr(meta, "namespace", "default");
-  s.uid = StringOr(meta, "uid", "");
+  s.name = StringField(meta, "name");
+  s.ns = StringField(meta, "namespace", "default");
+  s.uid = StringField(meta, "uid");
 
-  const api::ModelServiceSpec d = api::ParseModelService(ms).spec.Defaulted();
+  s.defaulted = api::ParseModelService(ms).spec.Defaulted();
+  const api::ModelServiceSpec& d = s.defaulted;
   s.model = d.model.value_or("");
   s.version = d.version.value_or("");
   s.image = d.image && !d.image->empty() ? *d.image : opts.default_image;
@@ -88,8 +83,8 @@ ModelServiceSpec ParseSpec(const json& ms, const Options& opts) {
     s.max_surge = *ru->max_surge;
     s.max_unavailable = *ru->max_unavailable;
   }
-  s.rollout_timeout_seconds =
-      ToInt(std::clamp(*d.rollout->timeout_seconds, api::kMinRolloutTimeoutSeconds, api::kMaxRolloutTimeoutSeconds));
+  s.rollout_timeout_seconds = ToInt(
+      std::clamp(*d.rollout->timeout_seconds, api::Rollout::kTimeoutSeconds.min, api::Rollout::kTimeoutSeconds.max));
   s.rollback = *d.rollout->rollback;
   s.spec_hash = SpecHash(d, s.image);
   if (const auto& a = d.autoscaling) {
@@ -154,7 +149,7 @@ std::string SpecHash(const api::ModelServiceSpec& defaulted, const std::string& 
   return hex;
 }
 
-json OwnerReference(const ModelServiceSpec& spec) {
+json OwnerReference(const ResolvedSpec& spec) {
   return {{"apiVersion", api::kApiVersion},
           {"kind", api::kKind},
           {"name", spec.name},
@@ -166,7 +161,7 @@ json OwnerReference(const ModelServiceSpec& spec) {
 namespace {
 // The metadata of every object the ModelService owns: its name and
 // namespace, the instance labels, the controller ownerReference.
-json OwnedMetadata(const ModelServiceSpec& spec) {
+json OwnedMetadata(const ResolvedSpec& spec) {
   return {{"name", spec.name},
           {"namespace", spec.ns},
           {"labels", LabelsJson(InstanceLabels(spec.name))},
@@ -174,7 +169,7 @@ json OwnedMetadata(const ModelServiceSpec& spec) {
 }
 }  // namespace
 
-json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
+json DesiredDeployment(const ResolvedSpec& spec, int replicas) {
   const json labels = LabelsJson(InstanceLabels(spec.name));
   return {
       {"apiVersion", "apps/v1"},
@@ -189,13 +184,13 @@ json DesiredDeployment(const ModelServiceSpec& spec, int replicas) {
          {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", json::array({DesiredContainer(spec)})}}}}}}}};
 }
 
-std::string SelectorString(const ModelServiceSpec& spec) {
+std::string SelectorString(const ResolvedSpec& spec) {
   std::string out;
   for (const auto& [k, v] : SelectorLabels(spec.name)) out += (out.empty() ? "" : ",") + k + "=" + v;
   return out;
 }
 
-json DesiredService(const ModelServiceSpec& spec) {
+json DesiredService(const ResolvedSpec& spec) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
           {"metadata", OwnedMetadata(spec)},
@@ -213,7 +208,7 @@ int DeploymentReplicas(const json& deployment) {
 
 // ---- Autoscaling mode HPA (issue 15 part 3) ----
 
-json HpaMetrics(const ModelServiceSpec& spec) {
+json HpaMetrics(const ResolvedSpec& spec) {
   const int t = spec.autoscaling ? spec.autoscaling->target_queue_length : 1;
   return json::array(
       {{{"type", "External"},
@@ -222,11 +217,11 @@ json HpaMetrics(const ModelServiceSpec& spec) {
           {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(t)}}}}}}});
 }
 
-json ScaleTargetRef(const ModelServiceSpec& spec) {
+json ScaleTargetRef(const ResolvedSpec& spec) {
   return {{"apiVersion", api::kApiVersion}, {"kind", api::kKind}, {"name", spec.name}};
 }
 
-json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts) {
+json DesiredHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts) {
   const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
   return {
       {"apiVersion", "autoscaling/v2"},

@@ -25,11 +25,15 @@ struct Options {
   int hpa_scale_down_stabilization_seconds = 300;
 };
 
-// What the controller builds from: the object's name and uid and its typed
-// spec (api/spec.h) with the webhook's defaults applied, resolved into
-// plain values.
-struct ModelServiceSpec {
+// What the controller builds from, resolved once per ModelService: the
+// object's name and uid, its typed spec (api/spec.h) with every default
+// applied, and the values derived from it (the image against
+// --default-image, counts kept in range, the spec hash).
+struct ResolvedSpec {
   std::string name, ns, uid;
+  // The typed spec, defaulted: a field without a value of its own below is
+  // read here (docs/contributor/add-a-spec-field.md).
+  api::ModelServiceSpec defaulted;
   std::string model, version, image;
   int replicas = 0;
   int port = 0;
@@ -43,7 +47,7 @@ struct ModelServiceSpec {
   // spec.rollout (issue 15): the Deployment's progressDeadlineSeconds, what
   // to do when it passes, and a hash of the spec (SpecHash) by which a
   // failed, rolled back spec is recognised.
-  int rollout_timeout_seconds = static_cast<int>(api::kDefaultRolloutTimeoutSeconds);
+  int rollout_timeout_seconds = static_cast<int>(*api::Rollout::kTimeoutSeconds.default_value);
   api::RollbackPolicy rollback = api::RollbackPolicy::kManual;
   std::string spec_hash;
 };
@@ -63,16 +67,16 @@ nlohmann::json SpecHashInput(const api::ModelServiceSpec& defaulted, const std::
 // (the webhook normally has filled the defaults in already; a value that
 // could not be read gets its default too), with the image resolved against
 // --default-image and the replica counts kept >= 1.
-ModelServiceSpec ParseSpec(const nlohmann::json& model_service, const Options& opts);
+ResolvedSpec ResolveSpec(const nlohmann::json& model_service, const Options& opts);
 
 // The ownerReference to the ModelService (controller, blockOwnerDeletion).
-nlohmann::json OwnerReference(const ModelServiceSpec& spec);
+nlohmann::json OwnerReference(const ResolvedSpec& spec);
 
-nlohmann::json DesiredDeployment(const ModelServiceSpec& spec, int replicas);
+nlohmann::json DesiredDeployment(const ResolvedSpec& spec, int replicas);
 // The pods' label selector as a string ("k=v,k=v", keys sorted), which the
 // status carries for the scale subresource.
-std::string SelectorString(const ModelServiceSpec& spec);
-nlohmann::json DesiredService(const ModelServiceSpec& spec);
+std::string SelectorString(const ResolvedSpec& spec);
+nlohmann::json DesiredService(const ResolvedSpec& spec);
 
 // One owned field that differed, e.g. "spec.replicas".
 using Drift = std::vector<std::string>;
@@ -80,8 +84,8 @@ using Drift = std::vector<std::string>;
 // Sets the owned fields on `current` (an object as the API server returns
 // it) and returns the fields that drifted; leaves everything else alone. An
 // empty result means `current` was not changed.
-Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, nlohmann::json& current);
-Drift RepairService(const ModelServiceSpec& spec, nlohmann::json& current);
+Drift RepairDeployment(const ResolvedSpec& spec, int replicas, nlohmann::json& current);
+Drift RepairService(const ResolvedSpec& spec, nlohmann::json& current);
 
 // The Deployment's spec.replicas (1 when absent, as the API server defaults).
 int DeploymentReplicas(const nlohmann::json& deployment);
@@ -98,12 +102,12 @@ inline constexpr const char* kQueueLengthMetric = "modelservice_queue_length";
 // label selector modelservice=NAME, target
 // AverageValue = targetQueueLength, min/max from spec.autoscaling,
 // behavior.scaleDown.stabilizationWindowSeconds from the options.
-nlohmann::json DesiredHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts);
+nlohmann::json DesiredHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts);
 // Sets the owned fields of an HPA as the API server returns it (labels,
 // ownerReference, scaleTargetRef, min/maxReplicas, metrics compared by
 // meaning: a quantity "1k" is 1000, the scale-down window; the rest of
 // behavior and the status are left alone) and returns what drifted.
-Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, nlohmann::json& current);
+Drift RepairHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, nlohmann::json& current);
 // A Kubernetes quantity ("5", "1500m", "1k", "2Ki", "1e3") as a number.
 std::optional<double> ParseQuantity(const std::string& quantity);
 

@@ -190,8 +190,8 @@ bool Executor::ReadOwned(World& w, bool fresh, Report& report) {
   // The cache may miss an object whose labels we do not watch: the finalizer
   // decision and a name conflict are made on what the API says.
   const json& ms = w.ms->object;
-  const json* ready = FindCondition(ms.contains("status") ? &ms["status"] : nullptr, "Ready");
-  const bool live = fresh || w.deleting || (ready != nullptr && ready->value("reason", "") == kNameConflict);
+  const json* ready = FindCondition(ms.contains("status") ? &ms["status"] : nullptr, api::kConditionReady);
+  const bool live = fresh || w.deleting || (ready != nullptr && ready->value("reason", "") == api::kReasonNameConflict);
   const std::string key = w.request.Key();
   w.live = true;
   for (auto [cache, kind, slot] : {std::tuple{&cache_.deployment, Kind::kDeployment, &w.observed.deployment},
@@ -216,7 +216,7 @@ bool Executor::ReadOwned(World& w, bool fresh, Report& report) {
 }
 
 void Executor::Recommend(World& w, Report& report) {
-  const ModelServiceSpec& spec = w.ms->spec;
+  const ResolvedSpec& spec = w.ms->spec;
   // Mode HPA: the HorizontalPodAutoscaler scales, the controller's autoscaler is not asked.
   report.autoscaled = spec.autoscaling.has_value() && !spec.hpa && !w.deleting;
   if (!report.autoscaled) {
@@ -273,7 +273,7 @@ Executor::Step Executor::ApplyWrites(World& w, const Actions& actions, std::opti
       return Step::kRetry;
     }
     if (a.type == ActionType::kCreate && IsPermanent(r) && !failure) {
-      failure = WriteFailure{"CreateFailed", what + ": " + Describe(r)};
+      failure = WriteFailure{api::kReasonCreateFailed, what + ": " + Describe(r)};
       if (logger_) logger_->error("{}", failure->message);
       return Step::kRetry;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/types.h"
 #include "base/strings.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
@@ -61,9 +62,9 @@ const json* Ours(const std::optional<json>& obj, const std::string& uid) {
   return obj && IsControlledBy(*obj, uid) ? &*obj : nullptr;
 }
 
-ObjectRef Ref(Kind kind, const ModelServiceSpec& spec) { return {kind, spec.ns, spec.name}; }
+ObjectRef Ref(Kind kind, const ResolvedSpec& spec) { return {kind, spec.ns, spec.name}; }
 
-void PlanDeletion(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
+void PlanDeletion(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
   if (!HasFinalizer(ms, api::kFinalizer)) return;  // not ours to hold up
   bool waiting = false;
   auto remove = [&](const json* obj, Kind kind) {
@@ -90,7 +91,7 @@ void PlanDeletion(const json& ms, const ModelServiceSpec& spec, const Observed& 
       {ActionType::kPatchModelService, Ref(Kind::kModelService, spec), FinalizerPatch(ms, finalizers)});
 }
 
-void EnsureFinalizer(const json& ms, const ModelServiceSpec& spec, Actions& out) {
+void EnsureFinalizer(const json& ms, const ResolvedSpec& spec, Actions& out) {
   if (HasFinalizer(ms, api::kFinalizer)) return;
   json finalizers = Finalizers(ms);
   finalizers.push_back(api::kFinalizer);
@@ -100,7 +101,7 @@ void EnsureFinalizer(const json& ms, const ModelServiceSpec& spec, Actions& out)
 
 // The failure that makes the ModelService Failed: a same-named object that
 // is not ours, else a write the executor could not make.
-std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed& observed) {
+std::optional<WriteFailure> Failure(const ResolvedSpec& spec, const Observed& observed) {
   std::vector<std::string> taken;
   if (observed.deployment && !IsControlledBy(*observed.deployment, spec.uid)) taken.push_back("a Deployment");
   if (observed.service && !IsControlledBy(*observed.service, spec.uid)) taken.push_back("a Service");
@@ -111,18 +112,19 @@ std::optional<WriteFailure> Failure(const ModelServiceSpec& spec, const Observed
     const bool many = taken.size() > 1;
     std::string what = taken[0];
     for (size_t i = 1; i < taken.size(); ++i) what += (i + 1 == taken.size() ? " and " : ", ") + taken[i];
-    return WriteFailure{kNameConflict, what + " named \"" + spec.name + "\" already " + (many ? "exist" : "exists") +
-                                           " in namespace \"" + spec.ns + "\" and " + (many ? "are" : "is") +
-                                           " not controlled by this ModelService, which leaves " +
-                                           (many ? "them" : "it") + " alone: delete or rename " +
-                                           (many ? "them" : "it") + ", or give the ModelService another name"};
+    return WriteFailure{api::kReasonNameConflict,
+                        what + " named \"" + spec.name + "\" already " + (many ? "exist" : "exists") +
+                            " in namespace \"" + spec.ns + "\" and " + (many ? "are" : "is") +
+                            " not controlled by this ModelService, which leaves " + (many ? "them" : "it") +
+                            " alone: delete or rename " + (many ? "them" : "it") +
+                            ", or give the ModelService another name"};
   }
   return observed.failure;
 }
 
 // Creates or repairs the Deployment.
-void PlanDeployment(const ModelServiceSpec& spec, const Observed& observed, const json* dep, int replicas,
-                    bool may_create, Actions& out) {
+void PlanDeployment(const ResolvedSpec& spec, const Observed& observed, const json* dep, int replicas, bool may_create,
+                    Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (dep == nullptr) {
     if (!may_create) return;
@@ -151,7 +153,7 @@ void PlanDeployment(const ModelServiceSpec& spec, const Observed& observed, cons
   }
 }
 
-void PlanService(const ModelServiceSpec& spec, const json* svc, bool may_create, Actions& out) {
+void PlanService(const ResolvedSpec& spec, const json* svc, bool may_create, Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (svc == nullptr) {
     if (!may_create) return;
@@ -173,7 +175,7 @@ void PlanService(const ModelServiceSpec& spec, const json* svc, bool may_create,
 
 // Autoscaling mode HPA: creates or repairs the owned HorizontalPodAutoscaler;
 // in any other mode deletes an owned one (left from mode HPA).
-void PlanHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, const json* hpa, bool may_create,
+void PlanHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, const json* hpa, bool may_create,
                                  Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (!spec.hpa) {
@@ -209,7 +211,7 @@ void PlanHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& op
 // maxReplicas], and the Deployment keeps it: the switch neither removes pods
 // nor adds any before the HPA's first decision. Returns the replica count
 // handed over (the Deployment's, for this pass) when it patches spec.replicas.
-std::optional<int> HandOverToHpa(const json& ms, const ModelServiceSpec& spec, const Observed& observed, Actions& out) {
+std::optional<int> HandOverToHpa(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
   if (!spec.hpa || observed.hpa) return std::nullopt;  // an HPA of that name not ours is a conflict
   const json* dep = Ours(observed.deployment, spec.uid);
   if (dep == nullptr || BeingDeleted(*dep)) return std::nullopt;
@@ -254,14 +256,14 @@ const json* AfterWrites(const Actions& out, Kind kind, const json* observed, jso
 
 // The new status when it differs, and a Warning when Degraded turns on or
 // changes its reason (not on every resync while it stays so).
-void PlanStatus(const json& ms, const ModelServiceSpec& spec, StatusInput in, WallTime now, Actions& out) {
+void PlanStatus(const json& ms, const ResolvedSpec& spec, StatusInput in, WallTime now, Actions& out) {
   const json* current = StatusOf(ms);
   in.current_status = current;
   json status = ComputeStatus(spec, in, now);
   out.ready_replicas = status["readyReplicas"].get<int>();
 
-  const json* new_degraded = FindCondition(&status, "Degraded");
-  const json* old_degraded = FindCondition(current, "Degraded");
+  const json* new_degraded = FindCondition(&status, api::kConditionDegraded);
+  const json* old_degraded = FindCondition(current, api::kConditionDegraded);
   if (new_degraded != nullptr && (*new_degraded)["status"] == "True") {
     const bool same = old_degraded != nullptr && old_degraded->value("status", "") == "True" &&
                       old_degraded->value("reason", "") == (*new_degraded)["reason"];
@@ -287,14 +289,14 @@ bool BeingDeleted(const json& obj) {
          obj["metadata"].contains("deletionTimestamp") && !obj["metadata"]["deletionTimestamp"].is_null();
 }
 
-int CurrentReplicas(const ModelServiceSpec& spec, const json* deployment) {
+int CurrentReplicas(const ResolvedSpec& spec, const json* deployment) {
   if (deployment != nullptr) return DeploymentReplicas(*deployment);
   if (!spec.autoscaling) return spec.replicas;
   const auto& as = *spec.autoscaling;
   return std::clamp(spec.replicas, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
 }
 
-int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
+int DesiredReplicas(const ResolvedSpec& spec, const Observed& observed) {
   if (!spec.autoscaling || spec.hpa) return spec.replicas;
   if (observed.recommendation && observed.recommendation->metrics_ok) {
     return std::max(1, observed.recommendation->desired_replicas);
@@ -302,7 +304,7 @@ int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed) {
   return CurrentReplicas(spec, Ours(observed.deployment, spec.uid));
 }
 
-View::View(json object_, const Options& opts) : object(std::move(object_)), spec(ParseSpec(object, opts)) {}
+View::View(json object_, const Options& opts) : object(std::move(object_)), spec(ResolveSpec(object, opts)) {}
 
 Actions Plan(const json& ms, const Observed& observed, const Options& opts, WallTime now) {
   return Plan(View(ms, opts), observed, opts, now);
@@ -310,7 +312,7 @@ Actions Plan(const json& ms, const Observed& observed, const Options& opts, Wall
 
 Actions Plan(const View& view, const Observed& observed, const Options& opts, WallTime now) {
   const json& ms = view.object;
-  const ModelServiceSpec& spec = view.spec;
+  const ResolvedSpec& spec = view.spec;
   Actions out;
   if (BeingDeleted(ms)) {
     PlanDeletion(ms, spec, observed, out);
@@ -322,9 +324,9 @@ Actions Plan(const View& view, const Observed& observed, const Options& opts, Wa
   const std::optional<int> handed = failure ? std::nullopt : HandOverToHpa(ms, spec, observed, out);
   const int replicas = handed.value_or(DesiredReplicas(spec, observed));
   out.desired_replicas = replicas;
-  out.name_conflict = failure && failure->reason == kNameConflict;
+  out.name_conflict = failure && failure->reason == api::kReasonNameConflict;
   // The pod template: the spec's, or the serving version's while a rollback is in effect (versions.h).
-  const ModelServiceSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(StatusOf(ms)));
+  const ResolvedSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(StatusOf(ms)));
   const json* dep = Ours(observed.deployment, spec.uid);
   const json* hpa = Ours(observed.hpa, spec.uid);
   PlanDeployment(pods, observed, dep, replicas, !failure, out);

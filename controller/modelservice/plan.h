@@ -45,11 +45,11 @@ namespace ms::modelservice {
 using WallTime = Clock::WallTime;
 
 // One ModelService as one attempt of a reconcile sees it: the object as
-// read (metadata, status) and its spec, resolved once (ParseSpec).
+// read (metadata, status) and its spec, resolved once (ResolveSpec).
 struct View {
   View(nlohmann::json object, const Options& opts);
   nlohmann::json object;
-  ModelServiceSpec spec;
+  ResolvedSpec spec;
 };
 
 // A write the executor could not make and will not retry blindly (e.g. a 422
@@ -58,9 +58,6 @@ struct WriteFailure {
   std::string reason;   // e.g. CreateFailed
   std::string message;  // e.g. "create Deployment ns/a: 422 Invalid: ..."
 };
-
-// The Failed reason for a same-named object that this ModelService does not own.
-inline constexpr const char* kNameConflict = "NameConflict";
 
 struct Observed {
   std::optional<nlohmann::json> deployment;  // nullopt: not found (whoever owns it)
@@ -101,7 +98,7 @@ struct Actions {
   bool look_again = false;
   // Wait and look again (e.g. an owned object is still being deleted).
   bool requeue = false;
-  // A same-named object is not ours (kNameConflict).
+  // A same-named object is not ours (api::kReasonNameConflict).
   bool name_conflict = false;
 
   size_t NumWrites() const { return writes.size() + (status ? 1 : 0); }
@@ -114,12 +111,12 @@ Actions Plan(const nlohmann::json& model_service, const Observed& observed, cons
 // The replicas the Deployment should have: spec.replicas, or with
 // autoscaling mode Controller the recommendation when metrics are ok, else
 // CurrentReplicas (in mode HPA, spec.replicas: the HPA sets it through /scale).
-int DesiredReplicas(const ModelServiceSpec& spec, const Observed& observed);
+int DesiredReplicas(const ResolvedSpec& spec, const Observed& observed);
 
 // The replicas of the ModelService's own Deployment (null: none yet), or
 // what it would be created with (spec.replicas, clamped to the autoscaling
 // bounds when autoscaled).
-int CurrentReplicas(const ModelServiceSpec& spec, const nlohmann::json* deployment);
+int CurrentReplicas(const ResolvedSpec& spec, const nlohmann::json* deployment);
 
 bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
 

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "api/types.h"
 #include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
 
@@ -135,7 +136,7 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
     if (const json* conds = Member(*st, "conditions"); conds != nullptr && conds->is_array()) {
       for (const json& c : *conds) {
         if (StringField(c, "type") == "PodScheduled" && StringField(c, "status") == "False" &&
-            StringField(c, "reason") == kUnschedulable) {
+            StringField(c, "reason") == api::kReasonUnschedulable) {
           unschedulable = true;
           if (s.unschedulable++ == 0) s.scheduler_message = StringField(c, "message");
           break;
@@ -179,7 +180,7 @@ std::optional<PodProblem> FindPodProblem(const PodSummary& s) {
   if (s.unschedulable > 0) {
     std::string msg = std::to_string(s.unschedulable) + of + " cannot be scheduled";
     if (!s.scheduler_message.empty()) msg += ": " + s.scheduler_message;
-    return PodProblem{kUnschedulable, msg};
+    return PodProblem{api::kReasonUnschedulable, msg};
   }
   if (s.waiting > 0) {
     return PodProblem{s.waiting_reason, std::to_string(s.waiting) + of + " cannot start: container " +
@@ -188,8 +189,9 @@ std::optional<PodProblem> FindPodProblem(const PodSummary& s) {
   if (s.crash_looping > 0) {
     std::string last = "last exit code " + std::to_string(s.crash_exit_code);
     if (!s.crash_reason.empty()) last += ", " + s.crash_reason;
-    return PodProblem{kCrashLoopBackOff, std::to_string(s.crash_looping) + of + " are crash-looping: container " +
-                                             s.crash_container + " keeps exiting (" + last + ")"};
+    return PodProblem{api::kReasonCrashLoopBackOff, std::to_string(s.crash_looping) + of +
+                                                        " are crash-looping: container " + s.crash_container +
+                                                        " keeps exiting (" + last + ")"};
   }
   return std::nullopt;
 }

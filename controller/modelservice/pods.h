@@ -32,10 +32,6 @@ namespace ms::modelservice {
 
 inline std::string PodsPath(const std::string& ns = {}) { return kube::CollectionPath("", "v1", "pods", ns); }
 
-// The Degraded reason of pods the scheduler cannot place.
-inline constexpr const char* kUnschedulable = "Unschedulable";
-// The Degraded reason of pods whose container keeps exiting.
-inline constexpr const char* kCrashLoopBackOff = "CrashLoopBackOff";
 // A container counts as crash-looping from this many restarts on, while it
 // is not ready and its last run ended (terminated) with a non-zero exit code.
 inline constexpr int kCrashLoopRestarts = 3;

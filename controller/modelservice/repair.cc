@@ -52,7 +52,7 @@ void EnsureLabels(json& meta, const std::map<std::string, std::string>& want, co
   drift.push_back(field);
 }
 
-void EnsureOwnerReference(json& meta, const ModelServiceSpec& spec, Drift& drift) {
+void EnsureOwnerReference(json& meta, const ResolvedSpec& spec, Drift& drift) {
   const json want = OwnerReference(spec);
   json& refs = ArrayAt(meta, "ownerReferences");
   for (auto& ref : refs) {
@@ -94,7 +94,7 @@ void EnsureEnv(json& container, const std::string& name, const std::string& valu
 }
 
 // containerPort `port` named http.
-void EnsureHttpPort(const ModelServiceSpec& spec, json& container, Drift& drift) {
+void EnsureHttpPort(const ResolvedSpec& spec, json& container, Drift& drift) {
   json& ports = ArrayAt(container, "ports");
   bool found = false;
   for (auto& p : ports) {
@@ -109,7 +109,7 @@ void EnsureHttpPort(const ModelServiceSpec& spec, json& container, Drift& drift)
 }
 
 // resources.limits["nvidia.com/gpu"]: = gpus when > 0, absent when 0.
-void EnsureGpuLimit(const ModelServiceSpec& spec, json& c, Drift& drift) {
+void EnsureGpuLimit(const ResolvedSpec& spec, json& c, Drift& drift) {
   static const char* kGpu = "nvidia.com/gpu";
   const json* limits = nullptr;
   if (c.contains("resources") && c["resources"].is_object() && c["resources"].contains("limits") &&
@@ -157,7 +157,7 @@ void EnsureReadinessProbe(json& c, Drift& drift) {
   drift.push_back("readinessProbe");
 }
 
-void EnsureContainer(const ModelServiceSpec& spec, json& podspec, Drift& drift) {
+void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   json& containers = ArrayAt(podspec, "containers");
   json* c = nullptr;
   for (auto& candidate : containers) {
@@ -197,7 +197,7 @@ bool SameMetrics(const json& have, const json& want) {
 
 }  // namespace
 
-Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current) {
+Drift RepairDeployment(const ResolvedSpec& spec, int replicas, json& current) {
   Drift drift;
   json& meta = ObjectAt(current, "metadata");
   EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
@@ -211,9 +211,10 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   const json want = DesiredStrategy(spec);
   const bool strategy_ok =
       spec.strategy_type == api::StrategyType::kRecreate
-          ? strategy.value("type", "") == api::kStrategyRecreate && !strategy.contains("rollingUpdate")
-          : strategy.value("type", "") == api::kStrategyRollingUpdate && strategy.contains("rollingUpdate") &&
-                strategy["rollingUpdate"].is_object() &&
+          ? strategy.value("type", "") == api::ToString(api::StrategyType::kRecreate) &&
+                !strategy.contains("rollingUpdate")
+          : strategy.value("type", "") == api::ToString(api::StrategyType::kRollingUpdate) &&
+                strategy.contains("rollingUpdate") && strategy["rollingUpdate"].is_object() &&
                 strategy["rollingUpdate"].value("maxSurge", json()) == want["rollingUpdate"]["maxSurge"] &&
                 strategy["rollingUpdate"].value("maxUnavailable", json()) == want["rollingUpdate"]["maxUnavailable"];
   if (!strategy_ok) {
@@ -227,7 +228,7 @@ Drift RepairDeployment(const ModelServiceSpec& spec, int replicas, json& current
   return drift;
 }
 
-Drift RepairService(const ModelServiceSpec& spec, json& current) {
+Drift RepairService(const ResolvedSpec& spec, json& current) {
   Drift drift;
   json& meta = ObjectAt(current, "metadata");
   EnsureLabels(meta, InstanceLabels(spec.name), "metadata.labels", drift);
@@ -280,7 +281,7 @@ std::optional<double> ParseQuantity(const std::string& q) {
   return std::nullopt;
 }
 
-Drift RepairHorizontalPodAutoscaler(const ModelServiceSpec& spec, const Options& opts, json& current) {
+Drift RepairHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, json& current) {
   Drift drift;
   const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
   json& meta = ObjectAt(current, "metadata");

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "api/types.h"
 #include "base/json_fields.h"
 #include "base/timefmt.h"
 #include "controller/modelservice/versions.h"
@@ -93,7 +94,7 @@ struct Progress {
 
 // "the rollout of version 4 made no progress for 30s; ...": the Degraded
 // message while a rollback is in effect (versions.h).
-std::string RollbackMessage(const ModelServiceSpec& spec, const VersionStatus& v) {
+std::string RollbackMessage(const ResolvedSpec& spec, const VersionStatus& v) {
   const TemplateVersion failed = WantedTemplate(spec);
   const TemplateVersion& serving = *v.serving;
   const bool by_image = failed.version == serving.version;
@@ -106,12 +107,12 @@ std::string RollbackMessage(const ModelServiceSpec& spec, const VersionStatus& v
 }
 
 // Degraded causes, most important first.
-void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, const json& d, Progress& r) {
+void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const json& d, Progress& r) {
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
   } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok) {
-    r.degraded_reason = in.recommendation->reason.empty() ? "MetricsUnavailable" : in.recommendation->reason;
+    r.degraded_reason = in.recommendation->reason.empty() ? api::kReasonMetricsUnavailable : in.recommendation->reason;
     r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
                                                             : in.recommendation->message;
   } else if (HpaState h = in.hpa_mode && in.hpa != nullptr ? ObserveHorizontalPodAutoscaler(*in.hpa) : HpaState{};
@@ -120,10 +121,10 @@ void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, cons
     r.degraded_message = h.message;
   } else if (in.deployment != nullptr) {
     if (const json* c = DeploymentCondition(d, "ReplicaFailure"); c && c->value("status", "") == "True") {
-      r.degraded_reason = "ReplicaFailure";
+      r.degraded_reason = api::kReasonReplicaFailure;
       r.degraded_message = c->value("message", "the Deployment reports ReplicaFailure");
     } else if (r.versions.failure) {
-      r.degraded_reason = kRolloutFailed;
+      r.degraded_reason = api::kReasonRolloutFailed;
       r.degraded_message = *r.versions.failure;
     }
   }
@@ -134,12 +135,12 @@ void FindDegradedCause(const ModelServiceSpec& spec, const StatusInput& in, cons
   }
   // A rollback in effect, when nothing more pressing is wrong (versions.h).
   if (r.degraded_reason.empty() && r.versions.rolled_back) {
-    r.degraded_reason = kRolledBack;
+    r.degraded_reason = api::kReasonRolledBack;
     r.degraded_message = RollbackMessage(spec, r.versions.status);
   }
 }
 
-Progress ObserveProgress(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
+Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
   const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
@@ -161,46 +162,46 @@ Progress ObserveProgress(const ModelServiceSpec& spec, const StatusInput& in, Cl
 }
 
 std::string Phase(const StatusInput& in, const Progress& r) {
-  if (in.failure_reason) return "Failed";
-  if (!r.degraded_reason.empty()) return "Degraded";
-  if (!r.exists) return "Pending";
-  return r.all_ready ? "Ready" : "Progressing";
+  if (in.failure_reason) return api::kPhaseFailed;
+  if (!r.degraded_reason.empty()) return api::kPhaseDegraded;
+  if (!r.exists) return api::kPhasePending;
+  return r.all_ready ? api::kPhaseReady : api::kPhaseProgressing;
 }
 
 // Ready: status, reason, message.
 std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Progress& r) {
-  if (r.all_ready) return {"True", "Available", r.counts};
+  if (r.all_ready) return {"True", api::kReasonAvailable, r.counts};
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
-  if (!r.exists) return {"False", "DeploymentNotFound", "the Deployment does not exist yet"};
-  return {"False", "ReplicasNotReady", r.counts};
+  if (!r.exists) return {"False", api::kReasonDeploymentNotFound, "the Deployment does not exist yet"};
+  return {"False", api::kReasonReplicasNotReady, r.counts};
 }
 
-std::array<std::string, 3> ProgressingCondition(const ModelServiceSpec& spec, const StatusInput& in,
-                                                const Progress& r) {
+std::array<std::string, 3> ProgressingCondition(const ResolvedSpec& spec, const StatusInput& in, const Progress& r) {
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   // Whatever Degraded reports first (e.g. ReplicaFailure), a failed rollout is not progressing.
-  if (r.versions.failure) return {"False", kRolloutFailed, *r.versions.failure};
-  if (!r.exists) return {"True", "Creating", "creating the Deployment and the Service"};
+  if (r.versions.failure) return {"False", api::kReasonRolloutFailed, *r.versions.failure};
+  if (!r.exists) return {"True", api::kReasonCreating, "creating the Deployment and the Service"};
   const VersionOutcome& v = r.versions;
   if (!r.all_ready) {
     // "version 3 → 4: 1/4 updated, 4 ready" while a new version (or image) rolls out or back.
     const std::string progress =
         std::to_string(r.updated) + "/" + std::to_string(r.desired) + " updated, " + std::to_string(r.ready) + " ready";
     const TemplateVersion wanted = WantedTemplate(spec);
-    if (v.rolled_back) return {"True", "RollingBack", DescribeChange(wanted, *v.status.serving) + ": " + progress};
+    if (v.rolled_back)
+      return {"True", api::kReasonRollingBack, DescribeChange(wanted, *v.status.serving) + ": " + progress};
     if (v.status.serving && wanted != *v.status.serving) {
-      return {"True", "RollingOut", DescribeChange(*v.status.serving, wanted) + ": " + progress};
+      return {"True", api::kReasonRollingOut, DescribeChange(*v.status.serving, wanted) + ": " + progress};
     }
-    return {"True", "RollingOut",
+    return {"True", api::kReasonRollingOut,
             std::to_string(r.updated) + "/" + std::to_string(r.desired) + " replicas updated, " + r.counts};
   }
-  if (v.rolled_back) return {"False", kRolledBack, RollbackMessage(spec, v.status)};
-  return {"False", "Complete", "the Deployment has rolled out"};
+  if (v.rolled_back) return {"False", api::kReasonRolledBack, RollbackMessage(spec, v.status)};
+  return {"False", api::kReasonComplete, "the Deployment has rolled out"};
 }
 
 std::array<std::string, 3> DegradedCondition(const Progress& r) {
   if (!r.degraded_reason.empty()) return {"True", r.degraded_reason, r.degraded_message};
-  return {"False", "AsExpected", ""};
+  return {"False", api::kReasonAsExpected, ""};
 }
 
 // status.desiredReplicas: in mode HPA what the HorizontalPodAutoscaler
@@ -214,12 +215,12 @@ int ReportedDesired(const StatusInput& in, const Progress& r) {
 
 }  // namespace
 
-json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now) {
+json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
   const Progress r = ObserveProgress(spec, in, now);
   json conditions = json::array();
-  for (const auto& [type, c] :
-       {std::pair{"Ready", ReadyCondition(in, r)}, std::pair{"Progressing", ProgressingCondition(spec, in, r)},
-        std::pair{"Degraded", DegradedCondition(r)}}) {
+  for (const auto& [type, c] : {std::pair{api::kConditionReady, ReadyCondition(in, r)},
+                                std::pair{api::kConditionProgressing, ProgressingCondition(spec, in, r)},
+                                std::pair{api::kConditionDegraded, DegradedCondition(r)}}) {
     conditions.push_back(MakeCondition(in.current_status, type, c[0], c[1], c[2], in.generation, now));
   }
   json status = {{"observedGeneration", in.generation},

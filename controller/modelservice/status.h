@@ -43,12 +43,8 @@ struct HpaState {
 };
 HpaState ObserveHorizontalPodAutoscaler(const nlohmann::json& hpa);
 
-// Degraded reasons of a rollout that failed, and of a rollback in effect (versions.h).
-inline constexpr const char* kRolloutFailed = "RolloutFailed";
-inline constexpr const char* kRolledBack = "RolledBack";
-
 // The status, with the version fields of versions.h (servingVersion, ...).
-nlohmann::json ComputeStatus(const ModelServiceSpec& spec, const StatusInput& in, Clock::WallTime now);
+nlohmann::json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now);
 
 // One condition, keeping lastTransitionTime from `current_status` when the
 // condition of that type had the same status.

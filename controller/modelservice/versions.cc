@@ -1,5 +1,6 @@
 #include "controller/modelservice/versions.h"
 
+#include "base/json_fields.h"
 #include "base/timefmt.h"
 
 namespace ms::modelservice {
@@ -7,12 +8,6 @@ namespace ms::modelservice {
 using nlohmann::json;
 
 namespace {
-
-std::string StringAt(const json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 int64_t IntAt(const json& obj, const char* key) {
   if (!obj.is_object()) return 0;
@@ -41,12 +36,12 @@ std::string VersionText(const std::string& v) { return v.empty() ? "(none)" : v;
 VersionStatus VersionStatus::FromStatus(const json* status) {
   VersionStatus s;
   if (status == nullptr || !status->is_object()) return s;
-  if (std::string image = StringAt(*status, "servingImage"); !image.empty()) {
-    s.serving = TemplateVersion{StringAt(*status, "servingVersion"), std::move(image)};
+  if (std::string image = StringField(*status, "servingImage"); !image.empty()) {
+    s.serving = TemplateVersion{StringField(*status, "servingVersion"), std::move(image)};
   }
-  s.last_update_time = StringAt(*status, "lastUpdateTime");
-  s.failed_version = StringAt(*status, "failedVersion");
-  s.failed_spec_hash = StringAt(*status, "failedSpecHash");
+  s.last_update_time = StringField(*status, "lastUpdateTime");
+  s.failed_version = StringField(*status, "failedVersion");
+  s.failed_spec_hash = StringField(*status, "failedSpecHash");
   return s;
 }
 
@@ -58,17 +53,17 @@ void VersionStatus::WriteTo(json& status) const {
   SetOrErase(status, "failedSpecHash", failed_spec_hash);
 }
 
-TemplateVersion WantedTemplate(const ModelServiceSpec& spec) { return {spec.version, spec.image}; }
+TemplateVersion WantedTemplate(const ResolvedSpec& spec) { return {spec.version, spec.image}; }
 
 std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   const json& containers = At(At(At(At(deployment, "spec"), "template"), "spec"), "containers");
   if (!containers.is_array()) return std::nullopt;
   for (const auto& c : containers) {
-    if (StringAt(c, "name") != "model") continue;
-    TemplateVersion t{"", StringAt(c, "image")};
+    if (StringField(c, "name") != "model") continue;
+    TemplateVersion t{"", StringField(c, "image")};
     if (const json& env = At(c, "env"); env.is_array()) {
       for (const auto& e : env) {
-        if (StringAt(e, "name") == "MODEL_VERSION") t.version = StringAt(e, "value");
+        if (StringField(e, "name") == "MODEL_VERSION") t.version = StringField(e, "value");
       }
     }
     return t;
@@ -76,12 +71,12 @@ std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   return std::nullopt;
 }
 
-bool RolledBack(const VersionStatus& status, const ModelServiceSpec& spec) {
+bool RolledBack(const VersionStatus& status, const ResolvedSpec& spec) {
   return status.serving && !status.failed_spec_hash.empty() && status.failed_spec_hash == spec.spec_hash;
 }
 
-ModelServiceSpec TemplateSpec(const ModelServiceSpec& spec, const VersionStatus& status) {
-  ModelServiceSpec t = spec;
+ResolvedSpec TemplateSpec(const ResolvedSpec& spec, const VersionStatus& status) {
+  ResolvedSpec t = spec;
   if (RolledBack(status, spec)) {
     t.version = status.serving->version;
     t.image = status.serving->image;
@@ -95,9 +90,9 @@ std::optional<std::string> RolloutFailure(const json& deployment) {
   const json& conditions = At(status, "conditions");
   if (!conditions.is_array()) return std::nullopt;
   for (const auto& c : conditions) {
-    if (StringAt(c, "type") == "Progressing" && StringAt(c, "status") == "False" &&
-        StringAt(c, "reason") == "ProgressDeadlineExceeded") {
-      std::string message = StringAt(c, "message");
+    if (StringField(c, "type") == "Progressing" && StringField(c, "status") == "False" &&
+        StringField(c, "reason") == "ProgressDeadlineExceeded") {
+      std::string message = StringField(c, "message");
       return message.empty() ? "the Deployment exceeded its progress deadline" : message;
     }
   }
@@ -109,7 +104,7 @@ std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& t
   return "version " + VersionText(from.version) + " → " + VersionText(to.version);
 }
 
-VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput& in, Clock::WallTime now) {
+VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now) {
   VersionOutcome out;
   VersionStatus& s = out.status;
   s = VersionStatus::FromStatus(in.current_status);

@@ -59,18 +59,18 @@ struct VersionStatus {
 };
 
 // The template the spec asks for.
-TemplateVersion WantedTemplate(const ModelServiceSpec& spec);
+TemplateVersion WantedTemplate(const ResolvedSpec& spec);
 // The version and image of the Deployment's pod template (nullopt without a
 // container "model").
 std::optional<TemplateVersion> DeploymentTemplate(const nlohmann::json& deployment);
 
 // A rollback is in effect: the status' record names this spec and a
 // serving version is known.
-bool RolledBack(const VersionStatus& status, const ModelServiceSpec& spec);
+bool RolledBack(const VersionStatus& status, const ResolvedSpec& spec);
 
 // The spec the pod template is built from: `spec`, or while RolledBack its
 // serving version and image.
-ModelServiceSpec TemplateSpec(const ModelServiceSpec& spec, const VersionStatus& status);
+ResolvedSpec TemplateSpec(const ResolvedSpec& spec, const VersionStatus& status);
 
 // The Deployment's message when it reports Progressing=False, reason
 // ProgressDeadlineExceeded, for its current spec (status.observedGeneration
@@ -92,6 +92,6 @@ struct VersionOutcome {
   bool rolled_back = false;            // the record is in effect (RolledBack)
   std::optional<std::string> failure;  // the Deployment's ProgressDeadlineExceeded message
 };
-VersionOutcome ComputeVersions(const ModelServiceSpec& spec, const VersionInput& in, Clock::WallTime now);
+VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now);
 
 }  // namespace ms::modelservice

@@ -4,7 +4,7 @@
 
 #include "api/spec.h"
 
-namespace ms {
+namespace ms::api {
 
 using nlohmann::json;
 
@@ -22,14 +22,14 @@ void AddMissing(json& target, const json& defaults) {
   }
 }
 
-// The reference tokens of a JSON Pointer, ranked by api::FieldRank.
+// The reference tokens of a JSON Pointer, ranked by FieldRank.
 std::vector<size_t> Ranks(const std::string& pointer) {
   std::vector<size_t> ranks;
   size_t start = 1;
   while (start <= pointer.size()) {
     size_t end = pointer.find('/', start);
     if (end == std::string::npos) end = pointer.size();
-    ranks.push_back(api::FieldRank(std::string_view(pointer).substr(start, end - start)));
+    ranks.push_back(FieldRank(std::string_view(pointer).substr(start, end - start)));
     start = end + 1;
   }
   return ranks;
@@ -38,7 +38,7 @@ std::vector<size_t> Ranks(const std::string& pointer) {
 // The spec object with its typed defaults added where it has no value.
 json DefaultedSpec(const json& spec) {
   json out = spec;
-  AddMissing(out, api::ParseSpec(spec).spec.Defaulted().ToJson());
+  AddMissing(out, ParseSpec(spec).spec.Defaulted().ToJson());
   return out;
 }
 
@@ -78,4 +78,4 @@ json DefaultsPatch(const json& object) {
   return patch;
 }
 
-}  // namespace ms
+}  // namespace ms::api

@@ -1,5 +1,5 @@
 // Defaulting of a ModelService object (design.md §2 "Mutation"). The defaults
-// themselves are the typed spec's (api::ModelServiceSpec::Defaulted); here
+// themselves are the typed spec's (ModelServiceSpec::Defaulted); here
 // they are added to the object where it has no value, and the mutating
 // webhook's JSON Patch is the difference between the object and that
 // defaulted form, so the patch cannot say anything the defaults do not.
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ms {
+namespace ms::api {
 
 // The object with its typed spec's defaults added wherever the object has
 // no value: a value the object has, even one of the wrong type, is never
@@ -24,4 +24,4 @@ nlohmann::json DefaultedObject(const nlohmann::json& object);
 // already has every default (reinvocation is a no-op).
 nlohmann::json DefaultsPatch(const nlohmann::json& object);
 
-}  // namespace ms
+}  // namespace ms::api

@@ -1,6 +1,6 @@
 #include "api/field_error.h"
 
-namespace ms {
+namespace ms::api {
 
 std::string RenderValue(const nlohmann::json& value) {
   std::string s;
@@ -26,6 +26,8 @@ std::string FieldError::ToString() const {
       return path + ": Forbidden: " + detail;
     case Type::kTooLong:
       return path + ": Too long: " + detail;
+    case Type::kTooMany:
+      return path + ": Too many: " + value + ": " + detail;
   }
   return path + ": " + detail;
 }
@@ -56,6 +58,11 @@ FieldError FieldError::TooLong(std::string path, size_t max_bytes) {
   return {Type::kTooLong, std::move(path), {}, "may not be more than " + std::to_string(max_bytes) + " bytes"};
 }
 
+FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items) {
+  return {Type::kTooMany, std::move(path), std::to_string(actual),
+          "must have at most " + std::to_string(max_items) + " items"};
+}
+
 std::string JoinErrors(const std::vector<FieldError>& errors) {
   std::string out;
   for (const auto& e : errors) {
@@ -65,4 +72,4 @@ std::string JoinErrors(const std::vector<FieldError>& errors) {
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::api

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-namespace ms {
+namespace ms::api {
 
 struct FieldError {
-  enum class Type { kRequired, kInvalid, kUnsupported, kForbidden, kTooLong };
+  enum class Type { kRequired, kInvalid, kUnsupported, kForbidden, kTooLong, kTooMany };
   Type type = Type::kInvalid;
   std::string path;    // e.g. spec.strategy.rollingUpdate.maxSurge
   std::string value;   // the offending value rendered as JSON (Invalid/Unsupported)
@@ -24,6 +24,7 @@ struct FieldError {
                                 const std::vector<std::string>& supported);
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
+  static FieldError TooMany(std::string path, size_t actual, size_t max_items);
 };
 
 // Renders a value as the API server does in "Invalid value: ..." (JSON; long
@@ -33,4 +34,4 @@ std::string RenderValue(const nlohmann::json& value);
 // All errors joined with "; ", as a denial's message.
 std::string JoinErrors(const std::vector<FieldError>& errors);
 
-}  // namespace ms
+}  // namespace ms::api

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace ms {
+namespace ms::api {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& documen
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::api

@@ -4,14 +4,14 @@
 
 #include "api/types.h"
 
-namespace ms {
+namespace ms::api {
 
 using nlohmann::json;
 
-void CheckCrossFields(const api::ModelServiceSpec& spec, std::vector<FieldError>& errors) {
+void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& errors) {
   if (const auto& st = spec.strategy) {
     const auto& ru = st->rolling_update;
-    if (st->type == api::StrategyType::kRecreate && ru) {
+    if (st->type == StrategyType::kRecreate && ru) {
       errors.push_back(FieldError::Forbidden("spec.strategy.rollingUpdate",
                                              "may not be specified when strategy type is 'Recreate'"));
     } else if (ru && ru->max_surge && ru->max_unavailable && ru->max_surge->IsZero() && ru->max_unavailable->IsZero()) {
@@ -27,10 +27,10 @@ void CheckCrossFields(const api::ModelServiceSpec& spec, std::vector<FieldError>
   }
 }
 
-void AddWarnings(const api::ModelServiceSpec& spec, std::vector<std::string>& warnings) {
+void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warnings) {
   if (const auto& as = spec.autoscaling; as && spec.replicas && as->max_replicas) {
     const int64_t n = *spec.replicas, hi = *as->max_replicas;
-    const int64_t lo = as->min_replicas.value_or(api::kDefaultMinReplicas);
+    const int64_t lo = as->min_replicas.value_or(*Autoscaling::kMinReplicas.default_value);
     if (lo <= hi && (n < lo || n > hi))
       warnings.push_back("spec.replicas (" + std::to_string(n) + ") is outside [minReplicas, maxReplicas] = [" +
                          std::to_string(lo) + ", " + std::to_string(hi) +
@@ -68,14 +68,14 @@ bool StringsBounded(const json& v, size_t limit, int depth = 0) {
 }  // namespace
 
 ValidationOutcome ValidateModelService(const json& object, const SchemaValidator& schema) {
-  api::ParsedModelService parsed = api::ParseModelService(object);
+  ParsedModelService parsed = ParseModelService(object);
   ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
   CheckCrossFields(parsed.spec, out.errors);
   AddWarnings(parsed.spec, out.warnings);
   // The schema as a safety net, when the strings it matches patterns against
   // (all in spec) are bounded. The object is validated in place (no copy).
   auto spec = object.is_object() ? object.find("spec") : object.end();
-  if (spec != object.end() && spec->is_object() && StringsBounded(*spec, api::kMaxImageLength)) {
+  if (spec != object.end() && spec->is_object() && StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) {
     for (auto& e : schema.Validate(object)) {
       bool covered = std::any_of(out.errors.begin(), out.errors.end(),
                                  [&](const FieldError& f) { return PathCovers(f.path, e.path); });
@@ -95,8 +95,8 @@ ValidationOutcome ValidateScale(const json& scale) {
   if (auto spec = scale.find("spec"); spec != scale.end() && spec->is_object()) {
     if (auto r = spec->find("replicas"); r != spec->end()) replicas = *r;
   }
-  api::ParseReplicas(replicas, out.errors);
+  ParseReplicas(replicas, out.errors);
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::api

@@ -13,7 +13,7 @@
 #include "api/schema.h"
 #include "api/spec.h"
 
-namespace ms {
+namespace ms::api {
 
 struct ValidationOutcome {
   std::vector<FieldError> errors;
@@ -22,10 +22,10 @@ struct ValidationOutcome {
 };
 
 // The rules beyond single fields.
-void CheckCrossFields(const api::ModelServiceSpec& spec, std::vector<FieldError>& errors);
+void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& errors);
 // Allowed-but-questionable: replicas outside the autoscaling range, GPUs with
 // no image (unknown fields are warned about by the parser).
-void AddWarnings(const api::ModelServiceSpec& spec, std::vector<std::string>& warnings);
+void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warnings);
 
 // All of the above, plus the compiled schema as a safety net: a schema
 // violation that no hand-written check explains is still reported.
@@ -37,4 +37,4 @@ ValidationOutcome ValidateModelService(const nlohmann::json& object, const Schem
 // (see manifests/webhook/scale-policy.yaml).
 ValidationOutcome ValidateScale(const nlohmann::json& scale);
 
-}  // namespace ms
+}  // namespace ms::api

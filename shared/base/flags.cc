@@ -72,6 +72,8 @@ void FlagSet::Duration(const std::string& name, std::chrono::milliseconds* targe
 
 void FlagSet::Alias(const std::string& shorthand, const std::string& name) { aliases_[shorthand] = name; }
 
+void FlagSet::Version(std::string text) { version_text_ = std::move(text); }
+
 void FlagSet::Validate(const std::string& name, std::function<std::string()> check) {
   flags_.at(name).check = std::move(check);
 }
@@ -87,6 +89,10 @@ std::string FlagSet::Parse(int argc, const char* const* argv) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       help_ = true;
+      return {};
+    }
+    if (arg == "--version" && !version_text_.empty()) {
+      version_requested_ = true;
       return {};
     }
     if (arg.size() < 2 || arg[0] != '-') return "unexpected argument \"" + arg + "\"";
@@ -127,6 +133,8 @@ std::string FlagSet::Usage() const {
     os << "\n";
   }
   os << "  -h, --help\n            help for " << program_ << "\n";
+  if (!version_text_.empty())
+    os << "      --version\n            print the version, git revision and build date, and exit\n";
   return os.str();
 }
 
@@ -204,6 +212,10 @@ std::optional<int> FlagSet::ParseCommandLine(int argc, const char* const* argv, 
   }
   if (help_requested()) {
     out << Usage();
+    return 0;
+  }
+  if (version_requested()) {
+    out << version_text_;
     return 0;
   }
   return std::nullopt;

@@ -31,12 +31,16 @@ class FlagSet {
   // its target: returns "" or the error to report (e.g. "--concurrency must
   // be at least 1").
   void Validate(const std::string& name, std::function<std::string()> check);
+  // Adds --version, which prints `text` (e.g. build::VersionText()) to `out`
+  // in ParseCommandLine and ends the program with 0, like --help.
+  void Version(std::string text);
 
   // Returns "" on success, else the error. `help_requested()` after --help/-h.
   std::string Parse(int argc, const char* const* argv);
   // The same, for arguments without the program name.
   std::string Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_; }
+  bool version_requested() const { return version_requested_; }
   std::string Usage() const;
   // What main() does with its command line: parses argv; on an error prints
   // "Error: ..." with a usage hint to `err` and returns 2; after --help prints
@@ -57,6 +61,8 @@ class FlagSet {
   std::map<std::string, Flag> flags_;
   std::map<std::string, std::string> aliases_;
   bool help_ = false;
+  std::string version_text_;  // empty: no --version
+  bool version_requested_ = false;
 };
 
 // Parses a Go-style duration; false on error.

@@ -21,6 +21,14 @@ void BlockTerminationSignals() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
+int WaitForTerminationFor(std::chrono::milliseconds timeout) {
+  sigset_t set = TerminationSet(false);
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  const timespec ts{static_cast<time_t>(secs.count()), static_cast<long>((timeout - secs).count() * 1'000'000)};
+  const int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
 int WaitForTermination() {
   sigset_t set = TerminationSet(false);
   int sig = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <functional>
 #include <thread>
@@ -17,6 +18,8 @@ namespace ms {
 void BlockTerminationSignals();
 // Blocks until SIGTERM or SIGINT arrives; returns the signal number.
 int WaitForTermination();
+// The same for at most `timeout`: 0 when none arrived.
+int WaitForTerminationFor(std::chrono::milliseconds timeout);
 
 // Calls on_signal(signal number) on its own thread for each SIGTERM or
 // SIGINT until destroyed. Needs BlockTerminationSignals() first.

@@ -324,6 +324,17 @@ start_webhook() {
   wait_for 20 "webhook /readyz" http_ok "http://127.0.0.1:$WEBHOOK_PROBE_PORT/readyz"
 }
 
+# webhook_served METRICS_URL: requests a webhook answered with 200, both
+# paths (/mutate and /validate), from its controller_runtime_webhook_requests_total.
+webhook_served() {
+  local v m total=0
+  for m in /mutate /validate; do
+    v="$(metric "$1" "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"$m\"}" || echo 0)"
+    total=$(( total + ${v%.*} ))
+  done
+  echo "$total"
+}
+
 # webhook_curl ARGS...: curl presenting the client certificate the webhook
 # requires in this suite (run.sh starts it with --client-ca; the API server
 # presents the same certificate, see run.sh).
@@ -390,7 +401,9 @@ start_controller() {
   if [[ "${1:-}" == --no-leader-elect ]]; then le=(); shift; fi
   local kc
   kc="$(controller_kubeconfig "$name")"
-  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$kc" "${le[@]}" \
+  # --cert-mode provided: the suite's webhook serves run.sh's certificates
+  # (gen-certs.sh); cases 41-42 run a controller of mode self of their own.
+  proc_start "$name" "$CONTROLLER_BIN" --kubeconfig "$kc" "${le[@]}" --cert-mode provided \
     --default-image registry.local/model-server:e2e \
     --prometheus-url "http://127.0.0.1:$PROM_PORT" \
     --autoscale-interval 2s --scale-down-stabilization 10s \

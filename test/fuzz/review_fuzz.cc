@@ -51,7 +51,7 @@ bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler)
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ms::SchemaValidator schema;
+  static const ms::api::SchemaValidator schema;
   static const ms::webhook::ValidatingHandler validating(schema);
   static const ms::webhook::MutatingHandler mutating;
   if (size == 0) return 0;

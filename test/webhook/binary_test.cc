@@ -215,6 +215,41 @@ TEST_F(WebhookBinary, JemallocBackgroundThreadRuns) {
   EXPECT_NE(threads.output.find("jemalloc_bg_thd"), std::string::npos) << threads.output;
 }
 
+// --cert-mode self, first install: the Secret volume is an empty directory
+// until the controller has made the Secret and the kubelet synced it. The
+// webhook waits (alive, not ready) instead of exiting, serves once the files
+// are there, and a SIGTERM meanwhile ends it cleanly.
+TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
+  ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
+  Spawn(StandardArgs());
+  const std::string probes = "http://127.0.0.1:" + std::to_string(probes_);
+  std::string body;
+  long ready = 0;
+  for (int i = 0; i < 100 && (ready = Fetch(probes + "/readyz", &body)) == 0; ++i) {
+    body.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ready, 503);
+  EXPECT_NE(body.find("waiting for the serving certificate"), std::string::npos) << body;
+  std::string alive;
+  EXPECT_EQ(Fetch(probes + "/healthz", &alive), 200);
+  ASSERT_EQ(rename(dir_.File("tls.crt.later").c_str(), dir_.File("tls.crt").c_str()), 0);
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  const auto version = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.output.rfind("modelservice-webhook version ", 0), 0u) << version.output;
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
+
+  ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
+  Spawn(StandardArgs());
+  for (int i = 0; i < 100 && Fetch(probes + "/healthz", &body) != 200; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
+  EXPECT_NE(ms::ReadFile(dir_.File("log.txt")).find("while waiting for the serving certificate"), std::string::npos);
+}
+
 TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {
   auto help = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --help");
   EXPECT_EQ(help.exit_code, 0);

@@ -254,7 +254,7 @@ class ServerTest : public ::testing::Test {
   }
 
   test::TempDir dir_;
-  SchemaValidator schema_;
+  api::SchemaValidator schema_;
   ValidatingHandler validating_{schema_};
   MutatingHandler mutating_;
   metrics::Registry registry_;

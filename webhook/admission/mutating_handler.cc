@@ -12,7 +12,7 @@ json MutatingHandler::Handle(const json& request) const {
   if (IsScaleRequest(request)) return Allowed();  // a Scale has nothing to default
   const auto obj = request.find("object");
 
-  const json patch = DefaultsPatch(*obj);
+  const json patch = api::DefaultsPatch(*obj);
   json response = Allowed();
   if (!patch.empty()) {
     response["patchType"] = "JSONPatch";

@@ -10,8 +10,9 @@ json ValidatingHandler::Handle(const json& request) const {
   if (auto early = Preflight(request)) return *early;
   const auto obj = request.find("object");
 
-  ValidationOutcome outcome = IsScaleRequest(request) ? ValidateScale(*obj) : ValidateModelService(*obj, schema_);
-  json response = outcome.ok() ? Allowed() : Denied(422, "Invalid", JoinErrors(outcome.errors));
+  api::ValidationOutcome outcome =
+      IsScaleRequest(request) ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
+  json response = outcome.ok() ? Allowed() : Denied(422, "Invalid", api::JoinErrors(outcome.errors));
   if (!outcome.warnings.empty()) response["warnings"] = outcome.warnings;
   return response;
 }

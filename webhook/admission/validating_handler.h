@@ -9,12 +9,12 @@ namespace ms::webhook {
 
 class ValidatingHandler final : public Handler {
  public:
-  explicit ValidatingHandler(const SchemaValidator& schema) : schema_(schema) {}
+  explicit ValidatingHandler(const api::SchemaValidator& schema) : schema_(schema) {}
   nlohmann::json Handle(const nlohmann::json& request) const override;
   const std::string& path() const override { return path_; }
 
  private:
-  const SchemaValidator& schema_;
+  const api::SchemaValidator& schema_;
   std::string path_ = "/validate";
 };
 

@@ -43,18 +43,20 @@ std::string Label(const std::string& file, const std::string& document, const st
   return file + ":" + document + " (" + (name.empty() ? "no metadata.name" : name) + ")";
 }
 
-const char* Reason(FieldError::Type type) {
+const char* Reason(api::FieldError::Type type) {
   switch (type) {
-    case FieldError::Type::kRequired:
+    case api::FieldError::Type::kRequired:
       return "FieldValueRequired";
-    case FieldError::Type::kInvalid:
+    case api::FieldError::Type::kInvalid:
       return "FieldValueInvalid";
-    case FieldError::Type::kUnsupported:
+    case api::FieldError::Type::kUnsupported:
       return "FieldValueNotSupported";
-    case FieldError::Type::kForbidden:
+    case api::FieldError::Type::kForbidden:
       return "FieldValueForbidden";
-    case FieldError::Type::kTooLong:
+    case api::FieldError::Type::kTooLong:
       return "FieldValueTooLong";
+    case api::FieldError::Type::kTooMany:
+      return "FieldValueTooMany";
   }
   return "FieldValueInvalid";
 }
@@ -100,8 +102,8 @@ void Validator::AddDocument(const std::string& file, const std::string& index, i
   r.line = line;
   r.name = name;
   r.ns = StringField(doc.value("metadata", json()), "namespace");
-  r.defaulted = DefaultedObject(doc);
-  ValidationOutcome outcome = ValidateModelService(r.defaulted, schema_);
+  r.defaulted = api::DefaultedObject(doc);
+  api::ValidationOutcome outcome = api::ValidateModelService(r.defaulted, schema_);
   r.errors = std::move(outcome.errors);
   r.warnings = std::move(outcome.warnings);
   report.results.push_back(std::move(r));
@@ -258,7 +260,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   Options options;
   if (auto done = ParseArgs(args, options, out, err)) return *done;
 
-  const SchemaValidator schema;
+  const api::SchemaValidator schema;
   const Validator validator(schema);
   Report report;
   for (const auto& input : options.inputs) {

@@ -24,7 +24,7 @@ struct DocumentResult {
   std::string document;  // 1-based index in the file; "3.items[0]" inside a List
   int line = 0;          // where the document starts
   std::string name, ns;
-  std::vector<FieldError> errors;
+  std::vector<api::FieldError> errors;
   std::vector<std::string> warnings;
   nlohmann::json defaulted;  // the object after the mutating webhook's patch
   bool valid() const { return errors.empty(); }
@@ -51,7 +51,7 @@ struct Report {
 
 class Validator {
  public:
-  explicit Validator(const SchemaValidator& schema) : schema_(schema) {}
+  explicit Validator(const api::SchemaValidator& schema) : schema_(schema) {}
   // Reads one stream of YAML or JSON documents named `file` into `report`.
   void AddStream(const std::string& file, std::string_view text, Report& report) const;
   // A file, or every *.yaml, *.yml and *.json under a directory (sorted).
@@ -60,7 +60,7 @@ class Validator {
  private:
   void AddDocument(const std::string& file, const std::string& index, int line, const nlohmann::json& doc,
                    Report& report) const;
-  const SchemaValidator& schema_;
+  const api::SchemaValidator& schema_;
 };
 
 // The text report: each error and warning on a line of its own,

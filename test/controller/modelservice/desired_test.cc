@@ -20,8 +20,8 @@ json Object(const json& spec) { return test::ModelService().WholeSpec(spec); }
 TEST(Desired, SameObjectsWithOrWithoutTheWebhooksDefaults) {
   const Options opts;
   for (const json& obj : test::ModelServiceCorpus()) {
-    const ModelServiceSpec raw = ParseSpec(obj, opts);
-    const ModelServiceSpec defaulted = ParseSpec(DefaultedObject(obj), opts);
+    const ResolvedSpec raw = ResolveSpec(obj, opts);
+    const ResolvedSpec defaulted = ResolveSpec(api::DefaultedObject(obj), opts);
     EXPECT_EQ(DesiredDeployment(raw, raw.replicas), DesiredDeployment(defaulted, defaulted.replicas)) << obj.dump();
     EXPECT_EQ(DesiredService(raw), DesiredService(defaulted)) << obj.dump();
     EXPECT_EQ(raw.autoscaling.has_value(), defaulted.autoscaling.has_value()) << obj.dump();
@@ -29,7 +29,7 @@ TEST(Desired, SameObjectsWithOrWithoutTheWebhooksDefaults) {
 }
 
 TEST(Desired, DefaultsAreTheWebhooks) {
-  const ModelServiceSpec s = ParseSpec(Object({{"model", "m"}}), Options{});
+  const ResolvedSpec s = ResolveSpec(Object({{"model", "m"}}), Options{});
   EXPECT_EQ(s.replicas, 1);
   EXPECT_EQ(s.port, 8080);
   EXPECT_EQ(s.gpus, 0);
@@ -38,16 +38,15 @@ TEST(Desired, DefaultsAreTheWebhooks) {
             json::parse(R"({"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}})"));
   // maxSurge 0 alone: maxUnavailable 1, as the webhook defaults it (0/0 would
   // be a Deployment the API server refuses).
-  const ModelServiceSpec surge0 =
-      ParseSpec(Object({{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}), Options{});
+  const ResolvedSpec surge0 =
+      ResolveSpec(Object({{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}), Options{});
   EXPECT_EQ(DesiredDeployment(surge0, 1)["spec"]["strategy"]["rollingUpdate"],
             json::parse(R"({"maxSurge":0,"maxUnavailable":1})"));
   // Recreate has no rollingUpdate.
-  const ModelServiceSpec recreate =
-      ParseSpec(Object({{"model", "m"}, {"strategy", {{"type", "Recreate"}}}}), Options{});
+  const ResolvedSpec recreate = ResolveSpec(Object({{"model", "m"}, {"strategy", {{"type", "Recreate"}}}}), Options{});
   EXPECT_EQ(DesiredDeployment(recreate, 1)["spec"]["strategy"], json::parse(R"({"type":"Recreate"})"));
   // Autoscaling: replicas from minReplicas.
-  const ModelServiceSpec as = ParseSpec(
+  const ResolvedSpec as = ResolveSpec(
       Object({{"model", "m"}, {"autoscaling", {{"minReplicas", 3}, {"maxReplicas", 9}, {"targetQueueLength", 4}}}}),
       Options{"registry.local/other:1"});
   EXPECT_EQ(as.replicas, 3);
@@ -61,7 +60,7 @@ TEST(Desired, DefaultsAreTheWebhooks) {
 // The scale subresource's labelSelectorPath is .status.selector: the pods'
 // selector as a string, as labels.SelectorFromSet(...).String() writes it.
 TEST(Desired, StatusCarriesThePodSelectorForTheScaleSubresource) {
-  const ModelServiceSpec s = ParseSpec(Object({{"model", "m"}}), Options{});
+  const ResolvedSpec s = ResolveSpec(Object({{"model", "m"}}), Options{});
   EXPECT_EQ(SelectorString(s), "app.kubernetes.io/instance=bert,app.kubernetes.io/name=modelservice");
   StatusInput in;
   const json status = ComputeStatus(s, in, std::chrono::system_clock::from_time_t(1700000000));

@@ -40,7 +40,7 @@ json ServerHpa() { return test::HorizontalPodAutoscaler(); }
 
 // The owned Deployment and Service, rolled out at `replicas`.
 Observed World(const json& ms, int replicas) {
-  const ModelServiceSpec spec = ParseSpec(ms, Opts());
+  const ResolvedSpec spec = ResolveSpec(ms, Opts());
   Observed o;
   o.deployment = test::Deployment(DesiredDeployment(spec, replicas)).RolledOut(replicas).Build();
   o.service = test::Service(DesiredService(spec)).Build();
@@ -70,7 +70,7 @@ json Settled(json ms, const Observed& o) {
 }
 
 TEST(Hpa, DesiredObject) {
-  const ModelServiceSpec spec = ParseSpec(ModelService("HPA", 5), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService("HPA", 5), Opts());
   EXPECT_TRUE(spec.hpa);
   EXPECT_EQ(DesiredHorizontalPodAutoscaler(spec, Opts()), json::parse(R"({
     "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
@@ -92,14 +92,14 @@ TEST(Hpa, DesiredObject) {
     }
   })"));
   // Mode Controller (the default) and no autoscaling: no HPA.
-  EXPECT_FALSE(ParseSpec(ModelService("Controller"), Opts()).hpa);
+  EXPECT_FALSE(ResolveSpec(ModelService("Controller"), Opts()).hpa);
   json plain = ModelService();
   plain["spec"]["autoscaling"].erase("mode");
-  EXPECT_FALSE(ParseSpec(plain, Opts()).hpa);
+  EXPECT_FALSE(ResolveSpec(plain, Opts()).hpa);
 }
 
 TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
-  const ModelServiceSpec spec = ParseSpec(ModelService(), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService(), Opts());
   json hpa = ServerHpa();
   EXPECT_TRUE(RepairHorizontalPodAutoscaler(spec, Opts(), hpa).empty());
   EXPECT_EQ(hpa, ServerHpa());
@@ -113,7 +113,7 @@ TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
 }
 
 TEST(Hpa, DriftOfOwnedFieldsIsRepairedTheRestLeftAlone) {
-  const ModelServiceSpec spec = ParseSpec(ModelService(), Opts());
+  const ResolvedSpec spec = ResolveSpec(ModelService(), Opts());
   struct Case {
     const char* what;
     std::function<void(json&)> edit;
@@ -191,7 +191,7 @@ TEST(Hpa, CreatedWithTheOtherObjectsAndDeploymentFollowsSpecReplicas) {
   const Action* create = FindWrite(a, ActionType::kCreate, "HorizontalPodAutoscaler");
   ASSERT_NE(create, nullptr);
   EXPECT_EQ(CollectionPathOf(create->target), "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers");
-  EXPECT_EQ(create->body, DesiredHorizontalPodAutoscaler(ParseSpec(ms, Opts()), Opts()));
+  EXPECT_EQ(create->body, DesiredHorizontalPodAutoscaler(ResolveSpec(ms, Opts()), Opts()));
   const Action* dep = FindWrite(a, ActionType::kCreate, "Deployment");
   ASSERT_NE(dep, nullptr);
   EXPECT_EQ(dep->body["spec"]["replicas"], 5) << "spec.replicas, which the HPA sets through /scale";

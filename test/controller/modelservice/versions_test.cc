@@ -38,13 +38,13 @@ json WithStatus(json ms, const json& status) {
 // new template, `ready` ready (and available), `replicas` pods in all, and
 // `progressing` as its Progressing condition (default: NewReplicaSetAvailable).
 json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas, const json& progressing = nullptr) {
-  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  const ResolvedSpec spec = ResolveSpec(ms, Options{});
   json d = test::Deployment(DesiredDeployment(spec, spec.replicas)).Generation(gen).Rollout(replicas, updated, ready);
   if (!progressing.is_null()) d["status"]["conditions"] = json::array({progressing});
   return d;
 }
 
-json Service(const json& ms) { return test::Service(DesiredService(ParseSpec(ms, Options{}))); }
+json Service(const json& ms) { return test::Service(DesiredService(ResolveSpec(ms, Options{}))); }
 
 Actions Step(const json& ms, const json& deployment, WallTime now) {
   return Plan(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
@@ -210,7 +210,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   const json rollout = {{"timeoutSeconds", 30}, {"rollback", "Automatic"}};
   json ms = WithStatus(ModelService("4", "registry.local/never-ready:4", rollout), Serving3(rollout));
   ms["metadata"]["generation"] = 2;
-  const std::string hash = ParseSpec(ms, Options{}).spec_hash;
+  const std::string hash = ResolveSpec(ms, Options{}).spec_hash;
 
   // 1. The Deployment reports the deadline: the failure is recorded first.
   Actions first = Step(ms, Deployment(ms, 2, 1, 2, 3, kDeadline), kT1);
@@ -267,7 +267,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   // Scaling (spec.replicas, as kubectl scale or an HPA) is no new attempt.
   json scaled = ms;
   scaled["spec"]["replicas"] = 3;
-  EXPECT_EQ(ParseSpec(scaled, Options{}).spec_hash, hash);
+  EXPECT_EQ(ResolveSpec(scaled, Options{}).spec_hash, hash);
   const Actions scaling = Step(scaled, back, kT2);
   const Action* up3 = DeploymentUpdate(scaling);
   ASSERT_NE(up3, nullptr);
@@ -310,7 +310,7 @@ TEST(Versions, AFailedRolloutIsNotProgressingWhateverDegradedSaysFirst) {
 TEST(Versions, WhatThePodsSayComesBeforeARollbackInEffect) {
   const json rollout = {{"rollback", "Automatic"}};
   const json ms = ModelService("4", "registry.local/never-ready:4", rollout);
-  const ModelServiceSpec spec = ParseSpec(ms, Options{});
+  const ResolvedSpec spec = ResolveSpec(ms, Options{});
   json current = Serving3(rollout);
   current["failedVersion"] = "4";
   current["failedSpecHash"] = spec.spec_hash;

@@ -115,7 +115,13 @@ t_dist="$(elapsed "$t0")"
 t0="$(now)"
 helm_ install modelservice "$chart" -n "$ns" --create-namespace --wait --timeout 90s >"$tmp/install.out" 2>&1 \
   || fail "helm install:\n$(cat "$tmp/install.out")"
-assert_contains "$(cat "$tmp/install.out")" 'mode "self" is not implemented by the controller yet' "helm install's NOTES"
+assert_contains "$(cat "$tmp/install.out")" "The controller's leader creates Secret modelservice-webhook-tls" "helm install's NOTES"
+cert_args() {  # the controller's --cert-* arguments in the Deployment
+  hk -n "$ns" get deployment modelservice -o json \
+    | jq -r '[.spec.template.spec.containers[] | select(.name == "controller") | .args[] | select(startswith("--cert-"))] | join(" ")'
+}
+assert_eq "$(cert_args)" '--cert-mode=self --cert-secret-name=modelservice-webhook-tls --cert-secret-namespace=$(POD_NAMESPACE)' \
+  "the controller's certificate flags in mode self"
 assert_eq "$(hk get crd modelservices.modelops.dev -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}')" True \
   "the CRD (crds/) landed"
 helm_ get manifest modelservice -n "$ns" >"$tmp/release.yaml"
@@ -145,6 +151,7 @@ assert_eq "$(jq -r '[.spec.template.spec.containers[].args[] | select(startswith
 assert_eq "$(jq -r '.spec.template.spec.volumes[] | select(.name == "webhook-tls") | .secret.optional // false' <<<"$d")" false \
   "the Secret volume in mode provided (the Pod waits for it)"
 assert_gt "$(jq -r .metadata.generation <<<"$d")" "$gen1" "the Deployment's generation after helm upgrade"
+assert_eq "$(cert_args)" --cert-mode=provided "the controller's certificate flags in mode provided"
 assert_eq "$(can create secrets -n "$ns" --as "$sa")" no "the controller's Secret rights in mode provided (mode self's RBAC removed)"
 helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
   || fail "helm uninstall:\n$(cat "$tmp/uninstall.out")"

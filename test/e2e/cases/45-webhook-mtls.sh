@@ -15,14 +15,7 @@ new_ns "$ns"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 url="https://127.0.0.1:$WEBHOOK_PORT/validate"
 metrics="http://127.0.0.1:$WEBHOOK_METRICS_PORT/metrics"
-served() {  # requests the webhook answered with 200, both paths
-  local v m total=0
-  for m in /mutate /validate; do
-    v="$(metric "$metrics" "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"$m\"}" || echo 0)"
-    total=$(( total + ${v%.*} ))
-  done
-  echo "$total"
-}
+served() { webhook_served "$metrics"; }
 before="$(served)"
 
 # Through the API server: creates and updates, each admitted by the webhook.

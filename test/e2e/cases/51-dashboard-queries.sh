@@ -30,16 +30,12 @@ trap cleanup EXIT
 # Queries of the dashboard on metrics that the programs do not export yet
 # ("ROW / PANEL / REFID|METRIC"): expected missing until METRIC is exported.
 expected_missing=(
-  "Overview / Versions running / A|modelservice_build_info"
   "Controller / Unfinished work / A|workqueue_unfinished_work_seconds"
   "Controller / Unfinished work / B|workqueue_longest_running_processor_seconds"
   "Controller / Active workers / A|controller_runtime_active_workers"
   "Controller / Active workers / B|controller_runtime_max_concurrent_reconciles"
   "ModelServices / Conditions / A|modelservice_status_condition"
   "ModelServices / Serving versions / A|modelservice_info"
-  "Certificates / Time to expiry / A|modelservice_webhook_certificate_expiration_timestamp_seconds"
-  "Certificates / Certificate reads / A|certwatcher_read_certificate_total"
-  "Certificates / Certificate reads / B|certwatcher_read_certificate_errors_total"
 )
 
 # kubebuilder's controller-runtime dashboard (its grafana plugin,

@@ -12,7 +12,7 @@
 #include "base/files.h"
 #include "webhook/validate/yaml_reader.h"
 
-namespace ms {
+namespace ms::api {
 namespace {
 
 using nlohmann::json;
@@ -84,4 +84,4 @@ TEST(CrdSchema, EveryFieldHasADescription) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::api

@@ -6,7 +6,7 @@
 #include "api/validation.h"
 #include "test/support/modelservice_corpus.h"
 
-namespace ms {
+namespace ms::api {
 namespace {
 
 using nlohmann::json;
@@ -158,4 +158,4 @@ TEST(Defaults, PatchAddsOnlyWhatIsMissingAndIsIdempotent) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::api

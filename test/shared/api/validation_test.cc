@@ -4,7 +4,7 @@
 
 #include <random>
 
-namespace ms {
+namespace ms::api {
 namespace {
 
 using nlohmann::json;
@@ -176,10 +176,10 @@ TEST_F(ValidationTest, ListsEveryError) {
   EXPECT_EQ(out.errors.size(), 4u) << JoinErrors(out.errors);
 }
 
-// The hand-written single-field checks and the compiled schema must agree:
-// an object breaks the schema exactly when the typed spec's parser reports an
-// error.
-TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
+// The typed spec's parser (generated from the same definition) and the
+// compiled schema agree: an object breaks the schema exactly when the parser
+// reports an error.
+TEST_F(ValidationTest, ParserAgreesWithTheSchema) {
   std::vector<json> values = {json(nullptr),
                               json(true),
                               json(0),
@@ -256,4 +256,4 @@ TEST_F(ValidationTest, HandWrittenChecksAgreeWithTheSchema) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::api

@@ -18,8 +18,8 @@ using nlohmann::json;
 
 class ReviewTest : public ::testing::Test {
  protected:
-  static const SchemaValidator& Schema() {
-    static const SchemaValidator schema;
+  static const api::SchemaValidator& Schema() {
+    static const api::SchemaValidator schema;
     return schema;
   }
   ValidatingHandler validating_{Schema()};

@@ -27,8 +27,8 @@ namespace fs = std::filesystem;
 const std::string kSamples = std::string(MS_SOURCE_DIR) + "/manifests/samples";
 const std::string kBinary = MS_WEBHOOK_BINARY;
 
-const SchemaValidator& Schema() {
-  static const SchemaValidator schema;
+const api::SchemaValidator& Schema() {
+  static const api::SchemaValidator schema;
   return schema;
 }
 
@@ -79,7 +79,7 @@ TEST(Validate, ValidSamplesAsTheWebhookAllowsThem) {
     ASSERT_EQ(report.results.size(), 1u) << f;
     const DocumentResult& r = report.results[0];
     EXPECT_EQ(Header(f, "expect"), "allowed") << f;
-    EXPECT_TRUE(r.valid()) << f << ": " << JoinErrors(r.errors);
+    EXPECT_TRUE(r.valid()) << f << ": " << api::JoinErrors(r.errors);
     const std::string warning = Header(f, "expect-warning");
     if (warning.empty()) {
       EXPECT_TRUE(r.warnings.empty()) << f << ": " << json(r.warnings).dump();
@@ -116,11 +116,11 @@ TEST(Validate, InvalidSamplesWithTheWebhooksMessage) {
     const std::string expect = Header(f, "expect");
     ASSERT_FALSE(expect.empty()) << f;
     // Each sample breaks exactly one rule: exactly the `# expect:` error.
-    EXPECT_EQ(JoinErrors(r.errors), expect) << f;
+    EXPECT_EQ(api::JoinErrors(r.errors), expect) << f;
     const json resp = WebhookResponse(ReadYaml(ReadFile(f)).documents[0].value);
     EXPECT_EQ(resp["allowed"], false) << f;
     EXPECT_EQ(resp["status"]["code"], 422) << f;
-    EXPECT_EQ(resp["status"]["message"], JoinErrors(r.errors)) << f;
+    EXPECT_EQ(resp["status"]["message"], api::JoinErrors(r.errors)) << f;
     EXPECT_EQ(report.ExitCode(), 1);
   }
 }
@@ -218,7 +218,7 @@ TEST_F(ValidateCommand, JsonReportAndShowDefaults) {
   ASSERT_FALSE(docs.error);
   ASSERT_EQ(docs.documents.size(), 1u);
   EXPECT_EQ(docs.documents[0].value,
-            DefaultedObject(ReadYaml(ReadFile(kSamples + "/minimal.yaml")).documents[0].value));
+            api::DefaultedObject(ReadYaml(ReadFile(kSamples + "/minimal.yaml")).documents[0].value));
   EXPECT_NE(ReadFile(yaml).find("      maxSurge: 25%\n"), std::string::npos);
 }
 

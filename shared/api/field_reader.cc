@@ -1,0 +1,241 @@
+#include "api/field_reader.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ms::api {
+
+using nlohmann::json;
+
+namespace {
+
+const char* TypeName(const json& v) {
+  switch (v.type()) {
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::number_float:
+      return "number";
+    default:
+      return "integer";
+  }
+}
+
+// The value clamped into int64 (uint64 beyond INT64_MAX saturates). Integers
+// only: JSON numbers written with a fraction or exponent (2.5, 1e2) and
+// integers beyond 64 bits (parsed as floats) are not integers here.
+int64_t AsInt64(const json& v) {
+  if (v.is_number_unsigned()) {
+    auto u = v.get<uint64_t>();
+    return u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                          : static_cast<int64_t>(u);
+  }
+  return v.get<int64_t>();
+}
+
+bool HasWhitespaceOrControl(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return c <= 0x20 || c == 0x7F;  // control characters and space (\t\n\v\f\r are controls)
+  });
+}
+
+// Whether `s` passes `format`; the detail of an Invalid value of a string rule.
+bool FormatOk(StringFormat format, const std::string& s) {
+  switch (format) {
+    case StringFormat::kAny:
+      return true;
+    case StringFormat::kNoWhitespaceOrControl:
+      return !HasWhitespaceOrControl(s);
+  }
+  return false;
+}
+std::string FormatDetail(const StringRule& rule) {
+  switch (rule.format) {
+    case StringFormat::kNoWhitespaceOrControl:
+      return "must be a non-empty string with no whitespace or control characters";
+    case StringFormat::kAny:
+      break;
+  }
+  return rule.min_length <= 1 ? "must not be empty"
+                              : "must be at least " + std::to_string(rule.min_length) + " bytes long";
+}
+
+// "N%" with N in 0..100, no sign, no leading zeros except "0%".
+std::optional<IntOrPercent> ParsePercent(const std::string& s) {
+  if (s.size() < 2 || s.size() > 4 || s.back() != '%') return std::nullopt;
+  const std::string_view digits(s.data(), s.size() - 1);
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
+  int64_t n = 0;
+  for (char c : digits) n = n * 10 + (c - '0');
+  if (n > 100) return std::nullopt;
+  return IntOrPercent{n, true};
+}
+
+// Digits with at most one '.', at least one digit; advances `i`.
+bool Decimal(std::string_view s, size_t& i) {
+  size_t digits = 0, dots = 0;
+  for (; i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'); ++i) (s[i] == '.' ? dots : digits)++;
+  return digits > 0 && dots <= 1;
+}
+
+// The grammar of a Kubernetes quantity: [+-] decimal, then a binary suffix
+// (Ki..Ei), a decimal one (n u m k M G T P E) or an exponent (e3, E-2).
+bool IsQuantity(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  if (!Decimal(s, i)) return false;
+  const std::string_view suffix = s.substr(i);
+  if (suffix.empty()) return true;
+  if (suffix.size() == 2 && suffix[1] == 'i')
+    return std::string_view("KMGTPE").find(suffix[0]) != std::string_view::npos;
+  if (suffix.size() == 1) return std::string_view("numkMGTPE").find(suffix[0]) != std::string_view::npos;
+  if (suffix[0] != 'e' && suffix[0] != 'E') return false;
+  size_t j = 1;
+  if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) ++j;
+  return Decimal(suffix, j) && j == suffix.size();
+}
+
+}  // namespace
+
+json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) + "%") : json(value); }
+
+json Quantity::ToJson() const { return integer ? json::parse(text) : json(text); }
+
+FieldError TypeError(const std::string& path, const json& v, const char* want) {
+  return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
+}
+
+std::optional<int64_t> ReadValue(const json& v, const std::string& path, const IntRule& rule,
+                                 std::vector<FieldError>& errors) {
+  if (!v.is_number_integer()) {
+    errors.push_back(TypeError(path, v, "integer"));
+    return std::nullopt;
+  }
+  const int64_t n = AsInt64(v);
+  if (rule.Contains(n)) return n;
+  constexpr IntRule kUnbounded;
+  std::string detail;
+  if (rule.max == kUnbounded.max)
+    detail = "must be greater than or equal to " + std::to_string(rule.min);
+  else if (rule.min == kUnbounded.min)
+    detail = "must be less than or equal to " + std::to_string(rule.max);
+  else
+    detail = "must be between " + std::to_string(rule.min) + " and " + std::to_string(rule.max);
+  errors.push_back(FieldError::Invalid(path, v, detail));
+  return n;
+}
+
+std::optional<std::string> ReadValue(const json& v, const std::string& path, const StringRule& rule,
+                                     std::vector<FieldError>& errors) {
+  if (!v.is_string()) {
+    errors.push_back(TypeError(path, v, "string"));
+    return std::nullopt;
+  }
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > rule.max_length)
+    errors.push_back(FieldError::TooLong(path, rule.max_length));
+  else if (s.size() < rule.min_length || !FormatOk(rule.format, s))
+    errors.push_back(FieldError::Invalid(path, v, FormatDetail(rule)));
+  return s;
+}
+
+std::optional<bool> ReadValue(const json& v, const std::string& path, const BoolRule&,
+                              std::vector<FieldError>& errors) {
+  if (v.is_boolean()) return v.get<bool>();
+  errors.push_back(TypeError(path, v, "boolean"));
+  return std::nullopt;
+}
+
+std::optional<IntOrPercent> ReadValue(const json& v, const std::string& path, const IntOrPercentRule&,
+                                      std::vector<FieldError>& errors) {
+  std::optional<IntOrPercent> out;
+  bool ok = false;
+  if (v.is_string()) {
+    out = ParsePercent(v.get<std::string>());
+    ok = out.has_value();
+  } else if (v.is_number_integer()) {
+    out = IntOrPercent{AsInt64(v), false};
+    ok = out->value >= 0;
+  }
+  if (!ok)
+    errors.push_back(FieldError::Invalid(path, v, "must be an integer >= 0 or a percentage between 0% and 100%"));
+  return out;
+}
+
+std::optional<Quantity> ReadValue(const json& v, const std::string& path, const QuantityRule&,
+                                  std::vector<FieldError>& errors) {
+  if (v.is_number_integer()) return Quantity{v.dump(), true};
+  if (v.is_string() && v.get_ref<const std::string&>().size() <= 64 && IsQuantity(v.get_ref<const std::string&>()))
+    return Quantity{v.get<std::string>(), false};
+  errors.push_back(FieldError::Invalid(path, v, "must be a quantity such as 500m, 2 or 8Gi"));
+  return std::nullopt;
+}
+
+std::optional<json> ReadValue(const json& v, const std::string& path, const OpaqueRule&,
+                              std::vector<FieldError>& errors) {
+  if (v.is_object()) return v;
+  errors.push_back(TypeError(path, v, "object"));
+  return std::nullopt;
+}
+
+std::optional<size_t> ReadEnumIndex(const json& v, const std::string& path, const char* const* values, size_t count,
+                                    std::vector<FieldError>& errors) {
+  if (!v.is_string()) {
+    errors.push_back(TypeError(path, v, "string"));
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (v.get_ref<const std::string&>() == values[i]) return i;
+  }
+  errors.push_back(FieldError::Unsupported(path, v, std::vector<std::string>(values, values + count)));
+  return std::nullopt;
+}
+
+const json* FieldReader::Find(std::string_view key) const {
+  auto it = obj_.find(key);
+  return it == obj_.end() ? nullptr : &*it;
+}
+
+void FieldReader::WarnUnknown(std::initializer_list<std::string_view> known) const {
+  for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end())
+      report_.warnings.push_back("unknown field \"" + path_ + "." + it.key() + "\"");
+  }
+}
+
+void FieldReader::Require(std::string_view key) const {
+  if (!Find(key)) report_.errors.push_back(FieldError::Required(Path(key)));
+}
+
+const json* FieldReader::Object(std::string_view key) const {
+  const json* v = Find(key);
+  if (v && !v->is_object()) {
+    report_.errors.push_back(TypeError(Path(key), *v, "object"));
+    return nullptr;
+  }
+  return v;
+}
+
+const json* FieldReader::Array(std::string_view key, const ArrayRule& rule) const {
+  const json* v = Find(key);
+  if (v && !v->is_array()) {
+    report_.errors.push_back(TypeError(Path(key), *v, "array"));
+    return nullptr;
+  }
+  if (v && v->size() > rule.max_items) {
+    report_.errors.push_back(FieldError::TooMany(Path(key), v->size(), rule.max_items));
+    return nullptr;
+  }
+  return v;
+}
+
+}  // namespace ms::api

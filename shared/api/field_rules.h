@@ -1,0 +1,114 @@
+// The value types and field rules the generated spec (spec.gen.h) is made of.
+// A rule is a constexpr description of one field's constraints, generated
+// from the definition (shared/api/schema/modelservice.schema.json) and read
+// by FieldReader (field_reader.h), which words each violation as the API
+// server does; code that needs a limit or a default reads it from the rule
+// (e.g. ModelServiceSpec::kReplicas.max).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ms::api {
+
+// An int-or-string field that takes an integer >= 0 or "N%" with N in 0..100.
+struct IntOrPercent {
+  int64_t value = 0;
+  bool percent = false;
+
+  constexpr bool IsZero() const { return value == 0; }
+  nlohmann::json ToJson() const;  // 3 or "25%"
+  bool operator==(const IntOrPercent&) const = default;
+};
+
+// A Kubernetes quantity ("500m", "2", "8Gi", "1e3"), kept as written: a
+// string, or a JSON integer (which the API server also accepts).
+struct Quantity {
+  std::string text;
+  bool integer = false;  // written as a JSON integer
+
+  nlohmann::json ToJson() const;
+  bool operator==(const Quantity&) const = default;
+};
+
+// An integer in [min, max].
+struct IntRule {
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+  std::optional<int64_t> default_value = std::nullopt;
+
+  constexpr bool Contains(int64_t v) const { return v >= min && v <= max; }
+};
+
+// The named checks a string rule may add (each implements a pattern of the
+// schema; the generator checks which).
+enum class StringFormat : uint8_t { kAny, kNoWhitespaceOrControl };
+
+// A string of min_length..max_length bytes, in `format`.
+struct StringRule {
+  size_t min_length = 0;
+  size_t max_length = std::numeric_limits<size_t>::max();
+  StringFormat format = StringFormat::kAny;
+  const char* default_value = nullptr;
+};
+
+struct BoolRule {
+  std::optional<bool> default_value = std::nullopt;
+};
+
+// One of `values` (E's enumerators in the same order).
+template <class E, size_t N>
+struct EnumRule {
+  std::array<const char*, N> values;
+  std::optional<E> default_value = std::nullopt;
+};
+
+struct IntOrPercentRule {
+  std::optional<IntOrPercent> default_value = std::nullopt;
+};
+
+struct QuantityRule {};
+
+// An object kept as JSON (x-kubernetes-preserve-unknown-fields).
+struct OpaqueRule {};
+
+// An array of at most max_items items.
+struct ArrayRule {
+  size_t max_items = std::numeric_limits<size_t>::max();
+};
+
+// A field's value as the object holds it: what ToJson() of a generated
+// struct writes for each set member.
+template <class T>
+nlohmann::json ToJsonValue(const T& v) {
+  if constexpr (std::is_enum_v<T>) {
+    return ToString(v);
+  } else if constexpr (requires { v.ToJson(); }) {
+    return v.ToJson();
+  } else {
+    return nlohmann::json(v);
+  }
+}
+template <class T>
+nlohmann::json ToJsonValue(const std::vector<T>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const T& v : list) out.push_back(ToJsonValue(v));
+  return out;
+}
+template <class T>
+nlohmann::json ToJsonValue(const std::map<std::string, T>& map) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : map) out[k] = ToJsonValue(v);
+  return out;
+}
+
+}  // namespace ms::api
