@@ -76,6 +76,12 @@ class WebhookBinary : public ::testing::Test {
   // Starts the program with stdout+stderr into a pipe, which a thread copies
   // into log.txt and keeps for AwaitLog().
   void Spawn(std::vector<std::string> args) {
+    if (reader_.joinable()) reader_.join();  // the previous run's output has ended (WaitExit)
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      log_.clear();
+      eof_ = false;
+    }
     std::vector<std::string> all = {MS_WEBHOOK_BINARY};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -223,13 +229,10 @@ TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
   ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
   Spawn(StandardArgs());
   const std::string probes = "http://127.0.0.1:" + std::to_string(probes_);
+  // It logs that it waits once its probes listen.
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
   std::string body;
-  long ready = 0;
-  for (int i = 0; i < 100 && (ready = Fetch(probes + "/readyz", &body)) == 0; ++i) {
-    body.clear();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(ready, 503);
+  EXPECT_EQ(Fetch(probes + "/readyz", &body), 503);
   EXPECT_NE(body.find("waiting for the serving certificate"), std::string::npos) << body;
   std::string alive;
   EXPECT_EQ(Fetch(probes + "/healthz", &alive), 200);
@@ -243,11 +246,10 @@ TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
 
   ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
   Spawn(StandardArgs());
-  for (int i = 0; i < 100 && Fetch(probes + "/healthz", &body) != 200; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
   kill(pid_, SIGTERM);
   EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
-  EXPECT_NE(ms::ReadFile(dir_.File("log.txt")).find("while waiting for the serving certificate"), std::string::npos);
+  EXPECT_TRUE(AwaitLog("while waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
 }
 
 TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {
