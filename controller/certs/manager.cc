@@ -18,10 +18,7 @@ nlohmann::json Identity(const nlohmann::json& o) {
             {"resourceVersion", MetadataString(o, "resourceVersion")}}}};
 }
 
-std::string ErrorText(const std::string& what, const kube::Result& r) {
-  const kube::Status s = r.error.value_or(kube::Status{});
-  return what + ": " + std::to_string(r.code) + " " + s.reason + " " + s.message;
-}
+std::string ErrorText(const std::string& what, const kube::Result& r) { return what + ": " + r.Text(); }
 
 double UnixSeconds(WallTime t) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());

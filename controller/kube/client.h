@@ -35,6 +35,14 @@ struct Result {
   bool IsConflict() const { return code == 409 && (!error || error->reason != "AlreadyExists"); }
   bool IsAlreadyExists() const { return code == 409 && error && error->reason == "AlreadyExists"; }
   bool IsGone() const { return code == 410; }
+  // "409 Conflict: the object has been modified": the code, then the
+  // Status' reason and message when there are (for messages and log lines).
+  std::string Text() const {
+    std::string s = std::to_string(code);
+    if (error && !error->reason.empty()) s += " " + error->reason;
+    if (error && !error->message.empty()) s += ": " + error->message;
+    return s;
+  }
 };
 
 // The controller writes merge patches only (RFC 7386).

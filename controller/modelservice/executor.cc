@@ -23,16 +23,6 @@ struct Executor::World {
 
 namespace {
 
-// "409 Conflict: the object has been modified".
-std::string Describe(const kube::Result& r) {
-  std::string s = std::to_string(r.code);
-  if (r.error) {
-    if (!r.error->reason.empty()) s += " " + r.error->reason;
-    if (!r.error->message.empty()) s += ": " + r.error->message;
-  }
-  return s;
-}
-
 // A 4xx the API server will give again for the same request.
 bool IsPermanent(const kube::Result& r) {
   return r.code >= 400 && r.code < 500 && r.code != 404 && r.code != 409 && r.code != 429 && r.code != 408;
@@ -176,7 +166,7 @@ std::optional<Executor::World> Executor::ReadWorld(const runtime::Request& reque
     return std::nullopt;
   }
   if (!ms.ok()) {
-    report.result = runtime::Result::Error("get ModelService " + request.Key() + ": " + Describe(ms));
+    report.result = runtime::Result::Error("get ModelService " + request.Key() + ": " + ms.Text());
     return std::nullopt;
   }
   w.ms.emplace(std::move(ms.body), options_.plan);
@@ -208,7 +198,7 @@ bool Executor::ReadOwned(World& w, bool fresh, Report& report) {
     if (r.ok()) {
       *slot = std::move(r.body);
     } else if (!r.IsNotFound()) {
-      report.result = runtime::Result::Error("get " + PathOf(ref) + ": " + Describe(r));
+      report.result = runtime::Result::Error("get " + PathOf(ref) + ": " + r.Text());
       return false;
     }
   }
@@ -269,15 +259,15 @@ Executor::Step Executor::ApplyWrites(World& w, const Actions& actions, std::opti
     // The world is not what we read (a newer object, one the cache did not
     // show, or one deleted meanwhile): read it through the API and plan again.
     if (r.IsConflict() || r.IsAlreadyExists() || (a.type == ActionType::kUpdate && r.IsNotFound())) {
-      if (logger_) logger_->debug("{}: {}; re-reading", what, Describe(r));
+      if (logger_) logger_->debug("{}: {}; re-reading", what, r.Text());
       return Step::kRetry;
     }
     if (a.type == ActionType::kCreate && IsPermanent(r) && !failure) {
-      failure = WriteFailure{api::kReasonCreateFailed, what + ": " + Describe(r)};
+      failure = WriteFailure{api::kReasonCreateFailed, what + ": " + r.Text()};
       if (logger_) logger_->error("{}", failure->message);
       return Step::kRetry;
     }
-    const std::string message = what + ": " + Describe(r);
+    const std::string message = what + ": " + r.Text();
     events_.Record(w.ms->object,
                    Event{"Warning", std::string(KindName(a.target.kind)) + "WriteFailed", "Reconcile", message});
     report.result = runtime::Result::Error(message);
@@ -307,7 +297,7 @@ Executor::Step Executor::WriteStatus(World& w, const json& status, Report& repor
     return Step::kStop;
   }
   if (!r.ok()) {
-    report.result = runtime::Result::Error("update status of " + ns + "/" + name + ": " + Describe(r));
+    report.result = runtime::Result::Error("update status of " + ns + "/" + name + ": " + r.Text());
     return Step::kStop;
   }
   if (r.body.is_object())
