@@ -156,7 +156,7 @@ class ControllerProcess {
           queue_);
     builder.Complete();
     for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
-    build::RegisterBuildInfo(registry_.families());
+    build::RegisterBuildInfo(registry_);
     // --cert-mode=self: the leader keeps the webhook's certificates (through
     // client_, so its writes stop with the Lease too).
     if (flags.certs.mode == controller::certs::Mode::kSelf)

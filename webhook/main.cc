@@ -141,7 +141,7 @@ int Serve(const Flags& f, const Settings& s) {
   ms::metrics::Registry registry;
   ms::webhook::WebhookMetrics metrics(registry);
   ms::certs::CertWatcherMetrics cert_metrics(registry);
-  ms::build::RegisterBuildInfo(registry.families());
+  ms::build::RegisterBuildInfo(registry);
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
