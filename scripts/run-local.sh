@@ -22,14 +22,20 @@
 #           node as well (cluster.sh up --real-node: a kubelet with
 #           containerd and runc), the image is built (scripts/build-image.sh;
 #           about a minute when the sources did not change, 12 or more the
-#           first time) and installed from manifests/ like on any cluster
-#           (test/e2e/operator/install.sh: both Pods Running and Ready in
-#           modelservice-system), the samples are applied (their pods on
+#           first time) and installed with Helm like on any cluster, with the
+#           README's line (test/e2e/operator/install.sh: `helm install` of
+#           charts/modelservice-operator with the values of
+#           test/e2e/operator/real-node-values.yaml, certificate mode self;
+#           both Pods Running and Ready in modelservice-system, in a
+#           namespace that enforces the restricted Pod Security Standard),
+#           the samples are applied (their pods on
 #           KWOK's nodes) and so is examples/model-server/modelservice.yaml,
 #           whose two pods really serve on the real node; then it shows
 #           `kubectl get pods -n modelservice-system`, `kubectl get ms` and an
 #           answer of the model server. SKIP_IMAGE=1 uses the image as
-#           build-image.sh last built it.
+#           build-image.sh last built it. IMAGE=NAME: the image's name in
+#           build-image.sh's storage (default localhost/modelservice:dev; it
+#           reaches the node under that default name whatever NAME is).
 #   down    stops the webhook, the controller and the cluster (keeps the
 #           logs in STATE_DIR).
 #   status  says what runs.
@@ -136,19 +142,26 @@ do_up_real_node() {
   mkdir -p "$run"
   [[ "${SKIP_SETUP:-0}" == 1 ]] || "$root/scripts/setup.sh"
   local cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
-  if [[ "${SKIP_IMAGE:-0}" == 1 && -n "$(CONTAINERS_STORAGE_CONF="$cache/storage.conf" buildah images -q localhost/modelservice:dev 2>/dev/null)" ]]; then
-    say "SKIP_IMAGE=1: the image localhost/modelservice:dev as scripts/build-image.sh last built it"
+  local image="${IMAGE:-localhost/modelservice:dev}"
+  if [[ "${SKIP_IMAGE:-0}" == 1 && -n "$(CONTAINERS_STORAGE_CONF="$cache/storage.conf" buildah images -q "$image" 2>/dev/null)" ]]; then
+    say "SKIP_IMAGE=1: the image $image as scripts/build-image.sh last built it"
   else
     say "building the image (scripts/build-image.sh; log $run/build-image.log)"
-    "$root/scripts/build-image.sh" >"$run/build-image.log" 2>&1 || { tail -n 30 "$run/build-image.log" >&2; die "build-image.sh failed"; }
+    "$root/scripts/build-image.sh" --tag "$image" >"$run/build-image.log" 2>&1 || { tail -n 30 "$run/build-image.log" >&2; die "build-image.sh failed"; }
   fi
   say "starting the cluster with a real node in $state"
   "${cluster[@]}" up --real-node >/dev/null || die "cluster.sh up --real-node failed"
   # shellcheck disable=SC1091
   source "$state/env"
   local kc=("$KUBECTL")
-  say "installing the operator from its image (test/e2e/operator/install.sh)"
-  "$root/test/e2e/operator/install.sh" --dir "$state" --work "$run/operator" || die "installing the operator failed"
+  say "installing the operator from its image with Helm (test/e2e/operator/install.sh; the first time builds Helm: a few minutes)"
+  "$root/test/e2e/operator/install.sh" --dir "$state" --work "$run/operator" --image "$image" 2>&1 | tee "$run/install.log" >&2 \
+    || die "installing the operator failed (log: $run/install.log)"
+  local helm
+  helm="$("$root/test/e2e/build-helm.sh" 2>/dev/null | sed -n 's/^export HELM=//p')"
+  echo
+  echo "\$ $(sed -n 's/^install\.sh: \(helm install .*\)$/\1/p' "$run/install.log")"
+  "$helm" list -n modelservice-system
   echo
   echo "\$ kubectl get pods -n modelservice-system -o wide"
   "${kc[@]}" get pods -n modelservice-system -o wide
@@ -171,12 +184,13 @@ do_up_real_node() {
 
 Running (state in $state; test/e2e/cluster.sh --dir $state status):
   cluster        $E2E_API_SERVER, nodes: KWOK's three fakes and $E2E_REAL_NODE (real, $E2E_NODE_IP)
-  operator       Deployment modelservice-system/modelservice from localhost/modelservice:dev
+  operator       Helm release modelservice-system/modelservice, from $image
 
 Use it:
   export KUBECONFIG=$KUBECONFIG
-  kubectl get pods -n modelservice-system
+  kubectl get pods -n modelservice-system   # kubectl v1.34 built for this: $KUBECTL
   kubectl logs -n modelservice-system deploy/modelservice -c controller
+  helm list -n modelservice-system          # Helm built for this: $helm
 Stop it:
   scripts/run-local.sh down
 EOF

@@ -19,6 +19,7 @@
 #include "base/metrics.h"
 #include "base/side_endpoints.h"
 #include "base/signals.h"
+#include "base/strings.h"
 #include "certs/cert_watcher.h"
 #include "version/version.h"
 #include "webhook/admission/mutating_handler.h"
@@ -43,6 +44,8 @@ struct Flags : ms::CommonFlags {
   std::string cert_name = "tls.crt", key_name = "tls.key";
   std::string tls_min = "1.2";
   std::string client_ca;
+  std::string client_names = "kube-apiserver";
+  std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
   int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
@@ -62,6 +65,11 @@ ms::FlagSet Definitions(Flags& f) {
   flags.String("tls-min-version", &f.tls_min, "minimum TLS version: 1.2 or 1.3");
   flags.String("client-ca", &f.client_ca,
                "PEM file of CAs; when set, clients (the API server) must present a certificate signed by one");
+  flags.String("client-allowed-names", &f.client_names,
+               "with --client-ca: comma-separated names (subject CN or DNS SAN) a client certificate must carry;\n"
+               "'*' accepts any certificate the CAs signed");
+  flags.Duration("tls-ticket-key-rotation", &f.ticket_key_rotation,
+                 "how often a new TLS session-ticket key is made (tickets of the previous key resume until the next)");
   flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
@@ -106,6 +114,23 @@ std::optional<Settings> Check(const Flags& f) {
   s.server.key_file = f.cert_dir + "/" + f.key_name;
   s.server.tls.min_version = min_version;
   s.server.tls.client_ca_file = f.client_ca;
+  if (!f.client_ca.empty()) {
+    for (std::string_view rest = f.client_names; !rest.empty();) {
+      const size_t comma = rest.find(',');
+      const std::string name(ms::Trim(rest.substr(0, comma)));
+      if (!name.empty()) s.server.tls.client_names.push_back(name);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (s.server.tls.client_names.empty()) {
+      s.logger->critical("--client-allowed-names is empty: name the client (e.g. kube-apiserver), or '*' for any");
+      return std::nullopt;
+    }
+  }
+  if (f.ticket_key_rotation < std::chrono::seconds(1)) {
+    s.logger->critical("invalid --tls-ticket-key-rotation: at least 1s");
+    return std::nullopt;
+  }
+  s.server.tls.ticket_key_rotation = std::chrono::duration_cast<std::chrono::seconds>(f.ticket_key_rotation);
   s.server.cert_poll_interval = f.cert_poll;
   return s;
 }

@@ -658,3 +658,28 @@ real_node_ms() {
   local name="$1"; shift
   ms_yaml "$name" "model: $name-model" 'image: localhost/model-server:dev' "$@"
 }
+
+# The webhook's certificates in mode self (the chart's default): the Secret
+# the leader's controller keeps, and what the webhook Pods serve.
+OPERATOR_SECRET=modelservice-webhook-tls
+# operator_secret KEY: that key of the Secret, decoded (e.g. tls.crt, ca.crt).
+operator_secret() {
+  k -n "$OPERATOR_NS" get secret "$OPERATOR_SECRET" -o "jsonpath={.data.${1//./\\.}}" | base64 -d
+}
+# fingerprint: the SHA-256 fingerprint of the first certificate on stdin.
+fingerprint() { openssl x509 -noout -fingerprint -sha256 2>/dev/null | cut -d= -f2; }
+# served_fp IP: the fingerprint of the certificate the webhook at IP:9443
+# serves (a TLS handshake from inside the real node's network namespace).
+served_fp() {
+  node_exec sh -c "openssl s_client -connect $1:9443 -servername modelservice-webhook.$OPERATOR_NS.svc </dev/null 2>/dev/null" \
+    | fingerprint
+}
+# ca_bundle KIND NAME: the caBundle of a webhook configuration's first webhook, decoded.
+ca_bundle() { k get "$1" "$2" -o 'jsonpath={.webhooks[0].clientConfig.caBundle}' | base64 -d; }
+# real_helm ARGS...: the cached Helm (test/e2e/build-helm.sh), with its
+# homes in this case's work space, against the real-node cluster.
+real_helm() {
+  [[ -n "${HELM:-}" ]] || eval "$("$E2E_ROOT/test/e2e/build-helm.sh" 2>/dev/null)"
+  HELM_CACHE_HOME="$E2E_WORK/helm-real/cache" HELM_CONFIG_HOME="$E2E_WORK/helm-real/config" \
+    HELM_DATA_HOME="$E2E_WORK/helm-real/data" "$HELM" "$@"
+}

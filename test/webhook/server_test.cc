@@ -21,6 +21,7 @@
 
 #include "base/files.h"
 #include "base/logging.h"
+#include "test/support/fake_clock.h"
 #include "test/support/log_capture.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/mutating_handler.h"
@@ -747,6 +748,61 @@ TEST_F(ServerTest, SessionsResumeWithAndWithoutClientCertificates) {
         EXPECT_TRUE(again.reused) << "resumption " << i;
       }
     }
+    server_->Stop();
+    server_.reset();
+  }
+}
+
+// mTLS checks who the client is, not only who signed its certificate: a
+// certificate from the same CA without an allowed name (CN or DNS SAN) is
+// refused in the handshake.
+TEST_F(ServerTest, ClientCertificateMustCarryAnAllowedName) {
+  MakeCerts("--reuse-ca --client kube-apiserver");
+  MakeCerts("--reuse-ca --client system:anonymous-pod");
+  ClientOptions apiserver = Trusting(), pod = Trusting();
+  apiserver.cert = dir_.File("kube-apiserver.crt");
+  apiserver.key = dir_.File("kube-apiserver.key");
+  pod.cert = dir_.File("system:anonymous-pod.crt");
+  pod.key = dir_.File("system:anonymous-pod.key");
+  ServerOptions o;
+  o.tls.client_ca_file = dir_.File("ca.crt");
+  o.tls.client_names = {"other-name", "kube-apiserver"};
+  Start(o);
+  auto ok = Request(Url("/validate"), ReviewBody({{"model", "m"}}), apiserver);
+  ASSERT_EQ(ok.code, CURLE_OK) << ok.error;
+  EXPECT_EQ(ok.status, 200);
+  auto refused = Request(Url("/validate"), ReviewBody({{"model", "m"}}), pod);
+  EXPECT_NE(refused.code, CURLE_OK) << "a certificate of the CA without an allowed name was served";
+  server_->Stop();
+  server_.reset();
+  o.tls.client_names = {"*"};
+  Start(o);
+  EXPECT_EQ(Request(Url("/validate"), ReviewBody({{"model", "m"}}), pod).code, CURLE_OK);
+}
+
+// Session-ticket keys rotate (virtual time): a ticket of the previous key
+// still resumes (and is replaced), one two keys old makes a full handshake.
+TEST_F(ServerTest, SessionTicketKeysRotate) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+    FakeClock clock;
+    ServerOptions o;
+    o.tls.clock = &clock;
+    o.tls.ticket_key_rotation = std::chrono::hours(1);
+    Start(o);
+    SessionClient renewing(version, dir_.File("ca.crt"), "", ""), idle(version, dir_.File("ca.crt"), "", "");
+    EXPECT_FALSE(renewing.Once(server_->port()).reused);
+    EXPECT_FALSE(idle.Once(server_->port()).reused);
+    EXPECT_TRUE(renewing.Once(server_->port()).reused);  // same key
+    clock.Advance(std::chrono::hours(1));                // key 2 made; key 1 is the previous one
+    const Resumption previous = renewing.Once(server_->port());
+    EXPECT_TRUE(previous.served);
+    EXPECT_TRUE(previous.reused) << "a ticket of the previous key did not resume";
+    clock.Advance(std::chrono::hours(1));  // key 3; key 1 is gone
+    const Resumption stale = idle.Once(server_->port());
+    EXPECT_TRUE(stale.served);
+    EXPECT_FALSE(stale.reused) << "a ticket two keys old resumed";
+    EXPECT_TRUE(renewing.Once(server_->port()).reused) << "the ticket renewed with key 2 did not resume";
     server_->Stop();
     server_.reset();
   }

@@ -25,8 +25,18 @@ nlohmann::json Denied(int code, const std::string& reason, const std::string& me
 
 // The checks both handlers make first: DELETE and CONNECT are allowed
 // untouched; a request about another kind, or without an object, is denied
-// with 400. Returns the response to give, or nullopt to go on.
+// with 400; a ratcheted UPDATE (below) is allowed untouched. Returns the
+// response to give, or nullopt to go on.
 std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
+
+// Validation ratcheting, as the API server ratchets a CRD's schema: an UPDATE
+// of an object being deleted (metadata.deletionTimestamp set), or one whose
+// spec is the spec of oldObject (a finalizer removed, labels, annotations or
+// owner references edited), is neither validated nor defaulted, so removing
+// the controller's finalizer never depends on rules tightened after the
+// object was stored. The webhook configurations' matchConditions skip the
+// same requests before they are sent.
+bool IsRatchetedUpdate(const nlohmann::json& request);
 
 // Checks the request is about a modelops.dev ModelService, or about its scale
 // subresource (an autoscaling/v1 Scale); returns an error message when it is

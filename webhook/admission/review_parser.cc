@@ -56,7 +56,7 @@ bool HasSurrogateEscape(std::string_view text) {
 }
 
 // Where a container sits in the review, as far as skipping needs to know.
-enum class Node { kRoot, kRequest, kObject, kMetadata, kOther };
+enum class Node { kRoot, kRequest, kObject, kOldObject, kMetadata, kOther };
 
 class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeBuilder> {
  public:
@@ -90,8 +90,12 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
         if (key == "request") next_node_ = Node::kRequest;
         break;
       case Node::kRequest:
-        if (key == "oldObject" || key == "userInfo" || key == "options") skip_next_ = true;
+        if (key == "userInfo" || key == "options") skip_next_ = true;
         if (key == "object") next_node_ = Node::kObject;
+        if (key == "oldObject") next_node_ = Node::kOldObject;
+        break;
+      case Node::kOldObject:
+        if (key != "spec") skip_next_ = true;  // ratcheting compares the specs only
         break;
       case Node::kObject:
         if (key == "metadata") next_node_ = Node::kMetadata;

@@ -3,9 +3,10 @@
 // than nlohmann's own lexer, and without the subtrees no handler reads.
 //
 // Left out (never read by ServeReview, Preflight or the handlers):
-//   request.oldObject, request.userInfo, request.options,
+//   request.oldObject except its spec, request.userInfo, request.options,
 //   request.object.metadata.managedFields
-// oldObject and managedFields are usually the bulk of a review.
+// oldObject and managedFields are usually the bulk of a review; the old
+// spec is kept for validation ratcheting (handler.h).
 //
 // Everything else is the value nlohmann::json::parse gives, number types
 // included (non-negative integers unsigned, negative ones signed, anything

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "base/files.h"
+#include "webhook/transport/client_names.h"
+#include "webhook/transport/ticket_keys.h"
 
 namespace ms::transport {
 
@@ -270,6 +272,14 @@ bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, Certi
       return false;
     }
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    RequireClientNames(ctx, options.client_names);
+  }
+  static const SystemClock system_clock;  // stateless
+  try {
+    if (!InstallTicketKeys(ctx, options.clock ? *options.clock : system_clock, options.ticket_key_rotation))
+      return fail("cannot install the session-ticket keys");
+  } catch (const std::exception& e) {
+    return fail(e.what());
   }
   return true;
 }

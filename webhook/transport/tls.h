@@ -19,6 +19,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "base/clock.h"
 
 namespace ms::transport {
 
@@ -116,14 +119,22 @@ class ReloadLoop {
 struct ServerTlsOptions {
   int min_version = TLS1_2_VERSION;  // TLS1_2_VERSION or TLS1_3_VERSION
   std::string client_ca_file;        // non-empty: require and verify a client certificate (the reloader's CAs)
+  // With a client CA: the names (subject CN or DNS SAN) a client certificate
+  // must carry (client_names.h); empty accepts any certificate of the CAs.
+  std::vector<std::string> client_names;
+  // Session-ticket keys rotate this often (ticket_keys.h), on `clock` (the
+  // system clock when null; it must outlive the context).
+  std::chrono::seconds ticket_key_rotation{3600};
+  const Clock* clock = nullptr;
 };
 
 // Configures a server SSL_CTX: protocol floor, ECDHE+AEAD ciphers only for
 // TLS 1.2, no compression or renegotiation, the reloader's certificate (and
 // client CAs) per handshake, client verification when asked, and a session
 // id context so that sessions resume (OpenSSL refuses to resume a verified
-// session without one). Returns false and sets `error` on failure.
-// `reloader` must outlive the context.
+// session without one), the allowed client names, and session-ticket keys
+// that rotate. Returns false and sets `error` on failure. `reloader` and
+// `options` (the client names) must outlive the context.
 bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, CertificateReloader& reloader,
                             std::string* error);
 

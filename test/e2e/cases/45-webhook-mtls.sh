@@ -3,8 +3,9 @@
 # WebhookAdmissionConfiguration kubeconfig, and the webhook (--client-ca)
 # accepts it: 30 creates and 30 updates through kubectl all pass the webhook
 # (its request counter rises by at least 60, mutate + validate each). A
-# client without a certificate, or with one from another CA, is refused at
-# the TLS handshake (no HTTP answer at all); the API server's certificate
+# client without a certificate, with one from another CA, or with one from
+# the same CA for a name other than kube-apiserver, is refused at the TLS
+# handshake (no HTTP answer at all); the API server's certificate
 # works straight too, and its TLS 1.2 and 1.3 sessions resume (they failed
 # with "session id context uninitialized" under --client-ca).
 # timeout: 180
@@ -45,6 +46,17 @@ log "no certificate: $(tr -d '\n' <"$tmp/err")"
 code="$(post --cert "$tmp/other/intruder.crt" --key "$tmp/other/intruder.key")" \
   && fail "a client with a foreign certificate was served (HTTP $code)"
 assert_eq "$code" 000 "HTTP status seen by a client with a foreign certificate"
+# A certificate from the very CA the webhook trusts, but for another name
+# (what a tenant pod could get from a shared CA): refused too, since the
+# webhook accepts only the names in --client-allowed-names (default
+# kube-apiserver).
+mkdir -p "$tmp/same"
+cp "$WEBHOOK_CLIENT_DIR/ca.crt" "$WEBHOOK_CLIENT_DIR/ca.key" "$tmp/same/"
+"$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$tmp/same" --reuse-ca --client system:anonymous-pod >/dev/null 2>&1 \
+  || fail "gen-certs.sh --reuse-ca --client system:anonymous-pod"
+code="$(post --cert "$tmp/same/system:anonymous-pod.crt" --key "$tmp/same/system:anonymous-pod.key")" \
+  && fail "a certificate of the trusted CA with CN system:anonymous-pod was served (HTTP $code)"
+assert_eq "$code" 000 "HTTP status seen by a client of the trusted CA with another name"
 # The API server's certificate: served.
 code="$(post --cert "$WEBHOOK_CLIENT_DIR/kube-apiserver.crt" --key "$WEBHOOK_CLIENT_DIR/kube-apiserver.key")" \
   || fail "the API server's certificate was refused: $(cat "$tmp/err")"

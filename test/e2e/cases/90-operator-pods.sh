@@ -1,20 +1,43 @@
-# The operator as users run it (issue 19): installed by run.sh from the image
-# scripts/build-image.sh built (test/e2e/operator/install.sh: kubectl apply -k
-# of manifests/ with the local cluster's image and placement) on the real
-# node, where its containers really run. Both replicas Running and Ready on
-# the real node, both containers of each from that image, running as the
-# non-root user 65532 with read-only root file systems; the namespace
-# enforces the restricted Pod Security Standard (a privileged Pod is refused
-# there); the webhook container holds no service-account token, the
-# controller the projected one, and the controller talks to the API server
-# through the in-cluster configuration with that bound token (the audit log
-# names the Pod and the node the token was issued for).
+# The operator as users run it (issues 19 and 22): installed by run.sh from
+# the image scripts/build-image.sh built, with the README's line for the local
+# cluster (test/e2e/operator/install.sh: `helm install` of the chart with its
+# default values, certificate mode self, only the image and the real node's
+# placement set in test/e2e/operator/real-node-values.yaml), on the real node,
+# where its containers really run.
+#   - The release is deployed with exactly those values; the README has the
+#     line install.sh ran.
+#   - Both replicas Running and Ready on the real node, both containers of
+#     each from that image, running as the non-root user 65532 with read-only
+#     root file systems, no capabilities, no_new_privs; the namespace enforces
+#     the restricted Pod Security Standard (a privileged Pod is refused
+#     there); the webhook container holds no service-account token, the
+#     controller the projected one, and the controller talks to the API
+#     server through the in-cluster configuration with that bound token (the
+#     audit log names the Pod and the node the token was issued for).
+#   - Certificate mode self in the Pods: the Secret was created by the
+#     controller's ServiceAccount from a Pod (audit log) and holds a CA and a
+#     serving certificate for the Service; both webhook configurations carry
+#     that CA; each webhook container sees only tls.crt and tls.key (never the
+#     CA's key) and serves the Secret's certificate; the webhooks waited for
+#     it (the optional Secret volume was empty until the kubelet synced the
+#     Secret the controller made), alive and not Ready meanwhile.
 # timeout: 120
 # needs: real-node
 # logs: none
 need_real_node
 ns=$OPERATOR_NS
 
+# ---- the release, as the README says
+line='helm install modelservice charts/modelservice-operator -n modelservice-system --create-namespace -f test/e2e/operator/real-node-values.yaml'
+assert_contains "$(cat "$E2E_WORK/logs/operator-install.log")" "install.sh: $line" "the helm line install.sh ran"
+grep -qxF -- "$line" "$E2E_ROOT/README.md" || fail "README.md has no line: $line"
+assert_eq "$(real_helm list -n "$ns" -o json | jq -r '.[] | "\(.name) \(.revision) \(.status) \(.chart)"')" \
+  "modelservice 1 deployed modelservice-operator-0.1.0" "helm list"
+assert_eq "$(real_helm get values modelservice -n "$ns" -o json | jq -cS .)" \
+  "$(python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1])), sort_keys=True, separators=(",", ":")))' \
+     "$E2E_ROOT/test/e2e/operator/real-node-values.yaml")" "the release's values (helm get values): real-node-values.yaml, nothing else"
+
+# ---- the Pods
 mapfile -t pods < <(operator_pods)
 assert_eq "${#pods[@]}" 2 "number of operator Pods"
 assert_eq "$(k -n "$ns" get deployment modelservice -o 'jsonpath={.status.readyReplicas}/{.spec.replicas}')" "2/2" "Deployment modelservice ready replicas"
@@ -60,3 +83,42 @@ lease_requests_of() {
 for p in "${pods[@]}"; do
   wait_for 30 "Lease requests of $p's controller, as $sa with a token bound to $p (audit log)" lease_requests_of "$p"
 done
+
+# ---- certificate mode self, in the Pods
+assert_eq "$(jq -r --arg ns "$ns" --arg s "$OPERATOR_SECRET" 'select(.stage == "ResponseComplete" and .verb == "create"
+    and .objectRef.resource == "secrets" and .objectRef.namespace == $ns and .objectRef.name == $s and .responseStatus.code == 201)
+    | "\(.user.username) \(.user.extra["authentication.kubernetes.io/pod-name"][0] | startswith("modelservice-"))"' "$E2E_AUDIT_LOG")" \
+  "$sa true" "who created Secret $OPERATOR_SECRET (audit log): the controller, from an operator Pod"
+assert_eq "$(k -n "$ns" get secret "$OPERATOR_SECRET" -o json | jq -r '"\(.type) \(.data | keys | join(","))"')" \
+  "kubernetes.io/tls ca-current.crt,ca-current.key,ca.crt,tls.crt,tls.key" "type and keys of the Secret"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+operator_secret ca.crt >"$tmp/ca.crt"
+operator_secret tls.crt >"$tmp/tls.crt"
+out="$(openssl verify -purpose sslserver -CAfile "$tmp/ca.crt" "$tmp/tls.crt" 2>&1)" || fail "openssl verify of the Secret's tls.crt: $out"
+assert_eq "$(openssl x509 -noout -ext subjectAltName -in "$tmp/tls.crt" | tail -n 1 | tr -d ' ')" \
+  "DNS:modelservice-webhook,DNS:modelservice-webhook.$ns,DNS:modelservice-webhook.$ns.svc,DNS:modelservice-webhook.$ns.svc.cluster.local" \
+  "DNS names of the serving certificate"
+for w in "validatingwebhookconfiguration modelservice-validating" "mutatingwebhookconfiguration modelservice-mutating"; do
+  # shellcheck disable=SC2086
+  assert_eq "$(ca_bundle $w)" "$(cat "$tmp/ca.crt")" "caBundle of $w (injected by the controller)"
+done
+fp="$(fingerprint <"$tmp/tls.crt")"
+waited=0 secret_at="$(jp "secret/$OPERATOR_SECRET" '{.metadata.creationTimestamp}' -n "$ns")"
+for p in "${pods[@]}"; do
+  assert_eq "$(k -n "$ns" exec "$p" -c webhook -- ls /etc/modelservice/tls | tr '\n' ' ')" "tls.crt tls.key " \
+    "$p/webhook: the files of its Secret volume"
+  assert_eq "$(served_fp "$(jp "pod/$p" '{.status.podIP}' -n "$ns")")" "$fp" "$p: the certificate its webhook serves"
+  msgs="$(k -n "$ns" logs "$p" -c webhook | jq -r '.msg | if startswith("waiting for the serving certificate") then "waiting"
+    elif startswith("serving admission on https://") then "serving" else empty end' | tr '\n' ' ')"
+  case "$msgs" in
+    "waiting serving ")
+      waited=$(( waited + 1 ))
+      # Not Ready while it waited: Ready only after the Secret existed.
+      ready_at="$(jp "pod/$p" '{.status.conditions[?(@.type=="Ready")].lastTransitionTime}' -n "$ns")"
+      [[ ! "$ready_at" < "$secret_at" ]] || fail "$p: Ready at $ready_at, before Secret $OPERATOR_SECRET was created at $secret_at" ;;
+    "serving ") ;;
+    *) fail "$p/webhook: start-up lines 'waiting for the serving certificate' / 'serving admission': $msgs" ;;
+  esac
+done
+log "webhooks that waited for the Secret on their first start: $waited of ${#pods[@]}"
+assert_le 1 "$waited" "webhook containers that waited for the controller's Secret"

@@ -5,6 +5,9 @@
 # network namespace): `kubectl apply` of a ModelService is defaulted by the
 # mutating webhook and a cross-field rule is denied by the validating one,
 # in the same words as ever, and the webhook Pods count those requests.
+# A namespace editor bound only to the built-in `edit` role (the chart's
+# modelservice-edit aggregates into it) creates a ModelService through the
+# webhook Pods and lists it with `kubectl get ms`.
 # timeout: 120
 # needs: real-node
 # logs: none
@@ -43,3 +46,15 @@ gone "$ns" ms "$(k create --dry-run=client -f "$f" -o 'jsonpath={.metadata.name}
 
 after="$(webhook_requests)"
 assert_le 3 "$(( after - before ))" "webhook requests the Pods served for one create (mutate, validate) and one denial (mutate, validate)"
+
+# A namespace editor, with nothing but the built-in edit role.
+k -n "$ns" create rolebinding alice-edit --clusterrole=edit --user=alice >/dev/null
+wait_output 60 "the built-in edit role has ModelServices (aggregated)" yes k auth can-i create modelservices.modelops.dev -n "$ns" --as alice
+out="$(ms_yaml by-alice 'model: m' | k --as alice -n "$ns" apply -f - 2>&1)" || fail "alice: kubectl apply: $out"
+assert_eq "$out" "modelservice.modelops.dev/by-alice created" "alice (edit) creates a ModelService"
+assert_eq "$(k --as alice -n "$ns" get ms by-alice -o 'jsonpath={.spec.replicas} {.spec.strategy.type}')" "1 RollingUpdate" \
+  "alice's ModelService, defaulted by the webhook Pods"
+assert_eq "$(k --as alice -n "$ns" get ms --no-headers -o custom-columns=NAME:.metadata.name | tr '\n' ' ')" "by-alice defaults-1 " \
+  "kubectl get ms as alice"
+out="$(k --as alice -n default get ms 2>&1 || true)"
+assert_contains "$out" "Error from server (Forbidden)" "alice lists ModelServices where she is no editor"

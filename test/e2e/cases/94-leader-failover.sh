@@ -6,7 +6,9 @@
 # most 2.4 s after the release; plus the kubelet's stopping of the Pod),
 # which then reconciles (the audit log names its Pod), and only
 # it reports leader_election_master_status 1. The Deployment replaces the
-# deleted Pod, whose controller stands by.
+# deleted Pod, whose controller stands by. The new leader keeps the
+# webhook's certificates (certificate mode self): the same CA in the Secret
+# and in both caBundles, and it issued no CA of its own.
 # timeout: 180
 # needs: real-node
 # logs: none
@@ -21,6 +23,10 @@ mapfile -t pods < <(operator_pods)
 assert_eq "${#pods[@]}" 2 "operator Pods"
 other="${pods[0]}"; [[ "$other" == "$leader" ]] && other="${pods[1]}"
 assert_eq "$(master "$leader") $(master "$other")" "1 0" "leader_election_master_status of $leader (leader) and $other"
+
+ca_before="$(operator_secret ca-current.crt | fingerprint)"
+bundle_before="$(ca_bundle validatingwebhookconfiguration modelservice-validating | fingerprint)"
+[[ -n "$ca_before" && "$bundle_before" == "$ca_before" ]] || fail "the Secret's CA ($ca_before) and the caBundle ($bundle_before) before the failover"
 
 t0="$(now)"
 k -n "$OPERATOR_NS" delete pod "$leader" --wait=false >/dev/null
@@ -52,3 +58,12 @@ wait_for 90 "two operator Pods Ready, the deleted one gone" two_ready
 statuses="$(for p in $(operator_pods); do echo "$([[ "$p" == "$next" ]] && echo leader || echo standby)=$(master "$p")"; done | sort | tr '\n' ' ')"
 assert_eq "$statuses" "leader=1 standby=0 " "leader_election_master_status of the two Pods"
 assert_eq "$(leader_pod)" "$next" "the Lease's holder"
+
+# The new leader kept the certificates: no new CA.
+assert_eq "$(operator_secret ca-current.crt | fingerprint)" "$ca_before" "the Secret's CA after the failover"
+for w in "validatingwebhookconfiguration modelservice-validating" "mutatingwebhookconfiguration modelservice-mutating"; do
+  # shellcheck disable=SC2086
+  assert_eq "$(ca_bundle $w | fingerprint)" "$ca_before" "caBundle of $w after the failover"
+done
+assert_eq "$(pod_get "$next" 8082 /metrics | awk '$1 == "modelservice_webhook_certificates_issued_total{certificate=\"ca\"}" { v = $2 } END { print v + 0 }')" 0 \
+  "CAs issued by the new leader $next (modelservice_webhook_certificates_issued_total)"

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # install.sh - installs the operator from its image into a local cluster with
-# a real node (test/e2e/cluster.sh up --real-node), following the README's
-# steps for a real cluster, and waits until both containers of both replicas
-# are Running and Ready and the API server reaches the webhook through its
-# Service.
+# a real node (test/e2e/cluster.sh up --real-node) the way the README tells
+# users to: `helm install` of the chart with its default values (certificate
+# mode self: the controller makes the webhook's Secret, the kubelet mounts
+# it, the webhook waits for it and then serves), only the image and the
+# node's placement set (test/e2e/operator/real-node-values.yaml). Then waits
+# until both containers of both replicas are Running and Ready and the API
+# server reaches the webhook through its Service.
 #
-# Usage: test/e2e/operator/install.sh --dir CLUSTER_DIR [--work DIR] [--image NAME]
+# Usage: test/e2e/operator/install.sh --dir CLUSTER_DIR [--work DIR] [--image NAME] [-- HELM_ARGS...]
 #   --dir DIR     the cluster's directory (its env file gives KUBECONFIG, KUBECTL)
-#   --work DIR    where the certificates and image archives go (default CLUSTER_DIR/operator)
+#   --work DIR    where the image archives and logs go (default CLUSTER_DIR/operator)
 #   --image NAME  the operator image in scripts/build-image.sh's container
 #                 storage (default localhost/modelservice:dev); it reaches the
-#                 node as localhost/modelservice:dev, the name the overlay
-#                 test/e2e/operator/kustomization.yaml gives the Pods
+#                 node as localhost/modelservice:dev, the image of
+#                 real-node-values.yaml
+#   HELM_ARGS     more arguments for helm install (the e2e suite: a short
+#                 --set certificates.self.servingCertValidity)
 #
 # Steps:
 #   1. images into the node's containerd: the operator image, pushed from
@@ -19,25 +24,30 @@
 #      (kept per image ID in MODELSERVICE_IMAGE_CACHE/archives, so an
 #      unchanged image is pushed once), and the example model server
 #      (examples/model-server/build.sh), with `ctr -n k8s.io images import`;
-#   2. the webhook's serving certificate (certs-scripts/gen-certs.sh) as the
-#      Secret modelservice-system/modelservice-webhook-tls;
-#   3. kubectl apply -k test/e2e/operator (manifests/ with the local
-#      cluster's image and node placement), then the caBundle of both webhook
-#      configurations (manifests/overlays/local/set-ca-bundle.sh);
-#   4. waits for the rollout, then until a ModelService that only the webhook
-#      rejects is rejected through the API server.
+#   2. the namespace modelservice-system with the restricted Pod Security
+#      Standard enforced (labels, as docs/operator/install.md says: helm
+#      install --create-namespace makes a namespace without them);
+#   3. Helm (test/e2e/build-helm.sh, cached), then, from the repository's
+#      root, the README's line
+#        helm install modelservice charts/modelservice-operator -n modelservice-system --create-namespace -f test/e2e/operator/real-node-values.yaml
+#      (HELM_CACHE_HOME, HELM_CONFIG_HOME, HELM_DATA_HOME under --work);
+#   4. waits for the rollout (the leader's controller creates the Secret and
+#      injects the CA, the kubelet puts the Secret into the webhook's volume),
+#      then until a ModelService that only the webhook rejects is rejected
+#      through the API server.
 # stdout: nothing; progress on stderr. Exit status non-zero on failure, with
 # the operator Pods' state and logs.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
-cdir="" work="" image="localhost/modelservice:dev"
+cdir="" work="" image="localhost/modelservice:dev" helm_args=()
 while (( $# )); do
   case "$1" in
     --dir) cdir="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --image) image="$2"; shift 2 ;;
+    --) shift; helm_args=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -52,6 +62,8 @@ work="${work:-$cdir/operator}"
 mkdir -p "$work"
 k() { "$KUBECTL" --request-timeout=30s "$@"; }
 ns=modelservice-system
+# The README's line (README.md, "The local cluster"; case 90 checks that the README has it).
+INSTALL_LINE="helm install modelservice charts/modelservice-operator -n $ns --create-namespace -f test/e2e/operator/real-node-values.yaml"
 t0=$SECONDS
 
 # ------------------------------------------------------------ 1. images
@@ -65,26 +77,33 @@ id="${id#sha256:}"
 archive="$cache/archives/${id:0:16}.tar"
 if [[ ! -s "$archive" ]]; then
   mkdir -p "$cache/archives"
-  rm -f "$cache"/archives/*.tar
-  buildah push --quiet "$image" "oci-archive:$archive.tmp:localhost/modelservice:dev" >/dev/null || die "buildah push $image"
-  mv -f "$archive.tmp" "$archive"
+  # Archives of other images (other tags, other checkouts) unused for two hours.
+  find "$cache/archives" -name '*.tar' -mmin +120 -delete 2>/dev/null || true
+  buildah push --quiet "$image" "oci-archive:$archive.tmp.$$:localhost/modelservice:dev" >/dev/null || die "buildah push $image"
+  mv -f "$archive.tmp.$$" "$archive"
 fi
+touch "$archive"
 model_archive="$("$root/examples/model-server/build.sh" --out "$work/model-server")" || die "examples/model-server/build.sh"
 "$here/../node/node.sh" import "$cdir" "$archive" "$model_archive" 2>"$work/import.log" \
   || { cat "$work/import.log" >&2; die "importing the images into the node"; }
-say "images imported: $image (${id:0:12}), localhost/model-server:dev ($(( SECONDS - t0 ))s)"
+say "images imported: $image (${id:0:12}) as localhost/modelservice:dev, localhost/model-server:dev ($(( SECONDS - t0 ))s)"
 
-# ------------------------------------------------------------ 2. certificate
-"$root/certs-scripts/gen-certs.sh" --out "$work/certs" >/dev/null 2>"$work/gen-certs.log" \
-  || { cat "$work/gen-certs.log" >&2; die "gen-certs.sh"; }
+# ------------------------------------------------------------ 2. namespace
+# Pod Security: `helm install --create-namespace` makes a plain namespace, so
+# the restricted standard is enforced by labelling it first
+# (docs/operator/install.md).
 k get namespace "$ns" >/dev/null 2>&1 || k create namespace "$ns" >/dev/null
-k -n "$ns" create secret tls modelservice-webhook-tls --cert "$work/certs/tls.crt" --key "$work/certs/tls.key" \
-  --dry-run=client -o yaml | k apply -f - >/dev/null
+k label namespace "$ns" --overwrite pod-security.kubernetes.io/enforce=restricted \
+  pod-security.kubernetes.io/enforce-version=latest >/dev/null
 
-# ------------------------------------------------------------ 3. manifests
-k apply -k "$here" >"$work/apply.log" 2>&1 || { cat "$work/apply.log" >&2; die "kubectl apply -k $here"; }
-k wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
-KUBECTL="$KUBECTL" "$root/manifests/overlays/local/set-ca-bundle.sh" "$work/certs/ca.crt" >/dev/null
+# ------------------------------------------------------------ 3. helm install
+eval "$("$root/test/e2e/build-helm.sh" 2>"$work/build-helm.log")" || { cat "$work/build-helm.log" >&2; die "test/e2e/build-helm.sh"; }
+export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" HELM_DATA_HOME="$work/helm/data"
+read -r -a line <<<"$INSTALL_LINE"
+say "${line[*]}${helm_args[*]:+ ${helm_args[*]}}"
+t1=$SECONDS
+(cd "$root" && "$HELM" "${line[@]:1}" "${helm_args[@]}") >"$work/helm-install.log" 2>&1 \
+  || { cat "$work/helm-install.log" >&2; die "helm install"; }
 
 # ------------------------------------------------------------ 4. running
 show_pods() {
@@ -95,7 +114,8 @@ show_pods() {
     k -n "$ns" logs "$p" --all-containers --tail 10 >&2 || true
   done
 }
-k -n "$ns" rollout status deployment/modelservice --timeout=120s >&2 || { show_pods; die "the operator did not roll out"; }
+k -n "$ns" rollout status deployment/modelservice --timeout=180s >&2 || { show_pods; die "the operator did not roll out"; }
+t2=$SECONDS
 probe="$(printf '%s\n' 'apiVersion: modelops.dev/v1' 'kind: ModelService' 'metadata: {name: install-probe, namespace: default}' \
   'spec:' '  model: probe' '  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}')"
 out="" deadline=$(( SECONDS + 60 ))
@@ -104,4 +124,4 @@ until [[ "$out" == *'admission webhook "validate.modelservices.modelops.dev" den
   sleep 0.25
   out="$(k create --dry-run=server -f - <<<"$probe" 2>&1 || true)"
 done
-say "operator installed from $image: $(k -n "$ns" get deployment modelservice -o 'jsonpath={.status.readyReplicas}')/2 Pods Ready, webhook reached through its Service ($(( SECONDS - t0 ))s)"
+say "operator installed from $image with Helm: $(k -n "$ns" get deployment modelservice -o 'jsonpath={.status.readyReplicas}')/2 Pods Ready $(( t2 - t1 ))s after helm install, webhook reached through its Service ($(( SECONDS - t0 ))s in all)"

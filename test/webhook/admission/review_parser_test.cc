@@ -30,7 +30,11 @@ json Reference(const std::string& body) {
   json j = json::parse(body);
   if (j.is_object() && j.contains("request") && j["request"].is_object()) {
     json& r = j["request"];
-    r.erase("oldObject");
+    if (r.contains("oldObject") && r["oldObject"].is_object()) {  // only its spec is kept
+      json kept = json::object();
+      if (r["oldObject"].contains("spec")) kept["spec"] = r["oldObject"]["spec"];
+      r["oldObject"] = std::move(kept);
+    }
     r.erase("userInfo");
     r.erase("options");
     if (r.contains("object") && r["object"].is_object() && r["object"].contains("metadata") &&
@@ -88,14 +92,14 @@ TEST(ReviewParser, FixturesParseToNlohmannsTreeLessTheSkippedSubtrees) {
 TEST(ReviewParser, LeavesOutOnlyTheNamedSubtreesAtTheirPlaces) {
   const std::string body = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
     "userInfo":{"a":1},"options":[1,2],
-    "request":{"uid":"u","oldObject":{"spec":{"replicas":[[[1]]]}},"userInfo":"x","options":null,
+    "request":{"uid":"u","oldObject":{"metadata":{"name":"n"},"spec":{"replicas":[[[1]]]},"status":{}},"userInfo":"x","options":null,
       "object":{"metadata":{"name":"n","managedFields":[{"f":{"g":{}}}],"labels":{"managedFields":"kept"}},
                 "spec":{"managedFields":1,"oldObject":2}},
       "extra":{"oldObject":3}}})";
   FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
   ASSERT_EQ(fast.status, FastParse::kOk);
   json want = json::parse(body);
-  want["request"].erase("oldObject");
+  want["request"]["oldObject"] = json::parse(R"({"spec":{"replicas":[[[1]]]}})");  // its spec only, for ratcheting
   want["request"].erase("userInfo");
   want["request"].erase("options");
   want["request"]["object"]["metadata"].erase("managedFields");

@@ -56,7 +56,8 @@ class ReviewTest : public ::testing::Test {
     review["request"]["kind"] = {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}};
     review["request"]["subResource"] = "scale";
     review["request"]["object"] = scale;
-    review["request"]["oldObject"] = scale;
+    review["request"]["oldObject"] = scale;  // scaled from 2 (a different spec: not ratcheted)
+    review["request"]["oldObject"]["spec"] = {{"replicas", replicas == 2 ? 4 : 2}};
     return review;
   }
   transport::Response Validate(const std::string& body, Outcome* o = nullptr) {
@@ -188,6 +189,36 @@ TEST_F(ReviewTest, DeleteAndConnectPassUntouched) {
     EXPECT_EQ(Response(Mutate(review.dump())),
               json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})"));
   }
+}
+
+// Validation ratcheting: an UPDATE that leaves spec as it was, or of an
+// object being deleted, is allowed untouched even when the spec breaks a
+// rule (tightened after the object was stored); any change to spec is
+// checked in full.
+TEST_F(ReviewTest, UpdatesThatKeepTheSpecOrDeleteAreRatcheted) {
+  const json invalid = {{"replicas", 0}, {"model", "m"}};  // replicas must be 1..100
+  const json allowed = json::parse(R"({"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","allowed":true})");
+  auto finalizer_removed = Review(invalid, "UPDATE");
+  finalizer_removed["request"]["oldObject"] = finalizer_removed["request"]["object"];
+  finalizer_removed["request"]["oldObject"]["metadata"]["finalizers"] = {"modelops.dev/cleanup"};
+  EXPECT_EQ(Response(Validate(finalizer_removed.dump())), allowed);
+  EXPECT_EQ(Response(Mutate(finalizer_removed.dump())), allowed);  // no defaults patched in either
+
+  auto being_deleted = Review({{"replicas", 0}, {"model", "other"}}, "UPDATE");
+  being_deleted["request"]["object"]["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
+  being_deleted["request"]["oldObject"] = Review(invalid)["request"]["object"];
+  EXPECT_EQ(Response(Validate(being_deleted.dump())), allowed);
+
+  auto spec_changed = Review(invalid, "UPDATE");
+  spec_changed["request"]["oldObject"] = Review({{"replicas", 0}, {"model", "old"}})["request"]["object"];
+  auto resp = Response(Validate(spec_changed.dump()));
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["message"], "spec.replicas: Invalid value: 0: must be between 1 and 100");
+  // CREATE never ratchets, whatever oldObject says; nor does an UPDATE without oldObject.
+  auto create = Review(invalid, "CREATE");
+  create["request"]["oldObject"] = create["request"]["object"];
+  EXPECT_EQ(Response(Validate(create.dump()))["allowed"], false);
+  EXPECT_EQ(Response(Validate(Review(invalid, "UPDATE").dump()))["allowed"], false);
 }
 
 TEST_F(ReviewTest, DryRunIsHandledLikeAnyOtherRequest) {
