@@ -97,7 +97,7 @@ struct Settings {
 std::optional<Settings> Check(const Flags& f) {
   Settings s;
   s.logger = f.MakeLogger("webhook");
-  const int min_version = ms::tls::ParseTlsVersion(f.tls_min);
+  const int min_version = ms::transport::ParseTlsVersion(f.tls_min);
   if (min_version == 0) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
@@ -163,19 +163,20 @@ int Serve(const Flags& f, const Settings& s) {
     logger->critical("{}", e.what());
     return 1;
   }
-  prometheus::Registry registry;
-  const ms::metrics::ProcessCollector process_metrics;
+  ms::metrics::Registry registry;
+  ms::webhook::WebhookMetrics metrics(registry);
+  ms::certs::CertWatcherMetrics cert_metrics(registry);
   ms::build::RegisterBuildInfo(registry);
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
-  ms::webhook::Server server(s.server, {&validating, &mutating}, registry, logger);
+  ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;
   // /metrics and the probes (first: alive, not ready, while the certificate
   // is awaited); on one server when both flags name the same address.
   std::atomic<bool> serving{false}, stopping{false};
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          f.MetricsAddress(), f.ProbeAddress(), {&process_metrics, &registry}, [] { return true; },
+          f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving, &stopping](std::string* why) {
             if (serving && !stopping) return true;
             *why = stopping ? "shutting down" : "waiting for the serving certificate";
@@ -197,7 +198,7 @@ int Serve(const Flags& f, const Settings& s) {
   serving = true;
   // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
   const ms::SystemClock clock;
-  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, registry, logger, clock, f.client_ca);
+  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, cert_metrics, logger, clock, f.client_ca);
   cert_watcher.Start(f.cert_poll);
   logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", f.bind_host, server.port(),
                f.tls_min, f.client_ca.empty() ? "" : ", client certificates required");

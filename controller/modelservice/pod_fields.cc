@@ -7,7 +7,7 @@
 #include "api/pod_template.h"
 #include "api/quantity.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 using Drift = std::vector<std::string>;
@@ -248,4 +248,4 @@ void RepairPodFields(const api::ModelServiceSpec& d, json& deployment, Drift& dr
   if (annotations.empty()) deployment["metadata"].erase("annotations");
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -27,7 +27,7 @@
 
 #include "api/spec.gen.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // {"annotations": [...], "env": [...], "labels": [...]}: the keys of
 // spec.podAnnotations, the names of spec.env and the keys of spec.podLabels
@@ -44,4 +44,4 @@ void AddPodFields(const api::ModelServiceSpec& defaulted, nlohmann::json& deploy
 void RepairPodFields(const api::ModelServiceSpec& defaulted, nlohmann::json& deployment,
                      std::vector<std::string>& drift);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,14 +1,14 @@
-// Metrics are prometheus-cpp's (Debian prometheus-cpp-dev, core only): the
-// programs build their families on a prometheus::Registry,
+// Metrics are prometheus-cpp's (Debian prometheus-cpp-dev, core only). A
+// program has one metrics::Registry, made by its main; each subsystem
+// declares all of its families in one place, a struct built from the
+// registry (e.g. kube::ClientMetrics in controller/kube/metrics.h), which the
+// subsystem's parts take by reference, so no metric is ever missing:
 //
-//   prometheus::Registry registry;
-//   auto& family = prometheus::BuildCounter()
-//                      .Name("controller_runtime_reconcile_total")
-//                      .Help("Total number of reconciliations per controller")
-//                      .Register(registry);
-//   family.Add({{"controller", "modelservice"}, {"result", "success"}}).Increment();
+//   metrics::Registry registry;                     // main
+//   kube::ClientMetrics client_metrics(registry);   // rest_client_*
+//   kube::HttpClient client(config, clock, client_metrics);
 //
-// and the side endpoint (base/side_endpoints.h) serves them with
+// The side endpoint (base/side_endpoints.h) serves the registry with
 // Serialize() below. This header brings in prometheus-cpp's registry and
 // metric types; what it declares itself is only what prometheus-cpp 1.0
 // lacks.
@@ -69,5 +69,25 @@ class ProcessCollector final : public prometheus::Collectable {
   double ticks_per_second_;
   double page_bytes_;
 };
+
+// A program's metrics: the families its subsystems register, and the
+// process_* collector. Not copyable: one per program.
+class Registry {
+ public:
+  Registry() = default;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  prometheus::Registry& families() { return families_; }
+  const prometheus::Registry& families() const { return families_; }
+  // What /metrics serves, in that order: the process_* metrics, then the families.
+  std::vector<const prometheus::Collectable*> Collectables() const { return {&process_, &families_}; }
+
+ private:
+  const ProcessCollector process_;
+  prometheus::Registry families_;
+};
+
+inline std::string Serialize(const Registry& registry) { return Serialize(registry.Collectables()); }
 
 }  // namespace ms::metrics

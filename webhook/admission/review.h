@@ -16,17 +16,12 @@
 #include <string_view>
 
 #include "webhook/admission/handler.h"
+#include "webhook/transport/response.h"
 
 namespace ms::webhook {
 
 inline constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;
 inline constexpr int kMaxNestingDepth = 64;
-
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
 
 // What happened, for metrics and the log.
 struct Outcome {
@@ -38,8 +33,8 @@ struct Outcome {
   int status_code = 0;  // response.status.code of a denial
 };
 
-HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
-                      Outcome* outcome = nullptr);
+transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
+                                Outcome* outcome = nullptr);
 
 // The operation as a metric label value. Label values taken from a request
 // come from a closed set, or every new string a client sends would be a new

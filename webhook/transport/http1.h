@@ -29,8 +29,9 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "webhook/transport/response.h"
 
-namespace ms::http {
+namespace ms::transport {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
@@ -45,13 +46,6 @@ struct Request {
 
   // The first header of that (lower-case) name, or nullptr.
   const std::string* Header(std::string_view lower_name) const;
-};
-
-struct Response {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
 };
 
 // "OK", "Not Found", ...; "Unknown" for codes it does not list.
@@ -140,4 +134,4 @@ class Connection {
   std::string date_;  // the Date header value for date_second_
 };
 
-}  // namespace ms::http
+}  // namespace ms::transport

@@ -9,7 +9,7 @@
 #include "webhook/transport/client_names.h"
 #include "webhook/transport/ticket_keys.h"
 
-namespace ms::tls {
+namespace ms::transport {
 
 namespace {
 
@@ -290,4 +290,4 @@ int ParseTlsVersion(const std::string& s) {
   return 0;
 }
 
-}  // namespace ms::tls
+}  // namespace ms::transport

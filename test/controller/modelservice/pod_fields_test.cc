@@ -9,7 +9,7 @@
 
 #include "controller/modelservice/desired.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -209,4 +209,4 @@ TEST(PodFields, ChangingThemRollsThePods) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice
