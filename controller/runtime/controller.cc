@@ -16,9 +16,12 @@ Controller::Controller(ControllerOptions options, Reconciler& reconciler, WorkQu
       logger_(std::move(logger)),
       metrics_(metrics),
       errors_(metrics.errors.Add({{"controller", options_.name}})),
-      time_(metrics.time.Add({{"controller", options_.name}}, ReconcileMetrics::Buckets())) {
+      panics_(metrics.panics.Add({{"controller", options_.name}})),
+      time_(metrics.time.Add({{"controller", options_.name}}, ReconcileMetrics::Buckets())),
+      active_workers_(metrics.active_workers.Add({{"controller", options_.name}})) {
   // Every result's series exists from the start, so dashboards see zeros.
   for (const char* r : ReconcileMetrics::kResults) metrics_.total.Add({{"controller", options_.name}, {"result", r}});
+  metrics_.max_concurrent.Add({{"controller", options_.name}}).Set(std::max(1, options_.concurrency));
 }
 
 Controller::~Controller() { Stop(); }
@@ -44,12 +47,18 @@ bool Controller::ProcessNextItem() {
   auto key = queue_.Get();
   if (!key) return false;
   const auto start = clock_.Now();
+  active_workers_.Increment();
   Result r;
   try {
     r = reconciler_.Reconcile(Request::FromKey(*key));
   } catch (const std::exception& e) {
+    panics_.Increment();
     r = Result::Error(std::string("exception: ") + e.what());
+  } catch (...) {
+    panics_.Increment();
+    r = Result::Error("exception of an unknown type");
   }
+  active_workers_.Decrement();
   Handle(*key, r, std::chrono::duration<double>(clock_.Now() - start).count());
   queue_.Done(*key);
   return true;
