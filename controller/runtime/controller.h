@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -65,6 +66,10 @@ class Controller {
   prometheus::Histogram& time_;
   prometheus::Gauge& active_workers_;
   std::vector<std::thread> workers_;
+  // reconcileID: a random prefix per pool and a counter.
+  std::string NextReconcileId();
+  const uint64_t id_prefix_;
+  std::atomic<uint64_t> next_reconcile_{0};
   std::atomic<bool> stopped_{false};
 };
 
