@@ -96,7 +96,7 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format forma
   return logger;
 }
 
-FieldScope::FieldScope(std::vector<Field> fields) : fields_(std::move(fields)), outer_(current_scope) {
+FieldScope::FieldScope(std::initializer_list<Field> fields) : fields_(fields), outer_(current_scope) {
   current_scope = this;
 }
 

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,7 +52,7 @@ std::vector<const Field*> CurrentFields();
 
 class FieldScope {
  public:
-  explicit FieldScope(std::vector<Field> fields);
+  explicit FieldScope(std::initializer_list<Field> fields);
   ~FieldScope();
   FieldScope(const FieldScope&) = delete;
   FieldScope& operator=(const FieldScope&) = delete;
