@@ -49,6 +49,8 @@ struct Flags : ms::CommonFlags {
   int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds idle_timeout{120000};
+  int max_connections = 1000;
 };
 
 ms::FlagSet Definitions(Flags& f) {
@@ -73,6 +75,11 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
+  flags.Duration("idle-timeout", &f.idle_timeout,
+                 "how long a kept-alive connection may wait for its next request (longer than the API server's 90s,\n"
+                 "so that it is the client that closes)");
+  flags.Int("max-connections", &f.max_connections,
+            "open connections beyond which new ones are closed at once (each costs a file descriptor and buffers)");
   ms::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
@@ -102,14 +109,16 @@ std::optional<Settings> Check(const Flags& f) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
   }
-  if (f.threads < 1 || f.port < 0 || f.port > 65535) {
-    s.logger->critical("invalid --threads or --port");
+  if (f.threads < 1 || f.port < 0 || f.port > 65535 || f.max_connections < 1) {
+    s.logger->critical("invalid --threads, --port or --max-connections");
     return std::nullopt;
   }
   s.server.http.host = f.bind_host;
   s.server.http.port = f.port;
   s.server.http.threads = f.threads;
   s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
+  s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
+  s.server.http.max_connections = static_cast<size_t>(f.max_connections);
   s.server.cert_file = f.cert_dir + "/" + f.cert_name;
   s.server.key_file = f.cert_dir + "/" + f.key_name;
   s.server.tls.min_version = min_version;

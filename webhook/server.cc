@@ -2,6 +2,10 @@
 
 #include <openssl/err.h>
 
+#include <cstdio>
+
+#include "base/logging.h"
+
 namespace ms::webhook {
 
 Server::Server(ServerOptions options, std::vector<const Handler*> handlers, WebhookMetrics& metrics,
@@ -45,15 +49,29 @@ void Server::Refused(const transport::Request& req, const transport::Response& r
   outcome.message = res.body;
   while (!outcome.message.empty() && outcome.message.back() == '\n') outcome.message.pop_back();
   auto it = routes_.find(req.path);
-  Record(req, it != routes_.end() ? &it->second.metrics : nullptr, res.status, outcome);
+  Record(req, it != routes_.end() ? &it->second.metrics : nullptr, res.status, outcome, 0);
 }
 
-void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome) {
+void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome,
+                    double seconds) {
   const std::string operation(OperationLabel(outcome.operation));
   if (m) {
     m->Requests(status).Increment();
     m->Decisions(operation, outcome.decision).Increment();
   }
+  char latency[32];
+  std::snprintf(latency, sizeof latency, "%.6f", seconds);
+  // The line's fields (JSON keys, or key=value in text); values the client
+  // sent are escaped by the formatter.
+  const log::FieldScope fields({{"webhook", req.path},
+                                {"uid", outcome.uid},
+                                {"kind", outcome.kind},
+                                {"namespace", outcome.ns},
+                                {"name", outcome.name},
+                                {"operation", outcome.operation},
+                                {"allowed", outcome.decision == "allowed" ? "true" : "false"},
+                                {"code", std::to_string(outcome.decision == "denied" ? outcome.status_code : status)},
+                                {"latency", latency}});
   if (outcome.decision == "denied") {
     logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.object, outcome.uid,
                   outcome.status_code, outcome.message);
@@ -84,7 +102,7 @@ transport::Response Server::Serve(const transport::Request& req) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   m.latency.Observe(seconds);
   m.in_flight.Decrement();
-  Record(req, &m, reply.status, outcome);
+  Record(req, &m, reply.status, outcome, seconds);
   return reply;
 }
 

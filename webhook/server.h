@@ -57,7 +57,7 @@ class Server {
   void Refused(const transport::Request& req, const transport::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
-  void Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
+  void Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome, double seconds);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "api/types.h"
+#include "base/json_fields.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/status.h"
 
@@ -64,22 +66,46 @@ Executor::Executor(kube::Client& client, EventRecorder& events, autoscale::Autos
 
 runtime::Result Executor::Reconcile(const runtime::Request& request) {
   const Report report = Run(request);
-  RecordReplicas(request, report);
+  RecordMetrics(request, report);
   if (report.result.outcome == runtime::Result::Outcome::kSuccess && report.autoscaled)
     return runtime::Result::Success(ResyncDelay(request.Key(), options_.autoscale_interval, clock_.Now()));
   return report.result;
 }
 
-void Executor::RecordReplicas(const runtime::Request& request, const Report& report) {
+void Executor::RecordMetrics(const runtime::Request& request, const Report& report) {
   const prometheus::Labels desired{{"namespace", request.ns}, {"name", request.name}, {"kind", "desired"}};
   const prometheus::Labels ready{{"namespace", request.ns}, {"name", request.name}, {"kind", "ready"}};
   if (report.gone) {
     metrics::RemoveSeries(metrics_.replicas, desired);
     metrics::RemoveSeries(metrics_.replicas, ready);
+    condition_series_.Remove(request.Key());
+    info_series_.Remove(request.Key());
     return;
   }
   if (report.desired_replicas) metrics_.replicas.Add(desired).Set(*report.desired_replicas);
   if (report.ready_replicas) metrics_.replicas.Add(ready).Set(*report.ready_replicas);
+  if (!report.status || !report.status->is_object()) return;
+  std::vector<prometheus::Labels> conditions;
+  if (auto c = report.status->find("conditions"); c != report.status->end() && c->is_array()) {
+    for (const auto& cond : *c) {
+      // The condition types the controller writes only: a status written by
+      // someone else cannot add series.
+      const std::string type = StringField(cond, "type");
+      if (type != api::kConditionReady && type != api::kConditionProgressing && type != api::kConditionDegraded)
+        continue;
+      if (std::any_of(conditions.begin(), conditions.end(), [&](const auto& l) { return l.at("type") == type; }))
+        continue;
+      conditions.push_back({{"namespace", request.ns},
+                            {"name", request.name},
+                            {"type", type},
+                            {"status", StringField(cond, "status")},
+                            {"reason", StringField(cond, "reason")}});
+    }
+  }
+  condition_series_.Set(request.Key(), std::move(conditions));
+  info_series_.Set(request.Key(), {{{"namespace", request.ns},
+                                    {"name", request.name},
+                                    {"version", StringField(*report.status, "servingVersion")}}});
 }
 
 Report Executor::Run(const runtime::Request& request) {
@@ -94,6 +120,8 @@ Report Executor::Run(const runtime::Request& request) {
     const Actions actions = Plan(*w->ms, w->observed, options_.plan, clock_.WallNow());
     report.desired_replicas = w->deleting ? std::nullopt : std::optional<int>(actions.desired_replicas);
     report.ready_replicas = w->deleting ? std::nullopt : std::optional<int>(actions.ready_replicas);
+    report.status = std::nullopt;
+    if (!w->deleting) report.status = actions.status ? *actions.status : w->ms->object.value("status", json::object());
     // An update is computed on the object read through the API: the caches
     // hold only what the plan compares.
     if (HasUpdate(actions) && !w->live) continue;

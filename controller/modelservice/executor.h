@@ -72,6 +72,9 @@ struct Report {
   bool gone = false;        // the ModelService no longer exists
   bool autoscaled = false;  // has spec.autoscaling in mode Controller and is not being deleted
   std::optional<int> desired_replicas, ready_replicas;
+  // The status as it stands after this attempt (written or unchanged);
+  // nullopt while the ModelService is being deleted.
+  std::optional<nlohmann::json> status;
   int writes = 0;  // API writes issued (Events not counted)
 };
 
@@ -118,7 +121,8 @@ class Executor final : public runtime::Reconciler {
   Step WriteStatus(World& w, const nlohmann::json& status, Report& report);
   // After the writes: the status, the Events, what to do next.
   Step Finish(World& w, const Actions& actions, const std::optional<WriteFailure>& failure, Report& report);
-  void RecordReplicas(const runtime::Request& request, const Report& report);
+  // modelservice_replicas, _status_condition and _info of the object.
+  void RecordMetrics(const runtime::Request& request, const Report& report);
 
   kube::Client& client_;
   EventRecorder& events_;
@@ -127,6 +131,8 @@ class Executor final : public runtime::Reconciler {
   const Clock& clock_;
   const ExecutorOptions options_;
   ModelServiceMetrics& metrics_;
+  ObjectSeries condition_series_{metrics_.conditions};
+  ObjectSeries info_series_{metrics_.info};
   std::shared_ptr<spdlog::logger> logger_;
   CachedReads cache_;
 };

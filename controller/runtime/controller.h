@@ -1,13 +1,17 @@
 // The worker pool of one controller, as controller-runtime's controller
 // loop: `concurrency` workers take keys from the work queue, call the
 // Reconciler, and act on its Result (forget the key's backoff, requeue it
-// with backoff or after a delay), counting controller_runtime_reconcile_*.
+// with backoff or after a delay), counting controller_runtime_reconcile_*
+// and reporting controller_runtime_active_workers and
+// controller_runtime_max_concurrent_reconciles. A Reconcile that throws is
+// counted as a panic and an error, and retried with backoff.
 //
 //   runtime::Controller c({"modelservice", 2}, reconciler, queue, clock, metrics.reconcile, logger);
 //   c.Start();  ...  c.Stop();  // drains: keys queued are still reconciled
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -58,8 +62,14 @@ class Controller {
   std::shared_ptr<spdlog::logger> logger_;
   ReconcileMetrics& metrics_;
   prometheus::Counter& errors_;
+  prometheus::Counter& panics_;
   prometheus::Histogram& time_;
+  prometheus::Gauge& active_workers_;
   std::vector<std::thread> workers_;
+  // reconcileID: a random prefix per pool and a counter.
+  std::string NextReconcileId();
+  const uint64_t id_prefix_;
+  std::atomic<uint64_t> next_reconcile_{0};
   std::atomic<bool> stopped_{false};
 };
 

@@ -16,8 +16,24 @@ WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics& m, 
       adds_(m.adds.Add({{"name", name_}})),
       retries_(m.retries.Add({{"name", name_}})),
       queue_duration_(m.queue_duration.Add({{"name", name_}}, WorkQueueMetrics::Buckets())),
-      work_duration_(m.work_duration.Add({{"name", name_}}, WorkQueueMetrics::Buckets())) {
+      work_duration_(m.work_duration.Add({{"name", name_}}, WorkQueueMetrics::Buckets())),
+      unfinished_work_(m.unfinished_work.Add({{"name", name_}})),
+      longest_running_(m.longest_running.Add({{"name", name_}})),
+      progress_hook_(m.hooks.Add([this] { UpdateProgress(); })) {
   delay_thread_ = std::thread([this] { DelayLoop(); });
+}
+
+void WorkQueue::UpdateProgress() {
+  std::lock_guard<std::mutex> g(mu_);
+  const auto now = clock_.Now();
+  double total = 0, longest = 0;
+  for (const auto& [key, started] : started_at_) {
+    const double s = std::chrono::duration<double>(now - started).count();
+    total += s;
+    longest = std::max(longest, s);
+  }
+  unfinished_work_.Set(total);
+  longest_running_.Set(longest);
 }
 
 WorkQueue::~WorkQueue() {

@@ -68,6 +68,10 @@ class WorkQueue {
 
  private:
   void AddLocked(const std::string& key);
+  // workqueue_unfinished_work_seconds and _longest_running_processor_seconds
+  // from the keys being processed now (client-go updates them every 500 ms;
+  // here at each collection).
+  void UpdateProgress();
   void DelayLoop();
 
   const std::string name_;
@@ -90,6 +94,9 @@ class WorkQueue {
   prometheus::Counter& retries_;
   prometheus::Histogram& queue_duration_;
   prometheus::Histogram& work_duration_;
+  prometheus::Gauge& unfinished_work_;
+  prometheus::Gauge& longest_running_;
+  metrics::CollectHooks::Handle progress_hook_;  // updates the two gauges above at collection
 
   std::thread delay_thread_;  // last: started after everything above
 };

@@ -22,8 +22,13 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ms::metrics {
@@ -70,8 +75,41 @@ class ProcessCollector final : public prometheus::Collectable {
   double page_bytes_;
 };
 
-// A program's metrics: the families its subsystems register, and the
-// process_* collector. Not copyable: one per program.
+// Code run at every collection, before the families are read: gauges that
+// are computed from state rather than set as it changes (the age of the work
+// in progress, as client-go's workqueue reports it). A collectable with no
+// families of its own, listed before the families.
+class CollectHooks final : public prometheus::Collectable {
+ public:
+  // Unregisters its hook when destroyed (waiting for a collection that runs it).
+  class Handle {
+   public:
+    Handle() = default;
+    Handle(CollectHooks* hooks, uint64_t id) : hooks_(hooks), id_(id) {}
+    Handle(Handle&& o) noexcept : hooks_(std::exchange(o.hooks_, nullptr)), id_(o.id_) {}
+    Handle& operator=(Handle&& o) noexcept;
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    ~Handle() { Reset(); }
+    void Reset();
+
+   private:
+    CollectHooks* hooks_ = nullptr;
+    uint64_t id_ = 0;
+  };
+
+  [[nodiscard]] Handle Add(std::function<void()> hook);
+  std::vector<prometheus::MetricFamily> Collect() const override;  // runs the hooks; no families
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::function<void()>> hooks_;
+  uint64_t next_id_ = 1;
+};
+
+// A program's metrics: the families its subsystems register, the hooks that
+// update some of them at collection, and the process_* collector. Not
+// copyable: one per program.
 class Registry {
  public:
   Registry() = default;
@@ -80,11 +118,14 @@ class Registry {
 
   prometheus::Registry& families() { return families_; }
   const prometheus::Registry& families() const { return families_; }
-  // What /metrics serves, in that order: the process_* metrics, then the families.
-  std::vector<const prometheus::Collectable*> Collectables() const { return {&process_, &families_}; }
+  CollectHooks& hooks() { return hooks_; }
+  // What /metrics serves, in that order: the process_* metrics, the hooks'
+  // updates, then the families.
+  std::vector<const prometheus::Collectable*> Collectables() const { return {&process_, &hooks_, &families_}; }
 
  private:
   const ProcessCollector process_;
+  CollectHooks hooks_;
   prometheus::Registry families_;
 };
 

@@ -56,7 +56,10 @@ struct Limits {
   size_t max_headers = 100;
   size_t max_body_bytes = 3 * 1024 * 1024;
   std::chrono::milliseconds read_timeout{10000};  // from a request's first byte to its last
-  std::chrono::milliseconds idle_timeout{30000};  // between requests on a kept-alive connection
+  // Between requests on a kept-alive connection: longer than the API
+  // server's own idle timeout (Go's http.Transport, 90 s), so the client
+  // closes first and never sends a request on a connection closing under it.
+  std::chrono::milliseconds idle_timeout{120000};
 };
 
 class Connection {

@@ -740,6 +740,27 @@ TEST_F(Fixture, WorkersCountReconcilesAndTheReplicaGaugesGoWithTheObject) {
       << text;
   EXPECT_NE(text.find("controller_runtime_reconcile_time_seconds_count{controller=\"modelservice\"} 1"),
             std::string::npos);
+  // One condition series per condition type of the status written, and the info series.
+  auto lines_of = [](const std::string& t, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (size_t at = t.find("\n" + prefix); at != std::string::npos; at = t.find("\n" + prefix, at + 1))
+      out.push_back(t.substr(at + 1, t.find('\n', at + 1) - at - 1));
+    return out;
+  };
+  const json status = api.objects[kMsPath]["status"];
+  std::vector<std::string> want;
+  for (const auto& c : status["conditions"])
+    want.push_back("modelservice_status_condition{name=\"bert\",namespace=\"ml\",reason=\"" +
+                   c["reason"].get<std::string>() + "\",status=\"" + c["status"].get<std::string>() + "\",type=\"" +
+                   c["type"].get<std::string>() + "\"} 1");
+  std::sort(want.begin(), want.end());
+  auto got = lines_of(text, "modelservice_status_condition{");
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want) << text;
+  EXPECT_EQ(want.size(), 3u) << status.dump();
+  EXPECT_EQ(lines_of(text, "modelservice_info{"),
+            std::vector<std::string>{"modelservice_info{name=\"bert\",namespace=\"ml\",version=\"" +
+                                     status.value("servingVersion", std::string()) + "\"} 1"});
 
   // A Deployment event re-queues its owner.
   watched.deployments.Update(api.objects[kDepPath], api.objects[kDepPath]);
@@ -764,6 +785,27 @@ TEST_F(Fixture, WorkersCountReconcilesAndTheReplicaGaugesGoWithTheObject) {
   ASSERT_TRUE(ctl.ProcessNextItem());
   text = metrics::Serialize(registry);
   EXPECT_EQ(text.find("modelservice_replicas{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("modelservice_status_condition{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("modelservice_info{"), std::string::npos) << text;
+}
+
+// A status written by someone else cannot add condition series: only the
+// controller's condition types are exported, one series each.
+TEST_F(Fixture, ConditionSeriesAreTheControllersTypesOnly) {
+  api.Put(kMsPath, NewModelService());
+  exec.Reconcile(runtime::Request{"ml", "bert"});
+  for (int i = 0; i < 50; ++i)
+    api.objects[kMsPath]["status"]["conditions"].push_back(
+        {{"type", "Evil" + std::to_string(i)}, {"status", "True"}, {"reason", "Spam"}});
+  api.objects[kMsPath]["status"]["conditions"].push_back({{"type", "Ready"}, {"status", "True"}, {"reason", "Dup"}});
+  exec.Reconcile(runtime::Request{"ml", "bert"});
+  const std::string text = metrics::Serialize(registry);
+  size_t n = 0;
+  for (size_t at = text.find("\nmodelservice_status_condition{"); at != std::string::npos;
+       at = text.find("\nmodelservice_status_condition{", at + 1))
+    ++n;
+  EXPECT_LE(n, 3u) << text;
+  EXPECT_EQ(text.find("Evil"), std::string::npos) << text;
 }
 
 TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {

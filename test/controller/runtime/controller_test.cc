@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
@@ -95,7 +96,50 @@ TEST_F(PoolTest, WhatAReconcilerThrowsIsAnError) {
   ASSERT_TRUE(pool.ProcessNextItem());
   EXPECT_EQ(reconciler.seen.back(), (Request{"", "cluster-scoped"}));
   EXPECT_EQ(Count("error"), 1);
+  EXPECT_EQ(metrics.panics.Add({{"controller", "things"}}).Value(), 1) << "controller_runtime_reconcile_panics_total";
   EXPECT_EQ(queue.NumRequeues("cluster-scoped"), 1);
+}
+
+// controller_runtime_active_workers counts the workers inside Reconcile;
+// controller_runtime_max_concurrent_reconciles is the pool's size.
+class GatedReconciler final : public Reconciler {
+ public:
+  Result Reconcile(const Request&) override {
+    std::unique_lock<std::mutex> lock(mu);
+    ++inside;
+    cv.notify_all();
+    cv.wait(lock, [&] { return open; });
+    --inside;
+    return Result::Success();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  bool open = false;
+};
+
+TEST(Pool, ActiveWorkersAndMaxConcurrentReconciles) {
+  FakeClock clock;
+  metrics::Registry registry;
+  ReconcileMetrics metrics{registry};
+  WorkQueue queue{"gated", clock, test::Unread<WorkQueueMetrics>()};
+  GatedReconciler reconciler;
+  Controller pool{{"gated", 3}, reconciler, queue, clock, metrics};
+  auto active = [&] { return metrics.active_workers.Add({{"controller", "gated"}}).Value(); };
+  EXPECT_EQ(metrics.max_concurrent.Add({{"controller", "gated"}}).Value(), 3);
+  EXPECT_EQ(active(), 0);
+  pool.Start();
+  queue.Add("ns/a");
+  queue.Add("ns/b");
+  {
+    std::unique_lock<std::mutex> lock(reconciler.mu);
+    reconciler.cv.wait(lock, [&] { return reconciler.inside == 2; });
+    EXPECT_EQ(active(), 2);
+    reconciler.open = true;
+  }
+  reconciler.cv.notify_all();
+  pool.Stop();
+  EXPECT_EQ(active(), 0);
 }
 
 TEST_F(PoolTest, StopDrainsTheQueueAndJoinsTheWorkers) {

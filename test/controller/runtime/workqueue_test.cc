@@ -248,5 +248,37 @@ TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   EXPECT_NE(text.find("workqueue_work_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
 }
 
+// workqueue_unfinished_work_seconds and _longest_running_processor_seconds
+// are computed at each collection from the keys being processed (virtual
+// time); a key that is Done no longer counts.
+TEST(WorkQueue, UnfinishedWorkAndLongestRunningProcessor) {
+  FakeClock clock;
+  metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  WorkQueue q("ms", clock, m);
+  auto scrape = [&] {
+    const std::string text = metrics::Serialize(registry);
+    auto value = [&](const std::string& series) {
+      const size_t at = text.find(series + " ");
+      return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 1));
+    };
+    return std::pair{value("workqueue_unfinished_work_seconds{name=\"ms\"}"),
+                     value("workqueue_longest_running_processor_seconds{name=\"ms\"}")};
+  };
+  EXPECT_EQ(scrape(), (std::pair{0.0, 0.0}));
+  q.Add("a");
+  q.Add("b");
+  ASSERT_EQ(q.Get(), "a");
+  clock.Advance(std::chrono::seconds(3));
+  EXPECT_EQ(scrape(), (std::pair{3.0, 3.0}));
+  ASSERT_EQ(q.Get(), "b");
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(scrape(), (std::pair{5.0, 4.0}));  // a: 4 s, b: 1 s
+  q.Done("a");
+  EXPECT_EQ(scrape(), (std::pair{1.0, 1.0}));
+  q.Done("b");
+  EXPECT_EQ(scrape(), (std::pair{0.0, 0.0}));
+}
+
 }  // namespace
 }  // namespace ms::runtime
