@@ -33,6 +33,7 @@ operations and faults; their interleaving follows the machine's timing.
 Standard library only.
 """
 import argparse
+import bisect
 import calendar
 import http.client
 import json
@@ -497,8 +498,15 @@ class Client(threading.Thread):
 
     def refused(self, kind, target, desc, s, b, cleanup_path=None):
         if 200 <= s < 300:
-            self.st.violation(f"admitted:{kind}:{target}:{desc}", f"an invalid {kind} was admitted ({desc})",
-                              f"{target}: HTTP {s}: {json.dumps(b)[:600] if not isinstance(b, str) else b[:600]}")
+            what = f"an invalid {kind} was admitted ({desc})"
+            ev = f"{target}: HTTP {s}: {b[:600] if isinstance(b, str) else ''}"
+            if isinstance(b, dict):
+                md = b.get("metadata", {})
+                if md.get("deletionTimestamp"):
+                    what += " on a ModelService being deleted"
+                ev += json.dumps({"kind": b.get("kind"), "metadata": {k: md.get(k) for k in (
+                    "name", "uid", "generation", "deletionTimestamp", "finalizers")}, "spec": b.get("spec")})
+            self.st.violation(f"admitted:{kind}:{target}:{desc}", what, ev)
             if cleanup_path:
                 self.api.req("DELETE", cleanup_path)
         self.st.record_op(self.idx, kind, target, s, f"{desc}: {reason_of(s, b)}")
@@ -608,8 +616,8 @@ def new_namespace(st, api, client):
 # ---------------------------------------------------------------- faults
 
 class Injector(threading.Thread):
-    KINDS = [("kill-leader", 3), ("pause-leader", 3), ("restart-apiserver", 2), ("restart-etcd", 2),
-             ("restart-webhook", 2), ("blank-cabundle", 2), ("rotate-cert", 2), ("stop-prometheus", 2)]
+    KINDS = ["kill-leader", "pause-leader", "restart-apiserver", "restart-etcd", "restart-webhook",
+             "blank-cabundle", "rotate-cert", "stop-prometheus"]
 
     def __init__(self, st, api, h, gap, out):
         super().__init__(name="injector", daemon=True)
@@ -627,11 +635,13 @@ class Injector(threading.Thread):
             json.dump([[res, name, bundles] for (res, name), bundles in self.bundles.items()], f)
 
     def run(self):
-        kinds = [k for k, _ in self.KINDS]
-        weights = [w for _, w in self.KINDS]
+        deck = []
         while not self.st.stop.wait(self.rng.uniform(*self.gap)):
-            kind = self.rng.choices(kinds, weights)[0]
-            hold = self.rng.uniform(3, 28)
+            if not deck:  # every kind once per round, in a random order
+                deck = list(self.KINDS)
+                self.rng.shuffle(deck)
+            kind = deck.pop()
+            hold = self.rng.uniform(3, 25)
             f = {"t": round(self.st.rel(), 1), "kind": kind, "detail": ""}
             t = now()
             try:
@@ -893,24 +903,26 @@ class Audit:
         controller's successful Lease write, after its own release, or later than
         its last successful renewal + the renew deadline (as case 71 judges)."""
         lease = sorted(self.lease)
+        lease_t = [l[0] for l in lease]
+        own = {}  # user -> sorted times of its successful acquisitions/renewals
+        for lt, lu, held in lease:
+            if held:
+                own.setdefault(lu, []).append(lt)
         bad = []
         for t, user, what, aid in sorted(self.writes):
             if t > upto:
                 break
-            last_any = None
-            last_own = None
-            for lt, lu, held in lease:
-                if lt > t:
-                    break
-                last_any = (lt, lu, held)
-                if lu == user and held:
-                    last_own = lt
+            i = bisect.bisect_right(lease_t, t) - 1
+            last_any = lease[i] if i >= 0 else None
+            mine = own.get(user, [])
+            j = bisect.bisect_right(mine, t) - 1
+            last_own = mine[j] if j >= 0 else None
             if last_own is None and t < self.t_start + LEASE_GRACE_S + 2:
                 continue  # its last renewal may predate the part of the log read
             if last_any is None or last_own is None:
                 bad.append((t, user, what, aid, "no successful Lease write by it before"))
             elif last_any[1] != user:
-                bad.append((t, user, what, aid, f"{last_any[1]} took the Lease at {last_any[0]:.3f}"))
+                bad.append((t, user, what, aid, f"{last_any[1]} {'took' if last_any[2] else 'released'} the Lease at {last_any[0]:.3f}"))
             elif not last_any[2]:
                 bad.append((t, user, what, aid, f"it released the Lease at {last_any[0]:.3f}"))
             elif t > last_own + LEASE_GRACE_S:
@@ -1266,7 +1278,7 @@ def main():
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--max-ms", type=int, default=24)
     ap.add_argument("--namespaces", type=int, default=3)
-    ap.add_argument("--fault-gap", default="5,15", help="seconds between faults: MIN,MAX")
+    ap.add_argument("--fault-gap", default="3,10", help="seconds between faults: MIN,MAX")
     ap.add_argument("--default-image", default="registry.local/model-server:e2e")
     args = ap.parse_args()
     if args.restore:

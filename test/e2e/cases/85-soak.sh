@@ -23,6 +23,10 @@ mkdir -p "$out"
 # caBundles back, the soak's namespaces deleted (in the background).
 trap 'python3 "$E2E_ROOT/test/soak/soak.py" --restore --out "$out" || true
       k delete ns -l modelops.dev/soak=true --wait=false >/dev/null 2>&1 || true' EXIT
+# The soak's judges first: each invariant check flags what it must (test/soak/test_soak.py).
+( cd "$E2E_ROOT/test/soak" && python3 -m unittest test_soak ) >"$out/test_soak.log" 2>&1 \
+  || { cat "$out/test_soak.log" >&2; fail "test/soak/test_soak.py failed"; }
+log "ok: the soak's invariant checks pass their own tests ($(tail -n 3 "$out/test_soak.log" | grep -m1 '^Ran'))"
 proc_alive controller || start_controller controller
 proc_alive controller-b || start_controller controller-b
 any_leader() { is_leader controller || is_leader controller-b; }
