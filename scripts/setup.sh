@@ -12,6 +12,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
   prometheus python3-prometheus-client wrk clang-format clang-tidy
   clang-14 libclang-rt-14-dev libfuzzer-14-dev python3-h11 python3-yaml
+  # The pictures of docs/ (tools/gen-docs-images.py): the architecture
+  # diagram from its Graphviz source, the benchmark plots.
+  graphviz python3-matplotlib
   # The local cluster's real node (test/e2e/cluster.sh up --real-node): a
   # container runtime the kubelet drives, started by the script itself (never
   # as a system service), and the pod network's CNI plugins.

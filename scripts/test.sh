@@ -35,6 +35,11 @@ run_ctest() {  # run_ctest BUILD_DIR [cmake args...]; $ctest_prefix runs ctest (
 
 # The API definition's outputs (C++, CRD, reference docs) are current.
 python3 tools/gen-api.py --check
+# The documentation: every relative link and #anchor of README.md and docs/
+# resolves; the diagram and plots in docs/images/ were made from their current
+# sources (the SHA-256 sums recorded beside them).
+python3 tools/check-links.py
+python3 tools/gen-docs-images.py --check
 # The Helm chart (Helm built from the Go module proxy and cached): lint in each
 # certificate mode, and manifests/ and dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"

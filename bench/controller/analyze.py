@@ -96,7 +96,7 @@ def report(a):
       "ModelService has its Deployment, its Service and its status for its generation. *Peak RSS*: VmHWM. "
       "*CPU*: user + system seconds from the apply to 5 s after convergence. *Writes*: create, update, "
       "patch and delete requests of the controller (Events included), from the audit log.\n")
-    p("controller-runtime is `../shared/peers/cr` (v0.22.5, kubebuilder style: `CreateOrUpdate`, `Owns()`, "
+    p("controller-runtime is the peer implementation of the same contract (v0.22.5, kubebuilder style: `CreateOrUpdate`, `Owns()`, "
       "status update, finalizer, Events). Its default is no client-side limit (since v0.21).\n")
     p("| N | client limits | controller | converged s | apply s | peak RSS MiB | CPU s | writes | writes by verb |")
     p("|---:|---|---|---:|---:|---:|---:|---:|---|")

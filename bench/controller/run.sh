@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Controller benchmark: this controller against the controller-runtime peer
-# (../shared/peers/cr, design.md's contract written with controller-runtime
-# v0.22), side by side in one run, on the local control plane
+# (the same contract written with controller-runtime v0.22, kept outside this
+# repository: PEERS_DIR), side by side in one run, on the local control plane
 # (test/e2e/cluster.sh: kube-apiserver v1.34 + etcd, audit log on).
 #
 # For each N, each limit setting and each controller, on a fresh cluster:
@@ -28,11 +28,12 @@
 #   --only ours|cr        run one controller only
 #   --build-dir DIR       CMake build directory (default build-bench; Release)
 #   --no-build            use the binaries already there
-#   --peers-out DIR       where ../shared/peers/build.sh puts the peer (default /tmp/peers)
+#   --peers-out DIR       where PEERS_DIR/build.sh puts the peer (default /tmp/peers)
 #   --out FILE            report (default bench/results/controller.md)
 #   --keep                keep the work directory (logs, audit logs)
-# The peer is built with `bash <repo>/../shared/peers/build.sh` (PEERS_DIR
-# overrides where the peers are) when PEERS_OUT has no binary.
+# The peer is built with `bash $PEERS_DIR/build.sh` when PEERS_OUT has no
+# binary; PEERS_DIR (the directory of the peer implementations, with cr/ and
+# build.sh) must then be set.
 # Exit status: 0 when every run converged, 1 otherwise, 2 on set-up failure.
 set -euo pipefail
 # The controllers' own work is measured: the API server and etcd only, as the
@@ -46,8 +47,7 @@ repo=$(cd "$here/../.." && pwd)
 
 ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0
 build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
-peers_dir="${PEERS_DIR:-$repo/../shared/peers}"
-[[ -d $peers_dir ]] || peers_dir=/work/shared/peers
+peers_dir="${PEERS_DIR:-}"
 while (($#)); do
   case "$1" in
     --n) ns_list=$2; shift 2 ;;
@@ -77,6 +77,8 @@ ours_bin="$build_dir/controller/modelservice-controller"
 [[ -x $ours_bin ]] || die "no $ours_bin"
 cr_bin="$peers_out/bin/cr-modelservice"
 if [[ $only != ours && ! -x $cr_bin ]]; then
+  [[ -n $peers_dir && -f $peers_dir/build.sh ]] \
+    || die "no peer binary in $peers_out: set PEERS_DIR to the peer implementations (with build.sh), or --only ours"
   say "building the controller-runtime peer into $peers_out"
   PEERS_OUT="$peers_out" bash "$peers_dir/build.sh" >&2 || die "building the peer failed"
 fi

@@ -1,11 +1,13 @@
 # What kubectl v1.34 prints, as a user sees it.
-# 1. README.md: every fenced block right after the line
+# 1. docs/user/kubectl-walkthrough.md (the users' kubectl walkthrough): every
+#    fenced block right after the line
 #    `<!-- checked by test/e2e/cases/15-kubectl-output.sh -->` starts with
 #    `$ kubectl ...`, followed by that command's output. The command is run as
-#    written, from the repository's root (so relative paths are the README's),
+#    written, from the repository's root (so relative paths are the page's
+#    repository paths),
 #    in the default namespace, with the suite's kubectl, and must print the
 #    rest of the block (stdout and stderr; tabs expanded and trailing blanks
-#    dropped on both sides, since editors do that to a README).
+#    dropped on both sides, since editors do that to a page).
 # 2. `kubectl explain modelservice.PATH` for every object of the schema
 #    (shared/api/schema/modelservice.schema.json: the root, spec, spec.strategy,
 #    spec.strategy.rollingUpdate, spec.autoscaling, spec.rollout, status,
@@ -14,9 +16,9 @@
 #    are described by the API server itself).
 # timeout: 60
 # logs: webhook
-readme="$E2E_ROOT/README.md"
+page="$E2E_ROOT/docs/user/kubectl-walkthrough.md"
 marker='<!-- checked by test/e2e/cases/15-kubectl-output.sh -->'
-blocks="$(mktemp -d "$E2E_WORK/readme-blocks.XXXXXX")"
+blocks="$(mktemp -d "$E2E_WORK/walkthrough-blocks.XXXXXX")"
 # One file per marked block: its lines between the fences.
 awk -v dir="$blocks" -v marker="$marker" '
   $0 == marker { marked = 1; next }
@@ -24,28 +26,31 @@ awk -v dir="$blocks" -v marker="$marker" '
   marked && !inblock { marked = 0 }                  # the marker must be followed by the block
   inblock && /^```$/ { inblock = 0; marked = 0; close(file); next }
   inblock { print > file }
-' "$readme"
-markers="$(grep -cxF "$marker" "$readme")"
+' "$page"
+markers="$(grep -cxF "$marker" "$page")"
 found=("$blocks"/*)
-[[ -e "${found[0]}" ]] || fail "no block marked '$marker' in README.md"
-assert_eq "${#found[@]}" "$markers" "README blocks found after the markers"
+[[ -e "${found[0]}" ]] || fail "no block marked '$marker' in docs/user/kubectl-walkthrough.md"
+assert_eq "${#found[@]}" "$markers" "walkthrough blocks found after the markers"
+# A denial by the webhook, one by the CRD's schema, kubectl explain: at least
+# these three stay on the page.
+(( markers >= 3 )) || fail "docs/user/kubectl-walkthrough.md has $markers checked blocks, fewer than the 3 it had"
 
 kubectl() { "$KUBECTL" "$@"; }  # the command as written, with the suite's v1.34 kubectl
 before="$(k -n default get ms -o name | tr "\n" " ")"
 for f in "${found[@]}"; do
   cmd="$(head -n 1 "$f")"
-  [[ "$cmd" == '$ kubectl '* ]] || fail "README block $(basename "$f") does not start with '\$ kubectl ': $cmd"
+  [[ "$cmd" == '$ kubectl '* ]] || fail "walkthrough block $(basename "$f") does not start with '\$ kubectl ': $cmd"
   expected="$(tail -n +2 "$f")"
-  [[ -n "$expected" ]] || fail "README block for '$cmd' shows no output"
+  [[ -n "$expected" ]] || fail "walkthrough block for '$cmd' shows no output"
   actual="$(cd "$E2E_ROOT" && eval "${cmd#\$ }" 2>&1)" || true
   normalize() { expand | sed 's/[[:space:]]*$//'; }
   expected="$(normalize <<<"$expected")" actual="$(normalize <<<"$actual")"
   [[ "$actual" == "$expected" ]] \
-    || fail "README.md shows for '$cmd':\n$expected\nkubectl prints:\n$actual"
-  log "ok: README's '$cmd' prints what README.md shows"
+    || fail "docs/user/kubectl-walkthrough.md shows for '$cmd':\n$expected\nkubectl prints:\n$actual"
+  log "ok: the walkthrough's '$cmd' prints what the page shows"
 done
 # The examples are rejections: they left nothing behind.
-assert_eq "$(k -n default get ms -o name | tr "\n" " ")" "$before" "ModelServices in the default namespace after the README's commands"
+assert_eq "$(k -n default get ms -o name | tr "\n" " ")" "$before" "ModelServices in the default namespace after the walkthrough's commands"
 
 # ------------------------------------------------------------ kubectl explain
 # One Python program walks the schema, runs kubectl explain for each object,

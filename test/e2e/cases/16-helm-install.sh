@@ -53,6 +53,15 @@ for values in "" "--set certificates.mode=provided --set-file certificates.provi
   assert_eq "$(grep -c '(server dry run)$' <<<"$out")" "$(objects "$tmp/render.yaml")" \
     "objects of helm template ${values:-(default values)} accepted by the server dry run"
 done
+# The alerts' runbook links follow monitoring.prometheusRule.runbookBaseURL.
+helm_ template modelservice "$chart" -n "$ns" --set monitoring.prometheusRule.enabled=true \
+  --set monitoring.prometheusRule.runbookBaseURL=https://wiki.example.com/ops/modelservice/ >"$tmp/rules.yaml" \
+  || fail "helm template with a runbookBaseURL"
+urls="$(grep -o 'runbook_url: .*' "$tmp/rules.yaml" | sort -u)"
+assert_eq "$(grep -c . <<<"$urls")" "$(grep -o 'alert: [A-Za-z]*' "$tmp/rules.yaml" | sort -u | wc -l)" \
+  "one runbook_url per alert name"
+assert_eq "$(grep -vc '^runbook_url: https://wiki.example.com/ops/modelservice/ModelService[A-Za-z]*\.md$' <<<"$urls" || true)" 0 \
+  "runbook_urls outside https://wiki.example.com/ops/modelservice/ ($urls)"
 hk delete namespace "$ns" --wait --timeout=60s >/dev/null
 t_template="$(elapsed "$t0")"
 
