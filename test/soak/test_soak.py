@@ -1,4 +1,4 @@
-"""The soak's judges can fail: each invariant check of soak.py, fed a case it
+"""The soak's judges can fail: each invariant check (invariants.py), fed a case it
 must flag and one it must pass. Run before every soak by
 test/e2e/cases/85-soak.sh (python3 -m unittest -v test_soak, in test/soak/);
 the validate check runs the real `modelservice-webhook validate` when
@@ -9,7 +9,8 @@ import os
 import tempfile
 import unittest
 
-import soak
+import common
+import invariants
 
 
 def ms(name, uid, ns="soak-1-1", **spec):
@@ -25,7 +26,7 @@ def owned(kind_body, name, owner_uid, ns="soak-1-1", controller=True, labels=Tru
     md = {"namespace": ns, "name": name, "uid": f"{name}-{owner_uid}-dep",
           "ownerReferences": [{"kind": "ModelService", "name": name, "uid": owner_uid, "controller": controller}]}
     if labels:
-        md["labels"] = {soak.MANAGED: "modelservice-controller"}
+        md["labels"] = {common.MANAGED: "modelservice-controller"}
     o = {"metadata": md}
     o.update(kind_body)
     return o
@@ -49,7 +50,7 @@ def snap(mss, deps, svcs, hpas=()):
 class Ownership(unittest.TestCase):
     def test_clean(self):
         a = ms("a", "u1")
-        self.assertEqual(soak.ownership_violations(snap([a], [deployment(a)], [service(a)])), [])
+        self.assertEqual(invariants.ownership_violations(snap([a], [deployment(a)], [service(a)])), [])
 
     def test_orphan_left_behind_two_owners_no_owner(self):
         a, b = ms("a", "u1"), ms("b", "u2-new")
@@ -59,7 +60,7 @@ class Ownership(unittest.TestCase):
         two["metadata"]["ownerReferences"].append({"kind": "ReplicaSet", "name": "x", "uid": "x", "controller": True})
         nolabel_owner = service(b)
         nolabel_owner["metadata"]["ownerReferences"] = []
-        got = [w for _, w, _ in soak.ownership_violations(snap([a, b], [orphan, left], [two, nolabel_owner]))]
+        got = [w for _, w, _ in invariants.ownership_violations(snap([a, b], [orphan, left], [two, nolabel_owner]))]
         self.assertEqual(len(got), 4, got)
         self.assertTrue(any("orphaned" in w and "gone" in w for w in got), got)
         self.assertTrue(any("left behind by a deleted ModelService b" in w for w in got), got)
@@ -69,13 +70,13 @@ class Ownership(unittest.TestCase):
 
 class Convergence(unittest.TestCase):
     def setUp(self):
-        self.st = soak.State(1, 10)
+        self.st = common.State(1, 10)
 
     def test_converged(self):
         a = ms("a", "u1", version="3")
         d = deployment(a)
         d["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "MODEL_VERSION", "value": "3"}]
-        self.assertEqual(soak.not_converged(snap([a], [d], [service(a)]), self.st, "registry.local/model-server:e2e"), {})
+        self.assertEqual(invariants.not_converged(snap([a], [d], [service(a)]), self.st, "registry.local/model-server:e2e"), {})
 
     def test_each_difference_is_seen(self):
         a = ms("a", "u1")
@@ -95,21 +96,21 @@ class Convergence(unittest.TestCase):
         for want, change in cases.items():
             m, d, s = copy.deepcopy(a), deployment(a), service(a)
             change(m, d, s)
-            got = soak.not_converged(snap([m], [d], [s]), self.st, "registry.local/model-server:e2e")
+            got = invariants.not_converged(snap([m], [d], [s]), self.st, "registry.local/model-server:e2e")
             self.assertIn(want, got.get("soak-1-1/a", ""), want)
 
     def test_autoscaled_replicas_follow_the_queue(self):
         a = ms("a", "u1", autoscaling={"mode": "Controller", "minReplicas": 1, "maxReplicas": 3, "targetQueueLength": 5})
         self.st.ms[("soak-1-1", "a")] = {"queue": 10}
-        got = soak.not_converged(snap([a], [deployment(a)], [service(a)]), self.st, "registry.local/model-server:e2e")
+        got = invariants.not_converged(snap([a], [deployment(a)], [service(a)]), self.st, "registry.local/model-server:e2e")
         self.assertIn("desiredReplicas 1, expected 2", got["soak-1-1/a"])
-        self.assertEqual(soak.expected_replicas(a, 0), 1)
-        self.assertEqual(soak.expected_replicas(a, 100), 3)
+        self.assertEqual(invariants.expected_replicas(a, 0), 1)
+        self.assertEqual(invariants.expected_replicas(a, 100), 3)
 
 
 class LeaseRule(unittest.TestCase):
     def audit(self, lease, writes):
-        a = soak.Audit.__new__(soak.Audit)
+        a = invariants.Audit.__new__(invariants.Audit)
         a.lease, a.t_start = lease, 0.0
         a.writes = [(t, u, "update deployments ns/x 200", f"id{i}") for i, (t, u) in enumerate(writes)]
         return a
@@ -130,8 +131,8 @@ class LeaseRule(unittest.TestCase):
         self.assertIn("released", why[2])
 
     def test_timestamps(self):
-        self.assertAlmostEqual(soak.Audit.ts("1970-01-01T00:00:10.250000Z"), 10.25)
-        self.assertEqual(soak.Audit.ts("1970-01-02T00:00:00Z"), 86400)
+        self.assertAlmostEqual(invariants.Audit.ts("1970-01-01T00:00:10.250000Z"), 10.25)
+        self.assertEqual(invariants.Audit.ts("1970-01-02T00:00:00Z"), 86400)
 
 
 class Rss(unittest.TestCase):
@@ -142,7 +143,7 @@ class Rss(unittest.TestCase):
             samples.append((t, "controller", 1, 30000 + (i * 1000)))   # +59 MiB over the run
             samples.append((t, "webhook", 2, 15000 + (i % 3) * 100))   # flat
         started = {("controller", 1): 0, ("webhook", 2): 0}
-        rows = {r["name"]: r for r in soak.rss_judgement(samples, started, 100, 400)}
+        rows = {r["name"]: r for r in invariants.rss_judgement(samples, started, 100, 400)}
         self.assertTrue(rows["controller"]["violation"])
         self.assertFalse(rows["webhook"]["violation"])
 
@@ -155,9 +156,9 @@ class Validate(unittest.TestCase):
         bad = copy.deepcopy(good)
         bad["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}
         with tempfile.TemporaryDirectory() as d:
-            rc, out = soak.validate_stored(os.environ["WEBHOOK_BIN"], [good], os.path.join(d, "s.yaml"))
+            rc, out = invariants.validate_stored(os.environ["WEBHOOK_BIN"], [good], os.path.join(d, "s.yaml"))
             self.assertEqual(rc, 0, out)
-            rc, out = soak.validate_stored(os.environ["WEBHOOK_BIN"], [good, bad], os.path.join(d, "s.yaml"))
+            rc, out = invariants.validate_stored(os.environ["WEBHOOK_BIN"], [good, bad], os.path.join(d, "s.yaml"))
             self.assertEqual(rc, 1, out)
             self.assertIn("maxUnavailable", out)
 

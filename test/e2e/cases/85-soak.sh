@@ -42,6 +42,7 @@ echo "TIMING 85-soak: $line (seed $seed, $minutes min)" >>"$E2E_WORK/timings.txt
 log "report: $out/report.md"
 if (( rc != 0 )); then
   sed -n '/^## Violations/,/^## Timeline/p' "$out/report.md" | head -n 80 >&2
-  fail "$line (seed $seed; report $out/report.md)"
+  first="$(sed -n '/^## Violations/,/^## Timeline/p' "$out/report.md" | grep -m1 -o '\*\*.*\*\*' | tr -d '*' || true)"
+  fail "$line (seed $seed; report $out/report.md)${first:+; first: $first}"
 fi
 assert_contains "$line" ", 0 violations" "the soak's result"
