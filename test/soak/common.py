@@ -2,6 +2,7 @@
 import http.client
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -213,6 +214,7 @@ class State:
         self.killed = {}              # name -> pid the injector killed
         self.exits = []               # supervisor's record of exits
         self.ops_file = None
+        self.refusals = {}            # (operation, answer with names elided) -> count, valid operations only
 
     def rel(self, t=None):
         return (t or now()) - self.t0
@@ -223,6 +225,9 @@ class State:
             self.ops += 1
             self.op_kinds.setdefault(kind, {}).setdefault(outcome, 0)
             self.op_kinds[kind][outcome] += 1
+            if not kind.startswith("invalid") and status >= 300 and status != 404:
+                k = (kind, re.sub(r'"[^"]*"', '"…"', str(detail))[:220])
+                self.refusals[k] = self.refusals.get(k, 0) + 1
             if self.ops_file:
                 self.ops_file.write(json.dumps({"t": round(self.rel(), 3), "client": client, "op": kind,
                                                 "target": target, "status": status,

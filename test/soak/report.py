@@ -26,6 +26,14 @@ def write_report(path, args, st, chk, timings, rss_rows, quiet, nc_final):
         L.append(f"| {kind} | " + ", ".join(f"{o} x{n}" for o, n in sorted(st.op_kinds[kind].items())) + " |")
     L.append("\nInvalid objects count as refused with any non-2xx answer (422 from the webhook or the schema, "
              "or 500 while the webhook was unreachable: failurePolicy Fail); an admitted one is a violation.\n")
+    L.append("## Valid operations refused\n")
+    L.append("Answers other than 2xx and 404 to valid operations (transport errors, counted above, left out), "
+             "with quoted names elided: what users saw during the faults.\n")
+    L.append("| operation | answer | count |")
+    L.append("|---|---|---|")
+    for (kind, why), n in sorted(st.refusals.items(), key=lambda kv: -kv[1])[:25]:
+        L.append(f"| {kind} | {why.replace('|', '/')} | {n} |")
+    L.append("")
     L.append("## Faults\n")
     L.append("| at (s) | fault | took (s) | what happened |")
     L.append("|---|---|---|---|")
