@@ -5,7 +5,7 @@
 //   JsonParse/*             nlohmann::json::parse of the same body, alone
 //   JsonDump/*              dumping the response AdmissionReview, alone
 //   ValidateModelService    the hand-written checks + the schema safety net
-//   SchemaValidate/*        ms::SchemaValidator::Validate (a valijson::Validator
+//   SchemaValidate/*        ms::api::SchemaValidator::Validate (a valijson::Validator
 //                           constructed per call, as shared/api/schema.cc does)
 //   Valijson/*              valijson directly: a fresh Validator per call vs
 //                           one reused Validator (its regex cache kept), to

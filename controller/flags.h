@@ -25,7 +25,7 @@ struct Flags : CommonFlags {
   std::string leader_election_namespace;  // empty after parsing: see DefaultLeaderElectionNamespace
   int concurrency = 2;
   std::string ns;  // empty: all namespaces
-  std::string default_image = kDefaultImage;
+  std::string default_image = modelservice::kDefaultImage;
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
   std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
   std::chrono::milliseconds autoscale_interval{15'000};

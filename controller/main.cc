@@ -34,10 +34,14 @@
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/modelservice/cached.h"
-#include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/executor.h"
+#include "controller/modelservice/expectations.h"
+#include "controller/modelservice/handlers.h"
 #include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
+#include "controller/runtime/builder.h"
+#include "controller/runtime/controller.h"
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
@@ -47,6 +51,8 @@ namespace {
 
 using namespace ms;
 using namespace ms::controller;
+using namespace ms::modelservice;
+using namespace ms::runtime;
 
 // What the main thread waits for.
 struct Lifecycle {
@@ -59,6 +65,11 @@ struct Lifecycle {
   void Set(bool Lifecycle::*field) {
     std::lock_guard<std::mutex> g(mu);
     this->*field = true;
+    cv.notify_all();
+  }
+  // Something the main thread waits for may have changed (an informer synced).
+  void Notify() {
+    std::lock_guard<std::mutex> g(mu);
     cv.notify_all();
   }
 };
@@ -79,12 +90,13 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
 // write gate: it must be able to write the Lease when not leading).
 struct Election {
   Election(const Flags& flags, kube::RestConfig rest, const Clock& clock, const std::string& identity, Lifecycle& life,
-           prometheus::Registry& registry, const std::shared_ptr<spdlog::logger>& logger)
-      : client(OwnUserAgent(std::move(rest)), clock, logger, &registry),
+           kube::ClientMetrics& client_metrics, LeaderElectionMetrics& metrics,
+           const std::shared_ptr<spdlog::logger>& logger)
+      : client(OwnUserAgent(std::move(rest)), clock, client_metrics, logger),
         store(client, flags.leader_election_namespace, flags.leader_election_id),
         elector(store, clock, Config(flags, identity),
                 LeaderCallbacks{[&life] { life.Set(&Lifecycle::leading); }, [&life] { life.Set(&Lifecycle::lost); }},
-                &registry, logger) {}
+                metrics, logger) {}
 
   static kube::RestConfig OwnUserAgent(kube::RestConfig rest) {
     rest.user_agent += "/leader-election";
@@ -113,17 +125,17 @@ class ControllerProcess {
         life_(life),
         logger_(std::move(logger)),
         identity_(DefaultIdentity()),
-        election_(flags.leader_elect
-                      ? std::make_unique<Election>(flags, rest, clock_, identity_, life, registry_, logger_)
-                      : nullptr),
+        election_(flags.leader_elect ? std::make_unique<Election>(flags, rest, clock_, identity_, life, client_metrics_,
+                                                                  runtime_metrics_.leader_election, logger_)
+                                     : nullptr),
         // One token bucket per API group-version in each client; Events go
         // through a client of their own, so they never take the objects' tokens.
-        client_(rest, clock_, logger_, &registry_, GatedOptions(election_.get())),
-        events_client_(rest, clock_, logger_, nullptr, GatedOptions(election_.get())),
+        client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
+        events_client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         recorder_(events_client_, clock_, identity_, logger_),
         autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
-                    flags.scale_down_stabilization, autoscale::kDefaultTolerance, &registry_, logger_),
-        // The caches keep only what the reconciler reads (cached.h).
+                    autoscaler_metrics_, flags.scale_down_stabilization, autoscale::kDefaultTolerance, logger_),
+        // The caches keep only what the plan reads (cached.h).
         ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
                       Projected(CachedDeployment)),
@@ -132,21 +144,23 @@ class ControllerProcess {
         pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod)),
         hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
                       Projected(CachedHorizontalPodAutoscaler)),
-        queue_metrics_(registry_),
-        queue_(kControllerName, clock_, &queue_metrics_),
-        executor_(client_, recorder_, &autoscaler_, clock_, ExecutorOptions(flags), logger_, Cache()),
-        controller_(executor_, queue_, clock_, ControllerOptions(flags), &registry_, logger_),
+        queue_(kControllerName, clock_, runtime_metrics_.workqueue),
+        expectations_(clock_),
+        executor_(client_, recorder_, autoscaler_, expectations_, clock_, ExecutorSettings(flags),
+                  modelservice_metrics_, logger_, Cache()),
+        controller_({kControllerName, flags.concurrency}, executor_, queue_, clock_, runtime_metrics_.reconcile,
+                    logger_),
         side_(logger_) {
-    ms_informer_.AddEventHandler(controller_.ModelServiceHandler());
-    dep_informer_.AddEventHandler(controller_.OwnedObjectHandler());
-    svc_informer_.AddEventHandler(controller_.OwnedObjectHandler());
-    pod_informer_.AddEventHandler(pods_.Handler([this](const std::string& key) { controller_.Enqueue(key); }));
-    hpa_informer_.AddEventHandler(controller_.OwnedObjectHandler());
+    runtime::Builder builder(queue_);
+    Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
+          queue_);
+    builder.Complete();
+    for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
     build::RegisterBuildInfo(registry_);
     // --cert-mode=self: the leader keeps the webhook's certificates (through
     // client_, so its writes stop with the Lease too).
     if (flags.certs.mode == controller::certs::Mode::kSelf)
-      certs_ = std::make_unique<controller::certs::Manager>(client_, clock_, flags.certs, &registry_, logger_);
+      certs_ = std::make_unique<controller::certs::Manager>(client_, clock_, flags.certs, cert_metrics_, logger_);
     logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
                   flags.ns.empty() ? "all" : flags.ns);
   }
@@ -159,7 +173,7 @@ class ControllerProcess {
       logger_->error("{}", error);
       return false;
     }
-    for (kube::Informer* inf : Informers()) {
+    for (runtime::Informer* inf : Informers()) {
       informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
     }
     if (certs_) certs_->Start();
@@ -191,11 +205,7 @@ class ControllerProcess {
         controller_.Start();
         started = true;
       }
-      if (started) {
-        life_.cv.wait(lock);
-      } else {
-        life_.cv.wait_for(lock, std::chrono::milliseconds(200));  // the caches' sync is not signalled here
-      }
+      life_.cv.wait(lock);  // a signal, leadership, its loss, or an informer's sync
     }
     return life_.lost;
   }
@@ -219,7 +229,7 @@ class ControllerProcess {
   // the reconcile they are in, whose requests now fail at once.
   void Abort() {
     logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
-    for (kube::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
+    for (runtime::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
     events_client_.Close();
     if (certs_) certs_->Stop();
@@ -236,26 +246,21 @@ class ControllerProcess {
     if (election != nullptr) o.write_gate = &election->elector;
     return o;
   }
-  static kube::InformerOptions Projected(kube::Transform t) {
-    kube::InformerOptions o;
+  static runtime::InformerOptions Projected(runtime::Transform t) {
+    runtime::InformerOptions o;
     o.transform = std::move(t);
     return o;
   }
   static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
-  static Options ExecutorOptions(const Flags& flags) {
-    Options o;
-    o.default_image = flags.default_image;
+  static ExecutorOptions ExecutorSettings(const Flags& flags) {
+    ExecutorOptions o;
+    o.plan.default_image = flags.default_image;
     // Whole seconds, rounded up, within what the API accepts for
     // behavior.scaleDown.stabilizationWindowSeconds (0..3600).
-    o.hpa_scale_down_stabilization_seconds =
+    o.plan.hpa_scale_down_stabilization_seconds =
         static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
+    o.autoscale_interval = flags.autoscale_interval;
     return o;
-  }
-  static ControllerConfig ControllerOptions(const Flags& flags) {
-    ControllerConfig c;
-    c.concurrency = flags.concurrency;
-    c.autoscale_interval = flags.autoscale_interval;
-    return c;
   }
   CachedReads Cache() {
     CachedReads cache;
@@ -266,7 +271,7 @@ class ControllerProcess {
     cache.hpa = [this](const std::string& key) { return hpa_informer_.Get(key); };
     return cache;
   }
-  std::vector<kube::Informer*> Informers() {
+  std::vector<runtime::Informer*> Informers() {
     return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_, &hpa_informer_};
   }
   bool Synced() const {
@@ -281,12 +286,11 @@ class ControllerProcess {
       return false;
     };
     return side_.Start(
-        flags_.MetricsAddress(), flags_.ProbeAddress(), {&process_metrics_, &registry_}, [] { return true; }, ready,
-        error);
+        flags_.MetricsAddress(), flags_.ProbeAddress(), registry_, [] { return true; }, ready, error);
   }
 
   void StopTheRest() {
-    for (kube::Informer* inf : Informers()) inf->Stop();
+    for (runtime::Informer* inf : Informers()) inf->Stop();
     informer_threads_.clear();  // request_stop + join
     side_.Stop();
   }
@@ -295,8 +299,13 @@ class ControllerProcess {
   Lifecycle& life_;
   std::shared_ptr<spdlog::logger> logger_;
   SystemClock clock_;
-  prometheus::Registry registry_;
-  const metrics::ProcessCollector process_metrics_;
+  // One registry; each subsystem's metrics declared in its metrics.h.
+  metrics::Registry registry_;
+  kube::ClientMetrics client_metrics_{registry_};
+  RuntimeMetrics runtime_metrics_{registry_};
+  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_};
+  ModelServiceMetrics modelservice_metrics_{registry_};
+  controller::certs::CertificateMetrics cert_metrics_{registry_};
   const std::string identity_;
   std::unique_ptr<Election> election_;
   kube::HttpClient client_;
@@ -304,11 +313,11 @@ class ControllerProcess {
   KubeEventRecorder recorder_;
   autoscale::PrometheusAutoscaler autoscaler_;
   PodIndex pods_;  // filled by pod_informer_
-  kube::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
-  WorkQueueMetrics queue_metrics_;
+  runtime::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
   WorkQueue queue_;
+  Expectations expectations_;
   Executor executor_;
-  Controller controller_;
+  runtime::Controller controller_;
   SideEndpoints side_;
   std::unique_ptr<controller::certs::Manager> certs_;  // --cert-mode=self only
   std::vector<std::jthread> informer_threads_;

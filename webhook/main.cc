@@ -49,6 +49,8 @@ struct Flags : ms::CommonFlags {
   int threads = 2;
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds idle_timeout{120000};
+  int max_connections = 1000;
 };
 
 ms::FlagSet Definitions(Flags& f) {
@@ -73,6 +75,11 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
+  flags.Duration("idle-timeout", &f.idle_timeout,
+                 "how long a kept-alive connection may wait for its next request (longer than the API server's 90s,\n"
+                 "so that it is the client that closes)");
+  flags.Int("max-connections", &f.max_connections,
+            "open connections beyond which new ones are closed at once (each costs a file descriptor and buffers)");
   ms::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
@@ -97,19 +104,21 @@ struct Settings {
 std::optional<Settings> Check(const Flags& f) {
   Settings s;
   s.logger = f.MakeLogger("webhook");
-  const int min_version = ms::tls::ParseTlsVersion(f.tls_min);
+  const int min_version = ms::transport::ParseTlsVersion(f.tls_min);
   if (min_version == 0) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
   }
-  if (f.threads < 1 || f.port < 0 || f.port > 65535) {
-    s.logger->critical("invalid --threads or --port");
+  if (f.threads < 1 || f.port < 0 || f.port > 65535 || f.max_connections < 1) {
+    s.logger->critical("invalid --threads, --port or --max-connections");
     return std::nullopt;
   }
   s.server.http.host = f.bind_host;
   s.server.http.port = f.port;
   s.server.http.threads = f.threads;
   s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
+  s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
+  s.server.http.max_connections = static_cast<size_t>(f.max_connections);
   s.server.cert_file = f.cert_dir + "/" + f.cert_name;
   s.server.key_file = f.cert_dir + "/" + f.key_name;
   s.server.tls.min_version = min_version;
@@ -163,19 +172,20 @@ int Serve(const Flags& f, const Settings& s) {
     logger->critical("{}", e.what());
     return 1;
   }
-  prometheus::Registry registry;
-  const ms::metrics::ProcessCollector process_metrics;
+  ms::metrics::Registry registry;
+  ms::webhook::WebhookMetrics metrics(registry);
+  ms::certs::CertWatcherMetrics cert_metrics(registry);
   ms::build::RegisterBuildInfo(registry);
   ms::webhook::ValidatingHandler validating(*schema);
   ms::webhook::MutatingHandler mutating;
-  ms::webhook::Server server(s.server, {&validating, &mutating}, registry, logger);
+  ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;
   // /metrics and the probes (first: alive, not ready, while the certificate
   // is awaited); on one server when both flags name the same address.
   std::atomic<bool> serving{false}, stopping{false};
   ms::SideEndpoints side(logger);
   if (!side.Start(
-          f.MetricsAddress(), f.ProbeAddress(), {&process_metrics, &registry}, [] { return true; },
+          f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving, &stopping](std::string* why) {
             if (serving && !stopping) return true;
             *why = stopping ? "shutting down" : "waiting for the serving certificate";
@@ -197,7 +207,7 @@ int Serve(const Flags& f, const Settings& s) {
   serving = true;
   // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
   const ms::SystemClock clock;
-  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, registry, logger, clock, f.client_ca);
+  ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, cert_metrics, logger, clock, f.client_ca);
   cert_watcher.Start(f.cert_poll);
   logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", f.bind_host, server.port(),
                f.tls_min, f.client_ca.empty() ? "" : ", client certificates required");

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "base/metrics.h"
 #include "webhook/admission/handler.h"
 #include "webhook/admission/review.h"
+#include "webhook/metrics.h"
 #include "webhook/transport/https_server.h"
 #include "webhook/transport/tls.h"
 
@@ -24,15 +24,15 @@ namespace ms::webhook {
 struct ServerOptions {
   // Address, event loops and timeouts; limits.max_body_bytes is always
   // kMaxBodyBytes, the API server's limit.
-  http::HttpsServerOptions http;
+  transport::HttpsServerOptions http;
   std::string cert_file, key_file;
-  tls::ServerTlsOptions tls;
+  transport::ServerTlsOptions tls;
   std::chrono::milliseconds cert_poll_interval{1000};
 };
 
 class Server {
  public:
-  Server(ServerOptions options, std::vector<const Handler*> handlers, prometheus::Registry& registry,
+  Server(ServerOptions options, std::vector<const Handler*> handlers, WebhookMetrics& metrics,
          std::shared_ptr<spdlog::logger> logger);
   ~Server();
   Server(const Server&) = delete;
@@ -44,43 +44,28 @@ class Server {
   int port() const { return port_; }
   // Stops accepting, lets requests in flight finish, joins.
   void Stop();
-  tls::CertificateReloader* certificates() { return reloader_.get(); }
+  transport::CertificateReloader* certificates() { return reloader_.get(); }
 
  private:
-  // The metrics of one route, resolved once: label maps are not built and
-  // families not searched on every request.
-  struct RouteMetrics {
-    prometheus::Gauge* in_flight = nullptr;
-    prometheus::Histogram* latency = nullptr;
-    std::map<int, prometheus::Counter*> requests;                                   // by HTTP code
-    std::map<std::pair<std::string, std::string>, prometheus::Counter*> decisions;  // (operation, decision)
-  };
   struct Route {
+    Route(const Handler* h, WebhookMetrics& m) : handler(h), metrics(m, h->path()) {}
     const Handler* handler;
     RouteMetrics metrics;
   };
-  http::Response Serve(const http::Request& req);
+  transport::Response Serve(const transport::Request& req);
   // A request the HTTP layer refused before routing (411, 413, 408, ...).
-  void Refused(const http::Request& req, const http::Response& res);
+  void Refused(const transport::Request& req, const transport::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
-  void Record(const http::Request& req, RouteMetrics* m, int status, const Outcome& outcome);
-  RouteMetrics ResolveMetrics(const std::string& path);
-  prometheus::Counter& RequestCounter(RouteMetrics& m, const std::string& path, int code);
-  prometheus::Counter& DecisionCounter(RouteMetrics& m, const std::string& path, const std::string& operation,
-                                       const std::string& decision);
+  void Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome, double seconds);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
-  prometheus::Family<prometheus::Counter>& requests_;
-  prometheus::Family<prometheus::Histogram>& latency_;
-  prometheus::Family<prometheus::Gauge>& in_flight_;
-  prometheus::Family<prometheus::Counter>& decisions_;
   std::map<std::string, Route, std::less<>> routes_;  // by path; filled before serving, then read-only
-  std::unique_ptr<tls::CertificateReloader> reloader_;
-  std::unique_ptr<tls::ReloadLoop> reload_loop_;
+  std::unique_ptr<transport::CertificateReloader> reloader_;
+  std::unique_ptr<transport::ReloadLoop> reload_loop_;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
-  std::unique_ptr<http::HttpsServer> server_;
+  std::unique_ptr<transport::HttpsServer> server_;
   int port_ = -1;
 };
 

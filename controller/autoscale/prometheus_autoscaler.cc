@@ -20,80 +20,31 @@ std::string WindowText(Clock::Duration d) {
 }  // namespace
 
 PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
-                                           const Clock& clock, Clock::Duration stabilization_window, double tolerance,
-                                           prometheus::Registry* registry, std::shared_ptr<spdlog::logger> logger)
+                                           const Clock& clock, AutoscalerMetrics& metrics,
+                                           Clock::Duration stabilization_window, double tolerance,
+                                           std::shared_ptr<spdlog::logger> logger)
     : source_(std::move(source)),
       template_(std::move(query_template)),
       clock_(clock),
       window_(std::max(stabilization_window, Clock::Duration::zero())),
       tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
-      logger_(std::move(logger)) {
-  if (registry != nullptr) {
-    queue_gauge_ = &prometheus::BuildGauge()
-                        .Name("modelservice_autoscaler_queue_length")
-                        .Help("Last queue length read from Prometheus per autoscaled ModelService")
-                        .Register(*registry);
-    auto& queries = prometheus::BuildCounter()
-                        .Name("modelservice_autoscaler_queries_total")
-                        .Help("Prometheus queries made by the autoscaler, by result")
-                        .Register(*registry);
-    queries_ok_ = &queries.Add({{"result", "success"}});
-    queries_err_ = &queries.Add({{"result", "error"}});
-  }
-}
+      logger_(std::move(logger)),
+      metrics_(metrics) {}
 
 Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                                                int current_replicas) {
   const std::string query = RenderQuery(template_, ns, name);
   QueryResult read = source_ ? source_->Query(query) : QueryResult::Error("no query source configured");
   if (read.ok && !std::isfinite(read.value)) read = QueryResult::Error("value is not finite");
-
-  Recommendation rec;
-  const prometheus::Labels labels{{"namespace", ns}, {"name", name}};
-  if (!read.ok) {
-    if (queries_err_ != nullptr) queries_err_->Increment();
-    if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(std::numeric_limits<double>::quiet_NaN());
-    rec.metrics_ok = false;
-    rec.reason = api::kReasonMetricsUnavailable;
-    rec.message = "cannot read the queue length from Prometheus: " + read.error + " (query: " + query + "); keeping " +
-                  std::to_string(current_replicas) + " replicas";
-    rec.desired_replicas = current_replicas;
-    if (logger_) {
-      if (ShouldWarn(Key{ns, name}, read.error, clock_.Now())) {
-        logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
-      } else {
-        logger_->debug("autoscaler {}/{}: {}", ns, name, rec.message);
-      }
-    }
-    return rec;
-  }
-  if (queries_ok_ != nullptr) queries_ok_->Increment();
-  bool recovered = false;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    recovered = warned_.erase(Key{ns, name}) > 0;
-  }
-  if (recovered && logger_) logger_->info("autoscaler {}/{}: the queue length is readable again", ns, name);
-  if (queue_gauge_ != nullptr) queue_gauge_->Add(labels).Set(read.value);
+  if (!read.ok) return Unreadable(Key{ns, name}, query, read.error, current_replicas);
+  Readable(Key{ns, name}, read.value);
 
   const double l = read.value;
   const int plain = DesiredReplicas(l, spec);
   const int raw = DesiredReplicas(l, spec, current_replicas, tolerance_);
-  const Clock::TimePoint now = clock_.Now();
-  int highest = raw;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    auto& h = history_[Key{ns, name}];
-    const Clock::TimePoint cutoff = now - window_;
-    if (window_ == Clock::Duration::zero()) h.clear();  // no stabilization
-    while (!h.empty() && h.front().at < cutoff) h.pop_front();
-    while (!h.empty() && h.back().replicas <= raw) h.pop_back();
-    h.push_back(Sample{now, raw});
-    highest = h.front().replicas;
-  }
-  const int desired = ClampReplicas(highest, spec);
-
+  const int desired = ClampReplicas(Stabilized(Key{ns, name}, raw), spec);
   const Bounds b = NormalizedBounds(spec);
+  Recommendation rec;
   rec.metrics_ok = true;
   rec.queue_length = l;
   rec.desired_replicas = desired;
@@ -113,6 +64,51 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
   return rec;
 }
 
+Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::string& query, const std::string& error,
+                                                int current_replicas) {
+  const auto& [ns, name] = key;
+  metrics_.queries_error.Increment();
+  metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
+  Recommendation rec;
+  rec.metrics_ok = false;
+  rec.reason = api::kReasonMetricsUnavailable;
+  rec.message = "cannot read the queue length from Prometheus: " + error + " (query: " + query + "); keeping " +
+                std::to_string(current_replicas) + " replicas";
+  rec.desired_replicas = current_replicas;
+  if (logger_) {
+    if (ShouldWarn(key, error, clock_.Now())) {
+      logger_->warn("autoscaler {}/{}: {}", ns, name, rec.message);
+    } else {
+      logger_->debug("autoscaler {}/{}: {}", ns, name, rec.message);
+    }
+  }
+  return rec;
+}
+
+void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
+  metrics_.queries_ok.Increment();
+  bool recovered = false;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recovered = warned_.erase(key) > 0;
+  }
+  if (recovered && logger_)
+    logger_->info("autoscaler {}/{}: the queue length is readable again", key.first, key.second);
+  metrics_.queue_length.Add({{"namespace", key.first}, {"name", key.second}}).Set(queue_length);
+}
+
+int PrometheusAutoscaler::Stabilized(const Key& key, int raw) {
+  const Clock::TimePoint now = clock_.Now();
+  std::lock_guard<std::mutex> g(mu_);
+  auto& h = history_[key];
+  const Clock::TimePoint cutoff = now - window_;
+  if (window_ == Clock::Duration::zero()) h.clear();  // no stabilization
+  while (!h.empty() && h.front().at < cutoff) h.pop_front();
+  while (!h.empty() && h.back().replicas <= raw) h.pop_back();
+  h.push_back(Sample{now, raw});
+  return h.front().replicas;
+}
+
 bool PrometheusAutoscaler::ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now) {
   std::lock_guard<std::mutex> g(mu_);
   auto [it, inserted] = warned_.try_emplace(key, Warned{error, now});
@@ -128,7 +124,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
   }
-  if (queue_gauge_ != nullptr) metrics::RemoveSeries(*queue_gauge_, {{"namespace", ns}, {"name", name}});
+  metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
 }
 
 std::size_t PrometheusAutoscaler::TrackedObjects() const {

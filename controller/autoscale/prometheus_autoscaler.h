@@ -41,9 +41,9 @@
 #include <utility>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/autoscale/formula.h"
+#include "controller/autoscale/metrics.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/autoscale/promql.h"
 
@@ -62,16 +62,11 @@ class PrometheusAutoscaler final : public Autoscaler {
   // `source` and `clock` must outlive the autoscaler (source is shared).
   // `query_template`: see promql.h (kDefaultQueryTemplate). A window of 0
   // (or negative) disables stabilization: the answer is this call's raw
-  // recommendation. With a `registry`, registers
-  //   modelservice_autoscaler_queue_length{namespace,name}  gauge: the last L
-  //     read (NaN after a failed read; removed by Forget)
-  //   modelservice_autoscaler_queries_total{result=success|error}  counter
-  // (so at most one PrometheusAutoscaler per registry: Register throws on a
-  // duplicate name). `logger` may be null (no logging).
+  // recommendation. Reports each read in `metrics` (metrics.h; an object's
+  // queue length series goes at Forget). `logger` may be null (no logging).
   PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template, const Clock& clock,
-                       Clock::Duration stabilization_window = kDefaultStabilizationWindow,
-                       double tolerance = kDefaultTolerance, prometheus::Registry* registry = nullptr,
-                       std::shared_ptr<spdlog::logger> logger = nullptr);
+                       AutoscalerMetrics& metrics, Clock::Duration stabilization_window = kDefaultStabilizationWindow,
+                       double tolerance = kDefaultTolerance, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                            int current_replicas) override;
@@ -93,9 +88,7 @@ class PrometheusAutoscaler final : public Autoscaler {
   Clock::Duration window_;
   double tolerance_;
   std::shared_ptr<spdlog::logger> logger_;
-  prometheus::Family<prometheus::Gauge>* queue_gauge_ = nullptr;
-  prometheus::Counter* queries_ok_ = nullptr;
-  prometheus::Counter* queries_err_ = nullptr;
+  AutoscalerMetrics& metrics_;
 
   // The warning an object's failed read last logged: the same error is
   // logged again only after kWarnEvery (a reconcile can ask many times a
@@ -107,6 +100,12 @@ class PrometheusAutoscaler final : public Autoscaler {
   };
   // true when this failure should be logged at warning level.
   bool ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now);
+  // A read that failed: replicas kept, the gauge NaN, a warning now and then.
+  Recommendation Unreadable(const Key& key, const std::string& query, const std::string& error, int current_replicas);
+  // A read that succeeded: counted, the gauge set, a recovery logged once.
+  void Readable(const Key& key, double queue_length);
+  // The highest recommendation within the stabilization window, `raw` included.
+  int Stabilized(const Key& key, int raw);
 
   mutable std::mutex mu_;
   std::map<Key, std::deque<Sample>> history_;

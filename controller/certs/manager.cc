@@ -8,32 +8,6 @@
 
 namespace ms::controller::certs {
 
-struct Manager::Metrics {
-  explicit Metrics(prometheus::Registry& r)
-      : expiration(prometheus::BuildGauge()
-                       .Name("modelservice_webhook_secret_certificate_expiration_timestamp_seconds")
-                       .Help("notAfter (Unix seconds) of the webhook's current CA and serving certificate in the "
-                             "Secret the controller keeps (--cert-mode=self)")
-                       .Register(r)),
-        issued(prometheus::BuildCounter()
-                   .Name("modelservice_webhook_certificates_issued_total")
-                   .Help("Certificates the controller issued for the webhook (--cert-mode=self)")
-                   .Register(r)),
-        injections(prometheus::BuildCounter()
-                       .Name("modelservice_webhook_ca_bundle_injections_total")
-                       .Help("Writes of the trust bundle into a webhook configuration's caBundle")
-                       .Register(r)),
-        errors(prometheus::BuildCounter()
-                   .Name("modelservice_webhook_certificate_sync_errors_total")
-                   .Help("Passes over the webhook's certificates that failed (and were retried)")
-                   .Register(r)
-                   .Add({})) {}
-  prometheus::Family<prometheus::Gauge>& expiration;
-  prometheus::Family<prometheus::Counter>& issued;
-  prometheus::Family<prometheus::Counter>& injections;
-  prometheus::Counter& errors;
-};
-
 namespace {
 
 // Informer caches keep only what identifies the object: they only wake the loop.
@@ -44,10 +18,7 @@ nlohmann::json Identity(const nlohmann::json& o) {
             {"resourceVersion", MetadataString(o, "resourceVersion")}}}};
 }
 
-std::string ErrorText(const std::string& what, const kube::Result& r) {
-  const kube::Status s = r.error.value_or(kube::Status{});
-  return what + ": " + std::to_string(r.code) + " " + s.reason + " " + s.message;
-}
+std::string ErrorText(const std::string& what, const kube::Result& r) { return what + ": " + r.Text(); }
 
 double UnixSeconds(WallTime t) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
@@ -55,7 +26,7 @@ double UnixSeconds(WallTime t) {
 
 }  // namespace
 
-Manager::Manager(kube::Client& client, const Clock& clock, Settings settings, prometheus::Registry* registry,
+Manager::Manager(kube::Client& client, const Clock& clock, Settings settings, CertificateMetrics& metrics,
                  std::shared_ptr<spdlog::logger> logger, std::unique_ptr<Issuer> issuer, ManagerOptions options)
     : client_(client),
       clock_(clock),
@@ -64,7 +35,7 @@ Manager::Manager(kube::Client& client, const Clock& clock, Settings settings, pr
       logger_(std::move(logger)),
       issuer_(issuer ? std::move(issuer) : std::make_unique<OpensslIssuer>()),
       options_(options),
-      metrics_(registry ? std::make_unique<Metrics>(*registry) : nullptr),
+      metrics_(metrics),
       backoff_(options.initial_backoff, options.max_backoff) {
   const std::string group = "admissionregistration.k8s.io";
   if (!settings_.validating_configuration.empty())
@@ -88,15 +59,15 @@ void Manager::Start() {
   auto one = [](const std::string& collection, const std::string& name) {
     return kube::WithQuery(collection, "fieldSelector", "metadata.name=" + name);
   };
-  kube::InformerOptions io;
+  runtime::InformerOptions io;
   io.transform = Identity;
-  informers_.push_back(std::make_unique<kube::Informer>(
+  informers_.push_back(std::make_unique<runtime::Informer>(
       client_, clock_, logger_,
       one(kube::CollectionPath("", "v1", "secrets", settings_.secret_namespace), settings_.secret_name), "", "", io));
   for (const Target& t : targets_) {
     const std::string collection = t.path.substr(0, t.path.rfind('/'));
     informers_.push_back(
-        std::make_unique<kube::Informer>(client_, clock_, logger_, one(collection, t.name), "", "", io));
+        std::make_unique<runtime::Informer>(client_, clock_, logger_, one(collection, t.name), "", "", io));
   }
   for (auto& inf : informers_) {
     auto wake = [this](const nlohmann::json&) { Trigger(); };
@@ -213,7 +184,7 @@ bool Manager::FixConfig(const Target& t, nlohmann::json config, const Decision& 
     *error = ErrorText("update " + t.kind + " " + t.name, r);
     return false;
   }
-  if (metrics_) metrics_->injections.Add({{"configuration", t.name}}).Increment();
+  metrics_.injections.Add({{"configuration", t.name}}).Increment();
   if (logger_)
     logger_->info("injected the trust bundle ({} CA(s)) into the caBundle of {} {}", d.bundle.size(), t.kind, t.name);
   return true;
@@ -224,7 +195,7 @@ void Manager::Report(const Decision& d) {
   const std::pair<const char*, const CertRecord*> certs[] = {{"ca", &*d.secret.current},
                                                              {"serving", &*d.secret.serving}};
   for (const auto& [label, record] : certs) {
-    if (metrics_) metrics_->expiration.Add({{"certificate", label}}).Set(UnixSeconds(record->cert.not_after));
+    metrics_.expiration.Add({{"certificate", label}}).Set(UnixSeconds(record->cert.not_after));
     const char* what = std::string_view(label) == "ca" ? "webhook CA" : "webhook serving certificate";
     if (auto w = warnings_.Check(what, record->cert, now); w && logger_) {
       if (w->expired) {
@@ -237,7 +208,7 @@ void Manager::Report(const Decision& d) {
 }
 
 Clock::Duration Manager::Failed(const std::string& error) {
-  if (metrics_) metrics_->errors.Increment();
+  metrics_.errors.Increment();
   const Clock::Duration delay = backoff_.Next();
   if (logger_)
     logger_->warn("webhook certificates: {} (retrying in {} ms)", error,
@@ -258,10 +229,8 @@ Clock::Duration Manager::SyncOnce() {
   if (d.write_secret && !WriteSecret(snap, d, &error)) return Failed(error);
   for (const auto& change : d.changes)
     if (logger_) logger_->info("webhook certificates: {}", change);
-  if (metrics_) {
-    metrics_->issued.Add({{"certificate", "ca"}}).Increment(d.cas_issued);
-    metrics_->issued.Add({{"certificate", "serving"}}).Increment(d.servings_issued);
-  }
+  metrics_.issued.Add({{"certificate", "ca"}}).Increment(d.cas_issued);
+  metrics_.issued.Add({{"certificate", "serving"}}).Increment(d.servings_issued);
   for (size_t i : d.configs_to_fix)
     if (!FixConfig(targets_[i], *snap.configs[i], d, &error)) return Failed(error);
   Report(d);

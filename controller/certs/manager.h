@@ -1,7 +1,7 @@
 // Mode `self` at run time: keeps the webhook's Secret and the caBundle of
 // both webhook configurations as decide.h decides, through the API.
 //
-//   Manager certs(client, clock, settings, &registry, logger);
+//   Manager certs(client, clock, settings, metrics, logger);
 //   certs.Start();   // every replica: watches the Secret and the configurations
 //   certs.Lead();    // the leader only: from now on it reads, decides and writes
 //   ...
@@ -17,7 +17,7 @@
 // through the client the caller gives: the controller's, gated by the Lease,
 // so nothing is written once leadership is lost.
 //
-// Metrics (on `registry` when given):
+// Metrics (metrics.h):
 //   modelservice_webhook_secret_certificate_expiration_timestamp_seconds{certificate="ca"|"serving"}
 //       notAfter of the current CA and of the serving certificate in the Secret
 //   modelservice_webhook_certificates_issued_total{certificate="ca"|"serving"}
@@ -40,9 +40,9 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "certs/expiry.h"
 #include "controller/certs/decide.h"
+#include "controller/certs/metrics.h"
 #include "controller/certs/policy.h"
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
@@ -59,7 +59,7 @@ struct ManagerOptions {
 class Manager {
  public:
   // `settings.secret_namespace` must be resolved. `issuer`: null for OpenSSL.
-  Manager(kube::Client& client, const Clock& clock, Settings settings, prometheus::Registry* registry,
+  Manager(kube::Client& client, const Clock& clock, Settings settings, CertificateMetrics& metrics,
           std::shared_ptr<spdlog::logger> logger, std::unique_ptr<Issuer> issuer = nullptr,
           ManagerOptions options = {});
   ~Manager();
@@ -82,7 +82,6 @@ class Manager {
     std::vector<std::optional<nlohmann::json>> configs;  // by targets_ index
     Observed observed;
   };
-  struct Metrics;
 
   void Trigger();
   void Loop(std::stop_token stop);
@@ -102,11 +101,11 @@ class Manager {
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<Issuer> issuer_;
   const ManagerOptions options_;
-  std::unique_ptr<Metrics> metrics_;
+  CertificateMetrics& metrics_;
   std::vector<Target> targets_;
-  kube::Backoff backoff_;                                   // SyncOnce's thread only
-  ms::certs::ExpiryWarnings warnings_;                      // SyncOnce's thread only
-  std::vector<std::unique_ptr<kube::Informer>> informers_;  // the Secret, then the configurations
+  kube::Backoff backoff_;                                      // SyncOnce's thread only
+  ms::certs::ExpiryWarnings warnings_;                         // SyncOnce's thread only
+  std::vector<std::unique_ptr<runtime::Informer>> informers_;  // the Secret, then the configurations
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,16 +1,20 @@
 // The Kubernetes API client interface. Implementations: the libcurl client
-// (controller/kube/http_client.h) and fakes in tests. Paths are API paths
-// with an optional query, e.g.
+// (controller/kube/http_client.h) and fakes in tests, which implement Do()
+// and Watch(). Paths are API paths with an optional query, e.g.
 //   /apis/apps/v1/namespaces/ns/deployments/name
 //   /apis/modelops.dev/v1/modelservices?limit=500&continue=...
+// Every request may carry a deadline (on the client's Clock), as client-go's
+// take a context: not sent when it cannot be met, abandoned when it comes.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
+
+#include "base/clock.h"
 
 namespace ms::kube {
 
@@ -31,6 +35,14 @@ struct Result {
   bool IsConflict() const { return code == 409 && (!error || error->reason != "AlreadyExists"); }
   bool IsAlreadyExists() const { return code == 409 && error && error->reason == "AlreadyExists"; }
   bool IsGone() const { return code == 410; }
+  // "409 Conflict: the object has been modified": the code, then the
+  // Status' reason and message when there are (for messages and log lines).
+  std::string Text() const {
+    std::string s = std::to_string(code);
+    if (error && !error->reason.empty()) s += " " + error->reason;
+    if (error && !error->message.empty()) s += ": " + error->message;
+    return s;
+  }
 };
 
 // The controller writes merge patches only (RFC 7386).
@@ -40,24 +52,58 @@ struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
   nlohmann::json object;
 };
+// Called for each event as it arrives; false ends the watch.
+using WatchHandler = std::function<bool(const WatchEvent&)>;
+
+// When a request must be over, on the client's clock; none: the client's
+// own request timeout.
+using Deadline = std::optional<Clock::TimePoint>;
+
+// One request. `body` is the object (POST, PUT) or the patch (PATCH).
+struct Call {
+  enum class Verb { kGet, kList, kCreate, kUpdate, kPatch, kDelete };
+  Verb verb;
+  const std::string& path;
+  const nlohmann::json* body = nullptr;
+  Deadline deadline;
+
+  // GET, POST, PUT, PATCH, DELETE.
+  const char* Method() const;
+  bool IsWrite() const { return verb != Verb::kGet && verb != Verb::kList; }
+};
 
 class Client {
  public:
   virtual ~Client() = default;
-  virtual Result Get(const std::string& path) = 0;
+
+  Result Get(const std::string& path, Deadline deadline = {}) {
+    return Do({Call::Verb::kGet, path, nullptr, deadline});
+  }
   // One page; the caller pages with limit/continue in the query.
-  virtual Result List(const std::string& path) = 0;
-  virtual Result Create(const std::string& path, const nlohmann::json& body) = 0;
-  virtual Result Update(const std::string& path, const nlohmann::json& body) = 0;
-  virtual Result Patch(const std::string& path, PatchType type, const nlohmann::json& patch) = 0;
-  virtual Result Delete(const std::string& path) = 0;
-  // Streams a watch (`path` carries watch=true, resourceVersion, ...).
-  // Calls `on_event` for each event as it arrives; returns when the server
-  // ends the stream, on error, or soon after `stop` becomes true (or
-  // on_event returns false). The Result carries the HTTP code (200 for a
-  // stream that ended normally) or the error.
-  virtual Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
-                       const std::atomic<bool>& stop) = 0;
+  Result List(const std::string& path, Deadline deadline = {}) {
+    return Do({Call::Verb::kList, path, nullptr, deadline});
+  }
+  Result Create(const std::string& path, const nlohmann::json& body, Deadline deadline = {}) {
+    return Do({Call::Verb::kCreate, path, &body, deadline});
+  }
+  Result Update(const std::string& path, const nlohmann::json& body, Deadline deadline = {}) {
+    return Do({Call::Verb::kUpdate, path, &body, deadline});
+  }
+  Result Patch(const std::string& path, PatchType, const nlohmann::json& patch, Deadline deadline = {}) {
+    return Do({Call::Verb::kPatch, path, &patch, deadline});
+  }
+  Result Delete(const std::string& path, Deadline deadline = {}) {
+    return Do({Call::Verb::kDelete, path, nullptr, deadline});
+  }
+
+  // Sends one request and waits for its answer.
+  virtual Result Do(const Call& call) = 0;
+  // Streams a watch (`path` carries watch=true, resourceVersion, ...):
+  // calls `on_event` for each event as it arrives; returns when the server
+  // ends the stream, on error, at once when `stop` is requested, or when
+  // on_event returns false. The Result carries the HTTP code (200 for a
+  // stream that ended normally) or the error; a stopped watch is no error.
+  virtual Result Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) = 0;
 };
 
 }  // namespace ms::kube

@@ -49,30 +49,26 @@ Clock::Duration TokenBucketRateLimiter::Reserve() {
   return bucket_.Reserve(clock_.Now());
 }
 
-bool TokenBucketRateLimiter::Wait(const std::atomic<bool>* stop) {
-  const auto delay = Reserve();
-  if (delay <= Clock::Duration::zero()) return true;
-  const auto deadline = clock_.Now() + delay;
-  std::unique_lock<std::mutex> lock(mu_);
-  while (clock_.Now() < deadline) {
-    if (stop != nullptr && stop->load()) return false;
-    // Bounded waits so that `stop` is noticed (nothing notifies cv_).
-    const auto step = std::min<Clock::TimePoint>(deadline, clock_.Now() + std::chrono::milliseconds(50));
-    clock_.WaitUntil(cv_, lock, step);
-  }
-  return true;
-}
-
-bool TokenBucketRateLimiter::WaitBefore(Clock::TimePoint deadline) {
+bool TokenBucketRateLimiter::Acquire(std::optional<Clock::TimePoint> deadline, std::stop_token stop) {
+  // Made before the lock: it runs at once, here, when a stop was requested already.
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard<std::mutex> g(mu_);
+    cv_.notify_all();
+  });
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = clock_.Now();
-  if (bucket_.unlimited()) return now < deadline;
-  const double missing = std::max(0.0, 1 - bucket_.Tokens(now));
-  const auto ready =
-      now + std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(missing / bucket_.qps()));
-  if (ready >= deadline) return false;
-  bucket_.Reserve(now);
-  while (clock_.Now() < ready) clock_.WaitUntil(cv_, lock, ready);
+  if (bucket_.unlimited()) return !deadline || now < *deadline;
+  if (deadline) {
+    const double missing = std::max(0.0, 1 - bucket_.Tokens(now));
+    const auto available =
+        now + std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(missing / bucket_.qps()));
+    if (available >= *deadline) return false;
+  }
+  const auto ready = now + bucket_.Reserve(now);
+  while (clock_.Now() < ready) {
+    if (stop.stop_requested()) return false;
+    clock_.WaitUntil(cv_, lock, ready);
+  }
   return true;
 }
 

@@ -6,9 +6,10 @@
 // queue's overall limiter and the Event spam filter (one per object).
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
+#include <stop_token>
 
 #include "base/clock.h"
 
@@ -47,17 +48,17 @@ class TokenBucketRateLimiter {
 
   bool TryAccept();
   Clock::Duration Reserve();
-  // Reserve() and wait. Returns false if `stop` became true first.
-  bool Wait(const std::atomic<bool>* stop = nullptr);
-  // Takes a token and waits for it only if it is available by `deadline`;
-  // otherwise takes nothing and returns false at once.
-  bool WaitBefore(Clock::TimePoint deadline);
+  // Takes a token (possibly borrowing from the future) and waits until it
+  // may be used. With a `deadline`, takes nothing and returns false at once
+  // when that would be after it. Returns false when `stop` is requested
+  // while it waits (the token is spent).
+  bool Acquire(std::optional<Clock::TimePoint> deadline = std::nullopt, std::stop_token stop = {});
   double Tokens();
 
  private:
   const Clock& clock_;
   std::mutex mu_;
-  std::condition_variable cv_;  // only for Clock::WaitUntil; nothing notifies
+  std::condition_variable cv_;  // for Clock::WaitUntil; a stop request notifies it
   TokenBucket bucket_;
 };
 

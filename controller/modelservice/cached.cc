@@ -3,7 +3,7 @@
 #include "controller/modelservice/resources.h"
 #include "controller/runtime/projection.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -80,9 +80,11 @@ const json& HorizontalPodAutoscalerMask() {
 
 }  // namespace
 
-json CachedModelService(const json& object) { return Project(object, ModelServiceMask()); }
-json CachedDeployment(const json& object) { return Project(object, DeploymentMask()); }
-json CachedService(const json& object) { return Project(object, ServiceMask()); }
-json CachedHorizontalPodAutoscaler(const json& object) { return Project(object, HorizontalPodAutoscalerMask()); }
+json CachedModelService(const json& object) { return runtime::Project(object, ModelServiceMask()); }
+json CachedDeployment(const json& object) { return runtime::Project(object, DeploymentMask()); }
+json CachedService(const json& object) { return runtime::Project(object, ServiceMask()); }
+json CachedHorizontalPodAutoscaler(const json& object) {
+  return runtime::Project(object, HorizontalPodAutoscalerMask());
+}
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,5 +1,5 @@
 // What the controller keeps of each object it watches: the informers'
-// transforms. Only the fields that the reconciler, the status and the
+// transforms. Only the fields that the plan, the status and the
 // Events read are cached (never managedFields, annotations, labels other
 // than ours, or the parts of a pod template the controller does not own);
 // writes that need the whole object (updates) read it through the API.
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // apiVersion, kind, metadata (name, namespace, uid, resourceVersion,
 // generation, finalizers, deletionTimestamp), spec, status.
@@ -26,4 +26,4 @@ nlohmann::json CachedService(const nlohmann::json& object);
 // scale-down window) and the status fields the ModelService's status reports.
 nlohmann::json CachedHorizontalPodAutoscaler(const nlohmann::json& object);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -13,7 +13,7 @@
 #include "api/types.h"
 #include "controller/autoscale/autoscaler.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // The image of a ModelService without spec.image (--default-image).
 inline constexpr const char* kDefaultImage = "registry.local/model-server:latest";
@@ -111,4 +111,4 @@ Drift RepairHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opt
 // A Kubernetes quantity ("5", "1500m", "1k", "2Ki", "1e3") as a number.
 std::optional<double> ParseQuantity(const std::string& quantity);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

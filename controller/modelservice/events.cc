@@ -2,13 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <random>
 
 #include "base/json_fields.h"
 #include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -41,8 +42,8 @@ bool Retryable(const kube::Result& r) { return r.code == 0 || r.code == 429 || r
 
 }  // namespace
 
-json BuildEvent(const json& ref, const Event& event, const std::string& reporting_instance, const CorrelatedEvent& c,
-                Clock::WallTime now) {
+json BuildEvent(const json& ref, const Event& event, const std::string& reporting_instance,
+                const runtime::CorrelatedEvent& c, Clock::WallTime now) {
   std::string message = c.message;
   if (message.size() > kMaxMessage) message.resize(kMaxMessage);
   return {{"apiVersion", "v1"},
@@ -89,15 +90,18 @@ void KubeEventRecorder::Record(const json& regarding, const Event& event) {
 }
 
 void KubeEventRecorder::Shutdown(Clock::Duration drain) {
+  std::optional<size_t> dropped;  // set when this call abandons what is queued
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!stopping_) {
       stopping_ = true;
       drain_deadline_ = clock_.Now() + drain;
       abandon_ = drain <= Clock::Duration::zero();
+      if (abandon_) dropped = queue_.size();
     }
     cv_.notify_all();
   }
+  if (dropped && logger_) logger_->info("event recorder stopping: {} queued events dropped", *dropped);
   if (writer_.joinable()) writer_.join();
 }
 
@@ -142,14 +146,14 @@ void KubeEventRecorder::Run() {
 
 void KubeEventRecorder::Write(const Pending& p) {
   const json& ref = p.involved_object;
-  EventFields fields;
+  runtime::EventFields fields;
   fields.source = std::string(kSourceComponent) + "/" + instance_;
   fields.object_name = ref["name"].get<std::string>();
   for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"}) fields.object += StringField(ref, f) + "/";
   fields.type = p.event.type;
   fields.reason = p.event.reason;
   fields.message = p.event.message;
-  const CorrelatedEvent c = correlator_.Correlate(fields);
+  const runtime::CorrelatedEvent c = correlator_.Correlate(fields);
   if (c.skip) return;
 
   const std::string ns = ref["namespace"].get<std::string>();
@@ -175,4 +179,4 @@ void KubeEventRecorder::Write(const Pending& p) {
   }
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

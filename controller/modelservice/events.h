@@ -1,4 +1,4 @@
-// Kubernetes Events about a ModelService: what the reconciler asks for, and
+// Kubernetes Events about a ModelService: what the plan asks for, and
 // the recorder that writes them (core/v1 Events, as client-go's
 // tools/record writes them).
 #pragma once
@@ -22,7 +22,7 @@ namespace spdlog {
 class logger;
 }
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 struct Event {
   std::string type;     // Normal | Warning
@@ -51,11 +51,12 @@ nlohmann::json EventReference(const nlohmann::json& regarding);
 // component "modelservice-controller" on host `reporting_instance`;
 // reportingComponent modelops.dev/modelservice-controller.
 nlohmann::json BuildEvent(const nlohmann::json& involved_object, const Event& event,
-                          const std::string& reporting_instance, const CorrelatedEvent& c, Clock::WallTime now);
+                          const std::string& reporting_instance, const runtime::CorrelatedEvent& c,
+                          Clock::WallTime now);
 
 // Records Events as client-go's broadcaster does: Record() only queues the
 // event (at most `max_queued`; beyond, it is dropped with a warning); one
-// thread correlates it (EventCorrelator: aggregation, counting, a spam
+// thread correlates it (runtime::EventCorrelator: aggregation, counting, a spam
 // filter per object) and writes it through `client`, which should be the
 // Events' own API client, so that Events have a budget of their own and
 // never slow the object writes. A new event is created; a repeated one is a
@@ -94,7 +95,7 @@ class KubeEventRecorder final : public EventRecorder {
   const std::string instance_;
   std::shared_ptr<spdlog::logger> logger_;
   const size_t max_queued_;
-  EventCorrelator correlator_;
+  runtime::EventCorrelator correlator_;
   std::mt19937_64 rng_{std::random_device{}()};  // the writer thread's: retry jitter
 
   mutable std::mutex mu_;
@@ -108,4 +109,4 @@ class KubeEventRecorder final : public EventRecorder {
   std::thread writer_;  // last: started after everything above
 };
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -3,7 +3,7 @@
 #include "api/types.h"
 #include "base/json_fields.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -47,4 +47,4 @@ std::string OwnerKey(const json& object) {
   return StringField(object["metadata"], "namespace") + "/" + name;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -10,7 +10,7 @@
 
 #include <string>
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // The uid of the object's controller ownerReference, or "" when none.
 std::string ControllerUid(const nlohmann::json& object);
@@ -22,4 +22,4 @@ bool IsControlledBy(const nlohmann::json& object, const std::string& owner_uid);
 // ownerReference of kind ModelService in our API group), or "" when none.
 std::string OwnerKey(const nlohmann::json& object);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -8,7 +8,7 @@
 #include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -213,7 +213,7 @@ std::string PodIndex::Apply(const json& pod, bool remove) {
   return before != after ? key : std::string();
 }
 
-kube::EventHandler PodIndex::Handler(std::function<void(const std::string& key)> changed) {
+runtime::EventHandler PodIndex::Handler(std::function<void(const std::string& key)> changed) {
   auto apply = [this, changed](const json& pod, bool remove) {
     if (std::string key = Apply(pod, remove); !key.empty()) changed(key);
   };
@@ -238,4 +238,4 @@ size_t PodIndex::size() const {
   return n;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

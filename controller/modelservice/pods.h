@@ -28,7 +28,7 @@
 #include "controller/kube/paths.h"
 #include "controller/runtime/informer.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 inline std::string PodsPath(const std::string& ns = {}) { return kube::CollectionPath("", "v1", "pods", ns); }
 
@@ -83,7 +83,7 @@ class PodIndex {
  public:
   // The pod informer's handler: keeps the index and calls `changed` with the
   // key of a ModelService whose PodProblem changed.
-  kube::EventHandler Handler(std::function<void(const std::string& key)> changed);
+  runtime::EventHandler Handler(std::function<void(const std::string& key)> changed);
 
   PodSummary Summary(const std::string& key) const;
   size_t size() const;  // pods indexed
@@ -97,4 +97,4 @@ class PodIndex {
   std::map<std::string, std::map<std::string, nlohmann::json>> pods_;  // ModelService key -> pod name -> projection
 };
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,15 +1,19 @@
-// What only the controller names: its own name, the labels it sets, and
-// the API paths of the objects it touches (the API's own names, group,
-// kind, finalizer, are in api/types.h).
+// What only the controller names: its own name, the labels it sets, the
+// kinds of object it touches, one object's identity (ObjectRef) and the API
+// paths (the API's own names, group, kind, finalizer, are in api/types.h).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "api/types.h"
 #include "controller/kube/paths.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 inline constexpr const char* kControllerName = "modelservice";
 inline constexpr const char* kReportingController = "modelops.dev/modelservice-controller";
@@ -57,4 +61,27 @@ inline std::string HorizontalPodAutoscalerPath(const std::string& ns, const std:
   return kube::ObjectPath("autoscaling", "v2", "horizontalpodautoscalers", ns, name);
 }
 
-}  // namespace ms::controller
+// The kinds the controller reads and writes.
+enum class Kind : uint8_t { kModelService, kDeployment, kService, kHorizontalPodAutoscaler };
+
+// "ModelService", "Deployment", "Service", "HorizontalPodAutoscaler".
+const char* KindName(Kind kind);
+// The kind an object says it is (its "kind"), when it is one of these.
+std::optional<Kind> KindOf(const nlohmann::json& object);
+
+// One object: what an Action writes and what the write expectations track.
+struct ObjectRef {
+  Kind kind;
+  std::string ns, name;
+  auto operator<=>(const ObjectRef&) const = default;
+};
+
+// The object's reference, when it is of a kind above and has a name.
+std::optional<ObjectRef> RefOf(const nlohmann::json& object);
+// Its API path, and the collection it is created in.
+std::string PathOf(const ObjectRef& ref);
+std::string CollectionPathOf(const ObjectRef& ref);
+// "Deployment ns/name".
+std::string Describe(const ObjectRef& ref);
+
+}  // namespace ms::modelservice

@@ -8,7 +8,7 @@
 #include "base/timefmt.h"
 #include "controller/modelservice/versions.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -80,8 +80,8 @@ json MakeCondition(const json* current_status, const std::string& type, const st
 
 namespace {
 
-// What ComputeStatus derives from the Deployment before writing conditions.
-struct Rollout {
+// What ComputeStatus derives from the Deployment's progress before writing conditions.
+struct Progress {
   int desired = 0;
   int64_t replicas = 0, ready = 0, updated = 0, available = 0;
   bool exists = false;
@@ -107,7 +107,7 @@ std::string RollbackMessage(const ResolvedSpec& spec, const VersionStatus& v) {
 }
 
 // Degraded causes, most important first.
-void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const json& d, Rollout& r) {
+void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const json& d, Progress& r) {
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
@@ -140,11 +140,11 @@ void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const js
   }
 }
 
-Rollout Observe(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
+Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
   const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
-  Rollout r;
+  Progress r;
   r.desired = in.desired_replicas;
   r.replicas = Int(ds, "replicas");
   r.ready = Int(ds, "readyReplicas");
@@ -152,16 +152,16 @@ Rollout Observe(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime
   r.available = Int(ds, "availableReplicas");
   const int64_t generation = d.contains("metadata") ? Int(d["metadata"], "generation") : 0;
   r.exists = in.deployment != nullptr;
-  r.rolled_out = r.exists && !in.deployment_changing && Int(ds, "observedGeneration") >= generation &&
-                 r.updated >= r.desired && r.replicas == r.desired && r.available >= r.desired;
+  r.rolled_out = r.exists && Int(ds, "observedGeneration") >= generation && r.updated >= r.desired &&
+                 r.replicas == r.desired && r.available >= r.desired;
   r.all_ready = r.rolled_out && r.ready == r.desired;
   r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
-  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, in.deployment_changing, r.rolled_out}, now);
+  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, r.rolled_out}, now);
   FindDegradedCause(spec, in, d, r);
   return r;
 }
 
-std::string Phase(const StatusInput& in, const Rollout& r) {
+std::string Phase(const StatusInput& in, const Progress& r) {
   if (in.failure_reason) return api::kPhaseFailed;
   if (!r.degraded_reason.empty()) return api::kPhaseDegraded;
   if (!r.exists) return api::kPhasePending;
@@ -169,19 +169,18 @@ std::string Phase(const StatusInput& in, const Rollout& r) {
 }
 
 // Ready: status, reason, message.
-std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Rollout& r) {
+std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Progress& r) {
   if (r.all_ready) return {"True", api::kReasonAvailable, r.counts};
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   if (!r.exists) return {"False", api::kReasonDeploymentNotFound, "the Deployment does not exist yet"};
   return {"False", api::kReasonReplicasNotReady, r.counts};
 }
 
-std::array<std::string, 3> ProgressingCondition(const ResolvedSpec& spec, const StatusInput& in, const Rollout& r) {
+std::array<std::string, 3> ProgressingCondition(const ResolvedSpec& spec, const StatusInput& in, const Progress& r) {
   if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   // Whatever Degraded reports first (e.g. ReplicaFailure), a failed rollout is not progressing.
   if (r.versions.failure) return {"False", api::kReasonRolloutFailed, *r.versions.failure};
   if (!r.exists) return {"True", api::kReasonCreating, "creating the Deployment and the Service"};
-  if (in.deployment_changing) return {"True", api::kReasonUpdating, "updating the Deployment"};
   const VersionOutcome& v = r.versions;
   if (!r.all_ready) {
     // "version 3 → 4: 1/4 updated, 4 ready" while a new version (or image) rolls out or back.
@@ -200,14 +199,14 @@ std::array<std::string, 3> ProgressingCondition(const ResolvedSpec& spec, const 
   return {"False", api::kReasonComplete, "the Deployment has rolled out"};
 }
 
-std::array<std::string, 3> DegradedCondition(const Rollout& r) {
+std::array<std::string, 3> DegradedCondition(const Progress& r) {
   if (!r.degraded_reason.empty()) return {"True", r.degraded_reason, r.degraded_message};
   return {"False", api::kReasonAsExpected, ""};
 }
 
 // status.desiredReplicas: in mode HPA what the HorizontalPodAutoscaler
 // wants (its status.desiredReplicas), else what the Deployment is asked for.
-int ReportedDesired(const StatusInput& in, const Rollout& r) {
+int ReportedDesired(const StatusInput& in, const Progress& r) {
   if (in.hpa_mode && in.hpa != nullptr) {
     if (auto d = ObserveHorizontalPodAutoscaler(*in.hpa).desired_replicas) return *d;
   }
@@ -217,7 +216,7 @@ int ReportedDesired(const StatusInput& in, const Rollout& r) {
 }  // namespace
 
 json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
-  const Rollout r = Observe(spec, in, now);
+  const Progress r = ObserveProgress(spec, in, now);
   json conditions = json::array();
   for (const auto& [type, c] : {std::pair{api::kConditionReady, ReadyCondition(in, r)},
                                 std::pair{api::kConditionProgressing, ProgressingCondition(spec, in, r)},
@@ -236,4 +235,4 @@ json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallT
   return status;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

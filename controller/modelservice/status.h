@@ -2,7 +2,7 @@
 // phase, replica counts, url and the Ready / Progressing / Degraded
 // conditions. A condition keeps its lastTransitionTime while its status does
 // not change, so recomputing the status of an unchanged world gives back the
-// current status exactly (and the reconciler then writes nothing).
+// current status exactly (and the plan then writes nothing).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,14 +15,14 @@
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/pods.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 struct StatusInput {
   const nlohmann::json* current_status = nullptr;  // the ModelService's status (may be null)
   int64_t generation = 0;                          // metadata.generation
-  const nlohmann::json* deployment = nullptr;      // null: not found (or being created)
+  // The Deployment as it will be once the plan's writes are made (null: none).
+  const nlohmann::json* deployment = nullptr;
   int desired_replicas = 1;
-  bool deployment_changing = false;  // this reconcile writes the Deployment spec
   bool autoscaled = false;
   std::optional<autoscale::Recommendation> recommendation;  // when autoscaled
   std::optional<std::string> failure_reason;                // set: phase Failed
@@ -55,4 +55,4 @@ nlohmann::json MakeCondition(const nlohmann::json* current_status, const std::st
 // The condition of `type` in `status`, or null.
 const nlohmann::json* FindCondition(const nlohmann::json* status, const std::string& type);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -3,7 +3,7 @@
 #include "base/json_fields.h"
 #include "base/timefmt.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -120,8 +120,10 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
       s.last_update_time = FormatTime(now);
     }
   }
-  // A failed one, judged only on a Deployment whose spec is the one wanted.
-  if (in.deployment != nullptr && !in.deployment_changing) out.failure = RolloutFailure(*in.deployment);
+  // A failed one, judged only on a Deployment whose spec is the one wanted
+  // (RolloutFailure: one the Deployment controller has seen; a Deployment
+  // this reconcile updates has a new generation it has not).
+  if (in.deployment != nullptr) out.failure = RolloutFailure(*in.deployment);
   // Remember to roll back (the next reconcile does it, reading this back).
   if (out.failure && !out.rolled_back && spec.rollback == api::RollbackPolicy::kAutomatic && s.serving &&
       WantedTemplate(spec) != *s.serving) {
@@ -131,4 +133,4 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

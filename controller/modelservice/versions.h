@@ -37,7 +37,7 @@
 #include "base/clock.h"
 #include "controller/modelservice/desired.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 // The version and image of a pod template (container "model").
 struct TemplateVersion {
@@ -84,8 +84,7 @@ std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& t
 // The versions part of the next status.
 struct VersionInput {
   const nlohmann::json* current_status = nullptr;
-  const nlohmann::json* deployment = nullptr;  // ours, as observed
-  bool deployment_changing = false;            // this reconcile writes its spec
+  const nlohmann::json* deployment = nullptr;  // ours, once the plan's writes are made
   bool rolled_out = false;                     // every replica updated and available
 };
 struct VersionOutcome {
@@ -95,4 +94,4 @@ struct VersionOutcome {
 };
 VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

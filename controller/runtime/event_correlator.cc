@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <string_view>
 
-namespace ms::controller {
+namespace ms::runtime {
 
 namespace {
 
@@ -82,4 +82,4 @@ CorrelatedEvent EventCorrelator::Correlate(const EventFields& e) {
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

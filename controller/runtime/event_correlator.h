@@ -24,7 +24,7 @@
 #include "base/clock.h"
 #include "controller/kube/rate_limiter.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 struct CorrelatorOptions {
   size_t lru_size = 4096;
@@ -104,4 +104,4 @@ class EventCorrelator {
   Lru<kube::TokenBucket> spam_;
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -1,17 +1,8 @@
-// A shared informer for one resource collection, after client-go's reflector:
-// LIST (paged) then WATCH from the list's resourceVersion with bookmarks;
-// re-watch from the last resourceVersion when a stream ends; RELIST on 410
-// Gone (an HTTP answer or an ERROR event), delivering deletes for objects
-// that vanished; reconnect with jittered exponential backoff when the API
-// server is unreachable. Keeps a thread-safe cache keyed "ns/name".
-//
-// What is cached is small: each object first goes through the informer's
-// transform (as controller-runtime's cache transform: keep only the fields
-// the controller reads, managedFields never), then is stored as one
-// MessagePack string, decoded again by Get(). Handlers see the transformed
-// object. An object or a handler that throws (malformed data, e.g.
-// `controller: "yes"` in an ownerReference) is logged and skipped; the
-// informer carries on with the next event.
+// A shared informer for one resource collection, as client-go's: a Reflector
+// (list-then-watch into the Store, reflector.h), the Store (the cache of
+// transformed objects, store.h) and a Dispatcher (handlers, each on its own
+// thread behind its own buffer, dispatcher.h), so that a slow handler never
+// holds up the watch. Handlers see the transformed objects.
 //
 //   Informer inf(client, clock, logger, "/apis/modelops.dev/v1/modelservices");
 //   inf.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
@@ -23,119 +14,78 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <shared_mutex>
 #include <stop_token>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
-#include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
+#include "controller/runtime/dispatcher.h"
+#include "controller/runtime/reflector.h"
+#include "controller/runtime/store.h"
 
-namespace ms::kube {
+namespace ms::runtime {
 
-// Handlers run on the informer's Run() thread, one event at a time, outside
-// the cache lock (they may call Get/List). Any may be empty.
-struct EventHandler {
-  std::function<void(const nlohmann::json& obj)> on_add;
-  std::function<void(const nlohmann::json& old_obj, const nlohmann::json& new_obj)> on_update;
-  std::function<void(const nlohmann::json& obj)> on_delete;
+// What delivers an object kind's watch events to handlers: an Informer, or
+// a fake in tests (builder.h wires sources to a work queue).
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  // Add handlers before events flow.
+  virtual void AddEventHandler(EventHandler handler) = 0;
 };
 
-// Builds what is cached (and handed to handlers) from an object as the API
-// server sends it. May throw: the object is then skipped.
-using Transform = std::function<nlohmann::json(const nlohmann::json& object)>;
-
-struct InformerOptions {
-  int page_size = 500;
-  Transform transform;  // empty: cache whole objects
-  // The server-side watch timeout is drawn from [min_watch_timeout, 2 * min_watch_timeout).
-  std::chrono::seconds min_watch_timeout{300};
-  std::chrono::milliseconds initial_backoff{200};
-  std::chrono::milliseconds max_backoff{30'000};
-  double backoff_jitter = 0.2;
-  uint64_t seed = 0;  // 0: random
-};
-
-class Informer {
+class Informer final : public EventSource {
  public:
   // `collection_path` is the all-namespaces collection, e.g.
   // "/apis/apps/v1/deployments"; `ns` narrows it to one namespace;
   // `label_selector` is a selector string such as "a=b,c=d".
-  Informer(Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string collection_path,
-           std::string label_selector = "", std::string ns = "", InformerOptions options = {});
-  ~Informer();
+  Informer(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+           std::string collection_path, std::string label_selector = "", std::string ns = "",
+           InformerOptions options = {});
+  ~Informer() override;
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
 
   // Add handlers before Run().
-  void AddEventHandler(EventHandler handler);
+  void AddEventHandler(EventHandler handler) override;
+  // Called once, when HasSynced() becomes true (on a handler's thread or
+  // Run()'s). Set before Run().
+  void OnSynced(std::function<void()> synced);
 
   // Lists and watches until a stop is requested on `stop` or Stop() is
-  // called (either wakes a backoff wait and ends a watch at once). Blocks.
-  // Call once per Informer.
+  // called; the handlers' threads run meanwhile. Blocks. Call once.
   void Run(std::stop_token stop);
   void Stop();
 
-  // True once the first list has been applied (and its adds delivered).
+  // True once the first list is in the cache and every handler has been
+  // handed its adds.
   bool HasSynced() const;
 
   // The cached (transformed) object, or nullopt when not in the cache.
-  std::optional<nlohmann::json> Get(const std::string& key) const;
+  std::optional<nlohmann::json> Get(const std::string& key) const { return store_.Get(key); }
   // The last resourceVersion seen (list, event or bookmark).
-  std::string LastResourceVersion() const;
+  std::string LastResourceVersion() const { return store_.ResourceVersion(); }
   // The path the informer lists (namespace applied, no query).
   const std::string& path() const { return path_; }
 
  private:
-  enum class WatchOutcome { kEnded, kGone, kFailed, kStopped };
+  // The reflector's sink: deltas to the dispatcher; the first list's mark
+  // when the cache is synced.
+  void Changed(std::vector<Delta> deltas, bool listed);
+  void Synced();
 
-  bool Stopped() const;
-  bool ListAll();  // false on failure (already logged)
-  WatchOutcome WatchOnce();
-  // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
-  bool HandleEvent(const WatchEvent& event, bool& gone, bool& failed);
-  // An ADDED/MODIFIED/DELETED event: cache, then handlers.
-  void ApplyEvent(const WatchEvent& event, const std::string& key, const std::string& rv);
-  void Replace(std::map<std::string, std::string> items, const std::string& rv);
-  nlohmann::json Transformed(const nlohmann::json& object) const;
-  // The compact form kept in the cache (MessagePack).
-  static std::string Pack(const nlohmann::json& transformed);
-  // Calls one handler behind a barrier: what it throws is logged.
-  void Notify(const char* what, const std::string& key, const std::function<void()>& call) const;
-  void SleepFor(Clock::Duration d);
-  std::string Query(std::string path) const;
-  void SetResourceVersion(const std::string& rv);
-
-  Client& client_;
-  const Clock& clock_;
-  std::shared_ptr<spdlog::logger> logger_;
   const std::string path_;
-  const std::string label_selector_;
-  const InformerOptions options_;
-  Backoff backoff_;
-  std::mt19937_64 rng_;  // watch timeout jitter
-  int gone_streak_ = 0;  // 410s in a row without a healthy stream (Run thread only)
-
-  std::vector<EventHandler> handlers_;  // set before Run
-
-  mutable std::shared_mutex cache_mu_;
-  std::map<std::string, std::string> cache_;  // key -> MessagePack of the transformed object
-  std::string resource_version_;
-
-  std::atomic<bool> stop_{false};
+  Store store_;
+  Dispatcher dispatcher_;
+  Reflector reflector_;
+  std::function<void()> on_synced_;
+  std::atomic<bool> listed_{false};  // the first list was handed on
   std::atomic<bool> synced_{false};
-  mutable std::mutex wait_mu_;
-  mutable std::condition_variable wait_cv_;
 };
 
-}  // namespace ms::kube
+}  // namespace ms::runtime

@@ -9,21 +9,21 @@
 #include "base/timefmt.h"
 #include "controller/kube/paths.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 using nlohmann::json;
 
-KubeLeaseStore::KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name)
+KubeLeaseStore::KubeLeaseStore(kube::Client& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
 
 kube::Result KubeLeaseStore::Get(Clock::TimePoint deadline) {
-  return client_.GetBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
+  return client_.Get(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
 }
 kube::Result KubeLeaseStore::Create(const json& lease, Clock::TimePoint deadline) {
-  return client_.CreateBefore(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
+  return client_.Create(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
 }
 kube::Result KubeLeaseStore::Update(const json& lease, Clock::TimePoint deadline) {
-  return client_.UpdateBefore(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
+  return client_.Update(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
 }
 
 std::string CheckLeaderElectionConfig(const LeaderElectionConfig& c) {
@@ -47,25 +47,17 @@ std::string DefaultIdentity() {
 }
 
 LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, prometheus::Registry* registry,
+                             LeaderCallbacks callbacks, LeaderElectionMetrics& metrics,
                              std::shared_ptr<spdlog::logger> logger)
     : store_(store),
       clock_(clock),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
       logger_(std::move(logger)),
+      master_status_(metrics.master_status.Add({{"name", config_.name}})),
       rng_(config_.seed != 0 ? config_.seed : std::random_device{}()) {
   if (const std::string why = CheckLeaderElectionConfig(config_); !why.empty()) throw std::invalid_argument(why);
-  if (registry != nullptr) {
-    auto& family = prometheus::BuildGauge()
-                       .Name("leader_election_master_status")
-                       .Help(
-                           "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
-                           "indicates master. 'name' is the string used to identify the lease.")
-                       .Register(*registry);
-    master_status_ = &family.Add({{"name", config_.name}});
-    master_status_->Set(0);
-  }
+  master_status_.Set(0);
 }
 
 json LeaderElector::BuildLease(const json* current, bool ours) const {
@@ -92,15 +84,14 @@ void LeaderElector::Observe(const json& lease, Clock::TimePoint now) {
   observed_time_ = now;
 }
 
+std::optional<Clock::TimePoint> LeaderElector::Failed(const char* what, const kube::Result& r) const {
+  if (logger_)
+    logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
+  return std::nullopt;
+}
+
 std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
   const auto now = clock_.Now();
-  auto failed = [&](const char* what, const kube::Result& r) -> std::optional<Clock::TimePoint> {
-    if (logger_) {
-      logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
-    }
-    return std::nullopt;
-  };
-
   // 1. A leader renews with the record it last saw: one request.
   if (IsLeader() && observed_lease_.is_object()) {
     const auto sent = clock_.Now();
@@ -120,23 +111,27 @@ std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoin
   if (got.IsNotFound()) {
     const auto sent = clock_.Now();
     kube::Result created = store_.Create(BuildLease(nullptr, false), deadline);
-    if (!created.ok()) return failed("create", created);
+    if (!created.ok()) return Failed("create", created);
     Observe(created.body, now);
     return sent;
   }
-  if (!got.ok()) return failed("get", got);
+  if (!got.ok()) return Failed("get", got);
+  return TakeOrRenew(got.body, deadline, now);
+}
 
+std::optional<Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, Clock::TimePoint deadline,
+                                                           Clock::TimePoint now) {
   // 3. Someone else's and not expired on our clock: wait. A record is seen
   // when its read is answered, not when the read was sent (as client-go's
   // setObservedRecord): the read may have waited seconds for a paused or slow
   // server while the holder renewed, and the holder's own writes stay open
   // until renew_deadline after it sent that renewal.
   const auto answered = clock_.Now();
-  const json spec = got.body.value("spec", json::object());
+  const json spec = lease.value("spec", json::object());
   if (const std::string raw = spec.dump(); raw != observed_record_) {
-    Observe(got.body, answered);
+    Observe(lease, answered);
   } else {
-    observed_lease_ = got.body;  // same record, newer metadata: keep when we first saw it
+    observed_lease_ = lease;  // same record, newer metadata: keep when we first saw it
   }
   const std::string holder = spec.value("holderIdentity", "");
   const bool ours = holder == config_.identity;
@@ -148,8 +143,8 @@ std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoin
   // 4. Take or renew it, with its resourceVersion as the precondition.
   const auto sent = clock_.Now();
   if (sent >= deadline) return std::nullopt;
-  kube::Result updated = store_.Update(BuildLease(&got.body, ours), deadline);
-  if (!updated.ok()) return failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
+  kube::Result updated = store_.Update(BuildLease(&lease, ours), deadline);
+  if (!updated.ok()) return Failed(updated.IsConflict() ? "update (conflict)" : "update", updated);
   Observe(updated.body, now);
   return sent;
 }
@@ -177,7 +172,7 @@ void LeaderElector::SetState(State s) {
     state_ = s;
   }
   if (old == s) return;
-  if (master_status_ != nullptr) master_status_->Set(s == State::kLeader ? 1 : 0);
+  master_status_.Set(s == State::kLeader ? 1 : 0);
   if (s == State::kLeader) {
     if (logger_) logger_->info("lease {}: became leader as {}", store_.Describe(), config_.identity);
     if (callbacks_.on_started_leading) callbacks_.on_started_leading();
@@ -281,4 +276,4 @@ LeaderElector::State LeaderElector::state() const {
   return state_;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -44,16 +44,16 @@
 #include <string>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/kube/client.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/write_gate.h"
+#include "controller/runtime/metrics.h"
 
 namespace spdlog {
 class logger;
 }
 
-namespace ms::controller {
+namespace ms::runtime {
 
 // Where the Lease lives. Results keep the HTTP code so 404 and 409 show.
 // Each call is over by `deadline` (on the elector's clock): a request not
@@ -73,14 +73,14 @@ class LeaseStore {
 // controller's requests never delay a renewal) and no WriteGate.
 class KubeLeaseStore final : public LeaseStore {
  public:
-  KubeLeaseStore(kube::HttpClient& client, std::string ns, std::string name);
+  KubeLeaseStore(kube::Client& client, std::string ns, std::string name);
   kube::Result Get(Clock::TimePoint deadline) override;
   kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   std::string Describe() const override { return ns_ + "/" + name_; }
 
  private:
-  kube::HttpClient& client_;
+  kube::Client& client_;
   std::string ns_, name_;
 };
 
@@ -110,11 +110,10 @@ class LeaderElector final : public kube::WriteGate {
  public:
   enum class State { kFollower, kLeader, kLost, kStopped };
 
-  // With a `registry`, registers leader_election_master_status{name} (one
-  // elector per registry). Throws std::invalid_argument when the config fails
-  // CheckLeaderElectionConfig.
+  // Reports leader_election_master_status{name=config.name}. Throws
+  // std::invalid_argument when the config fails CheckLeaderElectionConfig.
   LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
-                prometheus::Registry* registry = nullptr, std::shared_ptr<spdlog::logger> logger = nullptr);
+                LeaderElectionMetrics& metrics, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   // Runs until Stop() or until the lease is lost. Returns kStopped (released
   // if it was leading) or kLost.
@@ -144,6 +143,11 @@ class LeaderElector final : public kube::WriteGate {
 
  private:
   nlohmann::json BuildLease(const nlohmann::json* current, bool ours) const;
+  // Steps 3 and 4 of TryAcquireOrRenew on the Lease read: take it if free or
+  // expired (or renew it if ours).
+  std::optional<Clock::TimePoint> TakeOrRenew(const nlohmann::json& lease, Clock::TimePoint deadline,
+                                              Clock::TimePoint now);
+  std::optional<Clock::TimePoint> Failed(const char* what, const kube::Result& r) const;
   void Observe(const nlohmann::json& lease, Clock::TimePoint now);
   void SetState(State s);
   void CloseGate();
@@ -154,7 +158,7 @@ class LeaderElector final : public kube::WriteGate {
   const LeaderElectionConfig config_;
   LeaderCallbacks callbacks_;
   std::shared_ptr<spdlog::logger> logger_;
-  prometheus::Gauge* master_status_ = nullptr;
+  prometheus::Gauge& master_status_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -175,4 +179,4 @@ class LeaderElector final : public kube::WriteGate {
   std::mt19937_64 rng_;
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -1,6 +1,6 @@
 #include "controller/runtime/projection.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 using nlohmann::json;
 
@@ -20,4 +20,4 @@ json Project(const json& value, const json& mask) {
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ms::controller {
+namespace ms::runtime {
 
 // Keeps the parts of `value` that `mask` names. A mask `true` keeps the whole
 // subtree; an object mask keeps only its keys, each projected by its own
@@ -14,4 +14,4 @@ namespace ms::controller {
 // as it is: the reader judges it, as it would the whole object.
 nlohmann::json Project(const nlohmann::json& value, const nlohmann::json& mask);
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "controller/kube/rate_limiter.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 
 class RateLimiter {
  public:
@@ -105,4 +105,4 @@ inline std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const Clock& cl
   return std::make_unique<MaxOfRateLimiter>(std::move(v));
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -2,46 +2,38 @@
 
 #include <algorithm>
 
-namespace ms::controller {
+namespace ms::runtime {
 
 namespace {
 double Seconds(Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-WorkQueueMetrics::WorkQueueMetrics(prometheus::Registry& registry)
-    : depth(prometheus::BuildGauge().Name("workqueue_depth").Help("Current depth of workqueue").Register(registry)),
-      adds(prometheus::BuildCounter()
-               .Name("workqueue_adds_total")
-               .Help("Total number of adds handled by workqueue")
-               .Register(registry)),
-      retries(prometheus::BuildCounter()
-                  .Name("workqueue_retries_total")
-                  .Help("Total number of retries handled by workqueue")
-                  .Register(registry)),
-      queue_duration(prometheus::BuildHistogram()
-                         .Name("workqueue_queue_duration_seconds")
-                         .Help("How long in seconds an item stays in workqueue before being requested")
-                         .Register(registry)),
-      work_duration(prometheus::BuildHistogram()
-                        .Name("workqueue_work_duration_seconds")
-                        .Help("How long in seconds processing an item from workqueue takes")
-                        .Register(registry)) {}
-
-WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics* m, std::unique_ptr<RateLimiter> limiter)
+WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics& m, std::unique_ptr<RateLimiter> limiter)
     : name_(std::move(name)),
       clock_(clock),
-      limiter_(limiter ? std::move(limiter) : DefaultControllerRateLimiter(clock)) {
-  if (m != nullptr) {
-    const prometheus::Labels l{{"name", name_}};
-    // Same buckets as controller-runtime: 1e-8 .. 1e3 s, factor 10.
-    const auto buckets = metrics::ExponentialBuckets(1e-8, 10, 12);
-    depth_ = &m->depth.Add(l);
-    adds_ = &m->adds.Add(l);
-    retries_ = &m->retries.Add(l);
-    queue_duration_ = &m->queue_duration.Add(l, buckets);
-    work_duration_ = &m->work_duration.Add(l, buckets);
-  }
+      limiter_(limiter ? std::move(limiter) : DefaultControllerRateLimiter(clock)),
+      depth_(m.depth.Add({{"name", name_}})),
+      adds_(m.adds.Add({{"name", name_}})),
+      retries_(m.retries.Add({{"name", name_}})),
+      queue_duration_(m.queue_duration.Add({{"name", name_}}, WorkQueueMetrics::Buckets())),
+      work_duration_(m.work_duration.Add({{"name", name_}}, WorkQueueMetrics::Buckets())),
+      unfinished_work_(m.unfinished_work.Add({{"name", name_}})),
+      longest_running_(m.longest_running.Add({{"name", name_}})),
+      progress_hook_(m.hooks.Add([this] { UpdateProgress(); })) {
   delay_thread_ = std::thread([this] { DelayLoop(); });
+}
+
+void WorkQueue::UpdateProgress() {
+  std::lock_guard<std::mutex> g(mu_);
+  const auto now = clock_.Now();
+  double total = 0, longest = 0;
+  for (const auto& [key, started] : started_at_) {
+    const double s = std::chrono::duration<double>(now - started).count();
+    total += s;
+    longest = std::max(longest, s);
+  }
+  unfinished_work_.Set(total);
+  longest_running_.Set(longest);
 }
 
 WorkQueue::~WorkQueue() {
@@ -57,12 +49,12 @@ void WorkQueue::Add(const std::string& key) {
 void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return;
   if (dirty_.count(key) != 0) return;
-  if (adds_ != nullptr) adds_->Increment();
+  adds_.Increment();
   dirty_.insert(key);
   added_at_.emplace(key, clock_.Now());
   if (processing_.count(key) != 0) return;  // queued again at Done()
   queue_.push_back(key);
-  if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+  depth_.Set(static_cast<double>(queue_.size()));
   cv_.notify_one();
 }
 
@@ -81,7 +73,7 @@ void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
 
 void WorkQueue::AddRateLimited(const std::string& key) {
   const auto delay = limiter_->When(key);
-  if (retries_ != nullptr) retries_->Increment();
+  retries_.Increment();
   AddAfter(key, delay);
 }
 
@@ -95,10 +87,10 @@ std::optional<std::string> WorkQueue::Get() {
   if (queue_.empty()) return std::nullopt;
   std::string key = std::move(queue_.front());
   queue_.pop_front();
-  if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+  depth_.Set(static_cast<double>(queue_.size()));
   const auto now = clock_.Now();
   if (auto it = added_at_.find(key); it != added_at_.end()) {
-    if (queue_duration_ != nullptr) queue_duration_->Observe(Seconds(now - it->second));
+    queue_duration_.Observe(Seconds(now - it->second));
     added_at_.erase(it);
   }
   started_at_[key] = now;
@@ -110,13 +102,13 @@ std::optional<std::string> WorkQueue::Get() {
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> g(mu_);
   if (auto it = started_at_.find(key); it != started_at_.end()) {
-    if (work_duration_ != nullptr) work_duration_->Observe(Seconds(clock_.Now() - it->second));
+    work_duration_.Observe(Seconds(clock_.Now() - it->second));
     started_at_.erase(it);
   }
   processing_.erase(key);
   if (dirty_.count(key) != 0) {
     queue_.push_back(key);
-    if (depth_ != nullptr) depth_->Set(static_cast<double>(queue_.size()));
+    depth_.Set(static_cast<double>(queue_.size()));
     cv_.notify_one();
   } else if (processing_.empty()) {
     cv_.notify_all();  // drain waiters
@@ -147,7 +139,7 @@ void WorkQueue::ShutDownNow() {
   queue_.clear();
   dirty_.clear();
   added_at_.clear();
-  if (depth_ != nullptr) depth_->Set(0);
+  depth_.Set(0);
   cv_.notify_all();
   delay_cv_.notify_all();
 }
@@ -188,4 +180,4 @@ void WorkQueue::DelayLoop() {
   }
 }
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -23,28 +23,16 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/metrics.h"
+#include "controller/runtime/metrics.h"
 #include "controller/runtime/rate_limiter.h"
 
-namespace ms::controller {
-
-// The workqueue_* metric families, registered once per registry and shared by
-// every queue (each queue adds its `name` label).
-class WorkQueueMetrics {
- public:
-  explicit WorkQueueMetrics(prometheus::Registry& registry);
-
-  prometheus::Family<prometheus::Gauge>& depth;
-  prometheus::Family<prometheus::Counter>& adds;
-  prometheus::Family<prometheus::Counter>& retries;
-  prometheus::Family<prometheus::Histogram>& queue_duration;
-  prometheus::Family<prometheus::Histogram>& work_duration;
-};
+namespace ms::runtime {
 
 class WorkQueue {
  public:
-  // `metrics` may be null; `limiter` null means DefaultControllerRateLimiter.
-  WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics* metrics = nullptr,
+  // `limiter` null means DefaultControllerRateLimiter. The metrics carry
+  // the label name=`name`.
+  WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics& metrics,
             std::unique_ptr<RateLimiter> limiter = nullptr);
   ~WorkQueue();  // shuts down and joins the delay thread
   WorkQueue(const WorkQueue&) = delete;
@@ -80,6 +68,10 @@ class WorkQueue {
 
  private:
   void AddLocked(const std::string& key);
+  // workqueue_unfinished_work_seconds and _longest_running_processor_seconds
+  // from the keys being processed now (client-go updates them every 500 ms;
+  // here at each collection).
+  void UpdateProgress();
   void DelayLoop();
 
   const std::string name_;
@@ -97,13 +89,16 @@ class WorkQueue {
   std::map<std::string, Clock::TimePoint> waiting_;     // key -> ready time
   bool shutting_down_ = false;
 
-  prometheus::Gauge* depth_ = nullptr;
-  prometheus::Counter* adds_ = nullptr;
-  prometheus::Counter* retries_ = nullptr;
-  prometheus::Histogram* queue_duration_ = nullptr;
-  prometheus::Histogram* work_duration_ = nullptr;
+  prometheus::Gauge& depth_;
+  prometheus::Counter& adds_;
+  prometheus::Counter& retries_;
+  prometheus::Histogram& queue_duration_;
+  prometheus::Histogram& work_duration_;
+  prometheus::Gauge& unfinished_work_;
+  prometheus::Gauge& longest_running_;
+  metrics::CollectHooks::Handle progress_hook_;  // updates the two gauges above at collection
 
   std::thread delay_thread_;  // last: started after everything above
 };
 
-}  // namespace ms::controller
+}  // namespace ms::runtime

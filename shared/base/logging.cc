@@ -3,6 +3,7 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/utf8.h"
@@ -10,6 +11,37 @@
 namespace ms::log {
 
 namespace {
+
+// The innermost FieldScope open on this thread (a stack through outer_).
+thread_local const FieldScope* current_scope = nullptr;
+
+// %& in the JSON pattern: the fields as `,"key":"value"`.
+class JsonFieldsFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+    for (const Field* f : CurrentFields()) {
+      const std::string text = ",\"" + JsonEscape(f->key) + "\":\"" + JsonEscape(f->value) + "\"";
+      dest.append(text.data(), text.data() + text.size());
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonFieldsFlag>(); }
+};
+
+// %& in the text pattern: the fields as ` key=value`, the value quoted (Go's
+// %q style, as klog's text format) when it is empty or holds a space, a quote
+// or a control character.
+class TextFieldsFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+    for (const Field* f : CurrentFields()) {
+      const bool quote = f->value.empty() || f->value.find_first_of(" \"=\\") != std::string::npos ||
+                         std::any_of(f->value.begin(), f->value.end(), [](char c) { return c >= 0 && c < 0x20; });
+      const std::string text = " " + f->key + "=" + (quote ? "\"" + JsonEscape(f->value) + "\"" : f->value);
+      dest.append(text.data(), text.data() + text.size());
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<TextFieldsFlag>(); }
+};
 
 // %* in the JSON pattern: the message, JSON-escaped.
 class EscapedMessageFlag final : public spdlog::custom_flag_formatter {
@@ -53,15 +85,30 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format forma
   auto logger = std::make_shared<spdlog::logger>(name, sink);
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (format == Format::kJson) {
-    formatter->add_flag<EscapedMessageFlag>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","logger":"%n","msg":"%*"})");
+    formatter->add_flag<EscapedMessageFlag>('*').add_flag<JsonFieldsFlag>('&').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","logger":"%n","msg":"%*"%&})");
   } else {
-    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %n: %v");
+    formatter->add_flag<TextFieldsFlag>('&').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %n: %v%&");
   }
   logger->set_formatter(std::move(formatter));
   logger->set_level(level);
   logger->flush_on(spdlog::level::warn);
   return logger;
+}
+
+FieldScope::FieldScope(std::initializer_list<Field> fields) : fields_(fields), outer_(current_scope) {
+  current_scope = this;
+}
+
+FieldScope::~FieldScope() { current_scope = outer_; }
+
+std::vector<const Field*> CurrentFields() {
+  std::vector<const FieldScope*> scopes;
+  for (const FieldScope* s = current_scope; s; s = s->outer_) scopes.push_back(s);
+  std::vector<const Field*> out;
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+    for (const Field& f : (*it)->fields_) out.push_back(&f);
+  return out;
 }
 
 std::string JsonEscape(std::string_view s) {

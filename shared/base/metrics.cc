@@ -132,4 +132,33 @@ std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
   return out;
 }
 
+CollectHooks::Handle& CollectHooks::Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    hooks_ = std::exchange(o.hooks_, nullptr);
+    id_ = o.id_;
+  }
+  return *this;
+}
+
+void CollectHooks::Handle::Reset() {
+  if (!hooks_) return;
+  std::lock_guard<std::mutex> g(hooks_->mu_);
+  hooks_->hooks_.erase(id_);
+  hooks_ = nullptr;
+}
+
+CollectHooks::Handle CollectHooks::Add(std::function<void()> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  const uint64_t id = next_id_++;
+  hooks_.emplace(id, std::move(hook));
+  return Handle(this, id);
+}
+
+std::vector<prometheus::MetricFamily> CollectHooks::Collect() const {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const auto& [id, hook] : hooks_) hook();
+  return {};
+}
+
 }  // namespace ms::metrics

@@ -1,14 +1,14 @@
-// Metrics are prometheus-cpp's (Debian prometheus-cpp-dev, core only): the
-// programs build their families on a prometheus::Registry,
+// Metrics are prometheus-cpp's (Debian prometheus-cpp-dev, core only). A
+// program has one metrics::Registry, made by its main; each subsystem
+// declares all of its families in one place, a struct built from the
+// registry (e.g. kube::ClientMetrics in controller/kube/metrics.h), which the
+// subsystem's parts take by reference, so no metric is ever missing:
 //
-//   prometheus::Registry registry;
-//   auto& family = prometheus::BuildCounter()
-//                      .Name("controller_runtime_reconcile_total")
-//                      .Help("Total number of reconciliations per controller")
-//                      .Register(registry);
-//   family.Add({{"controller", "modelservice"}, {"result", "success"}}).Increment();
+//   metrics::Registry registry;                     // main
+//   kube::ClientMetrics client_metrics(registry);   // rest_client_*
+//   kube::HttpClient client(config, clock, client_metrics);
 //
-// and the side endpoint (base/side_endpoints.h) serves them with
+// The side endpoint (base/side_endpoints.h) serves the registry with
 // Serialize() below. This header brings in prometheus-cpp's registry and
 // metric types; what it declares itself is only what prometheus-cpp 1.0
 // lacks.
@@ -22,8 +22,13 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ms::metrics {
@@ -69,5 +74,61 @@ class ProcessCollector final : public prometheus::Collectable {
   double ticks_per_second_;
   double page_bytes_;
 };
+
+// Code run at every collection, before the families are read: gauges that
+// are computed from state rather than set as it changes (the age of the work
+// in progress, as client-go's workqueue reports it). A collectable with no
+// families of its own, listed before the families.
+class CollectHooks final : public prometheus::Collectable {
+ public:
+  // Unregisters its hook when destroyed (waiting for a collection that runs it).
+  class Handle {
+   public:
+    Handle() = default;
+    Handle(CollectHooks* hooks, uint64_t id) : hooks_(hooks), id_(id) {}
+    Handle(Handle&& o) noexcept : hooks_(std::exchange(o.hooks_, nullptr)), id_(o.id_) {}
+    Handle& operator=(Handle&& o) noexcept;
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    ~Handle() { Reset(); }
+    void Reset();
+
+   private:
+    CollectHooks* hooks_ = nullptr;
+    uint64_t id_ = 0;
+  };
+
+  [[nodiscard]] Handle Add(std::function<void()> hook);
+  std::vector<prometheus::MetricFamily> Collect() const override;  // runs the hooks; no families
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::function<void()>> hooks_;
+  uint64_t next_id_ = 1;
+};
+
+// A program's metrics: the families its subsystems register, the hooks that
+// update some of them at collection, and the process_* collector. Not
+// copyable: one per program.
+class Registry {
+ public:
+  Registry() = default;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  prometheus::Registry& families() { return families_; }
+  const prometheus::Registry& families() const { return families_; }
+  CollectHooks& hooks() { return hooks_; }
+  // What /metrics serves, in that order: the process_* metrics, the hooks'
+  // updates, then the families.
+  std::vector<const prometheus::Collectable*> Collectables() const { return {&process_, &hooks_, &families_}; }
+
+ private:
+  const ProcessCollector process_;
+  CollectHooks hooks_;
+  prometheus::Registry families_;
+};
+
+inline std::string Serialize(const Registry& registry) { return Serialize(registry.Collectables()); }
 
 }  // namespace ms::metrics

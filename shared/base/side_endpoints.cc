@@ -75,13 +75,13 @@ void EndpointServer::Stop() { StopServing(server_, thread_); }
 SideEndpoints::SideEndpoints(std::shared_ptr<spdlog::logger> logger) : metrics_(logger), probes_(logger) {}
 
 bool SideEndpoints::Start(const HostPort& metrics_address, const HostPort& probe_address,
-                          std::vector<const prometheus::Collectable*> collectables, std::function<bool()> healthy,
+                          const metrics::Registry& registry, std::function<bool()> healthy,
                           std::function<bool(std::string*)> ready, std::string* error) {
   shared_ = metrics_address.port >= 0 && metrics_address.host == probe_address.host &&
             metrics_address.port == probe_address.port;
   std::string why;
   if (metrics_address.port >= 0) {
-    metrics_.ServeMetrics(std::move(collectables));
+    metrics_.ServeMetrics(registry.Collectables());
     if (shared_) metrics_.ServeProbes(healthy, ready);
     if (!metrics_.Start(metrics_address.host, metrics_address.port, &why)) {
       if (error) *error = "metrics endpoint: " + why;

@@ -51,9 +51,9 @@ class SideEndpoints {
  public:
   explicit SideEndpoints(std::shared_ptr<spdlog::logger> logger);
   // False, with an error naming the endpoint, when an address cannot be bound.
-  bool Start(const HostPort& metrics_address, const HostPort& probe_address,
-             std::vector<const prometheus::Collectable*> collectables, std::function<bool()> healthy,
-             std::function<bool(std::string*)> ready, std::string* error);
+  // `registry` must outlive the endpoints.
+  bool Start(const HostPort& metrics_address, const HostPort& probe_address, const metrics::Registry& registry,
+             std::function<bool()> healthy, std::function<bool(std::string*)> ready, std::string* error);
   void Stop();
   int metrics_port() const { return metrics_.port(); }
   int probe_port() const { return shared_ ? metrics_.port() : probes_.port(); }

@@ -15,45 +15,31 @@ double UnixSeconds(WallTime t) {
 
 }  // namespace
 
-CertWatcher::CertWatcher(std::string cert_file, std::string key_file, prometheus::Registry& registry,
+CertWatcher::CertWatcher(std::string cert_file, std::string key_file, CertWatcherMetrics& metrics,
                          std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file)
     : cert_file_(std::move(cert_file)),
       key_file_(std::move(key_file)),
       client_ca_file_(std::move(client_ca_file)),
       logger_(std::move(logger)),
       clock_(clock),
-      reads_(prometheus::BuildCounter()
-                 .Name("certwatcher_read_certificate_total")
-                 .Help("Total number of certificate reads")
-                 .Register(registry)
-                 .Add({})),
-      errors_(prometheus::BuildCounter()
-                  .Name("certwatcher_read_certificate_errors_total")
-                  .Help("Total number of certificate read errors")
-                  .Register(registry)
-                  .Add({})),
-      expiration_(prometheus::BuildGauge()
-                      .Name("modelservice_webhook_certificate_expiration_timestamp_seconds")
-                      .Help("Expiry (notAfter, Unix seconds) of the certificates the webhook uses: serving (the pair "
-                            "last read successfully), client-ca (the last CA of --client-ca to expire)")
-                      .Register(registry)) {}
+      metrics_(metrics) {}
 
 CertWatcher::~CertWatcher() { Stop(); }
 
 bool CertWatcher::ReadOnce() {
-  reads_.Increment();
+  metrics_.reads.Increment();
   Certificate cert;
   try {
     cert = CheckPair(ReadFile(cert_file_), ReadFile(key_file_));
   } catch (const std::exception& e) {
-    errors_.Increment();
+    metrics_.read_errors.Increment();
     // The reloader warns about a bad pair too; here only each new error.
     if (logger_ && last_error_ != e.what()) logger_->debug("certwatcher: {}: {}", cert_file_, e.what());
     last_error_ = e.what();
     return false;
   }
   last_error_.clear();
-  expiration_.Add({{"certificate", "serving"}}).Set(UnixSeconds(cert.not_after));
+  metrics_.expiration.Add({{"certificate", "serving"}}).Set(UnixSeconds(cert.not_after));
   Warn("serving certificate", cert);
   if (!client_ca_file_.empty()) ReadClientCa();
   return true;
@@ -70,7 +56,7 @@ void CertWatcher::ReadClientCa() {
   if (cas.empty()) return;
   const auto last = std::max_element(
       cas.begin(), cas.end(), [](const Certificate& a, const Certificate& b) { return a.not_after < b.not_after; });
-  expiration_.Add({{"certificate", "client-ca"}}).Set(UnixSeconds(last->not_after));
+  metrics_.expiration.Add({{"certificate", "client-ca"}}).Set(UnixSeconds(last->not_after));
   Warn("client CA (--client-ca)", *last);
 }
 

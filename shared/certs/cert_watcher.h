@@ -1,4 +1,4 @@
-// The webhook's certificate files as metrics:
+// The webhook's certificate files as metrics (declared in metrics.h):
 //   certwatcher_read_certificate_total          reads of the serving pair
 //   certwatcher_read_certificate_errors_total   reads that failed (a file
 //       missing or unreadable, no certificate, no key, a key that does not
@@ -14,7 +14,7 @@
 // thread every `interval`, with the same checks as the webhook's reloader
 // (webhook/transport/tls.h), so its gauge is the certificate in service.
 //
-//   CertWatcher watcher(cert_file, key_file, registry, logger, clock, client_ca_file);
+//   CertWatcher watcher(cert_file, key_file, metrics, logger, clock, client_ca_file);
 //   watcher.Start(std::chrono::seconds(1));   // first read at once
 #pragma once
 
@@ -29,15 +29,15 @@
 #include <thread>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "certs/expiry.h"
+#include "certs/metrics.h"
 
 namespace ms::certs {
 
 class CertWatcher {
  public:
   // `client_ca_file` empty: none.
-  CertWatcher(std::string cert_file, std::string key_file, prometheus::Registry& registry,
+  CertWatcher(std::string cert_file, std::string key_file, CertWatcherMetrics& metrics,
               std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file = "");
   ~CertWatcher();
   CertWatcher(const CertWatcher&) = delete;
@@ -58,9 +58,7 @@ class CertWatcher {
   const std::string cert_file_, key_file_, client_ca_file_;
   std::shared_ptr<spdlog::logger> logger_;
   const Clock& clock_;
-  prometheus::Counter& reads_;
-  prometheus::Counter& errors_;
-  prometheus::Family<prometheus::Gauge>& expiration_;
+  CertWatcherMetrics& metrics_;
   ExpiryWarnings warnings_;  // ReadOnce's thread only
   std::string last_error_;   // ReadOnce's thread only: logged once per distinct error
 

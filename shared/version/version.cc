@@ -1,8 +1,5 @@
 #include "version/version.h"
 
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
-
 // Defined by shared/base/CMakeLists.txt on this file only, so a new revision
 // recompiles one file.
 #ifndef MS_BUILD_VERSION
@@ -31,11 +28,11 @@ std::string VersionText(std::string_view program, const Info& info) {
   return out;
 }
 
-void RegisterBuildInfo(prometheus::Registry& registry, const Info& info) {
+void RegisterBuildInfo(metrics::Registry& registry, const Info& info) {
   prometheus::BuildGauge()
       .Name("modelservice_build_info")
       .Help("A metric with a constant '1' value labeled by the version and git revision this binary was built from")
-      .Register(registry)
+      .Register(registry.families())
       .Add({{"version", std::string(info.version)}, {"revision", std::string(info.revision)}})
       .Set(1);
 }

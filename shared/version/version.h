@@ -8,9 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace prometheus {
-class Registry;
-}
+#include "base/metrics.h"
 
 namespace ms::build {
 
@@ -27,6 +25,6 @@ Info Current();
 std::string VersionText(std::string_view program, const Info& info = Current());
 
 // Registers modelservice_build_info{version,revision} = 1 on `registry`.
-void RegisterBuildInfo(prometheus::Registry& registry, const Info& info = Current());
+void RegisterBuildInfo(metrics::Registry& registry, const Info& info = Current());
 
 }  // namespace ms::build

@@ -19,18 +19,28 @@
 
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
-#include "controller/modelservice/controller.h"
 #include "controller/modelservice/events.h"
+#include "controller/modelservice/executor.h"
 #include "controller/modelservice/resources.h"
+#include "controller/runtime/controller.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"
+#include "test/support/objects.h"
+#include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using runtime::LeaderElectionConfig;
+using runtime::LeaderElectionMetrics;
+using runtime::LeaderElector;
+using runtime::ReconcileMetrics;
+using runtime::WorkQueue;
+using runtime::WorkQueueMetrics;
 
 using nlohmann::json;
 using std::chrono::seconds;
@@ -38,11 +48,19 @@ using std::chrono::seconds;
 const kube::curl::GlobalInit kCurl;  // before any thread uses libcurl
 
 json NewModelService(const std::string& name) {
-  return {{"apiVersion", "modelops.dev/v1"},
-          {"kind", "ModelService"},
-          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"generation", 1}}},
-          {"spec", {{"model", "m"}, {"replicas", 1}}}};
+  return test::ModelService().Name(name).Uid("uid-" + name).WholeSpec({{"model", "m"}, {"replicas", 1}});
 }
+
+// The ModelServices here have no spec.autoscaling: nothing asks for a recommendation.
+class NotAutoscaled final : public autoscale::Autoscaler {
+ public:
+  autoscale::Recommendation Recommend(const std::string&, const std::string&, const autoscale::Spec&,
+                                      int current) override {
+    ADD_FAILURE() << "asked for a recommendation";
+    return {false, "MetricsUnavailable", "not autoscaled", 0, current};
+  }
+  void Forget(const std::string&, const std::string&) override {}
+};
 
 // Writes asked for after the loss carry this annotation (added by
 // AttemptsAfterLoss below), so that the stand-in tells them from a write
@@ -138,19 +156,13 @@ class ApiStandIn {
 class AttemptsAfterLoss final : public kube::Client {
  public:
   AttemptsAfterLoss(kube::Client& inner, ApiStandIn& api) : inner_(inner), api_(api) {}
-  kube::Result Get(const std::string& path) override { return inner_.Get(path); }
-  kube::Result List(const std::string& path) override { return inner_.List(path); }
-  kube::Result Create(const std::string& path, const json& body) override { return inner_.Create(path, Mark(body)); }
-  kube::Result Update(const std::string& path, const json& body) override { return inner_.Update(path, Mark(body)); }
-  kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
-    return inner_.Patch(path, type, Mark(patch));
+  kube::Result Do(const kube::Call& call) override {
+    if (!call.IsWrite()) return inner_.Do(call);
+    // Counted; a DELETE has no body (no ModelService here is being deleted).
+    const json marked = Mark(call.body != nullptr ? *call.body : json::object());
+    return inner_.Do({call.verb, call.path, call.body != nullptr ? &marked : nullptr, call.deadline});
   }
-  kube::Result Delete(const std::string& path) override {
-    (void)Mark(json::object());  // counted; no ModelService here is being deleted
-    return inner_.Delete(path);
-  }
-  kube::Result Watch(const std::string& path, const std::function<bool(const kube::WatchEvent&)>& on_event,
-                     const std::atomic<bool>& stop) override {
+  kube::Result Watch(const std::string& path, const kube::WatchHandler& on_event, std::stop_token stop) override {
     return inner_.Watch(path, on_event, stop);
   }
   // Waits (real time, capped) until `n` writes were asked for after the loss.
@@ -186,7 +198,7 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   lcfg.name = "modelservice-controller";
   lcfg.ns = "ns";
   lcfg.identity = "a";
-  LeaderElector elector(store, clock, lcfg, {});
+  LeaderElector elector(store, clock, lcfg, {}, test::Unread<LeaderElectionMetrics>());
   elector.Step();
   ASSERT_TRUE(elector.IsLeader());
 
@@ -198,7 +210,7 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   rest.qps = 0;
   kube::HttpClientOptions options;
   options.write_gate = &elector;  // as main wires it
-  kube::HttpClient http(rest, clock, nullptr, nullptr, options);
+  kube::HttpClient http(rest, clock, test::Unread<kube::ClientMetrics>(), nullptr, options);
   AttemptsAfterLoss client(http, api);
 
   constexpr int kObjects = 200;
@@ -209,11 +221,12 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   cache.deployment = [](const std::string&) { return std::nullopt; };
   cache.service = [](const std::string&) { return std::nullopt; };
   KubeEventRecorder recorder(client, clock, "a");
-  Executor executor(client, recorder, nullptr, clock, Options{}, nullptr, cache);
-  WorkQueue queue(kControllerName, clock);
-  ControllerConfig ccfg;
-  ccfg.concurrency = 2;
-  Controller controller(executor, queue, clock, ccfg);
+  NotAutoscaled autoscaler;
+  Expectations expectations(clock);
+  Executor executor(client, recorder, autoscaler, expectations, clock, ExecutorOptions{},
+                    test::Unread<ModelServiceMetrics>(), nullptr, cache);
+  WorkQueue queue(kControllerName, clock, test::Unread<WorkQueueMetrics>());
+  runtime::Controller controller({kControllerName, 2}, executor, queue, clock, test::Unread<ReconcileMetrics>());
   for (int i = 0; i < kObjects; ++i) queue.Add("ml/ms-" + std::to_string(i));
   controller.Start();
 
@@ -240,4 +253,4 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

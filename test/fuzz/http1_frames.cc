@@ -29,7 +29,7 @@ std::string Hex(const std::string& s) {
 
 int main() {
   ms::SystemClock clock;
-  ms::http::Limits limits;  // the webhook's: 16 KiB of head, 100 headers
+  ms::transport::Limits limits;  // the webhook's: 16 KiB of head, 100 headers
   limits.max_body_bytes = 1 << 20;
   std::string buf(4, '\0');
   while (std::cin.read(buf.data(), 4)) {
@@ -40,15 +40,14 @@ int main() {
 
     nlohmann::json requests = nlohmann::json::array();
     int refused = 0;
-    ms::http::Connection::Handler handler = [&](const ms::http::Request& r) {
+    ms::transport::Connection::Handler handler = [&](const ms::transport::Request& r) {
       requests.push_back({{"method", r.method}, {"target", r.target}, {"body", Hex(r.body)}});
-      return ms::http::Response{200, "text/plain", "ok", {}};
+      return ms::transport::Response{200, "text/plain", "ok", {}};
     };
-    ms::http::Connection::RefusalHook hook = [&](const ms::http::Request&, const ms::http::Response& res) {
-      refused = res.status;
-    };
+    ms::transport::Connection::RefusalHook hook = [&](const ms::transport::Request&,
+                                                      const ms::transport::Response& res) { refused = res.status; };
     const auto now = std::chrono::steady_clock::now();
-    ms::http::Connection conn(limits, handler, hook, "127.0.0.1", now, clock);
+    ms::transport::Connection conn(limits, handler, hook, "127.0.0.1", now, clock);
     conn.OnData(data, now);
     nlohmann::json out = {{"requests", requests}, {"refused", refused}, {"pending", !conn.closing() && !conn.idle()}};
     std::cout << out.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;

@@ -17,9 +17,9 @@
 
 namespace {
 
-using ms::http::Connection;
-using ms::http::Request;
-using ms::http::Response;
+using ms::transport::Connection;
+using ms::transport::Request;
+using ms::transport::Response;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
@@ -60,7 +60,7 @@ bool ValidValue(const std::string& v) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
-  ms::http::Limits limits;
+  ms::transport::Limits limits;
   limits.max_header_bytes = in.ConsumeIntegralInRange<size_t>(16, 2048);
   limits.max_headers = in.ConsumeIntegralInRange<size_t>(1, 20);
   limits.max_body_bytes = in.ConsumeIntegralInRange<size_t>(0, 4096);

@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   ms::webhook::Outcome outcome;
-  const ms::webhook::HttpReply reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+  const ms::transport::Response reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
   Check(ms::IsValidUtf8(reply.body), "the answer is valid UTF-8");
   Check(ms::IsValidUtf8(outcome.message), "the logged message is valid UTF-8");
   if (reply.status != 200) {

@@ -17,7 +17,7 @@
 
 namespace ms::test {
 
-class MemLeaseStore final : public controller::LeaseStore {
+class MemLeaseStore final : public runtime::LeaseStore {
  public:
   kube::Result Get(Clock::TimePoint deadline) override {
     std::lock_guard<std::mutex> g(mu_);
@@ -83,7 +83,7 @@ class MemLeaseStore final : public controller::LeaseStore {
 // time moves there, as the elector's bounded HTTP client would) and fails;
 // with Hang::kBlocked it blocks the calling thread until Heal() (a request
 // with no deadline at all) and then fails.
-class NetworkedLeaseStore final : public controller::LeaseStore {
+class NetworkedLeaseStore final : public runtime::LeaseStore {
  public:
   enum class Hang { kUntilDeadline, kBlocked };
   NetworkedLeaseStore(MemLeaseStore& store, FakeClock& clock) : store_(store), clock_(clock) {}

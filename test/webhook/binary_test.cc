@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -68,20 +71,46 @@ class WebhookBinary : public ::testing::Test {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    if (reader_.joinable()) reader_.join();
   }
-  // Starts the program with stdout+stderr into log.txt.
+  // Starts the program with stdout+stderr into a pipe, which a thread copies
+  // into log.txt and keeps for AwaitLog().
   void Spawn(std::vector<std::string> args) {
+    if (reader_.joinable()) reader_.join();  // the previous run's output has ended (WaitExit)
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      log_.clear();
+      eof_ = false;
+    }
     std::vector<std::string> all = {MS_WEBHOOK_BINARY};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
+    int out[2];
+    ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, dir_.File("log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);  // dup2 clears close-on-exec on 1 and 2
+    posix_spawn_file_actions_adddup2(&fa, out[1], 2);
     ASSERT_EQ(posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    reader_ = std::thread([this, fd = out[0]] {
+      std::ofstream file(dir_.File("log.txt"));
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof buf)) > 0) {
+        file.write(buf, n).flush();
+        std::lock_guard<std::mutex> g(mu_);
+        log_.append(buf, static_cast<size_t>(n));
+        cv_.notify_all();
+      }
+      close(fd);
+      std::lock_guard<std::mutex> g(mu_);
+      eof_ = true;
+      cv_.notify_all();
+    });
   }
   std::vector<std::string> StandardArgs() {
     return {"--port",
@@ -97,31 +126,39 @@ class WebhookBinary : public ::testing::Test {
             "--log-format",
             "json"};
   }
-  bool WaitReady() {
-    for (int i = 0; i < 100; ++i) {
-      std::string body;
-      if (Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &body) == 200) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+  // Until the program has logged `part` (false if it exits first or 30 s pass).
+  bool AwaitLog(const std::string& part) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return eof_ || log_.find(part) != std::string::npos; });
+    return log_.find(part) != std::string::npos;
   }
-  // Waits for the process to exit; returns its exit code or -1 on timeout.
+  // The program says when it serves (after its probes listen).
+  bool WaitReady() {
+    std::string body;
+    return AwaitLog("serving admission on") &&
+           Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &body) == 200;
+  }
+  // Waits for the process to exit (its output ends); returns its exit code
+  // or -1 when it has not within `limit`.
   int WaitExit(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, limit, [this] { return eof_; })) return -1;
     }
-    return -1;
+    int status = 0;
+    if (waitpid(pid_, &status, 0) != pid_) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
   ms::test::TempDir dir_;
   int port_ = 0, metrics_ = 0, probes_ = 0;
   pid_t pid_ = -1;
+  std::thread reader_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string log_;  // what the program wrote so far
+  bool eof_ = false;
 };
 
 TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
@@ -192,13 +229,10 @@ TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
   ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
   Spawn(StandardArgs());
   const std::string probes = "http://127.0.0.1:" + std::to_string(probes_);
+  // It logs that it waits once its probes listen.
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
   std::string body;
-  long ready = 0;
-  for (int i = 0; i < 100 && (ready = Fetch(probes + "/readyz", &body)) == 0; ++i) {
-    body.clear();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(ready, 503);
+  EXPECT_EQ(Fetch(probes + "/readyz", &body), 503);
   EXPECT_NE(body.find("waiting for the serving certificate"), std::string::npos) << body;
   std::string alive;
   EXPECT_EQ(Fetch(probes + "/healthz", &alive), 200);
@@ -212,11 +246,10 @@ TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
 
   ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
   Spawn(StandardArgs());
-  for (int i = 0; i < 100 && Fetch(probes + "/healthz", &body) != 200; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
   kill(pid_, SIGTERM);
   EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
-  EXPECT_NE(ms::ReadFile(dir_.File("log.txt")).find("while waiting for the serving certificate"), std::string::npos);
+  EXPECT_TRUE(AwaitLog("while waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
 }
 
 TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {

@@ -13,12 +13,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <thread>
 
 #include "base/files.h"
 #include "base/logging.h"
 #include "test/support/fake_clock.h"
+#include "test/support/log_capture.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
@@ -196,6 +200,21 @@ std::string PostReview(const std::string& body, const std::string& extra_headers
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// A plain TCP connection to 127.0.0.1:`port` (-1 on failure).
+int ConnectTcp(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -218,7 +237,7 @@ class ServerTest : public ::testing::Test {
     if (options.cert_poll_interval == std::chrono::milliseconds(1000))
       options.cert_poll_interval = std::chrono::milliseconds(50);
     server_ =
-        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, registry_, logger_);
+        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, metrics_, logger_);
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
   }
@@ -239,7 +258,8 @@ class ServerTest : public ::testing::Test {
   api::SchemaValidator schema_;
   ValidatingHandler validating_{schema_};
   MutatingHandler mutating_;
-  prometheus::Registry registry_;
+  metrics::Registry registry_;
+  WebhookMetrics metrics_{registry_};
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<Server> server_;
 };
@@ -375,13 +395,8 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   ServerOptions o;
   o.http.limits.read_timeout = std::chrono::seconds(1);
   Start(o);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectTcp(server_->port());
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
   SSL_set_fd(ssl.get(), fd);
@@ -409,6 +424,22 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   EXPECT_EQ(got.rfind("HTTP/1.1 408 Request Timeout", 0), 0u) << got;
   close(fd);
   ExpectServing();
+}
+
+// A connection that never starts its handshake has the read timeout to do
+// so (the worker's timer for it fires; nothing sweeps), then is closed.
+TEST_F(ServerTest, AHandshakeNeverStartedIsDroppedAtTheReadTimeout) {
+  ServerOptions o;
+  o.http.limits.read_timeout = std::chrono::milliseconds(300);
+  Start(o);
+  const int fd = ConnectTcp(server_->port());
+  ASSERT_GE(fd, 0);
+  ExpectServing();  // meanwhile
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char c;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0) << "closed by the server, not timed out here: " << std::strerror(errno);
+  close(fd);
 }
 
 TEST_F(ServerTest, PlainHttpToTheTlsPortGetsA400SayingSoAndServerStaysUp) {
@@ -483,6 +514,8 @@ TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection
 #endif
   ServerOptions o;
   o.cert_poll_interval = std::chrono::hours(1);  // nothing else opens files meanwhile
+  test::LogCapture log;                          // in memory: it opens no file
+  logger_ = log.logger();
   Start(o);
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
@@ -501,11 +534,12 @@ TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
   RawTls c(server_->port());
+  // Each failed accept pauses accepting for 100 ms (and says so): over the
+  // three pauses after the first, the server must not spin on the listener.
+  const std::string pause = "not accepting for 100ms";
+  ASSERT_TRUE(log.AwaitLine(pause, 1));
   const double cpu_before = cpu_seconds();
-  // Not a synchronisation: the test watches for work that must not happen
-  // (a loop spinning on a listener it cannot accept from), which takes a
-  // window of time; a longer one only makes the check stricter.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(log.AwaitLine(pause, 4));
   const double cpu_used = cpu_seconds() - cpu_before;
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
   EXPECT_LT(cpu_used, 0.1) << "the server spun on a listener it could not accept from";
@@ -818,7 +852,7 @@ TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
   o.http.port = 0;
   o.cert_file = dir_.File("tls.crt");
   o.key_file = dir_.File("tls.key");
-  Server s(o, {&validating_, &mutating_}, registry_, logger_);
+  Server s(o, {&validating_, &mutating_}, metrics_, logger_);
   std::string error;
   EXPECT_FALSE(s.Start(&error));
   EXPECT_NE(error.find("no PEM private key found"), std::string::npos) << error;
@@ -830,9 +864,10 @@ TEST_F(ServerTest, StartFailsClearlyOnBadCertificates) {
 TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
   Start();
   std::atomic<bool> stop{false};
-  std::atomic<int> ok{0}, failed{0};
-  std::string first_failure;
   std::mutex mu;
+  std::condition_variable answered;  // notified with every answer
+  int ok = 0, failed = 0;            // under mu
+  std::string first_failure;
   std::vector<std::thread> clients;
   for (int t = 0; t < 3; ++t) {
     clients.emplace_back([&, t] {
@@ -844,42 +879,39 @@ TEST_F(ServerTest, CertificateRotationUnderLoadFailsNoRequest) {
         const std::string uid = std::string("r").append(std::to_string(t)).append("-").append(std::to_string(i));
         auto r = Request(h.h, Url(i % 2 ? "/mutate" : "/validate"), ReviewBody({{"model", "m"}}, uid), Trusting());
         ++i;
+        std::lock_guard<std::mutex> g(mu);
         if (r.code == CURLE_OK && r.status == 200) {
           ++ok;
-        } else {
-          ++failed;
-          std::lock_guard<std::mutex> g(mu);
-          if (first_failure.empty()) first_failure = r.error + " status " + std::to_string(r.status);
+        } else if (failed++ == 0) {
+          first_failure = r.error + " status " + std::to_string(r.status);
         }
+        answered.notify_all();
       }
     });
   }
-  const auto before = server_->certificates()->Current()->subject;
   const uint64_t gen0 = server_->certificates()->generation();
-  // Until `done` holds or 20 s pass.
-  auto wait_until = [](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!done() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return done();
+  // Until 5 more requests are answered (or one fails).
+  auto five_more = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    const int served = ok;
+    return answered.wait_for(lock, std::chrono::seconds(20), [&] { return ok >= served + 5 || failed > 0; });
   };
   // Each certificate serves some requests, then the next one is written and
-  // picked up while the clients go on.
+  // installed (by hand here, as the reload loop would at its next look)
+  // while the clients go on.
   for (int rotation = 0; rotation < 4; ++rotation) {
-    const int served = ok.load();
-    EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
+    EXPECT_TRUE(five_more());
     const uint64_t gen = server_->certificates()->generation();
     MakeCerts("--reuse-ca --dns rotation-" + std::to_string(rotation) + ".example");
-    EXPECT_TRUE(wait_until([&] { return server_->certificates()->generation() > gen; })) << "rotation " << rotation;
+    server_->certificates()->ReloadIfChanged();  // or the reload loop did just now
+    EXPECT_GT(server_->certificates()->generation(), gen) << "rotation " << rotation;
   }
-  const int served = ok.load();
-  EXPECT_TRUE(wait_until([&] { return ok.load() >= served + 5 || failed.load() > 0; }));
+  EXPECT_TRUE(five_more());
   stop = true;
   for (auto& c : clients) c.join();
-  EXPECT_EQ(failed.load(), 0) << first_failure;
-  EXPECT_GT(ok.load(), 20);
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_GT(ok, 20);
   EXPECT_GE(server_->certificates()->generation(), gen0 + 4);
-  (void)before;
 
   // The certificate now served is the last one written.
   auto res = test::Run("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) + " -CAfile " +
@@ -903,18 +935,19 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
 }
 
 TEST_F(ServerTest, ExpiredCertificateIsServedButRefusedByVerifyingClients) {
-  // openssl x509 -days 0 ... gives notAfter == notBefore: expired at once.
-  auto res =
-      test::Run("cd " + dir_.path() +
-                " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
-                " && printf 'subjectAltName=IP:127.0.0.1\\n' > e.ext"
-                " && openssl x509 -req -in e.csr -CA ca.crt -CAkey ca.key -days 0 -extfile e.ext -out tls.crt 2>&1");
+  // Signed by the test CA, valid for one day in 2020 (openssl ca sets the
+  // dates; openssl x509 can only count days from now).
+  auto res = test::Run(
+      "cd " + dir_.path() +
+      " && openssl req -new -key tls.key -subj /CN=expired -out e.csr 2>&1"
+      " && mkdir -p expired && : > expired/index.txt && echo 01 > expired/serial"
+      " && printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase=expired/index.txt\\nserial=expired/serial\\n"
+      "new_certs_dir=expired\\ndefault_md=sha256\\npolicy=p\\nx509_extensions=ext\\n[p]\\ncommonName=supplied\\n"
+      "[ext]\\nsubjectAltName=IP:127.0.0.1\\n' > expired.cnf"
+      " && openssl ca -batch -config expired.cnf -cert ca.crt -keyfile ca.key -in e.csr -out tls.crt -notext"
+      " -startdate 20200101000000Z -enddate 20200102000000Z 2>&1");
   ASSERT_EQ(res.exit_code, 0) << res.output;
-  // notAfter has one-second resolution: wait until openssl says it has passed.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (test::Run("openssl x509 -checkend 0 -noout -in " + dir_.File("tls.crt")).exit_code == 0 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(test::Run("openssl x509 -checkend 0 -noout -in " + dir_.File("tls.crt")).exit_code, 0) << "not expired";
   Start();
   auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}}), Trusting());
   EXPECT_EQ(r.code, CURLE_PEER_FAILED_VERIFICATION) << r.error;

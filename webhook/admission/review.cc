@@ -14,16 +14,16 @@ namespace {
 
 // `message` may quote the client's bytes (nlohmann's "last read: '...'", a
 // Content-Type): the answer is UTF-8 and so is the log line made of it.
-HttpReply Plain(int status, std::string message, Outcome* outcome) {
+transport::Response Plain(int status, std::string message, Outcome* outcome) {
   message = SanitizeUtf8(message);
   if (outcome) {
     outcome->decision = "rejected";
     outcome->message = message;
   }
-  return {status, "text/plain; charset=utf-8", std::move(message) + "\n"};
+  return {status, "text/plain; charset=utf-8", std::move(message) + "\n", {}};
 }
 
-HttpReply TooDeep(Outcome* outcome) {
+transport::Response TooDeep(Outcome* outcome) {
   return Plain(400, "request body nests deeper than " + std::to_string(kMaxNestingDepth) + " levels", outcome);
 }
 
@@ -71,8 +71,8 @@ bool NestingExceeds(std::string_view text, int limit) {
 namespace {
 
 // Parses `body` into `review`: the reply refusing it, or nothing.
-std::optional<HttpReply> ParseBody(std::string_view body, std::string_view content_type, json& review,
-                                   Outcome* outcome) {
+std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, json& review,
+                                             Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
     return Plain(413,
                  "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
@@ -104,7 +104,7 @@ std::optional<HttpReply> ParseBody(std::string_view body, std::string_view conte
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
 // with a request and its uid, or nothing.
-std::optional<HttpReply> CheckEnvelope(const json& review, Outcome* outcome) {
+std::optional<transport::Response> CheckEnvelope(const json& review, Outcome* outcome) {
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
   auto kind = review.find("kind");
@@ -127,7 +127,7 @@ std::optional<HttpReply> CheckEnvelope(const json& review, Outcome* outcome) {
 }
 
 // What the log line and the metrics say of a request and its answer.
-void Describe(const json& request, const json& response, Outcome& outcome) {
+void FillOutcome(const json& request, const json& response, Outcome& outcome) {
   outcome.uid = StringField(request, "uid");
   outcome.operation = StringField(request, "operation");
   const bool allowed = response.value("allowed", false);
@@ -143,11 +143,16 @@ void Describe(const json& request, const json& response, Outcome& outcome) {
     if (name.empty()) name = MetadataString(*obj, "generateName");
   }
   outcome.object = ns.empty() ? name : ns + "/" + name;
+  outcome.ns = std::move(ns);
+  outcome.name = std::move(name);
+  if (auto kind = request.find("kind"); kind != request.end() && kind->is_object())
+    outcome.kind = StringField(*kind, "kind");
 }
 
 }  // namespace
 
-HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler, Outcome* outcome) {
+transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
+                                Outcome* outcome) {
   json review;
   if (auto refusal = ParseBody(body, content_type, review, outcome)) return *refusal;
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
@@ -161,10 +166,10 @@ HttpReply ServeReview(std::string_view body, std::string_view content_type, cons
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
   response["uid"] = request.at("uid");
-  if (outcome) Describe(request, response, *outcome);
+  if (outcome) FillOutcome(request, response, *outcome);
 
   json out = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
-  return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace)};
+  return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace), {}};
 }
 
 }  // namespace ms::webhook

@@ -16,30 +16,27 @@
 #include <string_view>
 
 #include "webhook/admission/handler.h"
+#include "webhook/transport/response.h"
 
 namespace ms::webhook {
 
 inline constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;
 inline constexpr int kMaxNestingDepth = 64;
 
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
-
 // What happened, for metrics and the log.
 struct Outcome {
   std::string operation;  // CREATE, UPDATE, ... ("" when the review was unreadable)
   std::string decision;   // "allowed", "denied" or "rejected" (not a valid review)
   std::string uid;
-  std::string object;   // namespace/name
+  std::string kind;       // request.kind.kind: ModelService, or Scale for the scale subresource
+  std::string ns, name;   // the object's namespace and name (generateName when it has no name yet)
+  std::string object;     // namespace/name
   std::string message;  // the denial or rejection message
   int status_code = 0;  // response.status.code of a denial
 };
 
-HttpReply ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
-                      Outcome* outcome = nullptr);
+transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
+                                Outcome* outcome = nullptr);
 
 // The operation as a metric label value. Label values taken from a request
 // come from a closed set, or every new string a client sends would be a new

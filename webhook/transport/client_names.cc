@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-namespace ms::tls {
+namespace ms::transport {
 
 namespace {
 
@@ -60,4 +60,4 @@ void RequireClientNames(SSL_CTX& ctx, const std::vector<std::string>& allowed) {
   SSL_CTX_set_cert_verify_callback(&ctx, VerifyWithNames, const_cast<std::vector<std::string>*>(&allowed));
 }
 
-}  // namespace ms::tls
+}  // namespace ms::transport

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ms::tls {
+namespace ms::transport {
 
 // The certificate's subject CN and DNS SANs.
 std::vector<std::string> CertificateNames(X509* cert);
@@ -24,4 +24,4 @@ bool ClientNameAllowed(X509* cert, const std::vector<std::string>& allowed);
 // `allowed` must outlive the context; an empty list installs nothing.
 void RequireClientNames(SSL_CTX& ctx, const std::vector<std::string>& allowed);
 
-}  // namespace ms::tls
+}  // namespace ms::transport

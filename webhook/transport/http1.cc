@@ -10,7 +10,7 @@
 #include "base/strings.h"
 #include "base/utf8.h"
 
-namespace ms::http {
+namespace ms::transport {
 
 namespace {
 
@@ -407,4 +407,4 @@ void Connection::Refuse(int status, std::string message) {
   scan_pos_ = line_start_ = 0;
 }
 
-}  // namespace ms::http
+}  // namespace ms::transport

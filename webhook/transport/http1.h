@@ -29,8 +29,9 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "webhook/transport/response.h"
 
-namespace ms::http {
+namespace ms::transport {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
@@ -47,13 +48,6 @@ struct Request {
   const std::string* Header(std::string_view lower_name) const;
 };
 
-struct Response {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
-};
-
 // "OK", "Not Found", ...; "Unknown" for codes it does not list.
 const char* ReasonPhrase(int status);
 
@@ -62,7 +56,10 @@ struct Limits {
   size_t max_headers = 100;
   size_t max_body_bytes = 3 * 1024 * 1024;
   std::chrono::milliseconds read_timeout{10000};  // from a request's first byte to its last
-  std::chrono::milliseconds idle_timeout{30000};  // between requests on a kept-alive connection
+  // Between requests on a kept-alive connection: longer than the API
+  // server's own idle timeout (Go's http.Transport, 90 s), so the client
+  // closes first and never sends a request on a connection closing under it.
+  std::chrono::milliseconds idle_timeout{120000};
 };
 
 class Connection {
@@ -140,4 +137,4 @@ class Connection {
   std::string date_;  // the Date header value for date_second_
 };
 
-}  // namespace ms::http
+}  // namespace ms::transport

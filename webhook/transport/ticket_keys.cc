@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace ms::tls {
+namespace ms::transport {
 
 namespace {
 
@@ -21,8 +21,8 @@ int TicketKeysIndex() {
   return index;
 }
 
-int TicketKeyCallback(SSL* ssl, unsigned char key_name[16], unsigned char iv[EVP_MAX_IV_LENGTH],
-                      EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int enc) {
+int TicketKeyCallback(SSL* ssl, unsigned char key_name[16], unsigned char iv[EVP_MAX_IV_LENGTH], EVP_CIPHER_CTX* cipher,
+                      EVP_MAC_CTX* mac, int enc) {
   auto* keys = static_cast<TicketKeys*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), TicketKeysIndex()));
   return keys ? keys->Callback(key_name, iv, cipher, mac, enc) : -1;
 }
@@ -60,7 +60,8 @@ void TicketKeys::RotateIfDue() {
 bool TicketKeys::SetMacKey(EVP_MAC_CTX* mac, Key& key) {
   char digest[] = "sha256";
   OSSL_PARAM params[] = {OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key.hmac.data(), key.hmac.size()),
-                         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+                         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
   return EVP_MAC_CTX_set_params(mac, params) == 1;
 }
 
@@ -76,9 +77,8 @@ int TicketKeys::Callback(unsigned char key_name[16], unsigned char* iv, EVP_CIPH
     if (EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key.aes.data(), iv) != 1) return -1;
     return SetMacKey(mac, key) ? 1 : -1;
   }
-  const auto it = std::find_if(keys_.begin(), keys_.end(), [&](const Key& k) {
-    return std::memcmp(k.name.data(), key_name, k.name.size()) == 0;
-  });
+  const auto it = std::find_if(keys_.begin(), keys_.end(),
+                               [&](const Key& k) { return std::memcmp(k.name.data(), key_name, k.name.size()) == 0; });
   if (it == keys_.end()) return 0;
   if (!SetMacKey(mac, *it)) return -1;
   if (EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, it->aes.data(), iv) != 1) return -1;
@@ -95,4 +95,4 @@ bool InstallTicketKeys(SSL_CTX& ctx, const Clock& clock, Clock::Duration rotatio
   return SSL_CTX_set_tlsext_ticket_key_evp_cb(&ctx, TicketKeyCallback) == 1;
 }
 
-}  // namespace ms::tls
+}  // namespace ms::transport

@@ -16,7 +16,7 @@
 
 #include "base/clock.h"
 
-namespace ms::tls {
+namespace ms::transport {
 
 class TicketKeys {
  public:
@@ -52,4 +52,4 @@ class TicketKeys {
 // Returns false when OpenSSL refuses.
 bool InstallTicketKeys(SSL_CTX& ctx, const Clock& clock, Clock::Duration rotation);
 
-}  // namespace ms::tls
+}  // namespace ms::transport

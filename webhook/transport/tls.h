@@ -23,7 +23,7 @@
 
 #include "base/clock.h"
 
-namespace ms::tls {
+namespace ms::transport {
 
 struct X509Deleter {
   void operator()(X509* x) const { X509_free(x); }
@@ -144,4 +144,4 @@ int ParseTlsVersion(const std::string& s);
 // The last OpenSSL error as text.
 std::string LastSslError();
 
-}  // namespace ms::tls
+}  // namespace ms::transport

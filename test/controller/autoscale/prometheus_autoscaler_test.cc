@@ -65,9 +65,9 @@ class AutoscalerTest : public ::testing::Test {
  protected:
   AutoscalerTest() { Make(300s, 0.10); }
 
-  void Make(Clock::Duration window, double tolerance, prometheus::Registry* registry = nullptr) {
-    scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, window,
-                                                     tolerance, registry);
+  void Make(Clock::Duration window, double tolerance) {
+    scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, metrics_,
+                                                     window, tolerance);
   }
 
   // One reconcile: reads L, and "applies" the answer as the new current
@@ -83,6 +83,8 @@ class AutoscalerTest : public ::testing::Test {
 
   std::shared_ptr<FakeSource> source_ = std::make_shared<FakeSource>();
   FakeClock clock_;
+  metrics::Registry registry_;
+  AutoscalerMetrics metrics_{registry_};
   std::unique_ptr<PrometheusAutoscaler> scaler_;
   int current_ = 1;
   const Spec spec_{1, 10, 5};
@@ -239,8 +241,8 @@ TEST_F(AutoscalerTest, AFailingReadIsWarnedOncePerMinuteAndItsRecoveryOnce) {
   sink->set_pattern("%l %v");
   auto logger = std::make_shared<spdlog::logger>("autoscaler", sink);
   logger->set_level(spdlog::level::info);
-  scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, 300s, 0.10,
-                                                   nullptr, logger);
+  scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, metrics_, 300s,
+                                                   0.10, logger);
   auto lines = [&] {
     logger->flush();
     std::vector<std::string> out;
@@ -360,21 +362,19 @@ TEST_F(AutoscalerTest, ManyReadingsKeepTheExactWindowMaximum) {
 }
 
 TEST_F(AutoscalerTest, MetricsGaugeAndCounters) {
-  prometheus::Registry registry;
-  Make(300s, 0.10, &registry);
   source_->Set(12);
   scaler_->Recommend("ns", "svc", spec_, 1);
-  std::string text = metrics::Serialize(registry);
+  std::string text = metrics::Serialize(registry_);
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} 12\n"));
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"success\"} 1\n"));
   source_->SetError("down");
   scaler_->Recommend("ns", "svc", spec_, 3);
-  text = metrics::Serialize(registry);
+  text = metrics::Serialize(registry_);
   // prometheus-cpp spells NaN "Nan"; Prometheus reads it case-insensitively (Go's ParseFloat).
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} Nan\n"));
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"error\"} 1\n"));
   scaler_->Forget("ns", "svc");
-  text = metrics::Serialize(registry);
+  text = metrics::Serialize(registry_);
   EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length{")));
 }
 

@@ -19,6 +19,7 @@
 
 #include "controller/autoscale/promql.h"
 #include "controller/kube/curl_handles.h"
+#include "test/support/http_test_server.h"
 
 namespace ms::autoscale {
 namespace {
@@ -151,8 +152,7 @@ class FakePrometheus {
     server_.Get(prefix + "/api/v1/query",
                 [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
     port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(1ms);
+    thread_ = test::ServeInBackground(server_);
   }
   ~FakePrometheus() {
     {

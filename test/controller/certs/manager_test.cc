@@ -14,6 +14,7 @@
 #include "base/base64.h"
 #include "certs/x509.h"
 #include "test/support/fake_clock.h"
+#include "test/support/verb_client.h"
 
 namespace ms::controller::certs {
 namespace {
@@ -24,27 +25,27 @@ constexpr const char* kSecret = "/api/v1/namespaces/ops/secrets/wh-tls";
 constexpr const char* kValidating = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v";
 constexpr const char* kMutating = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m";
 
-class FakeApi final : public kube::Client {
+class FakeApi final : public test::VerbClient {
  public:
-  kube::Result Get(const std::string& path) override {
+  kube::Result OnGet(const std::string& path, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     auto it = objects_.find(path);
     if (it == objects_.end()) return Error(404, "NotFound");
     return Ok(it->second);
   }
-  kube::Result List(const std::string&) override {
+  kube::Result OnList(const std::string&) override {
     std::lock_guard<std::mutex> g(mu_);
     ++lists_;
     cv_.notify_all();
     return Ok({{"kind", "List"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", nlohmann::json::array()}});
   }
-  kube::Result Create(const std::string& path, const nlohmann::json& body) override {
+  kube::Result OnCreate(const std::string& path, const nlohmann::json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     const std::string at = path + "/" + body["metadata"]["name"].get<std::string>();
     if (objects_.count(at)) return Error(409, "AlreadyExists");
     return Store(at, body, "create");
   }
-  kube::Result Update(const std::string& path, const nlohmann::json& body) override {
+  kube::Result OnUpdate(const std::string& path, const nlohmann::json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     auto it = objects_.find(path);
     if (it == objects_.end()) return Error(404, "NotFound");
@@ -56,17 +57,15 @@ class FakeApi final : public kube::Client {
       return Error(409, "Conflict");
     return Store(path, body, "update");
   }
-  kube::Result Patch(const std::string&, kube::PatchType, const nlohmann::json&) override {
-    return Error(405, "NotAllowed");
-  }
-  kube::Result Delete(const std::string& path) override {
+  kube::Result OnDelete(const std::string& path) override {
     std::lock_guard<std::mutex> g(mu_);
     objects_.erase(path);
     return Ok({});
   }
-  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
-                     const std::atomic<bool>& stop) override {
-    while (!stop) std::this_thread::sleep_for(1ms);
+  kube::Result Watch(const std::string&, const kube::WatchHandler&, std::stop_token stop) override {
+    std::mutex m;  // quiet until the informer stops it
+    std::unique_lock<std::mutex> lock(m);
+    std::condition_variable_any().wait(lock, stop, [] { return false; });
     return Ok({});
   }
 
@@ -140,8 +139,8 @@ std::string Data(const nlohmann::json& secret, const char* key) {
   return *Base64Decode(secret["data"][key].get<std::string>());
 }
 
-double Sample(prometheus::Registry& registry, const std::string& name, const std::string& label = "") {
-  for (const auto& family : registry.Collect()) {
+double Sample(metrics::Registry& registry, const std::string& name, const std::string& label = "") {
+  for (const auto& family : registry.families().Collect()) {
     if (family.name != name) continue;
     for (const auto& m : family.metric) {
       if (!label.empty() && (m.label.empty() || m.label[0].value != label)) continue;
@@ -165,7 +164,7 @@ class ManagerTest : public ::testing::Test {
     api.Put(kMutating, Configuration("MutatingWebhookConfiguration", "m"));
   }
   Manager& Make() {
-    manager = std::make_unique<Manager>(api, clock, settings, &registry, nullptr);
+    manager = std::make_unique<Manager>(api, clock, settings, metrics, nullptr);
     return *manager;
   }
   // The served certificate verifies against both configurations' caBundle.
@@ -184,7 +183,8 @@ class ManagerTest : public ::testing::Test {
 
   FakeApi api;
   FakeClock clock;
-  prometheus::Registry registry;
+  metrics::Registry registry;
+  CertificateMetrics metrics{registry};
   Settings settings;
   std::unique_ptr<Manager> manager;
 };

@@ -43,29 +43,29 @@ TEST(KubeTokenBucket, ReserveBorrowsFromTheFuture) {
 TEST(KubeTokenBucket, WaitBlocksUntilVirtualTimeAdvances) {
   FakeClock clock;
   TokenBucketRateLimiter rl(/*qps=*/1, /*burst=*/1, clock);
-  ASSERT_TRUE(rl.Wait());  // the one burst token
+  ASSERT_TRUE(rl.Acquire());  // the one burst token
   std::atomic<bool> done{false};
   std::thread t([&] {
-    rl.Wait();
+    rl.Acquire();
     done = true;
   });
-  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // waiting for the next token...
   EXPECT_FALSE(done.load());
   clock.Advance(milliseconds(999));
-  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // ...and still, 1 ms before it
   EXPECT_FALSE(done.load());
   clock.Advance(milliseconds(1));
-  for (int i = 0; i < 500 && !done.load(); ++i) std::this_thread::sleep_for(milliseconds(1));
-  EXPECT_TRUE(done.load());
   t.join();
+  EXPECT_TRUE(done.load());
 }
 
 TEST(KubeTokenBucket, WaitReturnsFalseOnStop) {
   FakeClock clock;
   TokenBucketRateLimiter rl(1, 1, clock);
   rl.TryAccept();
-  std::atomic<bool> stop{true};
-  EXPECT_FALSE(rl.Wait(&stop));
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(rl.Acquire(std::nullopt, stop.get_token()));
 }
 
 TEST(KubeTokenBucket, ZeroQpsIsUnlimited) {

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 #include "controller/runtime/projection.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using runtime::Project;
 
 using nlohmann::json;
 
@@ -66,7 +68,7 @@ TEST(CachedObjects, DeploymentKeepsWhatTheReconcilerReadsOnly) {
   EXPECT_LT(json::to_msgpack(c).size() * 100, full.dump().size() * 55) << c.dump();
 }
 
-TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
+TEST(CachedObjects, ThePlanIsTheSameOnCachedAndFullObjects) {
   // The reconciler's decision (what drifted, the status) must not depend on
   // the fields the cache drops.
   json ms = json::parse(R"({"apiVersion": "modelops.dev/v1", "kind": "ModelService",
@@ -84,14 +86,14 @@ TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
              "selector": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"},
              "ports": [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]}})");
   const auto now = std::chrono::system_clock::from_time_t(1700000000);
-  const Actions full = Reconcile(ms, Observed{WatchedDeployment(), svc, std::nullopt, std::nullopt}, Options{}, now);
-  const Actions cached = Reconcile(
+  const Actions full = Plan(ms, Observed{WatchedDeployment(), svc, std::nullopt, std::nullopt}, Options{}, now);
+  const Actions cached = Plan(
       CachedModelService(ms),
       Observed{CachedDeployment(WatchedDeployment()), CachedService(svc), std::nullopt, std::nullopt}, Options{}, now);
   ASSERT_EQ(full.writes.size(), cached.writes.size());
   for (size_t i = 0; i < full.writes.size(); ++i) {
     EXPECT_EQ(full.writes[i].type, cached.writes[i].type);
-    EXPECT_EQ(full.writes[i].path, cached.writes[i].path);
+    EXPECT_EQ(full.writes[i].target, cached.writes[i].target);
   }
   // The Deployment (replicas 2 -> 3, template labels) and the Service (its
   // ownerReference lacks blockOwnerDeletion).
@@ -102,4 +104,4 @@ TEST(CachedObjects, ReconcilerDecidesTheSameOnCachedAndFullObjects) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

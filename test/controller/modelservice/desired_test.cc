@@ -8,18 +8,14 @@
 #include "api/defaults.h"
 #include "controller/modelservice/status.h"
 #include "test/support/modelservice_corpus.h"
+#include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
 
-json Object(const json& spec) {
-  return {{"apiVersion", "modelops.dev/v1"},
-          {"kind", "ModelService"},
-          {"metadata", {{"name", "bert"}, {"namespace", "ml"}, {"uid", "u1"}}},
-          {"spec", spec}};
-}
+json Object(const json& spec) { return test::ModelService().WholeSpec(spec); }
 
 TEST(Desired, SameObjectsWithOrWithoutTheWebhooksDefaults) {
   const Options opts;
@@ -78,4 +74,4 @@ TEST(Desired, StatusCarriesThePodSelectorForTheScaleSubresource) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -8,11 +8,12 @@
 
 #include "controller/modelservice/cached.h"
 #include "controller/modelservice/desired.h"
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
+#include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -26,96 +27,30 @@ Options Opts() {
 }
 
 json ModelService(const std::string& mode = "HPA", int target = 1000) {
-  json ms = {
-      {"apiVersion", "modelops.dev/v1"},
-      {"kind", "ModelService"},
-      {"metadata",
-       {{"name", "bert"},
-        {"namespace", "ml"},
-        {"uid", "uid-1"},
-        {"resourceVersion", "100"},
-        {"generation", 1},
-        {"finalizers", {"modelops.dev/cleanup"}}}},
-      {"spec",
-       {{"model", "bert-base"},
-        {"image", "registry.local/serve:1.4"},
-        {"replicas", 5},
-        {"port", 8080},
-        {"gpus", 0},
-        {"strategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", "25%"}, {"maxUnavailable", 0}}}}},
-        {"autoscaling", {{"mode", mode}, {"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", target}}}}}};
-  return ms;
+  return test::ModelService()
+      .Finalizer()
+      .Defaulted()
+      .Spec({{"image", "registry.local/serve:1.4"}, {"replicas", 5}})
+      .Autoscaling(mode, 1, 10, target);
 }
 
 // The HPA as the API server returns it for DesiredHorizontalPodAutoscaler()
-// with targetQueueLength 1000: the quantity in canonical form ("1k"), the
-// behavior's defaults filled in, and a status.
-json ServerHpa() {
-  return json::parse(R"({
-    "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "hpa-uid", "resourceVersion": "3001",
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}]
-    },
-    "spec": {
-      "scaleTargetRef": {"apiVersion": "modelops.dev/v1", "kind": "ModelService", "name": "bert"},
-      "minReplicas": 1, "maxReplicas": 10,
-      "metrics": [{"type": "External", "external": {
-        "metric": {"name": "modelservice_queue_length",
-                   "selector": {"matchLabels": {"modelservice": "bert"}}},
-        "target": {"type": "AverageValue", "averageValue": "1k"}}}],
-      "behavior": {
-        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
-                    "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
-                                 {"type": "Percent", "value": 100, "periodSeconds": 15}]},
-        "scaleDown": {"stabilizationWindowSeconds": 10, "selectPolicy": "Max",
-                      "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}}
-    },
-    "status": {
-      "currentReplicas": 5, "desiredReplicas": 5, "lastScaleTime": "2023-11-14T22:14:00Z",
-      "currentMetrics": [{"type": "External", "external": {
-        "metric": {"name": "modelservice_queue_length",
-                   "selector": {"matchLabels": {"modelservice": "bert"}}},
-        "current": {"averageValue": "4600"}}}],
-      "conditions": [
-        {"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale", "message": "recommended size matches current size",
-         "lastTransitionTime": "2023-11-14T22:13:35Z"},
-        {"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound",
-         "message": "the HPA was able to successfully calculate a replica count from external metric modelservice_queue_length",
-         "lastTransitionTime": "2023-11-14T22:13:35Z"},
-        {"type": "ScalingLimited", "status": "False", "reason": "DesiredWithinRange",
-         "message": "the desired count is within the acceptable range", "lastTransitionTime": "2023-11-14T22:13:35Z"}]
-    }
-  })");
-}
+// with targetQueueLength 1000.
+json ServerHpa() { return test::HorizontalPodAutoscaler(); }
 
 // The owned Deployment and Service, rolled out at `replicas`.
 Observed World(const json& ms, int replicas) {
   const ResolvedSpec spec = ResolveSpec(ms, Opts());
   Observed o;
-  json dep = DesiredDeployment(spec, replicas);
-  dep["metadata"]["resourceVersion"] = "2001";
-  dep["metadata"]["generation"] = 1;
-  dep["status"] = {{"observedGeneration", 1},
-                   {"replicas", replicas},
-                   {"updatedReplicas", replicas},
-                   {"readyReplicas", replicas},
-                   {"availableReplicas", replicas}};
-  o.deployment = dep;
-  json svc = DesiredService(spec);
-  svc["metadata"]["resourceVersion"] = "2002";
-  o.service = svc;
+  o.deployment = test::Deployment(DesiredDeployment(spec, replicas)).RolledOut(replicas).Build();
+  o.service = test::Service(DesiredService(spec)).Build();
   o.hpa = ServerHpa();
   return o;
 }
 
 const Action* FindWrite(const Actions& a, ActionType type, const std::string& kind) {
   for (const auto& w : a.writes) {
-    if (w.type == type && w.kind == kind) return &w;
+    if (w.type == type && KindName(w.target.kind) == kind) return &w;
   }
   return nullptr;
 }
@@ -129,7 +64,7 @@ const Event* FindEvent(const Actions& a, const std::string& reason) {
 
 // The ModelService after the reconciler wrote the status it computes.
 json Settled(json ms, const Observed& o) {
-  const Actions a = Reconcile(ms, o, Opts(), kT0);
+  const Actions a = Plan(ms, o, Opts(), kT0);
   if (a.status) ms["status"] = *a.status;
   return ms;
 }
@@ -172,7 +107,7 @@ TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
   const json ms = ModelService();
   const Observed o = World(ms, 5);
   const json settled = Settled(ms, o);
-  const Actions a = Reconcile(settled, o, Opts(), kT0 + std::chrono::minutes(1));
+  const Actions a = Plan(settled, o, Opts(), kT0 + std::chrono::minutes(1));
   EXPECT_EQ(a.NumWrites(), 0u);
   EXPECT_TRUE(a.events.empty());
 }
@@ -236,10 +171,10 @@ TEST(Hpa, DriftOfOwnedFieldsIsRepairedTheRestLeftAlone) {
   Observed o = World(ms, 5);
   const json settled = Settled(ms, o);
   o.hpa->at("spec")["maxReplicas"] = 20;
-  const Actions a = Reconcile(settled, o, Opts(), kT0);
+  const Actions a = Plan(settled, o, Opts(), kT0);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kUpdate);
-  EXPECT_EQ(a.writes[0].path, "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers/bert");
+  EXPECT_EQ(PathOf(a.writes[0].target), "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers/bert");
   EXPECT_EQ(a.writes[0].body["metadata"]["resourceVersion"], "3001");
   EXPECT_EQ(a.writes[0].body["spec"]["maxReplicas"], 10);
   ASSERT_NE(FindEvent(a, "Updated"), nullptr);
@@ -252,10 +187,10 @@ TEST(Hpa, CreatedWithTheOtherObjectsAndDeploymentFollowsSpecReplicas) {
   // The controller's own autoscaler is not asked in mode HPA; were a
   // recommendation there, it would not set the replicas.
   o.recommendation = autoscale::Recommendation{true, "", "", 100, 9};
-  const Actions a = Reconcile(ms, o, Opts(), kT0);
+  const Actions a = Plan(ms, o, Opts(), kT0);
   const Action* create = FindWrite(a, ActionType::kCreate, "HorizontalPodAutoscaler");
   ASSERT_NE(create, nullptr);
-  EXPECT_EQ(create->path, "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers");
+  EXPECT_EQ(CollectionPathOf(create->target), "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers");
   EXPECT_EQ(create->body, DesiredHorizontalPodAutoscaler(ResolveSpec(ms, Opts()), Opts()));
   const Action* dep = FindWrite(a, ActionType::kCreate, "Deployment");
   ASSERT_NE(dep, nullptr);
@@ -274,7 +209,7 @@ TEST(Hpa, CreatedWithTheOtherObjectsAndDeploymentFollowsSpecReplicas) {
   Observed w = World(scaled, 5);
   scaled = Settled(scaled, w);
   scaled["spec"]["replicas"] = 7;
-  const Actions b = Reconcile(scaled, w, Opts(), kT0);
+  const Actions b = Plan(scaled, w, Opts(), kT0);
   const Action* up = FindWrite(b, ActionType::kUpdate, "Deployment");
   ASSERT_NE(up, nullptr);
   EXPECT_EQ(up->body["spec"]["replicas"], 7);
@@ -289,10 +224,10 @@ TEST(Hpa, SwitchingToModeHpaHandsTheRunningReplicasOverWithoutDroppingPods) {
   const json ms = ModelService("HPA", 5);
   Observed o = World(ms, 8);
   o.hpa.reset();
-  Actions a = Reconcile(ms, o, Opts(), kT0);
+  Actions a = Plan(ms, o, Opts(), kT0);
   ASSERT_FALSE(a.writes.empty());
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService) << "before the HPA is created";
-  EXPECT_EQ(a.writes[0].path, "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
+  EXPECT_EQ(PathOf(a.writes[0].target), "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
   EXPECT_EQ(a.writes[0].body, json::parse(R"({"metadata": {"resourceVersion": "100"}, "spec": {"replicas": 8}})"));
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr) << "the Deployment keeps its 8 pods";
   EXPECT_NE(FindWrite(a, ActionType::kCreate, "HorizontalPodAutoscaler"), nullptr);
@@ -305,7 +240,7 @@ TEST(Hpa, SwitchingToModeHpaHandsTheRunningReplicasOverWithoutDroppingPods) {
   // Outside the HPA's bounds: clamped, and the Deployment follows.
   o = World(ms, 14);
   o.hpa.reset();
-  a = Reconcile(ms, o, Opts(), kT0);
+  a = Plan(ms, o, Opts(), kT0);
   ASSERT_FALSE(a.writes.empty());
   EXPECT_EQ(a.writes[0].body["spec"], json::parse(R"({"replicas": 10})"));
   const Action* dep = FindWrite(a, ActionType::kUpdate, "Deployment");
@@ -319,11 +254,11 @@ TEST(Hpa, SwitchingToModeHpaHandsTheRunningReplicasOverWithoutDroppingPods) {
   // already there (then spec.replicas is the HPA's and the Deployment follows it).
   o = World(ms, 5);
   o.hpa.reset();
-  EXPECT_EQ(FindWrite(Reconcile(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+  EXPECT_EQ(FindWrite(Plan(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
   o = Observed{};
-  EXPECT_EQ(FindWrite(Reconcile(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+  EXPECT_EQ(FindWrite(Plan(ms, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
   o = World(ms, 8);
-  a = Reconcile(ms, o, Opts(), kT0);
+  a = Plan(ms, o, Opts(), kT0);
   EXPECT_EQ(FindWrite(a, ActionType::kPatchModelService, "ModelService"), nullptr);
   ASSERT_NE(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment")->body["spec"]["replicas"], 5);
@@ -332,7 +267,7 @@ TEST(Hpa, SwitchingToModeHpaHandsTheRunningReplicasOverWithoutDroppingPods) {
   o = World(controller, 8);
   o.hpa.reset();
   o.recommendation = autoscale::Recommendation{true, "", "", 40, 8};
-  EXPECT_EQ(FindWrite(Reconcile(controller, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
+  EXPECT_EQ(FindWrite(Plan(controller, o, Opts(), kT0), ActionType::kPatchModelService, "ModelService"), nullptr);
 }
 
 TEST(Hpa, DeletedWhenTheModeIsNoLongerHpaOrTheModelServiceGoes) {
@@ -341,17 +276,16 @@ TEST(Hpa, DeletedWhenTheModeIsNoLongerHpaOrTheModelServiceGoes) {
     if (std::string(change) == "no autoscaling") ms["spec"].erase("autoscaling");
     Observed o = World(ms, 5);
     o.recommendation = autoscale::Recommendation{true, "", "", 23, 5};
-    const Actions a = Reconcile(ms, o, Opts(), kT0);
+    const Actions a = Plan(ms, o, Opts(), kT0);
     const Action* del = FindWrite(a, ActionType::kDelete, "HorizontalPodAutoscaler");
     ASSERT_NE(del, nullptr) << change;
-    EXPECT_EQ(del->path,
-              "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers/bert?propagationPolicy=Background");
+    EXPECT_EQ(PathOf(del->target), "/apis/autoscaling/v2/namespaces/ml/horizontalpodautoscalers/bert");
     ASSERT_NE(FindEvent(a, "Deleted"), nullptr);
     EXPECT_EQ(FindEvent(a, "Deleted")->message,
               "Deleted HorizontalPodAutoscaler ml/bert: spec.autoscaling.mode is not HPA any more");
     // Terminating already: not deleted twice.
     o.hpa->at("metadata")["deletionTimestamp"] = "2023-11-14T22:20:00Z";
-    EXPECT_EQ(FindWrite(Reconcile(ms, o, Opts(), kT0), ActionType::kDelete, "HorizontalPodAutoscaler"), nullptr);
+    EXPECT_EQ(FindWrite(Plan(ms, o, Opts(), kT0), ActionType::kDelete, "HorizontalPodAutoscaler"), nullptr);
   }
 
   // An HPA of that name that is not ours is left alone in mode Controller.
@@ -359,7 +293,7 @@ TEST(Hpa, DeletedWhenTheModeIsNoLongerHpaOrTheModelServiceGoes) {
   Observed o = World(ms, 5);
   o.recommendation = autoscale::Recommendation{true, "", "", 23, 5};
   o.hpa->at("metadata")["ownerReferences"] = json::array();
-  Actions a = Reconcile(ms, o, Opts(), kT0);
+  Actions a = Plan(ms, o, Opts(), kT0);
   EXPECT_EQ(FindWrite(a, ActionType::kDelete, "HorizontalPodAutoscaler"), nullptr);
   EXPECT_FALSE(a.name_conflict);
 
@@ -368,16 +302,16 @@ TEST(Hpa, DeletedWhenTheModeIsNoLongerHpaOrTheModelServiceGoes) {
   deleting["metadata"]["deletionTimestamp"] = "2023-11-14T22:20:00Z";
   Observed gone;
   gone.hpa = ServerHpa();
-  a = Reconcile(deleting, gone, Opts(), kT0);
+  a = Plan(deleting, gone, Opts(), kT0);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kDelete);
-  EXPECT_EQ(a.writes[0].kind, "HorizontalPodAutoscaler");
+  EXPECT_EQ(KindName(a.writes[0].target.kind), "HorizontalPodAutoscaler");
   gone.hpa->at("metadata")["deletionTimestamp"] = "2023-11-14T22:20:01Z";
-  a = Reconcile(deleting, gone, Opts(), kT0);
+  a = Plan(deleting, gone, Opts(), kT0);
   EXPECT_TRUE(a.writes.empty());
   EXPECT_TRUE(a.requeue);
   gone.hpa.reset();
-  a = Reconcile(deleting, gone, Opts(), kT0);
+  a = Plan(deleting, gone, Opts(), kT0);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService) << "the finalizer, once the HPA is gone";
 }
@@ -387,7 +321,7 @@ TEST(Hpa, SameNamedHpaNotOursIsANameConflictInModeHpa) {
   Observed o;
   o.hpa = ServerHpa();
   o.hpa->at("metadata")["ownerReferences"] = json::array();
-  const Actions a = Reconcile(ms, o, Opts(), kT0);
+  const Actions a = Plan(ms, o, Opts(), kT0);
   EXPECT_TRUE(a.name_conflict);
   EXPECT_TRUE(a.writes.empty()) << "nothing created meanwhile";
   ASSERT_TRUE(a.status);
@@ -404,7 +338,7 @@ TEST(Hpa, StatusReportsTheHpasState) {
   const json ms = ModelService();
   Observed o = World(ms, 5);
   o.hpa->at("status")["desiredReplicas"] = 8;
-  Actions a = Reconcile(ms, o, Opts(), kT0);
+  Actions a = Plan(ms, o, Opts(), kT0);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["desiredReplicas"], 8) << "the HPA's status.desiredReplicas";
   EXPECT_EQ((*a.status)["phase"], "Ready") << "the Deployment is rolled out at spec.replicas";
@@ -412,7 +346,7 @@ TEST(Hpa, StatusReportsTheHpasState) {
 
   // No status yet (just created): spec.replicas.
   o.hpa->erase("status");
-  a = Reconcile(ms, o, Opts(), kT0);
+  a = Plan(ms, o, Opts(), kT0);
   EXPECT_EQ((*a.status)["desiredReplicas"], 5);
 
   // The HPA cannot read its metric: Degraded with its reason and message, a Warning.
@@ -421,7 +355,7 @@ TEST(Hpa, StatusReportsTheHpasState) {
   cond["status"] = "False";
   cond["reason"] = "FailedGetExternalMetric";
   cond["message"] = "the HPA was unable to compute the replica count: unable to get external metric";
-  a = Reconcile(ms, o, Opts(), kT0);
+  a = Plan(ms, o, Opts(), kT0);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Degraded");
   const json* degraded = FindCondition(&*a.status, "Degraded");
@@ -438,7 +372,7 @@ TEST(Hpa, StatusReportsTheHpasState) {
   // AbleToScale False comes first.
   o.hpa->at("status")["conditions"][0] = {
       {"type", "AbleToScale"}, {"status", "False"}, {"reason", "FailedGetScale"}, {"message", "no scale"}};
-  a = Reconcile(ms, o, Opts(), kT0);
+  a = Plan(ms, o, Opts(), kT0);
   EXPECT_EQ((*FindCondition(&*a.status, "Degraded"))["reason"], "FailedGetScale");
 
   // An HPA that is not ours says nothing about this ModelService in mode Controller.
@@ -447,7 +381,7 @@ TEST(Hpa, StatusReportsTheHpasState) {
   c.recommendation = autoscale::Recommendation{true, "", "", 23, 5};
   c.hpa->at("metadata")["ownerReferences"] = json::array();
   c.hpa->at("status")["desiredReplicas"] = 9;
-  a = Reconcile(ctrl, c, Opts(), kT0);
+  a = Plan(ctrl, c, Opts(), kT0);
   EXPECT_EQ((*a.status)["desiredReplicas"], 5);
   EXPECT_EQ((*a.status)["phase"], "Ready");
 }
@@ -464,11 +398,11 @@ TEST(Hpa, CachedCopyGivesTheSameReconcile) {
   cached.hpa = CachedHorizontalPodAutoscaler(*full.hpa);
   EXPECT_FALSE(cached.hpa->at("spec").at("behavior").contains("scaleUp"));
   EXPECT_FALSE(cached.hpa->at("status").contains("currentMetrics"));
-  const Actions a = Reconcile(settled, full, Opts(), kT0);
-  const Actions b = Reconcile(settled, cached, Opts(), kT0);
+  const Actions a = Plan(settled, full, Opts(), kT0);
+  const Actions b = Plan(settled, cached, Opts(), kT0);
   EXPECT_EQ(a.NumWrites(), 0u);
   EXPECT_EQ(b.NumWrites(), 0u);
-  EXPECT_EQ(Reconcile(ms, full, Opts(), kT0).status, Reconcile(ms, cached, Opts(), kT0).status);
+  EXPECT_EQ(Plan(ms, full, Opts(), kT0).status, Plan(ms, cached, Opts(), kT0).status);
 }
 
 TEST(Hpa, Quantities) {
@@ -484,4 +418,4 @@ TEST(Hpa, Quantities) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

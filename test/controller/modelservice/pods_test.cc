@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -222,7 +222,7 @@ TEST(PodProblem, NoneWhenAllScheduledAndTerminatingPodsNotCounted) {
 struct IndexFixture : ::testing::Test {
   PodIndex index;
   std::vector<std::string> queued;
-  kube::EventHandler h = index.Handler([this](const std::string& key) { queued.push_back(key); });
+  runtime::EventHandler h = index.Handler([this](const std::string& key) { queued.push_back(key); });
 
   void Add(const json& pod) { h.on_add(CachedPod(pod)); }
   void Update(const json& before, const json& after) { h.on_update(CachedPod(before), CachedPod(after)); }
@@ -275,4 +275,4 @@ TEST_F(IndexFixture, PodsWithoutTheInstanceLabelAreIgnored) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -9,10 +9,11 @@
 #include <algorithm>
 
 #include "base/timefmt.h"
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
+#include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -22,17 +23,8 @@ const WallTime kT1 = kT0 + std::chrono::minutes(5);
 const WallTime kT2 = kT0 + std::chrono::minutes(10);
 
 json ModelService(const std::string& version, const std::string& image, const json& rollout = nullptr) {
-  json ms = {{"apiVersion", "modelops.dev/v1"},
-             {"kind", "ModelService"},
-             {"metadata",
-              {{"name", "bert"},
-               {"namespace", "ml"},
-               {"uid", "uid-1"},
-               {"resourceVersion", "100"},
-               {"generation", 1},
-               {"finalizers", {"modelops.dev/cleanup"}}}},
-             {"spec", {{"model", "bert-base"}, {"version", version}, {"image", image}, {"replicas", 2}}}};
-  if (!rollout.is_null()) ms["spec"]["rollout"] = rollout;
+  test::ModelServiceBuilder ms = test::ModelService().Finalizer().Version(version, image);
+  if (!rollout.is_null()) ms.Spec({{"rollout", rollout}});
   return ms;
 }
 
@@ -43,31 +35,19 @@ json WithStatus(json ms, const json& status) {
 
 // The Deployment the controller would write for `ms`, as the Deployment
 // controller reports it: generation `gen`, `updated` of 2 replicas on the
-// new template, `ready` ready (and available), `replicas` pods in all.
-json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas,
-                const json& progressing = {{"type", "Progressing"},
-                                           {"status", "True"},
-                                           {"reason", "NewReplicaSetAvailable"},
-                                           {"message", "ok"}}) {
+// new template, `ready` ready (and available), `replicas` pods in all, and
+// `progressing` as its Progressing condition (default: NewReplicaSetAvailable).
+json Deployment(const json& ms, int64_t gen, int updated, int ready, int replicas, const json& progressing = nullptr) {
   const ResolvedSpec spec = ResolveSpec(ms, Options{});
-  json d = DesiredDeployment(spec, spec.replicas);
-  d["metadata"]["uid"] = "dep-uid";
-  d["metadata"]["resourceVersion"] = "2000";
-  d["metadata"]["generation"] = gen;
-  d["status"] = {{"observedGeneration", gen}, {"replicas", replicas},       {"updatedReplicas", updated},
-                 {"readyReplicas", ready},    {"availableReplicas", ready}, {"conditions", json::array({progressing})}};
+  json d = test::Deployment(DesiredDeployment(spec, spec.replicas)).Generation(gen).Rollout(replicas, updated, ready);
+  if (!progressing.is_null()) d["status"]["conditions"] = json::array({progressing});
   return d;
 }
 
-json Service(const json& ms) {
-  json s = DesiredService(ResolveSpec(ms, Options{}));
-  s["metadata"]["uid"] = "svc-uid";
-  s["metadata"]["resourceVersion"] = "2001";
-  return s;
-}
+json Service(const json& ms) { return test::Service(DesiredService(ResolveSpec(ms, Options{}))); }
 
 Actions Step(const json& ms, const json& deployment, WallTime now) {
-  return Reconcile(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
+  return Plan(ms, Observed{deployment, Service(ms), std::nullopt, std::nullopt}, Options{}, now);
 }
 
 const json* Condition(const json& status, const std::string& type) { return FindCondition(&status, type); }
@@ -84,7 +64,7 @@ std::string Message(const json& status, const std::string& type) {
 
 const Action* DeploymentUpdate(const Actions& a) {
   for (const auto& w : a.writes) {
-    if (w.type == ActionType::kUpdate && w.kind == "Deployment") return &w;
+    if (w.type == ActionType::kUpdate && w.target.kind == Kind::kDeployment) return &w;
   }
   return nullptr;
 }
@@ -186,7 +166,7 @@ TEST(Versions, ScalingIsNoNewRollout) {
 
 TEST(Versions, TimeoutSecondsIsTheProgressDeadline) {
   json ms = ModelService("3", "registry.local/serve:1.4", {{"timeoutSeconds", 30}});
-  Actions create = Reconcile(ms, Observed{}, Options{}, kT0);
+  Actions create = Plan(ms, Observed{}, Options{}, kT0);
   ASSERT_FALSE(create.writes.empty());
   EXPECT_EQ(create.writes[0].body["spec"]["progressDeadlineSeconds"], 30);
   // A Deployment with the API server's default (600) is repaired.
@@ -259,6 +239,9 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   EXPECT_EQ(Message(s2, "Degraded"), rolled_back);
   EXPECT_EQ(s2["failedVersion"], "4");
   EXPECT_EQ(s2["servingVersion"], "3");
+  // The status is that of the Deployment once updated: rolling back.
+  EXPECT_EQ(Reason(s2, "Progressing"), "RollingBack");
+  EXPECT_EQ(Message(s2, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
   EXPECT_EQ(EventReasons(second), (std::vector<std::string>{"Normal Updated", "Warning RolledBack"}));
   EXPECT_EQ(second.events[1].message, rolled_back);
 
@@ -267,10 +250,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   json back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 1, 2, 3);
   Actions rolling = Step(ms, back, kT1);
   EXPECT_TRUE(rolling.writes.empty());
-  ASSERT_TRUE(rolling.status.has_value());
-  EXPECT_EQ(Reason(*rolling.status, "Progressing"), "RollingBack");
-  EXPECT_EQ(Message(*rolling.status, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
-  ms = WithStatus(ms, *rolling.status);
+  EXPECT_FALSE(rolling.status.has_value()) << "still what the rollback's status says";
   back = Deployment(ModelService("3", "registry.local/serve:1.4", rollout), 3, 2, 2, 2);
   Actions done = Step(ms, back, kT2);
   EXPECT_TRUE(done.writes.empty());
@@ -413,4 +393,4 @@ TEST(Versions, TemplateVersionOfADeployment) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

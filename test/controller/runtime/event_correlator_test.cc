@@ -6,7 +6,7 @@
 
 #include "test/support/fake_clock.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 namespace {
 
 using namespace std::chrono_literals;
@@ -98,4 +98,4 @@ TEST(EventCorrelator, CachesAreBounded) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::runtime

@@ -14,11 +14,19 @@
 #include "controller/kube/status.h"
 #include "controller/runtime/informer.h"
 #include "test/support/fake_clock.h"
+#include "test/support/gate.h"
+#include "test/support/verb_client.h"
 
-namespace ms::kube {
+namespace ms::runtime {
 namespace {
 
 using namespace std::chrono_literals;
+using kube::Client;
+using kube::PatchType;
+using kube::Result;
+using kube::Status;
+using kube::TransportError;
+using kube::WatchEvent;
 using nlohmann::json;
 
 json Obj(const std::string& name, const std::string& rv, const std::string& ns = "ns") {
@@ -58,14 +66,14 @@ WatchEvent Ev(const std::string& type, json obj) { return WatchEvent{type, std::
 // A scripted Client: List pops the next scripted answer; Watch pops the next
 // script, delivers its events and returns its result. With nothing scripted,
 // Watch blocks until stopped (a quiet stream) and List fails.
-class FakeClient final : public Client {
+class FakeClient final : public test::VerbClient {
  public:
   struct WatchScript {
     std::vector<WatchEvent> events;
     Result result = Ok();
   };
 
-  explicit FakeClient(const Clock& clock) : clock_(clock) {}
+  explicit FakeClient(const FakeClock& clock) : clock_(clock) {}
 
   void AddList(Result r) {
     std::lock_guard<std::mutex> g(mu_);
@@ -92,32 +100,35 @@ class FakeClient final : public Client {
     return list_times_;
   }
 
-  Result List(const std::string& path) override {
+  Result OnList(const std::string& path) override {
     std::lock_guard<std::mutex> g(mu_);
     list_paths_.push_back(path);
     list_times_.push_back(clock_.Now());
+    clock_.Notify();
     if (lists_.empty()) return Transport();
     Result r = std::move(lists_.front());
     lists_.pop_front();
     return r;
   }
-  Result Watch(const std::string& path, const std::function<bool(const WatchEvent&)>& on_event,
-               const std::atomic<bool>& stop) override {
+  Result Watch(const std::string& path, const kube::WatchHandler& on_event, std::stop_token stop) override {
     WatchScript script;
+    bool quiet = false;
     {
       std::lock_guard<std::mutex> g(mu_);
       watch_paths_.push_back(path);
       watch_times_.push_back(clock_.Now());
+      clock_.Notify();
       if (watches_.empty()) {
-        hanging_ = true;
+        quiet = true;
       } else {
         script = std::move(watches_.front());
         watches_.pop_front();
       }
     }
-    if (hanging_) {
-      while (!stop.load()) std::this_thread::sleep_for(1ms);
-      hanging_ = false;
+    if (quiet) {  // until the informer stops it
+      std::mutex m;
+      std::unique_lock<std::mutex> lock(m);
+      std::condition_variable_any().wait(lock, stop, [] { return false; });
       return Ok();
     }
     for (const auto& e : script.events) {
@@ -125,25 +136,21 @@ class FakeClient final : public Client {
     }
     return script.result;
   }
-  Result Get(const std::string&) override { return HttpError(404, "NotFound"); }
-  Result Create(const std::string&, const json&) override { return HttpError(405, "MethodNotAllowed"); }
-  Result Update(const std::string&, const json&) override { return HttpError(405, "MethodNotAllowed"); }
-  Result Patch(const std::string&, PatchType, const json&) override { return HttpError(405, "MethodNotAllowed"); }
-  Result Delete(const std::string&) override { return HttpError(405, "MethodNotAllowed"); }
 
  private:
-  const Clock& clock_;
+  const FakeClock& clock_;
   mutable std::mutex mu_;
   std::deque<Result> lists_;
   std::deque<WatchScript> watches_;
   std::vector<std::string> list_paths_, watch_paths_;
   std::vector<Clock::TimePoint> list_times_, watch_times_;
-  std::atomic<bool> hanging_{false};
 };
 
-// Records handler calls as "add ns/a@rv", "update ns/a@1->2", "delete ns/b@rv".
+// Records handler calls as "add ns/a@rv", "update ns/a@1->2", "delete ns/b@rv"
+// (on the handler's thread; each call tells the clock, for Eventually()).
 class Recorder {
  public:
+  explicit Recorder(const FakeClock& clock) : clock_(clock) {}
   EventHandler Handler() {
     return EventHandler{
         [this](const json& o) { Push("add " + Key(o)); },
@@ -168,21 +175,16 @@ class Recorder {
            o["metadata"].value("resourceVersion", "");
   }
   void Push(std::string s) {
-    std::lock_guard<std::mutex> g(mu_);
-    calls_.push_back(std::move(s));
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      calls_.push_back(std::move(s));
+    }
+    clock_.Notify();
   }
+  const FakeClock& clock_;
   mutable std::mutex mu_;
   std::vector<std::string> calls_;
 };
-
-bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 3000ms) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
 
 class KubeInformerTest : public ::testing::Test {
  protected:
@@ -198,9 +200,16 @@ class KubeInformerTest : public ::testing::Test {
     return std::jthread([&inf](std::stop_token stop) { inf.Run(stop); });
   }
 
+  // Until `cond` holds: the fakes tell the clock of every call.
+  bool Eventually(const std::function<bool()>& cond) { return clock_.Eventually(cond); }
+  // Handlers run on threads of their own: until `n` calls were recorded.
+  bool Handled(size_t n) {
+    return clock_.Eventually([&] { return rec_.size() >= n; });
+  }
+
   FakeClock clock_;
   FakeClient client_{clock_};
-  Recorder rec_;
+  Recorder rec_{clock_};
 };
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -243,6 +252,7 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_TRUE(Contains(watches[1], "resourceVersion=13")) << watches[1];
   EXPECT_EQ(client_.list_paths().size(), 2u);  // no relist
 
+  ASSERT_TRUE(Handled(6));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/c@5", "add ns/d@11",
                                                     "update ns/a@3->12", "delete ns/b@13"}));
   EXPECT_EQ(Cached(inf, {"ns/a", "ns/b", "ns/c", "ns/d"}), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
@@ -258,6 +268,36 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_FALSE(inf.Get("ns/b").has_value());
 }
 
+// Handlers run on threads of their own, each behind its own buffer: one
+// that blocks holds up neither the watch nor the cache nor the others.
+TEST_F(KubeInformerTest, ASlowHandlerHoldsUpNeitherTheWatchNorTheOtherHandlers) {
+  client_.AddList(Page({Obj("a", "3")}, "10"));
+  client_.AddWatch(
+      {{Ev("ADDED", Obj("b", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))}, Ok()});
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
+  test::Gate gate(false);
+  inf.AddEventHandler({[&](const json&) { gate.Pass(); }, nullptr, nullptr});  // stuck on its first event
+  inf.AddEventHandler(rec_.Handler());
+  std::atomic<bool> synced{false};
+  inf.OnSynced([&] {
+    synced = true;
+    clock_.Notify();
+  });
+  std::jthread run = Start(inf);
+  ASSERT_TRUE(gate.AwaitHeld(1));
+  ASSERT_TRUE(Handled(4));
+  EXPECT_EQ(rec_.calls(),
+            (std::vector<std::string>{"add ns/a@3", "add ns/b@11", "update ns/a@3->12", "delete ns/b@13"}));
+  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; })) << "the watch went on";
+  EXPECT_EQ(inf.LastResourceVersion(), "13");
+  EXPECT_EQ(Cached(inf, {"ns/a", "ns/b"}), std::vector<std::string>{"ns/a"});
+  EXPECT_FALSE(inf.HasSynced()) << "synced once every handler has its adds";
+  EXPECT_FALSE(synced.load());
+  gate.Open();
+  ASSERT_TRUE(Eventually([&] { return synced.load(); }));
+  EXPECT_TRUE(inf.HasSynced());
+}
+
 TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
   client_.AddList(Page({Obj("a", "3")}, "10"));
   client_.AddWatch({{Ev("BOOKMARK", {{"kind", "Deployment"}, {"metadata", {{"resourceVersion", "20"}}}})}, Ok()});
@@ -267,6 +307,7 @@ TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=20")) << client_.watch_paths()[1];
   EXPECT_EQ(inf.LastResourceVersion(), "20");
+  ASSERT_TRUE(Handled(1));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3"}));
   EXPECT_EQ(Cached(inf, {"ns/a"}), (std::vector<std::string>{"ns/a"}));
 }
@@ -287,6 +328,7 @@ TEST_F(KubeInformerTest, GoneErrorEventRelistsAndDeliversDeletesForVanishedObjec
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   EXPECT_EQ(client_.list_paths().size(), 2u);
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=50"));
+  ASSERT_TRUE(Handled(6));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "add ns/b@4", "add ns/same@2", "delete ns/b@4",
                                                     "update ns/a@3->7", "add ns/c@8"}));
   EXPECT_EQ(Cached(inf, {"ns/a", "ns/b", "ns/c", "ns/same", "ns/never"}),
@@ -303,6 +345,7 @@ TEST_F(KubeInformerTest, GoneHttpAnswerRelists) {
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   EXPECT_EQ(client_.list_paths().size(), 2u);
   EXPECT_TRUE(Contains(client_.watch_paths()[1], "resourceVersion=60"));
+  ASSERT_TRUE(Handled(2));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@3", "delete ns/a@3"}));
   EXPECT_FALSE(inf.Get("ns/a").has_value());
 }
@@ -318,14 +361,10 @@ TEST_F(KubeInformerTest, RepeatedGoneWithoutProgressBacksOff) {
   // The first 410 relists at once (no virtual time needed).
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   EXPECT_EQ(client_.list_times()[1], client_.watch_times()[0]);
-  const auto real_start = std::chrono::steady_clock::now();
-  while (client_.list_paths().size() < 3 && std::chrono::steady_clock::now() - real_start < 3s) {
-    clock_.Advance(10ms);
-    std::this_thread::sleep_for(1ms);
-  }
+  ASSERT_TRUE(clock_.AdvanceUntil([&] { return client_.list_paths().size() >= 3; }, 10ms));
   ASSERT_EQ(client_.list_paths().size(), 3u);
   // The second 410 in a row waits before relisting.
-  EXPECT_GE(client_.list_times()[2] - client_.watch_times()[1], 200ms);
+  EXPECT_EQ(client_.list_times()[2] - client_.watch_times()[1], 200ms);
 }
 
 TEST_F(KubeInformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
@@ -341,29 +380,26 @@ TEST_F(KubeInformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
   inf.AddEventHandler(rec_.Handler());
   const auto t0 = clock_.Now();
   std::jthread run = Start(inf);
-  const auto real_start = std::chrono::steady_clock::now();
-  while (client_.watch_paths().size() < 6 && std::chrono::steady_clock::now() - real_start < 5s) {
-    clock_.Advance(10ms);
-    std::this_thread::sleep_for(1ms);
-  }
+  // Virtual time moves only while the informer waits on the clock, so each
+  // wait is measured exactly (no jitter here).
+  ASSERT_TRUE(clock_.AdvanceUntil([&] { return client_.watch_paths().size() >= 6; }, 10ms));
   const auto lists = client_.list_times();
   const auto watches = client_.watch_times();
   ASSERT_EQ(lists.size(), 2u);
   ASSERT_EQ(watches.size(), 6u);
   auto ms = [](Clock::Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  EXPECT_LT(ms(lists[0] - t0), 100);  // the advancing loop may run ahead of the thread start
+  EXPECT_EQ(ms(lists[0] - t0), 0);
   // list failed -> 200 ms; then watch failures -> 400, 800, 1600 ms.
-  EXPECT_GE(ms(lists[1] - lists[0]), 200);
-  EXPECT_GE(ms(watches[1] - watches[0]), 400);
-  EXPECT_GE(ms(watches[2] - watches[1]), 800);
-  EXPECT_GE(ms(watches[3] - watches[2]), 1600);
-  EXPECT_LT(ms(watches[3] - watches[2]), 2400);
+  EXPECT_EQ(ms(lists[1] - lists[0]), 200);
+  EXPECT_EQ(ms(watches[1] - watches[0]), 400);
+  EXPECT_EQ(ms(watches[2] - watches[1]), 800);
+  EXPECT_EQ(ms(watches[3] - watches[2]), 1600);
   // After the healthy stream the next watch starts at once, and the failure
   // after it waits the initial 200 ms again.
-  EXPECT_LT(ms(watches[4] - watches[3]), 100);
-  EXPECT_GE(ms(watches[5] - watches[4]), 200);
-  EXPECT_LT(ms(watches[5] - watches[4]), 400);
+  EXPECT_EQ(ms(watches[4] - watches[3]), 0);
+  EXPECT_EQ(ms(watches[5] - watches[4]), 200);
   EXPECT_TRUE(Contains(client_.watch_paths()[5], "resourceVersion=11"));
+  ASSERT_TRUE(Handled(1));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/a@11"}));
 }
 
@@ -372,14 +408,10 @@ TEST_F(KubeInformerTest, NonGoneErrorEventRewatchesWithoutRelist) {
   client_.AddWatch({{Ev("ERROR", {{"kind", "Status"}, {"reason", "InternalError"}, {"code", 500}})}, Ok()});
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   std::jthread run = Start(inf);
-  const auto real_start = std::chrono::steady_clock::now();
-  while (client_.watch_paths().size() < 2 && std::chrono::steady_clock::now() - real_start < 3s) {
-    clock_.Advance(10ms);
-    std::this_thread::sleep_for(1ms);
-  }
+  ASSERT_TRUE(clock_.AdvanceUntil([&] { return client_.watch_paths().size() >= 2; }, 10ms));
   ASSERT_EQ(client_.watch_paths().size(), 2u);
   EXPECT_EQ(client_.list_paths().size(), 1u);
-  EXPECT_GE(client_.watch_times()[1] - client_.watch_times()[0], 200ms);
+  EXPECT_EQ(client_.watch_times()[1] - client_.watch_times()[0], 200ms);
 }
 
 TEST_F(KubeInformerTest, NamespaceAndLabelSelectorInPaths) {
@@ -427,6 +459,7 @@ TEST_F(KubeInformerTest, UnknownAndNamelessEventsAreIgnored) {
   inf.AddEventHandler(rec_.Handler());
   std::jthread run = Start(inf);
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  ASSERT_TRUE(Handled(1));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/ok@4"}));
   EXPECT_EQ(Cached(inf, {"ns/x", "ns/ok"}), (std::vector<std::string>{"ns/ok"}));
 }
@@ -451,14 +484,19 @@ TEST_F(KubeInformerTest, TransformDecidesWhatIsCachedAndWhatHandlersSee) {
   inf.AddEventHandler({[&](const json& obj) {
                          std::lock_guard<std::mutex> g(mu);
                          seen.push_back(obj);
+                         clock_.Notify();
                        },
                        [&](const json& old_obj, const json&) {
                          std::lock_guard<std::mutex> g(mu);
                          seen.push_back(old_obj);
+                         clock_.Notify();
                        },
                        nullptr});
   std::jthread run = Start(inf);
-  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> g(mu);
+    return seen.size() >= 2;
+  }));
   std::lock_guard<std::mutex> g(mu);
   ASSERT_EQ(seen.size(), 2u);
   // The add and the update's old object are the transformed object.
@@ -493,6 +531,7 @@ TEST_F(KubeInformerTest, MalformedObjectsAndThrowingHandlersAreSkippedNotFatal) 
   std::jthread run = Start(inf);
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; }));
   // The throwing handler did not stop the next handler, nor the next events.
+  ASSERT_TRUE(Handled(2));
   EXPECT_EQ(rec_.calls(), (std::vector<std::string>{"add ns/yes@2", "add ns/ok@4"}));
   EXPECT_EQ(Cached(inf, {"ns/bad", "ns/yes", "ns/ok"}), (std::vector<std::string>{"ns/yes", "ns/ok"}));
   // The skipped event's resourceVersion was still passed.
@@ -501,4 +540,4 @@ TEST_F(KubeInformerTest, MalformedObjectsAndThrowingHandlersAreSkippedNotFatal) 
 }
 
 }  // namespace
-}  // namespace ms::kube
+}  // namespace ms::runtime

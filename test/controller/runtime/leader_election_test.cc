@@ -14,8 +14,9 @@
 #include "test/support/fake_clock.h"
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"
+#include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 namespace {
 
 using nlohmann::json;
@@ -25,8 +26,9 @@ using test::MemLeaseStore;
 using test::NetworkedLeaseStore;
 
 struct Candidate {
-  Candidate(LeaseStore& store, FakeClock& clock, const std::string& id, prometheus::Registry* reg = nullptr)
-      : elector(store, clock, Config(id), LeaderCallbacks{[this] { Started(); }, [this] { stopped++; }}, reg) {}
+  Candidate(LeaseStore& store, FakeClock& clock, const std::string& id,
+            LeaderElectionMetrics& metrics = test::Unread<LeaderElectionMetrics>())
+      : elector(store, clock, Config(id), LeaderCallbacks{[this] { Started(); }, [this] { stopped++; }}, metrics) {}
   static LeaderElectionConfig Config(const std::string& id) {
     LeaderElectionConfig c;
     c.name = "modelservice-controller";
@@ -47,8 +49,9 @@ struct Candidate {
 TEST(LeaderElection, AcquiresFreeLeaseByCreatingIt) {
   FakeClock clock;
   MemLeaseStore store;
-  prometheus::Registry reg;
-  Candidate a(store, clock, "a", &reg);
+  metrics::Registry reg;
+  LeaderElectionMetrics metrics(reg);
+  Candidate a(store, clock, "a", metrics);
   EXPECT_NE(metrics::Serialize(reg).find("leader_election_master_status{name=\"modelservice-controller\"} 0"),
             std::string::npos);
   const auto next = a.elector.Step();
@@ -466,7 +469,7 @@ TEST(LeaderElection, ConfigFollowsClientGoConstraints) {
   EXPECT_EQ(CheckLeaderElectionConfig(c), "the retry period must be positive");
   FakeClock clock;
   MemLeaseStore store;
-  EXPECT_THROW(LeaderElector(store, clock, c, {}), std::invalid_argument);
+  EXPECT_THROW(LeaderElector(store, clock, c, {}, test::Unread<LeaderElectionMetrics>()), std::invalid_argument);
 }
 
 TEST(LeaderElection, DefaultIdentityIsHostnameAndSuffix) {
@@ -476,4 +479,4 @@ TEST(LeaderElection, DefaultIdentityIsHostnameAndSuffix) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::runtime

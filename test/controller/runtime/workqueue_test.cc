@@ -7,27 +7,24 @@
 #include <thread>
 
 #include "test/support/fake_clock.h"
+#include "test/support/notification.h"
+#include "test/support/unread_metrics.h"
 
-namespace ms::controller {
+namespace ms::runtime {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Polls `pred` in real time (the queue's delay thread runs on its own).
-template <typename Pred>
-bool Eventually(Pred pred, milliseconds timeout = milliseconds(2000)) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return pred();
+// The queue's delay thread ends every pass by waiting on the clock: after
+// AddAfter (which wakes it), a test waits for that wait before it moves time.
+void AwaitDelayThread(const FakeClock& clock, uint64_t waits_before) {
+  ASSERT_TRUE(clock.AwaitWaits(waits_before + 1));
 }
 
 TEST(WorkQueue, AddDeduplicates) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.Add("b");
   q.Add("a");
@@ -39,7 +36,7 @@ TEST(WorkQueue, AddDeduplicates) {
 
 TEST(WorkQueue, ReAddWhileProcessingIsQueuedAfterDone) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   auto k = q.Get();
   ASSERT_EQ(k, "a");
@@ -55,7 +52,7 @@ TEST(WorkQueue, ReAddWhileProcessingIsQueuedAfterDone) {
 
 TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   constexpr int kKeys = 5;
   std::array<std::atomic<int>, kKeys> in_flight{};
   std::atomic<int> violations{0};
@@ -66,7 +63,7 @@ TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
       while (auto key = q.Get()) {
         const int i = (*key)[0] - 'a';
         if (in_flight[i].fetch_add(1) != 0) violations++;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::this_thread::yield();  // hold the key while other workers take theirs
         in_flight[i].fetch_sub(1);
         processed++;
         q.Done(*key);
@@ -75,32 +72,26 @@ TEST(WorkQueue, NoKeyInTwoWorkersAtOnce) {
   }
   for (int round = 0; round < 200; ++round) {
     for (int i = 0; i < kKeys; ++i) q.Add(std::string(1, static_cast<char>('a' + i)));
-    if (round % 20 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
-  ASSERT_TRUE(Eventually([&] { return q.Len() == 0; }));
-  q.ShutDownWithDrain();
+  q.ShutDownWithDrain();  // the workers take what is queued, then Get() ends
   for (auto& t : workers) t.join();
+  EXPECT_EQ(q.Len(), 0u);
   EXPECT_EQ(violations.load(), 0);
   EXPECT_GE(processed.load(), kKeys);
 }
 
 TEST(WorkQueue, GetBlocksUntilAddOrShutDown) {
   FakeClock clock;
-  WorkQueue q("test", clock);
-  std::atomic<bool> got{false};
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   std::optional<std::string> result;
-  std::thread t([&] {
-    result = q.Get();
-    got = true;
-  });
-  std::this_thread::sleep_for(milliseconds(20));
-  EXPECT_FALSE(got.load());
+  // Get() on an empty queue returns only with a key or at shut down: the
+  // answer "x" shows it waited for the Add, wherever the thread was then.
+  std::thread t([&] { result = q.Get(); });
   q.Add("x");
   t.join();
   EXPECT_EQ(result, "x");
 
   std::thread t2([&] { result = q.Get(); });
-  std::this_thread::sleep_for(milliseconds(5));
   q.ShutDown();
   t2.join();
   EXPECT_FALSE(result.has_value());
@@ -108,7 +99,7 @@ TEST(WorkQueue, GetBlocksUntilAddOrShutDown) {
 
 TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.ShutDown();
   q.Add("b");  // ignored
@@ -119,7 +110,7 @@ TEST(WorkQueue, ShutDownHandsOutQueuedKeysThenStops) {
 
 TEST(WorkQueue, ShutDownNowDropsQueuedAndWaitingKeys) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   q.Add("b");
   q.AddAfter("c", seconds(1));
@@ -135,45 +126,49 @@ TEST(WorkQueue, ShutDownNowDropsQueuedAndWaitingKeys) {
 
 TEST(WorkQueue, ShutDownWithDrainWaitsForInFlight) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.Add("a");
   ASSERT_EQ(q.Get(), "a");
-  std::atomic<bool> drained{false};
-  std::thread t([&] {
-    q.ShutDownWithDrain();
-    drained = true;
+  // The worker finishes "a" only once the drain has begun; the drain must
+  // return after that, so it sees the worker's mark.
+  test::Notification draining;
+  std::atomic<bool> finished{false};
+  std::thread worker([&] {
+    ASSERT_TRUE(draining.Wait());
+    finished = true;
+    q.Done("a");
   });
-  std::this_thread::sleep_for(milliseconds(20));
-  EXPECT_FALSE(drained.load());
-  q.Done("a");
-  t.join();
-  EXPECT_TRUE(drained.load());
+  draining.Notify();
+  q.ShutDownWithDrain();
+  EXPECT_TRUE(finished.load()) << "the drain returned before the key in flight was done";
+  worker.join();
 }
 
 TEST(WorkQueue, AddAfterInVirtualTime) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
+  const uint64_t waits = clock.waits();
   q.AddAfter("a", seconds(10));
   q.AddAfter("b", seconds(5));
   q.AddAfter("a", seconds(20));  // keeps the earlier time
   EXPECT_EQ(q.NumWaiting(), 2u);
-  std::this_thread::sleep_for(milliseconds(10));
+  AwaitDelayThread(clock, waits);
   EXPECT_EQ(q.Len(), 0u);
   clock.Advance(seconds(5));
-  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
   EXPECT_EQ(q.Get(), "b");
-  clock.Advance(seconds(4));
-  std::this_thread::sleep_for(milliseconds(10));
-  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(seconds(4));  // a is due at 10 s: the delay thread is not woken...
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(q.Len(), 0u) << "...and a stays waiting";
   clock.Advance(seconds(1));
-  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
   EXPECT_EQ(q.Get(), "a");
   EXPECT_EQ(q.NumWaiting(), 0u);
 }
 
 TEST(WorkQueue, AddAfterZeroAddsNow) {
   FakeClock clock;
-  WorkQueue q("test", clock);
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
   q.AddAfter("a", seconds(0));
   EXPECT_EQ(q.Len(), 1u);
 }
@@ -222,22 +217,26 @@ TEST(RateLimiter, DefaultIsMaxOfBothAndQueueCountsRequeues) {
 
 TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   FakeClock clock;
-  prometheus::Registry registry;
+  metrics::Registry registry;
   WorkQueueMetrics m(registry);
-  WorkQueue q("ms", clock, &m);
+  WorkQueue q("ms", clock, m);
+  uint64_t waits = clock.waits();
   q.AddRateLimited("a");  // 5 ms
   EXPECT_EQ(q.NumRequeues("a"), 1);
   EXPECT_EQ(q.Len(), 0u);
+  AwaitDelayThread(clock, waits);
   clock.Advance(milliseconds(5));
-  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
   ASSERT_EQ(q.Get(), "a");
   q.Done("a");
+  waits = clock.waits();
   q.AddRateLimited("a");  // 10 ms
+  AwaitDelayThread(clock, waits);
   clock.Advance(milliseconds(9));
-  std::this_thread::sleep_for(milliseconds(10));
+  ASSERT_TRUE(clock.AwaitWaiters(1));
   EXPECT_EQ(q.Len(), 0u);
   clock.Advance(milliseconds(1));
-  ASSERT_TRUE(Eventually([&] { return q.Len() == 1; }));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
   q.Forget("a");
   EXPECT_EQ(q.NumRequeues("a"), 0);
 
@@ -249,5 +248,37 @@ TEST(WorkQueue, AddRateLimitedBacksOffInVirtualTime) {
   EXPECT_NE(text.find("workqueue_work_duration_seconds_count{name=\"ms\"} 1"), std::string::npos) << text;
 }
 
+// workqueue_unfinished_work_seconds and _longest_running_processor_seconds
+// are computed at each collection from the keys being processed (virtual
+// time); a key that is Done no longer counts.
+TEST(WorkQueue, UnfinishedWorkAndLongestRunningProcessor) {
+  FakeClock clock;
+  metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  WorkQueue q("ms", clock, m);
+  auto scrape = [&] {
+    const std::string text = metrics::Serialize(registry);
+    auto value = [&](const std::string& series) {
+      const size_t at = text.find(series + " ");
+      return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 1));
+    };
+    return std::pair{value("workqueue_unfinished_work_seconds{name=\"ms\"}"),
+                     value("workqueue_longest_running_processor_seconds{name=\"ms\"}")};
+  };
+  EXPECT_EQ(scrape(), (std::pair{0.0, 0.0}));
+  q.Add("a");
+  q.Add("b");
+  ASSERT_EQ(q.Get(), "a");
+  clock.Advance(std::chrono::seconds(3));
+  EXPECT_EQ(scrape(), (std::pair{3.0, 3.0}));
+  ASSERT_EQ(q.Get(), "b");
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(scrape(), (std::pair{5.0, 4.0}));  // a: 4 s, b: 1 s
+  q.Done("a");
+  EXPECT_EQ(scrape(), (std::pair{1.0, 1.0}));
+  q.Done("b");
+  EXPECT_EQ(scrape(), (std::pair{0.0, 0.0}));
+}
+
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::runtime

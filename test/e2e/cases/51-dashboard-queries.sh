@@ -29,14 +29,7 @@ trap cleanup EXIT
 
 # Queries of the dashboard on metrics that the programs do not export yet
 # ("ROW / PANEL / REFID|METRIC"): expected missing until METRIC is exported.
-expected_missing=(
-  "Controller / Unfinished work / A|workqueue_unfinished_work_seconds"
-  "Controller / Unfinished work / B|workqueue_longest_running_processor_seconds"
-  "Controller / Active workers / A|controller_runtime_active_workers"
-  "Controller / Active workers / B|controller_runtime_max_concurrent_reconciles"
-  "ModelServices / Conditions / A|modelservice_status_condition"
-  "ModelServices / Serving versions / A|modelservice_info"
-)
+expected_missing=()
 
 # kubebuilder's controller-runtime dashboard (its grafana plugin,
 # grafana/controller-runtime-metrics.json): "PANEL / REFID|EXPR", as data.
@@ -57,10 +50,7 @@ kubebuilder_queries=(
   'Seconds Processing Items From WorkQueue / C|histogram_quantile(0.99, sum(rate(workqueue_work_duration_seconds_bucket{job="$job", namespace="$namespace"}[5m])) by (instance, name, le))'
   'Work Queue Retries Rate / A|sum(rate(workqueue_retries_total{job="$job", namespace="$namespace"}[5m])) by (instance, name)'
 )
-kubebuilder_missing=(
-  "Number of workers in use / A|controller_runtime_active_workers"
-  "Unfinished Seconds / A|workqueue_unfinished_work_seconds"
-)
+kubebuilder_missing=()
 
 # ------------------------------------------------------------------ the ConfigMap
 k kustomize "$E2E_ROOT/manifests/monitoring" >"$tmp/monitoring.yaml" || fail "kubectl kustomize manifests/monitoring failed"

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "base/utf8.h"
 
@@ -52,6 +54,48 @@ TEST(Utf8, SanitizeKeepsValidTextAndWritesInvalidBytesAsHex) {
             "a\\xffb\\xc3");
   EXPECT_EQ(SanitizeUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
   EXPECT_TRUE(IsValidUtf8(SanitizeUtf8("\x80\x81\xc0\xc1\xf5\xff")));
+}
+
+// Fields of the scopes open on the thread: JSON keys of the line (a value
+// from a client escaped like the message), key=value after a text message;
+// scopes nest and end with their block; other threads do not see them.
+TEST(Logging, FieldScopesAddKeysToTheLinesOfTheirThread) {
+  std::ostringstream json_out, text_out;
+  auto json_logger = MakeLogger("controller", Format::kJson, spdlog::level::info,
+                                std::make_shared<spdlog::sinks::ostream_sink_mt>(json_out));
+  auto text_logger = MakeLogger("controller", Format::kText, spdlog::level::info,
+                                std::make_shared<spdlog::sinks::ostream_sink_mt>(text_out));
+  {
+    FieldScope outer({{"controller", "modelservice"}, {"namespace", "ml"}, {"name", "bert"}});
+    {
+      FieldScope inner({{"error", "update Deployment ml/bert: 409 Conflict: \"x\"\n"}});
+      json_logger->error("Reconciler error");
+      text_logger->error("Reconciler error");
+    }
+    std::thread([&] { json_logger->info("other thread"); }).join();
+    json_logger->info("outer only");
+  }
+  json_logger->info("none");
+  json_logger->flush();
+  text_logger->flush();
+  std::istringstream lines(json_out.str());
+  std::vector<nlohmann::json> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(got.size(), 4u) << json_out.str();
+  EXPECT_EQ(got[0]["msg"], "Reconciler error");
+  EXPECT_EQ(got[0]["controller"], "modelservice");
+  EXPECT_EQ(got[0]["namespace"], "ml");
+  EXPECT_EQ(got[0]["name"], "bert");
+  EXPECT_EQ(got[0]["error"], "update Deployment ml/bert: 409 Conflict: \"x\"\n");
+  EXPECT_FALSE(got[1].contains("controller")) << got[1];
+  EXPECT_EQ(got[2]["name"], "bert");
+  EXPECT_FALSE(got[2].contains("error")) << got[2];
+  EXPECT_EQ(got[3].size(), 4u) << got[3];  // ts, level, logger, msg
+  const std::string text = text_out.str();
+  EXPECT_NE(text.find(" E controller: Reconciler error controller=modelservice namespace=ml name=bert "
+                      "error=\"update Deployment ml/bert: 409 Conflict: \\\"x\\\"\\n\"\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Logging, ParsesFormatsAndLevels) {

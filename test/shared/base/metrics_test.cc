@@ -53,6 +53,16 @@ TEST(Metrics, HistogramCumulativeBuckets) {
             "lat_seconds_bucket{w=\"v\",le=\"+Inf\"} 4\n");
 }
 
+// A program's one registry: /metrics gives the process_* metrics, then the
+// families its subsystems declared on it.
+TEST(Metrics, AProgramsRegistryServesTheProcessMetricsThenItsFamilies) {
+  Registry registry;
+  prometheus::BuildGauge().Name("ready").Help("r").Register(registry.families()).Add({}).Set(1);
+  const std::string text = Serialize(registry);
+  EXPECT_EQ(text.rfind("# HELP process_", 0), 0u) << text;
+  EXPECT_NE(text.find("\n# HELP ready r\n# TYPE ready gauge\nready 1\n"), std::string::npos) << text;
+}
+
 TEST(Metrics, CollectablesAreSerializedInTheOrderGiven) {
   prometheus::Registry a, b;
   prometheus::BuildGauge().Name("b_gauge").Help("b").Register(b).Add({}).Set(2);

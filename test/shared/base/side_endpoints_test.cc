@@ -18,18 +18,17 @@ std::shared_ptr<spdlog::logger> NullLogger() {
 }
 
 TEST(SideEndpoints, MetricsAreTextFormat004FromEveryCollectable) {
-  metrics::ProcessCollector process;
-  prometheus::Registry registry;
+  metrics::Registry registry;
   prometheus::BuildCounter()
       .Name("controller_runtime_reconcile_total")
       .Help("Total number of reconciliations per controller")
-      .Register(registry)
+      .Register(registry.families())
       .Add({{"controller", "modelservice"}, {"result", "success"}})
       .Increment(3);
   SideEndpoints side(NullLogger());
   std::string error;
   ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, {&process, &registry}, [] { return true; },
+      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
       [](std::string*) { return true; }, &error))
       << error;
   httplib::Client client("127.0.0.1", side.metrics_port());
@@ -46,13 +45,13 @@ TEST(SideEndpoints, MetricsAreTextFormat004FromEveryCollectable) {
 }
 
 TEST(SideEndpoints, OneServerWhenTheAddressesMatch) {
-  prometheus::Registry registry;
+  metrics::Registry registry;
   SideEndpoints side(NullLogger());
   std::string error;
   std::atomic<bool> ready{false};
   // Port 0 twice is "the same address": one server on one free port.
   ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", 0}, {&registry}, [] { return true; },
+      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", 0}, registry, [] { return true; },
       [&ready](std::string* why) {
         if (!ready) *why = "warming up";
         return ready.load();

@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 constexpr auto kDay = std::chrono::hours(24);
 
 // One sample: a counter, or the expiry gauge of `certificate`; -1 when absent.
-double Value(prometheus::Registry& registry, const std::string& name, const std::string& certificate = "serving") {
-  for (const auto& f : registry.Collect()) {
+double Value(metrics::Registry& registry, const std::string& name, const std::string& certificate = "serving") {
+  for (const auto& f : registry.families().Collect()) {
     if (f.name != name) continue;
     for (const auto& m : f.metric) {
       if (f.type == prometheus::MetricType::Counter) return m.counter.value;
@@ -44,12 +44,13 @@ TEST(CertWatcher, CountsReadsAndErrorsAndWarnsBeforeExpiry) {
   std::ostringstream log;
   auto logger = log::MakeLogger("webhook", log::Format::kText, spdlog::level::info,
                                 std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
-  prometheus::Registry registry;
+  metrics::Registry registry;
+  CertWatcherMetrics metrics(registry);
   const WallTime end = std::chrono::floor<std::chrono::seconds>(clock.WallNow() + 40 * kDay);
   const KeyPairPem pair = SelfSigned(end);
   test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
   test::WriteFile(dir.File("tls.key"), pair.key_pem);
-  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), registry, logger, clock);
+  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), metrics, logger, clock);
 
   EXPECT_TRUE(watcher.ReadOnce());
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 1);
@@ -86,7 +87,8 @@ TEST(CertWatcher, TheClientCaBundleUntilItsLastCaExpires) {
   std::ostringstream log;
   auto logger = log::MakeLogger("webhook", log::Format::kText, spdlog::level::info,
                                 std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
-  prometheus::Registry registry;
+  metrics::Registry registry;
+  CertWatcherMetrics metrics(registry);
   const WallTime now = std::chrono::floor<std::chrono::seconds>(clock.WallNow());
   const KeyPairPem pair = SelfSigned(now + 90 * kDay);
   test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
@@ -94,7 +96,7 @@ TEST(CertWatcher, TheClientCaBundleUntilItsLastCaExpires) {
   // An old client CA ending in 3 days and its successor in 20.
   test::WriteFile(dir.File("client-ca.crt"),
                   SelfSigned(now + 3 * kDay).cert_pem + SelfSigned(now + 20 * kDay).cert_pem);
-  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), registry, logger, clock, dir.File("client-ca.crt"));
+  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), metrics, logger, clock, dir.File("client-ca.crt"));
   EXPECT_TRUE(watcher.ReadOnce());
   EXPECT_EQ(Value(registry, kExpiry, "client-ca"),
             std::chrono::duration_cast<std::chrono::seconds>((now + 20 * kDay).time_since_epoch()).count());
@@ -103,8 +105,9 @@ TEST(CertWatcher, TheClientCaBundleUntilItsLastCaExpires) {
   EXPECT_NE(log.str().find("client CA (--client-ca) CN=wh.ns.svc"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("expires in 20 days"), std::string::npos) << log.str();
   // No client CA file: no series.
-  prometheus::Registry other;
-  CertWatcher plain(dir.File("tls.crt"), dir.File("tls.key"), other, nullptr, clock);
+  metrics::Registry other;
+  CertWatcherMetrics other_metrics(other);
+  CertWatcher plain(dir.File("tls.crt"), dir.File("tls.key"), other_metrics, nullptr, clock);
   plain.ReadOnce();
   EXPECT_EQ(Value(other, kExpiry, "client-ca"), -1);
 }
@@ -112,19 +115,18 @@ TEST(CertWatcher, TheClientCaBundleUntilItsLastCaExpires) {
 TEST(CertWatcher, ReadsOnItsOwnThreadEveryInterval) {
   test::TempDir dir;
   FakeClock clock;
-  prometheus::Registry registry;
+  metrics::Registry registry;
+  CertWatcherMetrics metrics(registry);
   const KeyPairPem pair = SelfSigned(clock.WallNow() + 90 * kDay);
   test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
   test::WriteFile(dir.File("tls.key"), pair.key_pem);
-  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), registry, nullptr, clock);
+  CertWatcher watcher(dir.File("tls.crt"), dir.File("tls.key"), metrics, nullptr, clock);
   watcher.Start(1s);
   EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 1);  // at once
-  // Each second of virtual time, one more read (waiting for the thread, capped in real time).
+  // Each second of virtual time, one more read (the watcher's thread waits again after it).
   for (int i = 1; i <= 3; ++i) {
     clock.Advance(1s);
-    const auto cap = std::chrono::steady_clock::now() + 10s;
-    while (Value(registry, "certwatcher_read_certificate_total") < 1 + i && std::chrono::steady_clock::now() < cap)
-      std::this_thread::yield();
+    EXPECT_TRUE(clock.Eventually([&] { return Value(registry, "certwatcher_read_certificate_total") >= 1 + i; }));
     EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 1 + i);
   }
   watcher.Stop();

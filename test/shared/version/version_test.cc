@@ -15,9 +15,9 @@ TEST(Version, TextAndBuildInfo) {
   const Info info{"1.2.3", "0123456789ab", "2025-01-31T12:00:00Z"};
   EXPECT_EQ(VersionText("modelservice-webhook", info),
             "modelservice-webhook version 1.2.3 (revision 0123456789ab, built 2025-01-31T12:00:00Z)\n");
-  prometheus::Registry registry;
+  metrics::Registry registry;
   RegisterBuildInfo(registry, info);
-  const std::string text = metrics::Serialize(registry);
+  const std::string text = metrics::Serialize(registry.families());
   EXPECT_NE(text.find("# TYPE modelservice_build_info gauge\n"), std::string::npos) << text;
   EXPECT_NE(text.find("modelservice_build_info{revision=\"0123456789ab\",version=\"1.2.3\"} 1\n"), std::string::npos)
       << text;

@@ -60,14 +60,14 @@ class ReviewTest : public ::testing::Test {
     review["request"]["oldObject"]["spec"] = {{"replicas", replicas == 2 ? 4 : 2}};
     return review;
   }
-  HttpReply Validate(const std::string& body, Outcome* o = nullptr) {
+  transport::Response Validate(const std::string& body, Outcome* o = nullptr) {
     return ServeReview(body, "application/json", validating_, o);
   }
-  HttpReply Mutate(const std::string& body, Outcome* o = nullptr) {
+  transport::Response Mutate(const std::string& body, Outcome* o = nullptr) {
     return ServeReview(body, "application/json", mutating_, o);
   }
   // The response object of a 200 answer.
-  static json Response(const HttpReply& r) {
+  static json Response(const transport::Response& r) {
     EXPECT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(r.content_type, "application/json");
     auto j = json::parse(r.body);
@@ -337,14 +337,14 @@ TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
   for (const std::string body :
        {"{\"a\":\xff}", "\xc3", "{\"apiVersion\": \"\xed\xa0\x80\"}", "[\xf8\x88\x80\x80\x80]"}) {
     SCOPED_TRACE(json(body).dump(-1, ' ', true, json::error_handler_t::replace));
-    const HttpReply r = Validate(body, &o);
+    const transport::Response r = Validate(body, &o);
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
     EXPECT_TRUE(IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true, json::error_handler_t::replace);
     EXPECT_TRUE(IsValidUtf8(o.message));
     EXPECT_NE(r.body.find("\\x"), std::string::npos) << r.body;
   }
-  const HttpReply ct = ServeReview("{}", "text/\xff\xfe", validating_, &o);
+  const transport::Response ct = ServeReview("{}", "text/\xff\xfe", validating_, &o);
   EXPECT_EQ(ct.status, 415);
   EXPECT_EQ(ct.body, "unsupported Content-Type \"text/\\xff\\xfe\": expected application/json\n");
 }

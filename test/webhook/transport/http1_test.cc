@@ -9,7 +9,7 @@
 
 #include "test/support/fake_clock.h"
 
-namespace ms::http {
+namespace ms::transport {
 namespace {
 
 using namespace std::chrono_literals;
@@ -320,4 +320,4 @@ TEST_F(Http1Test, LeadingEmptyLinesAreIgnored) {
 }
 
 }  // namespace
-}  // namespace ms::http
+}  // namespace ms::transport

@@ -1,4 +1,4 @@
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,9 @@
 
 #include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
+#include "test/support/objects.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
 
 using nlohmann::json;
@@ -15,90 +16,20 @@ using nlohmann::json;
 const WallTime kT0 = std::chrono::system_clock::from_time_t(1700000000);
 const WallTime kT1 = kT0 + std::chrono::minutes(5);
 
+// ModelService ml/bert after its first reconcile (the finalizer), as
+// kubectl apply leaves it.
 json ModelService() {
-  return json::parse(R"({
-    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
-    "metadata": {"name": "bert", "namespace": "ml", "uid": "uid-1", "resourceVersion": "100", "generation": 1,
-                 "finalizers": ["modelops.dev/cleanup"],
-                 "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
-    "spec": {"model": "bert-base", "version": "3", "image": "registry.local/serve:1.4", "replicas": 2,
-             "port": 8080, "gpus": 1,
-             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
-  })");
+  return test::ModelService()
+      .Finalizer()
+      .Defaulted()
+      .Version("3", "registry.local/serve:1.4")
+      .Spec({{"gpus", 1}})
+      .Annotation("kubectl.kubernetes.io/last-applied-configuration", "{}");
 }
 
-// A Deployment as the API server returns it for DesiredDeployment(), with
-// its defaults filled in and a fully rolled-out status.
-json ServerDeployment() {
-  return json::parse(R"({
-    "apiVersion": "apps/v1", "kind": "Deployment",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "dep-uid", "resourceVersion": "2001", "generation": 1,
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "annotations": {"deployment.kubernetes.io/revision": "1"},
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}],
-      "managedFields": [{"manager": "modelservice-controller", "operation": "Update", "apiVersion": "apps/v1",
-                         "time": "2023-11-14T22:13:20Z", "fieldsType": "FieldsV1", "fieldsV1": {}}]
-    },
-    "spec": {
-      "replicas": 2, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
-      "selector": {"matchLabels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"}},
-      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
-      "template": {
-        "metadata": {"creationTimestamp": null,
-                     "labels": {"app.kubernetes.io/instance": "bert",
-                                "app.kubernetes.io/managed-by": "modelservice-controller",
-                                "app.kubernetes.io/name": "modelservice"}},
-        "spec": {
-          "containers": [{
-            "name": "model", "image": "registry.local/serve:1.4", "imagePullPolicy": "IfNotPresent",
-            "env": [{"name": "MODEL_NAME", "value": "bert-base"}, {"name": "MODEL_VERSION", "value": "3"}],
-            "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
-            "readinessProbe": {"failureThreshold": 3, "httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
-                               "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1},
-            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-            "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"
-          }],
-          "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
-          "securityContext": {}, "terminationGracePeriodSeconds": 30
-        }
-      }
-    },
-    "status": {
-      "availableReplicas": 2, "observedGeneration": 1, "readyReplicas": 2, "replicas": 2, "updatedReplicas": 2,
-      "conditions": [
-        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "ok",
-         "lastTransitionTime": "2023-11-14T22:13:30Z", "lastUpdateTime": "2023-11-14T22:13:30Z"},
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "ok",
-         "lastTransitionTime": "2023-11-14T22:13:20Z", "lastUpdateTime": "2023-11-14T22:13:30Z"}]
-    }
-  })");
-}
-
-json ServerService() {
-  return json::parse(R"({
-    "apiVersion": "v1", "kind": "Service",
-    "metadata": {
-      "name": "bert", "namespace": "ml", "uid": "svc-uid", "resourceVersion": "2002",
-      "creationTimestamp": "2023-11-14T22:13:20Z",
-      "labels": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/managed-by": "modelservice-controller",
-                 "app.kubernetes.io/name": "modelservice"},
-      "ownerReferences": [{"apiVersion": "modelops.dev/v1", "blockOwnerDeletion": true, "controller": true,
-                           "kind": "ModelService", "name": "bert", "uid": "uid-1"}]
-    },
-    "spec": {
-      "clusterIP": "10.0.0.17", "clusterIPs": ["10.0.0.17"], "internalTrafficPolicy": "Cluster",
-      "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
-      "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": "http"}],
-      "selector": {"app.kubernetes.io/instance": "bert", "app.kubernetes.io/name": "modelservice"},
-      "sessionAffinity": "None", "type": "ClusterIP"
-    },
-    "status": {"loadBalancer": {}}
-  })");
-}
+// The owned objects as the API server returns them, rolled out.
+json ServerDeployment() { return test::ServedDeployment(); }
+json ServerService() { return test::ServedService(); }
 
 Options Opts() { return Options{}; }
 
@@ -110,7 +41,7 @@ json WithStatus(json ms, const json& status) {
 
 const Action* FindWrite(const Actions& a, ActionType type, const std::string& kind) {
   for (const auto& w : a.writes) {
-    if (w.type == type && w.kind == kind) return &w;
+    if (w.type == type && KindName(w.target.kind) == kind) return &w;
   }
   return nullptr;
 }
@@ -124,31 +55,32 @@ const json& Container(const json& deployment) { return deployment["spec"]["templ
 // Steady state: a ModelService whose status matches the world.
 json SteadyModelService() {
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  Actions a = Plan(ModelService(), obs, Opts(), kT0);
   EXPECT_TRUE(a.status.has_value());
   return WithStatus(ModelService(), *a.status);
 }
 
-TEST(Reconciler, FirstReconcileAddsFinalizerWithPrecondition) {
+TEST(Plan, FirstReconcileAddsFinalizerWithPrecondition) {
   json ms = ModelService();
   ms["metadata"].erase("finalizers");
-  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  Actions a = Plan(ms, Observed{}, Opts(), kT0);
   ASSERT_FALSE(a.writes.empty());
   const Action& w = a.writes.front();
   EXPECT_EQ(w.type, ActionType::kPatchModelService);
-  EXPECT_EQ(w.path, "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
+  EXPECT_EQ(PathOf(w.target), "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert");
   EXPECT_EQ(w.body["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}));
   EXPECT_EQ(w.body["metadata"]["resourceVersion"], "100");
 }
 
-TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
-  Actions a = Reconcile(ModelService(), Observed{}, Opts(), kT0);
+TEST(Plan, CreatesDeploymentAndServiceWhenMissing) {
+  Actions a = Plan(ModelService(), Observed{}, Opts(), kT0);
   const Action* d = FindWrite(a, ActionType::kCreate, "Deployment");
   const Action* s = FindWrite(a, ActionType::kCreate, "Service");
   ASSERT_NE(d, nullptr);
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(d->path, "/apis/apps/v1/namespaces/ml/deployments");
-  EXPECT_EQ(s->path, "/api/v1/namespaces/ml/services");
+  EXPECT_EQ(CollectionPathOf(d->target), "/apis/apps/v1/namespaces/ml/deployments");
+  EXPECT_EQ(CollectionPathOf(s->target), "/api/v1/namespaces/ml/services");
+  EXPECT_EQ(d->target, (ObjectRef{Kind::kDeployment, "ml", "bert"}));
   const json& dep = d->body;
   EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller");
   EXPECT_EQ(dep["metadata"]["ownerReferences"][0], json({{"apiVersion", "modelops.dev/v1"},
@@ -178,30 +110,34 @@ TEST(Reconciler, CreatesDeploymentAndServiceWhenMissing) {
   ASSERT_EQ(a.events.size(), 1u);
   EXPECT_EQ(a.events[0],
             (Event{"Normal", "Created", "Create", "Created Deployment ml/bert with 2 replicas and Service ml/bert"}));
+  // The status is that of the world with these objects created: one status
+  // write, Progressing at once (not Pending until the next event).
   ASSERT_TRUE(a.status.has_value());
-  EXPECT_EQ((*a.status)["phase"], "Pending");
+  EXPECT_EQ((*a.status)["phase"], "Progressing");
+  EXPECT_EQ((*a.status)["conditions"][1]["reason"], "RollingOut");
+  EXPECT_EQ((*a.status)["conditions"][1]["message"], "0/2 replicas updated, 0/2 replicas ready");
   EXPECT_EQ((*a.status)["url"], "http://bert.ml.svc:8080");
 }
 
-TEST(Reconciler, DefaultImageWhenSpecHasNone) {
+TEST(Plan, DefaultImageWhenSpecHasNone) {
   json ms = ModelService();
   ms["spec"].erase("image");
   Options o;
   o.default_image = "registry.local/default:7";
-  Actions a = Reconcile(ms, Observed{}, o, kT0);
+  Actions a = Plan(ms, Observed{}, o, kT0);
   EXPECT_EQ(Container(FindWrite(a, ActionType::kCreate, "Deployment")->body)["image"], "registry.local/default:7");
 }
 
-TEST(Reconciler, UnchangedWorldGivesZeroWrites) {
+TEST(Plan, UnchangedWorldGivesZeroWrites) {
   json ms = SteadyModelService();
   EXPECT_EQ(ms["status"]["phase"], "Ready");
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u) << (a.writes.empty() ? a.status->dump() : a.writes[0].body.dump());
   EXPECT_TRUE(a.events.empty());
 }
 
-TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
+TEST(Plan, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   // MODEL_VERSION with an empty value comes back without "value"; no gpus
   // comes back as "resources": {}; Recreate without rollingUpdate.
   json ms = ModelService();
@@ -214,21 +150,21 @@ TEST(Reconciler, UnchangedWithoutVersionAndGpusGivesZeroWrites) {
   c["resources"] = json::object();
   dep["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions first = Reconcile(ms, obs, Opts(), kT0);
+  Actions first = Plan(ms, obs, Opts(), kT0);
   EXPECT_TRUE(first.writes.empty()) << first.writes[0].body.dump();
   ASSERT_TRUE(first.status);
-  Actions again = Reconcile(WithStatus(ms, *first.status), obs, Opts(), kT1);
+  Actions again = Plan(WithStatus(ms, *first.status), obs, Opts(), kT1);
   EXPECT_EQ(again.NumWrites(), 0u);
 }
 
-TEST(Reconciler, RepairsHandEditedImage) {
+TEST(Plan, RepairsHandEditedImage) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["image"] = "evil:1";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
-  EXPECT_EQ(u->path, "/apis/apps/v1/namespaces/ml/deployments/bert");
+  EXPECT_EQ(PathOf(u->target), "/apis/apps/v1/namespaces/ml/deployments/bert");
   EXPECT_EQ(Container(u->body)["image"], "registry.local/serve:1.4");
   // Sent with its resourceVersion, server defaults kept.
   EXPECT_EQ(u->body["metadata"]["resourceVersion"], "2001");
@@ -239,14 +175,14 @@ TEST(Reconciler, RepairsHandEditedImage) {
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Service"), nullptr);
 }
 
-TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
+TEST(Plan, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
   json dep = ServerDeployment();
   dep["spec"]["replicas"] = 5;
   dep["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
   dep["metadata"]["annotations"]["team"] = "search";
   dep["metadata"]["labels"]["extra"] = "kept";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 2);
@@ -257,7 +193,7 @@ TEST(Reconciler, RepairsReplicasAndRemovedLabelButKeepsUnrelatedAnnotation) {
   EXPECT_TRUE(HasEvent(a, "Updated"));
 }
 
-TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
+TEST(Plan, UnrelatedAnnotationAloneIsNotDrift) {
   json dep = ServerDeployment();
   dep["metadata"]["annotations"]["team"] = "search";
   dep["spec"]["template"]["spec"]["containers"][0]["env"].push_back({{"name", "EXTRA"}, {"value", "1"}});
@@ -265,16 +201,16 @@ TEST(Reconciler, UnrelatedAnnotationAloneIsNotDrift) {
   json svc = ServerService();
   svc["metadata"]["annotations"] = {{"team", "search"}};
   Observed obs{dep, svc, std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u);
 }
 
-TEST(Reconciler, ServiceDriftRepaired) {
+TEST(Plan, ServiceDriftRepaired) {
   json svc = ServerService();
   svc["spec"]["ports"][0]["port"] = 9999;
   svc["spec"]["selector"]["app.kubernetes.io/instance"] = "other";
   Observed obs{ServerDeployment(), svc, std::nullopt, std::nullopt};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Service");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["ports"][0]["port"], 8080);
@@ -283,12 +219,12 @@ TEST(Reconciler, ServiceDriftRepaired) {
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
 }
 
-TEST(Reconciler, ScaleSpecReplicas) {
+TEST(Plan, ScaleSpecReplicas) {
   json ms = SteadyModelService();
   ms["spec"]["replicas"] = 4;
   ms["metadata"]["generation"] = 2;
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 4);
@@ -299,51 +235,51 @@ TEST(Reconciler, ScaleSpecReplicas) {
   EXPECT_EQ((*a.status)["observedGeneration"], 2);
 }
 
-TEST(Reconciler, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
+TEST(Plan, StrategyRollingUpdateToRecreateDropsRollingUpdate) {
   json ms = SteadyModelService();
   ms["spec"]["strategy"] = {{"type", "Recreate"}};
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["strategy"], json({{"type", "Recreate"}}));
 }
 
-TEST(Reconciler, GpusOneToZeroRemovesLimit) {
+TEST(Plan, GpusOneToZeroRemovesLimit) {
   json ms = SteadyModelService();
   ms["spec"]["gpus"] = 0;
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   const json& res = Container(u->body)["resources"];
   EXPECT_FALSE(res.contains("limits") && res["limits"].contains("nvidia.com/gpu")) << res.dump();
 }
 
-TEST(Reconciler, GpuQuantityAsNumberIsNotDrift) {
+TEST(Plan, GpuQuantityAsNumberIsNotDrift) {
   json dep = ServerDeployment();
   dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
-  EXPECT_EQ(Reconcile(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
+  EXPECT_EQ(Plan(SteadyModelService(), obs, Opts(), kT1).NumWrites(), 0u);
 }
 
-TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
+TEST(Plan, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   ms["metadata"]["finalizers"] = json::array({"other.io/x", "modelops.dev/cleanup"});
   Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_EQ(a.writes.size(), 2u);
   EXPECT_EQ(a.writes[0].type, ActionType::kDelete);
-  EXPECT_EQ(a.writes[0].path, "/apis/apps/v1/namespaces/ml/deployments/bert?propagationPolicy=Background");
+  EXPECT_EQ(PathOf(a.writes[0].target), "/apis/apps/v1/namespaces/ml/deployments/bert");
   EXPECT_EQ(a.writes[1].type, ActionType::kDelete);
-  EXPECT_EQ(a.writes[1].kind, "Service");
+  EXPECT_EQ(KindName(a.writes[1].target.kind), "Service");
   EXPECT_FALSE(a.status.has_value());
   EXPECT_TRUE(HasEvent(a, "Deleted"));
   EXPECT_TRUE(a.look_again) << "deleted: look again at once";
 
   // Both gone: the finalizer goes, other finalizers stay.
-  Actions b = Reconcile(ms, Observed{}, Opts(), kT1);
+  Actions b = Plan(ms, Observed{}, Opts(), kT1);
   ASSERT_EQ(b.writes.size(), 1u);
   EXPECT_EQ(b.writes[0].type, ActionType::kPatchModelService);
   EXPECT_EQ(b.writes[0].body["metadata"]["finalizers"], json::array({"other.io/x"}));
@@ -351,25 +287,25 @@ TEST(Reconciler, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
 
   // Without our finalizer there is nothing to do.
   ms["metadata"]["finalizers"] = json::array({"other.io/x"});
-  EXPECT_EQ(Reconcile(ms, obs, Opts(), kT1).NumWrites(), 0u);
+  EXPECT_EQ(Plan(ms, obs, Opts(), kT1).NumWrites(), 0u);
 }
 
-TEST(Reconciler, DeletionLeavesObjectsOwnedBySomeoneElse) {
+TEST(Plan, DeletionLeavesObjectsOwnedBySomeoneElse) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
   Observed obs{dep, std::nullopt, std::nullopt, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
 }
 
-TEST(Reconciler, StatusPendingProgressingReady) {
+TEST(Plan, StatusProgressingThenReady) {
   json ms = ModelService();
-  Actions a = Reconcile(ms, Observed{}, Opts(), kT0);
+  Actions a = Plan(ms, Observed{}, Opts(), kT0);
   ASSERT_TRUE(a.status);
-  EXPECT_EQ((*a.status)["phase"], "Pending");
+  EXPECT_EQ((*a.status)["phase"], "Progressing") << "the Deployment this plan creates is rolling out";
   ms["status"] = *a.status;
 
   json dep = ServerDeployment();
@@ -379,15 +315,15 @@ TEST(Reconciler, StatusPendingProgressingReady) {
                    {"readyReplicas", 1},
                    {"availableReplicas", 1}};
   Actions b =
-      Reconcile(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
+      Plan(ms, Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT0 + std::chrono::seconds(10));
   ASSERT_TRUE(b.status);
   EXPECT_EQ((*b.status)["phase"], "Progressing");
   EXPECT_EQ((*b.status)["readyReplicas"], 1);
   EXPECT_EQ(b.NumWrites(), 1u) << "only the status";
   ms["status"] = *b.status;
 
-  Actions c = Reconcile(ms, Observed{ServerDeployment(), ServerService(), std::nullopt, std::nullopt}, Opts(),
-                        kT0 + std::chrono::seconds(20));
+  Actions c = Plan(ms, Observed{ServerDeployment(), ServerService(), std::nullopt, std::nullopt}, Opts(),
+                   kT0 + std::chrono::seconds(20));
   ASSERT_TRUE(c.status);
   const json& st = *c.status;
   EXPECT_EQ(st["phase"], "Ready");
@@ -406,32 +342,32 @@ TEST(Reconciler, StatusPendingProgressingReady) {
   EXPECT_EQ(st["conditions"][2]["observedGeneration"], 1);
 }
 
-TEST(Reconciler, DeploymentProgressDeadlineExceededIsDegraded) {
+TEST(Plan, DeploymentProgressDeadlineExceededIsDegraded) {
   json dep = ServerDeployment();
   dep["status"]["conditions"][1] = {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
   dep["status"]["readyReplicas"] = 1;
-  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Degraded");
   EXPECT_TRUE(HasEvent(a, "RolloutFailed"));  // versions_test.cc has the rest
 }
 
-TEST(Reconciler, FailureToCreateIsFailed) {
+TEST(Plan, FailureToCreateIsFailed) {
   Observed obs;
   obs.failure = WriteFailure{"CreateFailed", "create Deployment ml/bert: 422 Invalid: bad"};
-  Actions a = Reconcile(ModelService(), obs, Opts(), kT0);
+  Actions a = Plan(ModelService(), obs, Opts(), kT0);
   EXPECT_EQ(FindWrite(a, ActionType::kCreate, "Deployment"), nullptr);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Failed");
   EXPECT_TRUE(HasEvent(a, "CreateFailed"));
 }
 
-TEST(Reconciler, AutoscaleRecommendationApplied) {
+TEST(Plan, AutoscaleRecommendationApplied) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   Observed obs{ServerDeployment(), ServerService(), autoscale::Recommendation{true, "", "", 31, 7}, std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   const Action* u = FindWrite(a, ActionType::kUpdate, "Deployment");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->body["spec"]["replicas"], 7);
@@ -440,7 +376,7 @@ TEST(Reconciler, AutoscaleRecommendationApplied) {
   EXPECT_EQ(a.desired_replicas, 7);
 }
 
-TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
+TEST(Plan, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   ms["spec"]["replicas"] = 9;     // ignored with autoscaling
@@ -448,7 +384,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   Observed obs{dep, ServerService(),
                autoscale::Recommendation{false, "MetricsUnavailable", "prometheus: connection refused", 0, 0},
                std::nullopt};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Degraded");
@@ -460,7 +396,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   EXPECT_TRUE(HasEvent(a, "MetricsUnavailable"));
 
   // Still unavailable at the next resync: no new write, no new event.
-  Actions b = Reconcile(WithStatus(ms, *a.status), obs, Opts(), kT1 + std::chrono::seconds(15));
+  Actions b = Plan(WithStatus(ms, *a.status), obs, Opts(), kT1 + std::chrono::seconds(15));
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 }
@@ -468,7 +404,7 @@ TEST(Reconciler, MetricsUnavailableKeepsReplicasAndIsDegraded) {
 // Pods that the scheduler cannot place (pods.h): Degraded, reason
 // Unschedulable, with the scheduler's message, one Warning Event; nothing
 // written while it stays so; Ready once they are placed.
-TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
+TEST(Plan, UnschedulablePodsAreDegradedUntilScheduled) {
   json dep = ServerDeployment();
   dep["spec"]["replicas"] = 3;
   dep["status"] = {{"observedGeneration", 1},
@@ -481,7 +417,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   const std::string scheduler = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match.";
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   obs.pods = PodSummary{.pods = 3, .unschedulable = 1, .scheduler_message = scheduler};
-  Actions a = Reconcile(ms, obs, Opts(), kT1);
+  Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_TRUE(a.writes.empty());
   EXPECT_EQ((*a.status)["phase"], "Degraded");
@@ -499,7 +435,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
 
   // Still Pending, the scheduler says the same: no write, no Event.
   ms = WithStatus(ms, *a.status);
-  Actions b = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(30));
+  Actions b = Plan(ms, obs, Opts(), kT1 + std::chrono::seconds(30));
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 
@@ -508,7 +444,7 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
   dep["status"]["availableReplicas"] = 3;
   obs.deployment = dep;
   obs.pods = PodSummary{.pods = 3};
-  Actions c = Reconcile(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
+  Actions c = Plan(ms, obs, Opts(), kT1 + std::chrono::seconds(60));
   ASSERT_TRUE(c.status);
   EXPECT_EQ((*c.status)["phase"], "Ready");
   EXPECT_EQ((*c.status)["conditions"][2]["status"], "False");
@@ -517,23 +453,23 @@ TEST(Reconciler, UnschedulablePodsAreDegradedUntilScheduled) {
 }
 
 // The Deployment controller's own verdicts come first.
-TEST(Reconciler, DeploymentVerdictsComeBeforeWhatThePodsSay) {
+TEST(Plan, DeploymentVerdictsComeBeforeWhatThePodsSay) {
   json dep = ServerDeployment();
   dep["status"]["conditions"][1] = {
       {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}, {"message", "too slow"}};
   dep["status"]["readyReplicas"] = 1;
   Observed obs{dep, ServerService(), std::nullopt, std::nullopt};
   obs.pods = PodSummary{.pods = 2, .unschedulable = 1, .scheduler_message = "0/3 nodes are available"};
-  Actions a = Reconcile(SteadyModelService(), obs, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["conditions"][2]["reason"], "RolloutFailed");  // versions.h
 }
 
-TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
+TEST(Plan, NotOwnedDeploymentIsNotTouched) {
   json dep = ServerDeployment();
   dep["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
   dep["spec"]["replicas"] = 7;
-  Actions a = Reconcile(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(SteadyModelService(), Observed{dep, ServerService(), std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
   EXPECT_TRUE(a.name_conflict);
   ASSERT_TRUE(a.status);
@@ -543,16 +479,16 @@ TEST(Reconciler, NotOwnedDeploymentIsNotTouched) {
   EXPECT_EQ((*a.status)["replicas"], 0);
 }
 
-TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
+TEST(Plan, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   // A Deployment and a Service the user made before, with our labels even:
   // no controller ownerReference, so not ours.
   json dep = ServerDeployment();
   dep["metadata"].erase("ownerReferences");
   json svc = ServerService();
   svc["metadata"]["ownerReferences"][0]["controller"] = false;
-  Actions a = Reconcile(ModelService(), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  Actions a = Plan(ModelService(), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT0);
   EXPECT_TRUE(a.name_conflict);
-  for (const auto& w : a.writes) EXPECT_EQ(w.type, ActionType::kPatchModelService) << w.kind;
+  for (const auto& w : a.writes) EXPECT_EQ(w.type, ActionType::kPatchModelService) << KindName(w.target.kind);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["phase"], "Failed");
   const json& ready = (*a.status)["conditions"][0];
@@ -567,23 +503,22 @@ TEST(Reconciler, SameNamedObjectsWithoutOwnerAreNotAdopted) {
   EXPECT_EQ(a.events.back().type, "Warning");
 
   // Looked at again: same status, no write, no second Warning.
-  Actions b =
-      Reconcile(WithStatus(ModelService(), *a.status), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions b = Plan(WithStatus(ModelService(), *a.status), Observed{dep, svc, std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(b.NumWrites(), 0u);
   EXPECT_TRUE(b.events.empty());
 
   // Only the Service is someone else's: the Deployment is still not created.
-  Actions c = Reconcile(ModelService(), Observed{std::nullopt, svc, std::nullopt, std::nullopt}, Opts(), kT0);
+  Actions c = Plan(ModelService(), Observed{std::nullopt, svc, std::nullopt, std::nullopt}, Opts(), kT0);
   EXPECT_EQ(FindWrite(c, ActionType::kCreate, "Deployment"), nullptr);
   EXPECT_EQ((*c.status)["conditions"][0]["message"].get<std::string>().rfind("a Service named", 0), 0u);
 }
 
-TEST(Reconciler, DeletionWaitsForTerminatingOwnedObjects) {
+TEST(Plan, DeletionWaitsForTerminatingOwnedObjects) {
   json ms = SteadyModelService();
   ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
   json dep = ServerDeployment();
   dep["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:01Z";
-  Actions a = Reconcile(ms, Observed{dep, std::nullopt, std::nullopt, std::nullopt}, Opts(), kT1);
+  Actions a = Plan(ms, Observed{dep, std::nullopt, std::nullopt, std::nullopt}, Opts(), kT1);
   EXPECT_EQ(a.NumWrites(), 0u) << "neither deleted again nor the finalizer removed";
   EXPECT_TRUE(a.requeue);
   EXPECT_FALSE(a.look_again);
@@ -599,4 +534,4 @@ TEST(TimeFormat, RoundTrip) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,4 +1,4 @@
-#include "controller/modelservice/reconciler.h"
+#include "controller/modelservice/plan.h"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@
 #include "controller/modelservice/status.h"
 #include "controller/modelservice/versions.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using nlohmann::json;
 
@@ -31,9 +31,8 @@ json Finalizers(const json& ms) {
   return json::array();
 }
 
-// A merge patch setting metadata.finalizers; the resourceVersion in the
-// patch makes the API server reject it with 409 if the object changed.
-// A merge patch of the ModelService guarded by the resourceVersion it was read at.
+// A merge patch of the ModelService guarded by the resourceVersion it was
+// read at: the API server rejects it with 409 if the object changed.
 json GuardedPatch(const json& ms, json patch) {
   if (ms.contains("metadata") && ms["metadata"].contains("resourceVersion")) {
     patch["metadata"]["resourceVersion"] = ms["metadata"]["resourceVersion"];
@@ -43,6 +42,11 @@ json GuardedPatch(const json& ms, json patch) {
 
 json FinalizerPatch(const json& ms, const json& finalizers) {
   return GuardedPatch(ms, {{"metadata", {{"finalizers", finalizers}}}});
+}
+
+// The object's status, or null.
+const json* StatusOf(const json& ms) {
+  return ms.is_object() && ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
 }
 
 int64_t Generation(const json& ms) {
@@ -58,19 +62,21 @@ const json* Ours(const std::optional<json>& obj, const std::string& uid) {
   return obj && IsControlledBy(*obj, uid) ? &*obj : nullptr;
 }
 
-void ReconcileDeletion(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
+ObjectRef Ref(Kind kind, const ResolvedSpec& spec) { return {kind, spec.ns, spec.name}; }
+
+void PlanDeletion(const json& ms, const ResolvedSpec& spec, const Observed& observed, Actions& out) {
   if (!HasFinalizer(ms, api::kFinalizer)) return;  // not ours to hold up
   bool waiting = false;
-  auto remove = [&](const json* obj, const std::string& kind, const std::string& path) {
+  auto remove = [&](const json* obj, Kind kind) {
     if (obj == nullptr) return;  // gone, or not ours: never deleted
     waiting = true;
     if (BeingDeleted(*obj)) return;
-    out.writes.push_back({ActionType::kDelete, kind, path + "?propagationPolicy=Background", json()});
-    out.events.push_back({"Normal", "Deleted", "Delete", "Deleted " + kind + " " + spec.ns + "/" + spec.name});
+    out.writes.push_back({ActionType::kDelete, Ref(kind, spec), json()});
+    out.events.push_back({"Normal", "Deleted", "Delete", "Deleted " + Describe(Ref(kind, spec))});
   };
-  remove(Ours(observed.deployment, spec.uid), "Deployment", DeploymentPath(spec.ns, spec.name));
-  remove(Ours(observed.service, spec.uid), "Service", ServicePath(spec.ns, spec.name));
-  remove(Ours(observed.hpa, spec.uid), "HorizontalPodAutoscaler", HorizontalPodAutoscalerPath(spec.ns, spec.name));
+  remove(Ours(observed.deployment, spec.uid), Kind::kDeployment);
+  remove(Ours(observed.service, spec.uid), Kind::kService);
+  remove(Ours(observed.hpa, spec.uid), Kind::kHorizontalPodAutoscaler);
   if (waiting) {
     // Just deleted: look again at once (usually gone); still terminating: wait.
     out.look_again = !out.writes.empty();
@@ -81,16 +87,16 @@ void ReconcileDeletion(const json& ms, const ResolvedSpec& spec, const Observed&
   for (const auto& f : Finalizers(ms)) {
     if (f != api::kFinalizer) finalizers.push_back(f);
   }
-  out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
-                        FinalizerPatch(ms, finalizers)});
+  out.writes.push_back(
+      {ActionType::kPatchModelService, Ref(Kind::kModelService, spec), FinalizerPatch(ms, finalizers)});
 }
 
 void EnsureFinalizer(const json& ms, const ResolvedSpec& spec, Actions& out) {
   if (HasFinalizer(ms, api::kFinalizer)) return;
   json finalizers = Finalizers(ms);
   finalizers.push_back(api::kFinalizer);
-  out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
-                        FinalizerPatch(ms, finalizers)});
+  out.writes.push_back(
+      {ActionType::kPatchModelService, Ref(Kind::kModelService, spec), FinalizerPatch(ms, finalizers)});
 }
 
 // The failure that makes the ModelService Failed: a same-named object that
@@ -116,23 +122,22 @@ std::optional<WriteFailure> Failure(const ResolvedSpec& spec, const Observed& ob
   return observed.failure;
 }
 
-// Creates or repairs the Deployment; true when this reconcile writes its spec.
-bool ReconcileDeployment(const ResolvedSpec& spec, const Observed& observed, const json* dep, int replicas,
-                         bool may_create, Actions& out) {
+// Creates or repairs the Deployment.
+void PlanDeployment(const ResolvedSpec& spec, const Observed& observed, const json* dep, int replicas, bool may_create,
+                    Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (dep == nullptr) {
-    if (!may_create) return false;
-    out.writes.push_back(
-        {ActionType::kCreate, "Deployment", DeploymentsPath(spec.ns), DesiredDeployment(spec, replicas)});
+    if (!may_create) return;
+    out.writes.push_back({ActionType::kCreate, Ref(Kind::kDeployment, spec), DesiredDeployment(spec, replicas)});
     out.events.push_back({"Normal", "Created", "Create",
                           "Created Deployment " + key + " with " + std::to_string(replicas) + " replicas"});
-    return false;
+    return;
   }
   json updated = *dep;
   const int before = DeploymentReplicas(updated);
   Drift drift = RepairDeployment(spec, replicas, updated);
-  if (drift.empty()) return false;
-  out.writes.push_back({ActionType::kUpdate, "Deployment", DeploymentPath(spec.ns, spec.name), std::move(updated)});
+  if (drift.empty()) return;
+  out.writes.push_back({ActionType::kUpdate, Ref(Kind::kDeployment, spec), std::move(updated)});
   if (std::find(drift.begin(), drift.end(), "spec.replicas") != drift.end()) {
     std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
                       std::to_string(replicas) + " replicas";
@@ -146,14 +151,13 @@ bool ReconcileDeployment(const ResolvedSpec& spec, const Observed& observed, con
   if (!drift.empty()) {
     out.events.push_back({"Normal", "Updated", "Update", "Updated Deployment " + key + ": " + Join(drift)});
   }
-  return true;
 }
 
-void ReconcileService(const ResolvedSpec& spec, const json* svc, bool may_create, Actions& out) {
+void PlanService(const ResolvedSpec& spec, const json* svc, bool may_create, Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (svc == nullptr) {
     if (!may_create) return;
-    out.writes.push_back({ActionType::kCreate, "Service", ServicesPath(spec.ns), DesiredService(spec)});
+    out.writes.push_back({ActionType::kCreate, Ref(Kind::kService, spec), DesiredService(spec)});
     // Created together with the Deployment: one Event says both.
     if (!out.events.empty() && out.events.back().reason == "Created") {
       out.events.back().message += " and Service " + key;
@@ -165,19 +169,18 @@ void ReconcileService(const ResolvedSpec& spec, const json* svc, bool may_create
   json updated = *svc;
   const Drift drift = RepairService(spec, updated);
   if (drift.empty()) return;
-  out.writes.push_back({ActionType::kUpdate, "Service", ServicePath(spec.ns, spec.name), std::move(updated)});
+  out.writes.push_back({ActionType::kUpdate, Ref(Kind::kService, spec), std::move(updated)});
   out.events.push_back({"Normal", "Updated", "Update", "Updated Service " + key + ": " + Join(drift)});
 }
 
 // Autoscaling mode HPA: creates or repairs the owned HorizontalPodAutoscaler;
 // in any other mode deletes an owned one (left from mode HPA).
-void ReconcileHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, const json* hpa, bool may_create,
-                                      Actions& out) {
+void PlanHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, const json* hpa, bool may_create,
+                                 Actions& out) {
   const std::string key = spec.ns + "/" + spec.name;
   if (!spec.hpa) {
     if (hpa == nullptr || BeingDeleted(*hpa)) return;
-    out.writes.push_back({ActionType::kDelete, "HorizontalPodAutoscaler",
-                          HorizontalPodAutoscalerPath(spec.ns, spec.name) + "?propagationPolicy=Background", json()});
+    out.writes.push_back({ActionType::kDelete, Ref(Kind::kHorizontalPodAutoscaler, spec), json()});
     out.events.push_back({"Normal", "Deleted", "Delete",
                           "Deleted HorizontalPodAutoscaler " + key + ": spec.autoscaling.mode is not HPA any more"});
     return;
@@ -185,8 +188,8 @@ void ReconcileHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& o
   if (hpa == nullptr) {
     if (!may_create) return;
     const autoscale::Spec& as = *spec.autoscaling;
-    out.writes.push_back({ActionType::kCreate, "HorizontalPodAutoscaler", HorizontalPodAutoscalersPath(spec.ns),
-                          DesiredHorizontalPodAutoscaler(spec, opts)});
+    out.writes.push_back(
+        {ActionType::kCreate, Ref(Kind::kHorizontalPodAutoscaler, spec), DesiredHorizontalPodAutoscaler(spec, opts)});
     out.events.push_back({"Normal", "Created", "Create",
                           "Created HorizontalPodAutoscaler " + key + " (" + std::to_string(as.min_replicas) + ".." +
                               std::to_string(as.max_replicas) + " replicas, External metric " + kQueueLengthMetric +
@@ -196,8 +199,7 @@ void ReconcileHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& o
   json updated = *hpa;
   const Drift drift = RepairHorizontalPodAutoscaler(spec, opts, updated);
   if (drift.empty()) return;
-  out.writes.push_back({ActionType::kUpdate, "HorizontalPodAutoscaler", HorizontalPodAutoscalerPath(spec.ns, spec.name),
-                        std::move(updated)});
+  out.writes.push_back({ActionType::kUpdate, Ref(Kind::kHorizontalPodAutoscaler, spec), std::move(updated)});
   out.events.push_back({"Normal", "Updated", "Update", "Updated HorizontalPodAutoscaler " + key + ": " + Join(drift)});
 }
 
@@ -220,7 +222,7 @@ std::optional<int> HandOverToHpa(const json& ms, const ResolvedSpec& spec, const
   const int current = DeploymentReplicas(*dep);
   const int handed = std::clamp(current, as.min_replicas, std::max(as.min_replicas, as.max_replicas));
   if (handed == spec.replicas) return std::nullopt;
-  out.writes.push_back({ActionType::kPatchModelService, "ModelService", ModelServicePath(spec.ns, spec.name),
+  out.writes.push_back({ActionType::kPatchModelService, Ref(Kind::kModelService, spec),
                         GuardedPatch(ms, {{"spec", {{"replicas", handed}}}})});
   std::string msg = "Set spec.replicas from " + std::to_string(spec.replicas) + " to " + std::to_string(handed) +
                     ", the Deployment's current replicas";
@@ -233,12 +235,30 @@ std::optional<int> HandOverToHpa(const json& ms, const ResolvedSpec& spec, const
   return handed;
 }
 
+// What an owned object of `kind` will be once the plan's writes are made, as
+// the API server returns it: what a create writes (generation 1), what an
+// update writes (a new generation when its spec changes; the status stays
+// the observed one), else `observed` (null: none). `storage` holds a copy.
+const json* AfterWrites(const Actions& out, Kind kind, const json* observed, json& storage) {
+  for (const Action& a : out.writes) {
+    if (a.target.kind != kind || (a.type != ActionType::kCreate && a.type != ActionType::kUpdate)) continue;
+    storage = a.body;
+    int64_t generation = 1;
+    if (a.type == ActionType::kUpdate && observed != nullptr) {
+      generation = Generation(*observed);
+      if (observed->value("spec", json()) != storage.value("spec", json())) ++generation;
+    }
+    storage["metadata"]["generation"] = generation;
+    return &storage;
+  }
+  return observed;
+}
+
 // The new status when it differs, and a Warning when Degraded turns on or
 // changes its reason (not on every resync while it stays so).
-void ReconcileStatus(const json& ms, const ResolvedSpec& spec, StatusInput in, WallTime now, Actions& out) {
-  const json* current = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
+void PlanStatus(const json& ms, const ResolvedSpec& spec, StatusInput in, WallTime now, Actions& out) {
+  const json* current = StatusOf(ms);
   in.current_status = current;
-  in.generation = Generation(ms);
   json status = ComputeStatus(spec, in, now);
   out.ready_replicas = status["readyReplicas"].get<int>();
 
@@ -284,35 +304,43 @@ int DesiredReplicas(const ResolvedSpec& spec, const Observed& observed) {
   return CurrentReplicas(spec, Ours(observed.deployment, spec.uid));
 }
 
-Actions Reconcile(const json& ms, const Observed& observed, const Options& opts, WallTime now) {
+View::View(json object_, const Options& opts) : object(std::move(object_)), spec(ResolveSpec(object, opts)) {}
+
+Actions Plan(const json& ms, const Observed& observed, const Options& opts, WallTime now) {
+  return Plan(View(ms, opts), observed, opts, now);
+}
+
+Actions Plan(const View& view, const Observed& observed, const Options& opts, WallTime now) {
+  const json& ms = view.object;
+  const ResolvedSpec& spec = view.spec;
   Actions out;
-  const ResolvedSpec spec = ResolveSpec(ms, opts);
   if (BeingDeleted(ms)) {
-    ReconcileDeletion(ms, spec, observed, out);
+    PlanDeletion(ms, spec, observed, out);
     return out;
   }
   EnsureFinalizer(ms, spec, out);
 
   const std::optional<WriteFailure> failure = Failure(spec, observed);
-  int replicas = DesiredReplicas(spec, observed);
-  if (!failure) replicas = HandOverToHpa(ms, spec, observed, out).value_or(replicas);
+  const std::optional<int> handed = failure ? std::nullopt : HandOverToHpa(ms, spec, observed, out);
+  const int replicas = handed.value_or(DesiredReplicas(spec, observed));
   out.desired_replicas = replicas;
   out.name_conflict = failure && failure->reason == api::kReasonNameConflict;
-  const json* dep = Ours(observed.deployment, spec.uid);
-  const json* svc = Ours(observed.service, spec.uid);
-
-  StatusInput in;
-  in.deployment = dep;
-  in.desired_replicas = replicas;
   // The pod template: the spec's, or the serving version's while a rollback is in effect (versions.h).
-  const json* status = ms.contains("status") && ms["status"].is_object() ? &ms["status"] : nullptr;
-  const ResolvedSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(status));
-  in.deployment_changing = ReconcileDeployment(pods, observed, dep, replicas, !failure, out);
-  ReconcileService(spec, svc, !failure, out);
+  const ResolvedSpec pods = TemplateSpec(spec, VersionStatus::FromStatus(StatusOf(ms)));
+  const json* dep = Ours(observed.deployment, spec.uid);
   const json* hpa = Ours(observed.hpa, spec.uid);
-  ReconcileHorizontalPodAutoscaler(spec, opts, hpa, !failure, out);
+  PlanDeployment(pods, observed, dep, replicas, !failure, out);
+  PlanService(spec, Ours(observed.service, spec.uid), !failure, out);
+  PlanHorizontalPodAutoscaler(spec, opts, hpa, !failure, out);
+
+  // The status is that of the world once these writes are made.
+  json dep_after, hpa_after;
+  StatusInput in;
+  in.generation = Generation(ms) + (handed ? 1 : 0);  // the hand-over patches the spec: a new generation
+  in.deployment = AfterWrites(out, Kind::kDeployment, dep, dep_after);
+  in.desired_replicas = replicas;
   in.hpa_mode = spec.hpa;
-  in.hpa = hpa;
+  in.hpa = AfterWrites(out, Kind::kHorizontalPodAutoscaler, hpa, hpa_after);
   in.autoscaled = spec.autoscaling.has_value() && !spec.hpa;
   in.recommendation = observed.recommendation;
   if (observed.pods) in.pod_problem = FindPodProblem(*observed.pods);
@@ -320,8 +348,8 @@ Actions Reconcile(const json& ms, const Observed& observed, const Options& opts,
     in.failure_reason = failure->reason;
     in.failure_message = failure->message;
   }
-  ReconcileStatus(ms, spec, std::move(in), now, out);
+  PlanStatus(ms, spec, std::move(in), now, out);
   return out;
 }
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,4 +1,4 @@
-#include "controller/modelservice/controller.h"
+#include "controller/modelservice/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -11,11 +11,24 @@
 #include <thread>
 #include <vector>
 
+#include "controller/modelservice/handlers.h"
+#include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
+#include "controller/runtime/builder.h"
+#include "controller/runtime/controller.h"
 #include "test/support/fake_clock.h"
+#include "test/support/fake_source.h"
+#include "test/support/objects.h"
+#include "test/support/unread_metrics.h"
+#include "test/support/verb_client.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 namespace {
+
+using Outcome = runtime::Result::Outcome;
+using runtime::ReconcileMetrics;
+using runtime::WorkQueue;
+using runtime::WorkQueueMetrics;
 
 using nlohmann::json;
 
@@ -24,7 +37,7 @@ std::string StripQuery(const std::string& p) { return p.substr(0, p.find('?')); 
 // An in-memory API server: objects by path, resourceVersion preconditions on
 // PUT and merge patch, the /status subresource, finalizer-gated deletion.
 // Hooks let a test inject answers or concurrent writes.
-class FakeApi final : public kube::Client {
+class FakeApi final : public test::VerbClient {
  public:
   struct Call {
     std::string method, path;
@@ -32,7 +45,7 @@ class FakeApi final : public kube::Client {
   // Return a Result to answer the call instead of the store.
   std::function<std::optional<kube::Result>(const std::string& method, const std::string& path, const json& body)> hook;
 
-  kube::Result Get(const std::string& path) override {
+  kube::Result OnGet(const std::string& path, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"GET", path});
     if (auto r = Hooked("GET", path, json())) return *r;
@@ -40,8 +53,7 @@ class FakeApi final : public kube::Client {
     if (it == objects.end()) return Err(404, "NotFound");
     return {200, it->second, std::nullopt};
   }
-  kube::Result List(const std::string&) override { return Err(405, "MethodNotAllowed"); }
-  kube::Result Create(const std::string& path, const json& body) override {
+  kube::Result OnCreate(const std::string& path, const json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"POST", path});
     if (auto r = Hooked("POST", path, body)) return *r;
@@ -54,7 +66,7 @@ class FakeApi final : public kube::Client {
     objects[p] = obj;
     return {201, obj, std::nullopt};
   }
-  kube::Result Update(const std::string& path, const json& body) override {
+  kube::Result OnUpdate(const std::string& path, const json& body, kube::Deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"PUT", path});
     if (auto r = Hooked("PUT", path, body)) return *r;
@@ -78,11 +90,10 @@ class FakeApi final : public kube::Client {
     it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
     return {200, it->second, std::nullopt};
   }
-  kube::Result Patch(const std::string& path, kube::PatchType type, const json& patch) override {
+  kube::Result OnPatch(const std::string& path, const json& patch) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"PATCH", path});
     if (auto r = Hooked("PATCH", path, patch)) return *r;
-    EXPECT_EQ(type, kube::PatchType::kMerge);
     auto it = objects.find(path);
     if (it == objects.end()) return Err(404, "NotFound");
     if (patch.contains("metadata") && patch["metadata"].contains("resourceVersion") &&
@@ -98,16 +109,12 @@ class FakeApi final : public kube::Client {
     }
     return {200, out, std::nullopt};
   }
-  kube::Result Delete(const std::string& path) override {
+  kube::Result OnDelete(const std::string& path) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"DELETE", path});
     if (auto r = Hooked("DELETE", path, json())) return *r;
     if (objects.erase(StripQuery(path)) == 0) return Err(404, "NotFound");
     return {200, json::object(), std::nullopt};
-  }
-  kube::Result Watch(const std::string&, const std::function<bool(const kube::WatchEvent&)>&,
-                     const std::atomic<bool>&) override {
-    return Err(405, "MethodNotAllowed");
   }
 
   int Writes() const {
@@ -189,31 +196,28 @@ class FakeAutoscaler final : public autoscale::Autoscaler {
   std::mutex mu_;
 };
 
+const runtime::Request kBert{"ml", "bert"};
 const std::string kMsPath = "/apis/modelops.dev/v1/namespaces/ml/modelservices/bert";
 const std::string kDepPath = "/apis/apps/v1/namespaces/ml/deployments/bert";
 const std::string kSvcPath = "/api/v1/namespaces/ml/services/bert";
 
-json NewModelService() {
-  return json::parse(R"({
-    "apiVersion": "modelops.dev/v1", "kind": "ModelService",
-    "metadata": {"name": "bert", "namespace": "ml", "uid": "ms-uid", "generation": 1},
-    "spec": {"model": "bert-base", "replicas": 2, "port": 8080, "gpus": 0,
-             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}}
-  })");
-}
+json NewModelService() { return test::ModelService().Defaulted(); }
 
 struct Fixture : ::testing::Test {
   FakeClock clock;
   FakeApi api;
   FakeRecorder recorder;
   FakeAutoscaler autoscaler;
-  Executor exec{api, recorder, &autoscaler, clock, Options{}};
+  Expectations expectations{clock};
+  metrics::Registry registry;
+  ModelServiceMetrics metrics{registry};
+  Executor exec{api, recorder, autoscaler, expectations, clock, ExecutorOptions{}, metrics};
 };
 
 TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
   api.Put(kMsPath, NewModelService());
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   auto writes = api.WritesList();
   ASSERT_EQ(writes.size(), 4u);
   EXPECT_EQ(writes[0].method, "PATCH");  // finalizer
@@ -236,15 +240,15 @@ TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
                                      {"readyReplicas", 2},
                                      {"availableReplicas", 2}};
   api.calls.clear();
-  r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess);
+  r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess);
   ASSERT_EQ(api.Writes(), 1);
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Ready");
 
   api.calls.clear();
   recorder.events.clear();
-  r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess);
+  r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess);
   EXPECT_EQ(api.Writes(), 0) << "an unchanged world must cause zero writes";
   EXPECT_EQ(r.writes, 0);
   EXPECT_TRUE(recorder.events.empty());
@@ -252,7 +256,7 @@ TEST_F(Fixture, FirstReconcileCreatesEverythingThenUnchangedIssuesZeroWrites) {
 
 TEST_F(Fixture, StatusConflictRereadsAndRetriesWithoutClobbering) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   api.objects[kDepPath]["status"] = {{"observedGeneration", 1},
                                      {"replicas", 2},
                                      {"updatedReplicas", 2},
@@ -273,8 +277,8 @@ TEST_F(Fixture, StatusConflictRereadsAndRetriesWithoutClobbering) {
     return std::nullopt;
   };
   api.calls.clear();
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_TRUE(edited);
   int status_puts = 0, gets_of_ms = 0;
   for (const auto& c : api.calls) {
@@ -291,7 +295,7 @@ TEST_F(Fixture, StatusConflictRereadsAndRetriesWithoutClobbering) {
 
 TEST_F(Fixture, DeploymentUpdateConflictRereads) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   api.objects[kDepPath]["spec"]["replicas"] = 9;  // hand edit
   bool once = false;
   api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
@@ -302,8 +306,8 @@ TEST_F(Fixture, DeploymentUpdateConflictRereads) {
     }
     return std::nullopt;
   };
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 2);
   EXPECT_EQ(api.objects[kDepPath]["metadata"]["annotations"]["x"], "y");
   EXPECT_TRUE(recorder.Has("Scaled"));
@@ -313,7 +317,7 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
   json ms = NewModelService();
   ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
   api.Put(kMsPath, ms);
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   ASSERT_TRUE(api.objects.count(kDepPath));
   ASSERT_TRUE(api.objects.count(kSvcPath));
   // The owned objects point back at the ModelService.
@@ -321,8 +325,8 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
 
   api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
   api.calls.clear();
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   auto writes = api.WritesList();
   ASSERT_EQ(writes.size(), 3u);
   EXPECT_EQ(writes[0].method, "DELETE");
@@ -333,7 +337,7 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
   EXPECT_FALSE(api.objects.count(kMsPath)) << "finalizer removed, object gone";
   EXPECT_TRUE(recorder.Has("Deleted"));
 
-  r = exec.Reconcile("ml/bert");
+  r = exec.Run(kBert);
   EXPECT_TRUE(r.gone);
   EXPECT_EQ(autoscaler.forgotten.count("ml/bert"), 1u);
 }
@@ -343,7 +347,7 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
 // and the Service is deleted.
 TEST_F(Fixture, OwnedDeploymentWithoutOurLabelIsRecognisedAndRepaired) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   api.objects[kDepPath]["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
   api.objects[kDepPath]["spec"]["replicas"] = 7;
   api.objects.erase(kSvcPath);
@@ -352,10 +356,11 @@ TEST_F(Fixture, OwnedDeploymentWithoutOurLabelIsRecognisedAndRepaired) {
   cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
   cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
   cache.service = [](const std::string&) -> std::optional<json> { return std::nullopt; };
-  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  Expectations cached_expectations{clock};  // its own, as a new process would have
+  Executor cached(api, recorder, autoscaler, cached_expectations, clock, ExecutorOptions{}, metrics, nullptr, cache);
   api.calls.clear();
-  ReconcileResult r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   const json& dep = api.objects[kDepPath];
   EXPECT_EQ(dep["metadata"]["labels"]["app.kubernetes.io/managed-by"], "modelservice-controller") << "label restored";
   EXPECT_EQ(dep["spec"]["replicas"], 2) << "replicas back";
@@ -380,10 +385,11 @@ TEST_F(Fixture, SameNamedDeploymentNotOursIsReportedNeverTouched) {
   cache.model_service = [&](const std::string&) -> std::optional<json> { return api.objects[kMsPath]; };
   cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
   cache.service = [](const std::string&) -> std::optional<json> { return std::nullopt; };
-  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
-  ReconcileResult r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter) << r.error;
-  EXPECT_EQ(r.requeue_after, cached.name_conflict_recheck);
+  Expectations cached_expectations{clock};  // its own, as a new process would have
+  Executor cached(api, recorder, autoscaler, cached_expectations, clock, ExecutorOptions{}, metrics, nullptr, cache);
+  Report r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kRequeueAfter) << r.result.error;
+  EXPECT_EQ(r.result.after, cached.options().name_conflict_recheck);
   EXPECT_EQ(api.objects[kDepPath], before) << "not adopted, not changed";
   EXPECT_FALSE(api.objects.count(kSvcPath)) << "nothing created while the name is taken";
   const json& status = api.objects[kMsPath]["status"];
@@ -400,16 +406,16 @@ TEST_F(Fixture, SameNamedDeploymentNotOursIsReportedNeverTouched) {
   // create attempt), nothing written, no second Event: no hot loop.
   api.calls.clear();
   recorder.events.clear();
-  r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter);
+  r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kRequeueAfter);
   EXPECT_EQ(api.Writes(), 0);
   EXPECT_TRUE(recorder.events.empty());
 
   // The user deletes their Deployment: the next look creates ours.
   api.objects.erase(kDepPath);
-  r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
-  EXPECT_EQ(ControllerUid(api.objects[kDepPath]), "ms-uid");
+  r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
+  EXPECT_EQ(ControllerUid(api.objects[kDepPath]), "uid-1");
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
 }
 
@@ -417,7 +423,7 @@ TEST_F(Fixture, FinalizerStaysWhileAnOwnedObjectTheCacheMissesStillExists) {
   json ms = NewModelService();
   ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
   api.Put(kMsPath, ms);
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   api.objects[kDepPath]["metadata"]["labels"] = json::object();  // invisible to the label-selected cache
   api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
   // Deleting the Deployment leaves it terminating (a foreground finalizer).
@@ -433,9 +439,10 @@ TEST_F(Fixture, FinalizerStaysWhileAnOwnedObjectTheCacheMissesStillExists) {
   cache.deployment = [](const std::string&) -> std::optional<json> { return std::nullopt; };
   cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
   cache.hpa = [&](const std::string&) -> std::optional<json> { return std::nullopt; };
-  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
-  ReconcileResult r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kRequeueAfter) << r.error;
+  Expectations cached_expectations{clock};  // its own, as a new process would have
+  Executor cached(api, recorder, autoscaler, cached_expectations, clock, ExecutorOptions{}, metrics, nullptr, cache);
+  Report r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kRequeueAfter) << r.result.error;
   ASSERT_TRUE(api.objects.count(kMsPath));
   EXPECT_EQ(api.objects[kMsPath]["metadata"]["finalizers"], json::array({"modelops.dev/cleanup"}))
       << "the Deployment still exists";
@@ -444,8 +451,8 @@ TEST_F(Fixture, FinalizerStaysWhileAnOwnedObjectTheCacheMissesStillExists) {
   // Really gone: the finalizer goes.
   api.hook = nullptr;
   api.objects.erase(kDepPath);
-  r = cached.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  r = cached.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_FALSE(api.objects.count(kMsPath));
 }
 
@@ -457,22 +464,22 @@ TEST_F(Fixture, InvalidOnCreateReportsFailed) {
     }
     return std::nullopt;
   };
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kError);
-  EXPECT_NE(r.error.find("422"), std::string::npos);
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kError);
+  EXPECT_NE(r.result.error.find("422"), std::string::npos);
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Failed");
   EXPECT_TRUE(recorder.Has("CreateFailed"));
 }
 
 TEST_F(Fixture, UpdateNotFoundRequeues) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
   api.objects[kDepPath]["spec"]["replicas"] = 9;
   api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
     if (m == "PUT" && p == kDepPath) return kube::Result{404, json(), kube::Status{404, "NotFound", "gone"}};
     return std::nullopt;
   };
-  EXPECT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kRequeue);
+  EXPECT_EQ(exec.Run(kBert).result.outcome, Outcome::kRequeue);
 }
 
 TEST_F(Fixture, AutoscalerAskedWithCurrentReplicasAndApplied) {
@@ -480,14 +487,14 @@ TEST_F(Fixture, AutoscalerAskedWithCurrentReplicasAndApplied) {
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   api.Put(kMsPath, ms);
   autoscaler.rec = {true, "", "", 12, 3};
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  ASSERT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  ASSERT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_TRUE(r.autoscaled);
   EXPECT_EQ(autoscaler.last_current, 2);
   EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 3);
 
   autoscaler.rec = {false, "MetricsUnavailable", "connection refused", 0, 0};
-  r = exec.Reconcile("ml/bert");
+  r = exec.Run(kBert);
   EXPECT_EQ(autoscaler.last_current, 3);
   EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 3) << "kept";
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Degraded");
@@ -495,8 +502,8 @@ TEST_F(Fixture, AutoscalerAskedWithCurrentReplicasAndApplied) {
 
 TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // creates
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // Pending -> Progressing
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);  // creates
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);  // Pending -> Progressing
   int cache_hits = 0;
   CachedReads cache;
   cache.model_service = [&](const std::string&) -> std::optional<json> {
@@ -506,9 +513,10 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
   cache.deployment = [&](const std::string&) -> std::optional<json> { return api.objects[kDepPath]; };
   cache.service = [&](const std::string&) -> std::optional<json> { return api.objects[kSvcPath]; };
   cache.hpa = [&](const std::string&) -> std::optional<json> { return std::nullopt; };
-  Executor cached(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  Expectations cached_expectations{clock};  // its own, as a new process would have
+  Executor cached(api, recorder, autoscaler, cached_expectations, clock, ExecutorOptions{}, metrics, nullptr, cache);
   api.calls.clear();
-  EXPECT_EQ(cached.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(cached.Run(kBert).result.outcome, Outcome::kSuccess);
   EXPECT_EQ(cache_hits, 1);
   EXPECT_TRUE(api.calls.empty()) << "no API call at all for an unchanged object read from caches";
 
@@ -516,12 +524,14 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
   json stale = api.objects[kMsPath];
   api.ExternalEdit(kMsPath, [](json& o) { o["metadata"]["generation"] = 2; });
   cache.model_service = [&](const std::string&) -> std::optional<json> { return stale; };
-  Executor stale_exec(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  Expectations stale_exec_expectations{clock};  // its own, as a new process would have
+  Executor stale_exec(api, recorder, autoscaler, stale_exec_expectations, clock, ExecutorOptions{}, metrics, nullptr,
+                      cache);
   api.calls.clear();
   // Stale object has observedGeneration 1 == generation 1: nothing to write,
   // so make it look outdated to force a status write.
   stale["status"]["phase"] = "Pending";
-  EXPECT_EQ(stale_exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  EXPECT_EQ(stale_exec.Run(kBert).result.outcome, Outcome::kSuccess);
   ASSERT_FALSE(api.calls.empty());
   EXPECT_EQ(api.calls[0].method, "PUT");
   EXPECT_EQ(api.calls[1].method, "GET") << "re-read after 409";
@@ -530,7 +540,7 @@ TEST_F(Fixture, CachedReadsUsedFirstAndApiOnRetry) {
 
 TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
   api.Put(kMsPath, NewModelService());
-  ASSERT_EQ(exec.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);  // creates
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);  // creates
   PodSummary pods{
       .pods = 2, .unschedulable = 1, .scheduler_message = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu."};
   std::vector<std::string> asked;
@@ -539,9 +549,11 @@ TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
     asked.push_back(key);
     return pods;
   };
-  Executor with_pods(api, recorder, &autoscaler, clock, Options{}, nullptr, cache);
+  Expectations with_pods_expectations{clock};  // its own, as a new process would have
+  Executor with_pods(api, recorder, autoscaler, with_pods_expectations, clock, ExecutorOptions{}, metrics, nullptr,
+                     cache);
   recorder.events.clear();
-  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(with_pods.Run(kBert).result.outcome, Outcome::kSuccess);
   EXPECT_EQ(asked, std::vector<std::string>{"ml/bert"});
   const json& st = api.objects[kMsPath]["status"];
   EXPECT_EQ(st["phase"], "Degraded");
@@ -552,12 +564,12 @@ TEST_F(Fixture, PodSummaryFromTheCacheReachesTheStatus) {
 
   api.calls.clear();
   recorder.events.clear();
-  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(with_pods.Run(kBert).result.outcome, Outcome::kSuccess);
   EXPECT_EQ(api.Writes(), 0) << "the pod still cannot be scheduled: nothing to write";
   EXPECT_TRUE(recorder.events.empty());
 
   pods = PodSummary{.pods = 2};
-  ASSERT_EQ(with_pods.Reconcile("ml/bert").outcome, ReconcileOutcome::kSuccess);
+  ASSERT_EQ(with_pods.Run(kBert).result.outcome, Outcome::kSuccess);
   EXPECT_EQ(api.objects[kMsPath]["status"]["conditions"][2]["status"], "False");
   EXPECT_EQ(api.objects[kMsPath]["status"]["phase"], "Progressing");
 }
@@ -567,8 +579,8 @@ TEST_F(Fixture, HpaModeCreatesTheHpaNeverAsksTheAutoscalerAndDeletesItWhenTheMod
   json ms = NewModelService();
   ms["spec"]["autoscaling"] = {{"mode", "HPA"}, {"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
   api.Put(kMsPath, ms);
-  ReconcileResult r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_FALSE(r.autoscaled) << "no periodic resync: the HPA scales";
   EXPECT_EQ(autoscaler.calls, 0);
   EXPECT_TRUE(autoscaler.forgotten.count("ml/bert"));
@@ -580,20 +592,20 @@ TEST_F(Fixture, HpaModeCreatesTheHpaNeverAsksTheAutoscalerAndDeletesItWhenTheMod
   EXPECT_EQ(api.objects[hpa_path]["spec"]["scaleTargetRef"]["kind"], "ModelService");
   EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 2) << "spec.replicas";
   api.calls.clear();
-  r = exec.Reconcile("ml/bert");
+  r = exec.Run(kBert);
   EXPECT_EQ(api.Writes(), 0) << "an unchanged world must cause zero writes";
 
   // The HPA scales through /scale (spec.replicas): the Deployment follows.
   api.ExternalEdit(kMsPath, [](json& o) { o["spec"]["replicas"] = 4; });
-  r = exec.Reconcile("ml/bert");
+  r = exec.Run(kBert);
   EXPECT_EQ(api.objects[kDepPath]["spec"]["replicas"], 4);
   EXPECT_EQ(autoscaler.calls, 0);
 
   // Back to mode Controller: the HPA is deleted, the autoscaler asked.
   api.ExternalEdit(kMsPath, [](json& o) { o["spec"]["autoscaling"]["mode"] = "Controller"; });
   api.calls.clear();
-  r = exec.Reconcile("ml/bert");
-  EXPECT_EQ(r.outcome, ReconcileOutcome::kSuccess) << r.error;
+  r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
   EXPECT_TRUE(r.autoscaled);
   EXPECT_EQ(api.objects.count(hpa_path), 0u);
   EXPECT_EQ(autoscaler.calls, 1);
@@ -616,6 +628,25 @@ TEST(Resync, SpreadsKeysOverTheInterval) {
   const auto d1 = ResyncDelay("ns/a", interval, now);
   const auto d2 = ResyncDelay("ns/a", interval, now + d1);
   EXPECT_EQ(d2, interval);
+}
+
+TEST(Expectations, ACachedCopyBehindOurWriteWaitsAndOneTooOldIsReadThroughTheApi) {
+  FakeClock clock;
+  Expectations e(clock);
+  const ObjectRef dep{Kind::kDeployment, "ml", "bert"};
+  e.Wrote(dep, "5", "6");  // updated the copy read at 5; the server answered 6
+  EXPECT_EQ(e.Check(dep, "5"), Expectations::Cache::kBehind);
+  EXPECT_EQ(e.Check(dep, "6"), Expectations::Cache::kCurrent);
+  EXPECT_EQ(e.Check(dep, "4"), Expectations::Cache::kUnknown) << "neither ours nor what ours followed";
+  e.Wrote(dep, "6", "7");
+  EXPECT_EQ(e.Check(dep, "6"), Expectations::Cache::kBehind) << "an earlier write of ours";
+  EXPECT_EQ(e.Check({Kind::kService, "ml", "bert"}, ""), Expectations::Cache::kCurrent) << "per object";
+  clock.Advance(Expectations::kTtl + std::chrono::seconds(1));
+  EXPECT_EQ(e.Check(dep, "6"), Expectations::Cache::kUnknown) << "the event may have been lost to a relist";
+  e.Observe(test::Deployment(json{{"kind", "Deployment"}, {"metadata", {{"name", "bert"}, {"namespace", "ml"}}}})
+                .ResourceVersion("7"),
+            false);
+  EXPECT_EQ(e.size(), 0u) << "the informer showed our last write";
 }
 
 TEST(OwnerKey, MapsControllerReferenceOfModelService) {
@@ -646,27 +677,59 @@ TEST(OwnerKey, MapsControllerReferenceOfModelService) {
   EXPECT_EQ(OwnerKey(json("str")), "");
 }
 
-TEST_F(Fixture, OwnedObjectHandlerQueuesOwnerOrTheSameNamedModelService) {
-  WorkQueue queue("modelservice", clock);
-  Controller ctl(exec, queue, clock, ControllerConfig{});
-  auto handler = ctl.OwnedObjectHandler();
+// The watches (handlers.h) wired by runtime::Builder, with events delivered by hand.
+struct Watched {
+  explicit Watched(WorkQueue& queue, Expectations& expectations) {
+    runtime::Builder builder(queue);
+    Watch(builder, {model_services, deployments, services, hpas, pods}, expectations, index, queue);
+    builder.Complete();
+  }
+  test::FakeSource model_services, deployments, services, hpas, pods;
+  PodIndex index;
+};
+
+TEST_F(Fixture, AnOwnedObjectQueuesItsOwnerOrTheSameNamedModelService) {
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  Watched watched(queue, expectations);
   json foreign = {{"kind", "Deployment"}, {"metadata", {{"name", "bert"}, {"namespace", "ml"}}}};
   foreign["metadata"]["ownerReferences"] = {{{"kind", "ModelService"}, {"controller", "yes"}}};
-  handler.on_add(foreign);
+  watched.deployments.Add(foreign);
   ASSERT_EQ(queue.Len(), 1u);
-  const auto key = queue.Get();
+  auto key = queue.Get();
   EXPECT_EQ(key, "ml/bert");
   queue.Done(*key);
+
+  // A Service now controlled by ModelService ml/other: its old owner and the new one.
+  json owned = foreign;
+  owned["kind"] = "Service";
+  owned["metadata"]["ownerReferences"] = {
+      {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"name", "other"}, {"controller", true}}};
+  watched.services.Update(foreign, owned);
+  EXPECT_EQ(queue.Get(), "ml/other");
+  EXPECT_EQ(queue.Get(), "ml/bert");
 }
 
-TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
-  prometheus::Registry registry;
-  WorkQueue queue("modelservice", clock);
-  Controller ctl(exec, queue, clock, ControllerConfig{}, &registry);
+TEST_F(Fixture, EveryWatchedEventMeetsTheWriteExpectations) {
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  Watched watched(queue, expectations);
   api.Put(kMsPath, NewModelService());
-  auto handler = ctl.ModelServiceHandler();
-  handler.on_add(api.objects[kMsPath]);
-  handler.on_add(api.objects[kMsPath]);  // deduplicated
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
+  ASSERT_EQ(expectations.size(), 3u) << "the ModelService (finalizer, status), its Deployment and Service";
+  watched.deployments.Add(api.objects[kDepPath]);
+  watched.services.Add(api.objects[kSvcPath]);
+  watched.model_services.Update(api.objects[kMsPath], api.objects[kMsPath]);
+  EXPECT_EQ(expectations.size(), 0u);
+  EXPECT_EQ(queue.Len(), 1u) << "all three queue ml/bert, once";
+}
+
+TEST_F(Fixture, WorkersCountReconcilesAndTheReplicaGaugesGoWithTheObject) {
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  ReconcileMetrics reconcile_metrics(registry);
+  runtime::Controller ctl({"modelservice", 1}, exec, queue, clock, reconcile_metrics);
+  Watched watched(queue, expectations);
+  api.Put(kMsPath, NewModelService());
+  watched.model_services.Add(api.objects[kMsPath]);
+  watched.model_services.Add(api.objects[kMsPath]);  // deduplicated
   EXPECT_EQ(queue.Len(), 1u);
   ASSERT_TRUE(ctl.ProcessNextItem());
   std::string text = metrics::Serialize(registry);
@@ -677,9 +740,30 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
       << text;
   EXPECT_NE(text.find("controller_runtime_reconcile_time_seconds_count{controller=\"modelservice\"} 1"),
             std::string::npos);
+  // One condition series per condition type of the status written, and the info series.
+  auto lines_of = [](const std::string& t, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (size_t at = t.find("\n" + prefix); at != std::string::npos; at = t.find("\n" + prefix, at + 1))
+      out.push_back(t.substr(at + 1, t.find('\n', at + 1) - at - 1));
+    return out;
+  };
+  const json status = api.objects[kMsPath]["status"];
+  std::vector<std::string> want;
+  for (const auto& c : status["conditions"])
+    want.push_back("modelservice_status_condition{name=\"bert\",namespace=\"ml\",reason=\"" +
+                   c["reason"].get<std::string>() + "\",status=\"" + c["status"].get<std::string>() + "\",type=\"" +
+                   c["type"].get<std::string>() + "\"} 1");
+  std::sort(want.begin(), want.end());
+  auto got = lines_of(text, "modelservice_status_condition{");
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want) << text;
+  EXPECT_EQ(want.size(), 3u) << status.dump();
+  EXPECT_EQ(lines_of(text, "modelservice_info{"),
+            std::vector<std::string>{"modelservice_info{name=\"bert\",namespace=\"ml\",version=\"" +
+                                     status.value("servingVersion", std::string()) + "\"} 1"});
 
   // A Deployment event re-queues its owner.
-  ctl.OwnedObjectHandler().on_update(api.objects[kDepPath], api.objects[kDepPath]);
+  watched.deployments.Update(api.objects[kDepPath], api.objects[kDepPath]);
   EXPECT_EQ(queue.Len(), 1u);
   ASSERT_TRUE(ctl.ProcessNextItem());
 
@@ -701,13 +785,32 @@ TEST_F(Fixture, ControllerWorkersMetricsAndGaugeRemoval) {
   ASSERT_TRUE(ctl.ProcessNextItem());
   text = metrics::Serialize(registry);
   EXPECT_EQ(text.find("modelservice_replicas{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("modelservice_status_condition{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("modelservice_info{"), std::string::npos) << text;
+}
+
+// A status written by someone else cannot add condition series: only the
+// controller's condition types are exported, one series each.
+TEST_F(Fixture, ConditionSeriesAreTheControllersTypesOnly) {
+  api.Put(kMsPath, NewModelService());
+  exec.Reconcile(runtime::Request{"ml", "bert"});
+  for (int i = 0; i < 50; ++i)
+    api.objects[kMsPath]["status"]["conditions"].push_back(
+        {{"type", "Evil" + std::to_string(i)}, {"status", "True"}, {"reason", "Spam"}});
+  api.objects[kMsPath]["status"]["conditions"].push_back({{"type", "Ready"}, {"status", "True"}, {"reason", "Dup"}});
+  exec.Reconcile(runtime::Request{"ml", "bert"});
+  const std::string text = metrics::Serialize(registry);
+  size_t n = 0;
+  for (size_t at = text.find("\nmodelservice_status_condition{"); at != std::string::npos;
+       at = text.find("\nmodelservice_status_condition{", at + 1))
+    ++n;
+  EXPECT_LE(n, 3u) << text;
+  EXPECT_EQ(text.find("Evil"), std::string::npos) << text;
 }
 
 TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
-  WorkQueue queue("modelservice", clock);
-  ControllerConfig config;
-  config.concurrency = 3;
-  Controller ctl(exec, queue, clock, config);
+  WorkQueue queue("modelservice", clock, test::Unread<WorkQueueMetrics>());
+  runtime::Controller ctl({"modelservice", 3}, exec, queue, clock, test::Unread<ReconcileMetrics>());
   const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
   for (const auto& n : names) {
     json ms = NewModelService();
@@ -716,6 +819,11 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
     api.Put("/apis/modelops.dev/v1/namespaces/ml/modelservices/" + n, ms);
     queue.Add("ml/" + n);
   }
+  // Each write tells the clock, whose Eventually() below looks again then.
+  api.hook = [&](const std::string&, const std::string&, const json&) -> std::optional<kube::Result> {
+    clock.Notify();
+    return std::nullopt;
+  };
   ctl.Start();
   // Every key is taken by a worker and reconciled: each ModelService gets its Deployment.
   auto all_done = [&] {
@@ -725,8 +833,7 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
     }
     return true;
   };
-  for (int i = 0; i < 5000 && !all_done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(all_done());
+  EXPECT_TRUE(clock.Eventually(all_done));
   ctl.Stop();
   EXPECT_TRUE(queue.ShuttingDown());
   // Stopped: a key added now is not reconciled by anyone.
@@ -736,4 +843,4 @@ TEST_F(Fixture, StartedWorkersReconcileQueuedKeysAndStopJoinsThem) {
 }
 
 }  // namespace
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,6 +1,8 @@
-// The reconciler: a PURE function from (ModelService, observed world) to the
-// actions that bring the world to the spec (design.md §3). It performs no
-// I/O; the executor (controller.h) applies the actions through the API.
+// The plan: a PURE function from one ModelService and the observed world to
+// the actions that bring the world to its spec (design.md §3) and the status
+// that describes the world once they are made. It is the ModelService
+// reconciler's core; it performs no I/O: the executor (executor.h) reads the
+// world, asks for the plan once per attempt and makes its writes.
 //
 // Guarantees:
 //  - Only owned fields are compared (desired.h); an unchanged world yields no
@@ -16,7 +18,10 @@
 //    resourceVersion, i.e. with a precondition); deletion deletes the owned
 //    Deployment and Service, and removes the finalizer once neither exists
 //    (the executor reads them live for that decision).
-//  - The status is written only when the computed status differs.
+//  - The status is that of the world after the plan's writes (an object it
+//    creates or updates counts as the API server will return it: a new
+//    Deployment makes the ModelService Progressing at once), and is written
+//    only when it differs.
 //  - Versions (versions.h): the pod template is the spec's, or the serving
 //    version's while an automatic rollback is in effect; a failed rollout is
 //    recorded in the status one reconcile before the rollback is written.
@@ -33,13 +38,22 @@
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/pods.h"
+#include "controller/modelservice/resources.h"
 
-namespace ms::controller {
+namespace ms::modelservice {
 
 using WallTime = Clock::WallTime;
 
+// One ModelService as one attempt of a reconcile sees it: the object as
+// read (metadata, status) and its spec, resolved once (ResolveSpec).
+struct View {
+  View(nlohmann::json object, const Options& opts);
+  nlohmann::json object;
+  ResolvedSpec spec;
+};
+
 // A write the executor could not make and will not retry blindly (e.g. a 422
-// on create): the next Reconcile reports it as phase Failed.
+// on create): the next plan reports it as phase Failed.
 struct WriteFailure {
   std::string reason;   // e.g. CreateFailed
   std::string message;  // e.g. "create Deployment ns/a: 422 Invalid: ..."
@@ -68,9 +82,8 @@ enum class ActionType {
 
 struct Action {
   ActionType type;
-  std::string kind;  // ModelService | Deployment | Service | HorizontalPodAutoscaler
-  std::string path;  // collection path for kCreate, object path otherwise
-  nlohmann::json body;
+  ObjectRef target;     // what is written (a create: the object it makes)
+  nlohmann::json body;  // the object (kCreate, kUpdate), the patch, or nothing (kDelete)
 };
 
 struct Actions {
@@ -91,7 +104,9 @@ struct Actions {
   size_t NumWrites() const { return writes.size() + (status ? 1 : 0); }
 };
 
-Actions Reconcile(const nlohmann::json& model_service, const Observed& observed, const Options& opts, WallTime now);
+Actions Plan(const View& model_service, const Observed& observed, const Options& opts, WallTime now);
+// The same for an object not parsed yet (tests; the executor parses once per attempt).
+Actions Plan(const nlohmann::json& model_service, const Observed& observed, const Options& opts, WallTime now);
 
 // The replicas the Deployment should have: spec.replicas, or with
 // autoscaling mode Controller the recommendation when metrics are ok, else
@@ -106,7 +121,7 @@ int CurrentReplicas(const ResolvedSpec& spec, const nlohmann::json* deployment);
 bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
 
 // metadata.deletionTimestamp is set: the object is being deleted. The one
-// definition both the reconciler and the executor use.
+// definition both the plan and the executor use.
 bool BeingDeleted(const nlohmann::json& object);
 
-}  // namespace ms::controller
+}  // namespace ms::modelservice

@@ -1,0 +1,24 @@
+#include "controller/autoscale/metrics.h"
+
+namespace ms::autoscale {
+
+namespace {
+
+prometheus::Family<prometheus::Counter>& Queries(metrics::Registry& registry) {
+  return prometheus::BuildCounter()
+      .Name("modelservice_autoscaler_queries_total")
+      .Help("Prometheus queries made by the autoscaler, by result")
+      .Register(registry.families());
+}
+
+}  // namespace
+
+AutoscalerMetrics::AutoscalerMetrics(metrics::Registry& registry)
+    : queue_length(prometheus::BuildGauge()
+                       .Name("modelservice_autoscaler_queue_length")
+                       .Help("Last queue length read from Prometheus per autoscaled ModelService")
+                       .Register(registry.families())),
+      queries_ok(Queries(registry).Add({{"result", "success"}})),
+      queries_error(Queries(registry).Add({{"result", "error"}})) {}
+
+}  // namespace ms::autoscale

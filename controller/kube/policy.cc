@@ -1,0 +1,49 @@
+#include "controller/kube/policy.h"
+
+#include "controller/kube/paths.h"
+
+namespace ms::kube {
+
+RequestPolicy::RequestPolicy(double qps, int burst, const Clock& clock, Clock::Duration request_timeout,
+                             const WriteGate* gate)
+    : qps_(qps), burst_(burst), clock_(clock), request_timeout_(request_timeout), gate_(gate) {}
+
+TokenBucketRateLimiter& RequestPolicy::Limiter(const std::string& path) {
+  std::string gv = GroupVersionOf(path);
+  std::lock_guard<std::mutex> g(mu_);
+  auto& slot = limiters_[std::move(gv)];
+  if (!slot) slot = std::make_unique<TokenBucketRateLimiter>(qps_, burst_, clock_);
+  return *slot;
+}
+
+const char* RequestPolicy::Admit(const Call& call) {
+  if (Limiter(call.path).Acquire(call.deadline, closing_.get_token())) return nullptr;
+  return closing_.stop_requested() ? kReasonClosed : kReasonDeadline;
+}
+
+const char* RequestPolicy::Refusal(const Call& call) const {
+  if (closing_.stop_requested()) return kReasonClosed;
+  if (call.deadline && clock_.Now() >= *call.deadline) return kReasonDeadline;
+  if (gate_ != nullptr && call.IsWrite() && gate_->WriteTimeLeft() <= Clock::Duration::zero()) return kReasonNotLeader;
+  return nullptr;
+}
+
+RequestPolicy::TimeLimit RequestPolicy::LimitOf(const Call& call) const {
+  TimeLimit t{request_timeout_};
+  if (call.deadline && *call.deadline - clock_.Now() < t.limit) t = {*call.deadline - clock_.Now(), kReasonDeadline};
+  if (gate_ != nullptr && call.IsWrite()) {
+    const Clock::Duration left = gate_->WriteTimeLeft();
+    if (left < t.limit) t = {left, kReasonNotLeader};
+  }
+  return t;
+}
+
+void RequestPolicy::Close() { closing_.request_stop(); }
+
+const char* RequestPolicy::Explain(const char* reason) {
+  if (reason == kReasonNotLeader) return "this process does not hold the leader Lease";
+  if (reason == kReasonClosed) return "the client is closed";
+  return "the request's deadline has passed";
+}
+
+}  // namespace ms::kube

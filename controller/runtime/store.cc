@@ -1,0 +1,93 @@
+#include "controller/runtime/store.h"
+
+#include <mutex>
+
+namespace ms::runtime {
+
+using nlohmann::json;
+
+namespace {
+
+std::shared_ptr<const json> Unpack(const std::string& packed) {
+  return std::make_shared<const json>(json::from_msgpack(packed));
+}
+
+}  // namespace
+
+std::string Store::Pack(const json& object) {
+  std::string out;
+  json::to_msgpack(object, out);
+  out.shrink_to_fit();
+  return out;
+}
+
+std::optional<json> Store::Get(const std::string& key) const {
+  std::string packed;
+  {
+    std::shared_lock<std::shared_mutex> g(mu_);
+    auto it = items_.find(key);
+    if (it == items_.end()) return std::nullopt;
+    packed = it->second;
+  }
+  return json::from_msgpack(packed);
+}
+
+size_t Store::size() const {
+  std::shared_lock<std::shared_mutex> g(mu_);
+  return items_.size();
+}
+
+std::string Store::ResourceVersion() const {
+  std::shared_lock<std::shared_mutex> g(mu_);
+  return rv_;
+}
+
+void Store::SetResourceVersion(const std::string& rv) {
+  std::unique_lock<std::shared_mutex> g(mu_);
+  rv_ = rv;
+}
+
+std::vector<Delta> Store::Replace(std::map<std::string, std::string> packed, const std::string& rv) {
+  std::vector<Delta> deltas;
+  std::unique_lock<std::shared_mutex> g(mu_);
+  for (const auto& [key, old_obj] : items_) {
+    if (packed.find(key) == packed.end()) deltas.push_back({Delta::Type::kDelete, key, Unpack(old_obj), nullptr});
+  }
+  for (const auto& [key, obj] : packed) {
+    auto it = items_.find(key);
+    if (it == items_.end()) {
+      deltas.push_back({Delta::Type::kAdd, key, nullptr, Unpack(obj)});
+    } else if (it->second != obj) {
+      deltas.push_back({Delta::Type::kUpdate, key, Unpack(it->second), Unpack(obj)});
+    }
+  }
+  items_ = std::move(packed);
+  rv_ = rv;
+  return deltas;
+}
+
+Delta Store::Upsert(const std::string& key, json object, const std::string& rv) {
+  std::string packed = Pack(object);
+  std::optional<std::string> old_obj;
+  {
+    std::unique_lock<std::shared_mutex> g(mu_);
+    auto [it, inserted] = items_.try_emplace(key);
+    if (!inserted) old_obj = std::move(it->second);
+    it->second = std::move(packed);
+    if (!rv.empty()) rv_ = rv;
+  }
+  auto now = std::make_shared<const json>(std::move(object));
+  if (old_obj) return {Delta::Type::kUpdate, key, Unpack(*old_obj), std::move(now)};
+  return {Delta::Type::kAdd, key, nullptr, std::move(now)};
+}
+
+Delta Store::Remove(const std::string& key, json object, const std::string& rv) {
+  {
+    std::unique_lock<std::shared_mutex> g(mu_);
+    items_.erase(key);
+    if (!rv.empty()) rv_ = rv;
+  }
+  return {Delta::Type::kDelete, key, std::make_shared<const json>(std::move(object)), nullptr};
+}
+
+}  // namespace ms::runtime

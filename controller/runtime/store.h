@@ -1,0 +1,54 @@
+// An informer's cache (client-go's store): objects by key "ns/name", each
+// kept as the MessagePack of its transformed form (small), and the
+// resourceVersion the cache is at. Every change returns its Delta, with the
+// objects decoded once, for the dispatcher to hand to the handlers.
+// Thread-safe: readers share the lock.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace ms::runtime {
+
+// One change of the cache, as the handlers see it.
+struct Delta {
+  enum class Type { kAdd, kUpdate, kDelete };
+  Type type;
+  std::string key;
+  std::shared_ptr<const nlohmann::json> old_object;  // kUpdate: before; kDelete: the deleted object
+  std::shared_ptr<const nlohmann::json> object;      // kAdd, kUpdate: now
+};
+
+class Store {
+ public:
+  // The compact form kept for an object (MessagePack of it).
+  static std::string Pack(const nlohmann::json& object);
+
+  // The cached object, or nullopt when not in the cache.
+  std::optional<nlohmann::json> Get(const std::string& key) const;
+  size_t size() const;
+  std::string ResourceVersion() const;
+  void SetResourceVersion(const std::string& rv);
+
+  // Replaces everything with a list's items (packed) at `rv`; returns the
+  // deletes of the keys that vanished, then the adds and the updates (only
+  // of objects that differ).
+  std::vector<Delta> Replace(std::map<std::string, std::string> packed, const std::string& rv);
+  // An object added or modified at `rv` (empty: keep the current).
+  Delta Upsert(const std::string& key, nlohmann::json object, const std::string& rv);
+  // An object deleted at `rv`; `object` is the deleted object as the event carries it.
+  Delta Remove(const std::string& key, nlohmann::json object, const std::string& rv);
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::string> items_;  // key -> MessagePack of the object
+  std::string rv_;
+};
+
+}  // namespace ms::runtime

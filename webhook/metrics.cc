@@ -1,0 +1,60 @@
+#include "webhook/metrics.h"
+
+namespace ms::webhook {
+
+WebhookMetrics::WebhookMetrics(metrics::Registry& registry)
+    : requests(prometheus::BuildCounter()
+                   .Name("controller_runtime_webhook_requests_total")
+                   .Help("Total number of admission requests by HTTP status code.")
+                   .Register(registry.families())),
+      latency(prometheus::BuildHistogram()
+                  .Name("controller_runtime_webhook_latency_seconds")
+                  .Help("Histogram of the latency of processing admission requests")
+                  .Register(registry.families())),
+      in_flight(prometheus::BuildGauge()
+                    .Name("controller_runtime_webhook_requests_in_flight")
+                    .Help("Current number of admission requests being served.")
+                    .Register(registry.families())),
+      decisions(prometheus::BuildCounter()
+                    .Name("modelservice_admission_decisions_total")
+                    .Help("Admission decisions by webhook, operation and decision (allowed, denied, rejected).")
+                    .Register(registry.families())) {}
+
+prometheus::Histogram::BucketBoundaries WebhookMetrics::LatencyBuckets() {
+  // 50 us .. 1.6 s doubling (a review takes tens of microseconds), then 2.5,
+  // 5 and 10 s: the API server gives up at the configurations'
+  // timeoutSeconds (5), and the latency alert's critical rule is at 4 s.
+  auto buckets = metrics::ExponentialBuckets(0.00005, 2, 16);
+  buckets.insert(buckets.end(), {2.5, 5, 10});
+  return buckets;
+}
+
+RouteMetrics::RouteMetrics(WebhookMetrics& metrics, std::string path)
+    : in_flight(metrics.in_flight.Add({{"webhook", path}})),
+      latency(metrics.latency.Add({{"webhook", path}}, WebhookMetrics::LatencyBuckets())),
+      metrics_(metrics),
+      path_(std::move(path)) {
+  // Every code ServeReview and the HTTP layer's refusals answer with.
+  for (int code : {200, 400, 408, 411, 413, 415})
+    requests_[code] = &metrics_.requests.Add({{"webhook", path_}, {"code", std::to_string(code)}});
+  for (const char* op : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
+    for (const char* decision : {"allowed", "denied"})
+      decisions_[{op, decision}] =
+          &metrics_.decisions.Add({{"webhook", path_}, {"operation", op}, {"decision", decision}});
+  decisions_[{"UNKNOWN", "rejected"}] =
+      &metrics_.decisions.Add({{"webhook", path_}, {"operation", "UNKNOWN"}, {"decision", "rejected"}});
+}
+
+prometheus::Counter& RouteMetrics::Requests(int code) {
+  auto it = requests_.find(code);
+  if (it != requests_.end()) return *it->second;
+  return metrics_.requests.Add({{"webhook", path_}, {"code", std::to_string(code)}});  // rare: thread-safe slow path
+}
+
+prometheus::Counter& RouteMetrics::Decisions(const std::string& operation, const std::string& decision) {
+  auto it = decisions_.find({operation, decision});
+  if (it != decisions_.end()) return *it->second;
+  return metrics_.decisions.Add({{"webhook", path_}, {"operation", operation}, {"decision", decision}});
+}
+
+}  // namespace ms::webhook

@@ -1,0 +1,212 @@
+#include "webhook/transport/worker.h"
+
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "webhook/transport/https_server.h"
+
+namespace ms::transport {
+
+namespace {
+
+constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
+
+}  // namespace
+
+struct Worker::Conn {
+  Conn(Worker& w, std::uint64_t id_, std::unique_ptr<TlsConnection> tls, const HttpsConnection::Context& context)
+      : id(id_), connection(std::move(tls), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
+  std::uint64_t id;  // the epoll tag: never reused, unlike the fd
+  HttpsConnection connection;
+  EventLoop::Timer timer;  // at the connection's next deadline
+  std::uint32_t interest = EPOLLIN | EPOLLRDHUP;
+};
+
+Worker::Worker(ServerShared& shared)
+    : shared_(shared), accept_resume_([this] { ResumeAccepting(); }), drain_deadline_([this] {
+        while (!conns_.empty()) Close(conns_.begin());
+        DrainStep();
+      }) {}
+
+Worker::~Worker() {
+  while (!conns_.empty()) Close(conns_.begin());
+  loop_.Disarm(accept_resume_);
+  loop_.Disarm(drain_deadline_);
+}
+
+bool Worker::Init(std::string* error) {
+  if (!loop_.Init(error)) return false;
+  // EPOLLEXCLUSIVE: a new connection wakes one worker, not all.
+  if (!loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag)) {
+    *error = std::string("epoll_ctl(listener): ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void Worker::Run() {
+  if (!loop_.Run([this](std::uint64_t tag, std::uint32_t events) { OnIo(tag, events); }))
+    shared_.connections.logger.error("epoll_wait: {}", std::strerror(errno));
+}
+
+void Worker::OnIo(std::uint64_t tag, std::uint32_t events) {
+  if (tag == kListenTag) {
+    if (accepting_) Accept();
+    return;
+  }
+  auto it = conns_.find(tag);
+  if (it == conns_.end()) return;
+  Drive(it, events);
+  if (draining_) DrainStep();
+}
+
+// Accepts what is pending and gives each connection to the worker that owns
+// the fewest (this one on a tie): with EPOLLEXCLUSIVE one worker is woken
+// for a burst of connections, and keeping them all would leave the others idle.
+void Worker::Accept() {
+  for (int i = 0; i < 64; ++i) {
+    sockaddr_storage addr{};
+    const int fd = shared_.listener.Accept(&addr);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        PauseAccepting();
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
+                 !shared_.stopping.load()) {
+        shared_.connections.logger.warn("accept: {}", std::strerror(errno));
+      }
+      return;
+    }
+    UniqueFd owned(fd);
+    if (shared_.open_connections.load() >= shared_.connections.options.max_connections) {
+      shared_.connections.logger.warn("refused a connection from {}: {} connections are open", PeerAddress(addr),
+                                      shared_.open_connections.load());
+      continue;
+    }
+    ++shared_.open_connections;
+    Worker* target = this;
+    for (auto& w : shared_.workers)
+      if (w->load() < target->load()) target = w.get();
+    ++target->load_;
+    if (target == this) {
+      Adopt(std::move(owned), addr);
+    } else {
+      target->Hand(std::move(owned), addr);
+    }
+  }
+}
+
+// Out of descriptors or memory: the pending connection stays in the backlog
+// and the listener stays readable, so it is not watched for a moment
+// instead of spinning on it.
+void Worker::PauseAccepting() {
+  const auto now = EventLoop::Now();
+  const bool warn = now >= next_accept_warning_;  // at most every 10 s
+  if (warn) next_accept_warning_ = now + std::chrono::seconds(10);
+  shared_.connections.logger.log(warn ? spdlog::level::warn : spdlog::level::debug,
+                                 "accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
+                                 shared_.open_connections.load());
+  loop_.Remove(shared_.listener.fd());
+  accepting_ = false;
+  loop_.Arm(accept_resume_, now + std::chrono::milliseconds(100));
+}
+
+void Worker::ResumeAccepting() {
+  if (draining_ || accepting_) return;
+  accepting_ = loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag);
+}
+
+void Worker::Hand(UniqueFd fd, sockaddr_storage addr) {
+  auto owned = std::make_shared<UniqueFd>(std::move(fd));
+  loop_.Post([this, owned, addr] { Adopt(std::move(*owned), addr); });
+}
+
+// Takes an accepted connection (counted in open_connections and load_
+// already) and starts its handshake.
+void Worker::Adopt(UniqueFd fd, const sockaddr_storage& addr) {
+  auto forget = [this] {
+    --shared_.open_connections;
+    --load_;
+  };
+  if (draining_ || shared_.stopping.load()) return forget();
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const int raw_fd = fd.get();
+  std::string error;
+  auto tls = TlsConnection::Accept(std::move(fd), shared_.ctx, PeerAddress(addr), &error);
+  if (!tls) {
+    shared_.connections.logger.error("{}", error);
+    return forget();
+  }
+  auto c = std::make_unique<Conn>(*this, next_id_++, std::move(tls), shared_.connections);
+  if (!loop_.Add(raw_fd, c->interest, c->id)) {
+    shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
+    return forget();
+  }
+  auto [it, inserted] = conns_.emplace(c->id, std::move(c));
+  Drive(it, EPOLLIN);  // the ClientHello may be there already
+}
+
+void Worker::Close(Conns::iterator it) {
+  Conn& c = *it->second;
+  c.connection.Close();
+  loop_.Remove(c.connection.fd());
+  loop_.Disarm(c.timer);
+  --shared_.open_connections;
+  --load_;
+  conns_.erase(it);
+}
+
+void Worker::Drain() {
+  loop_.Post([this] { BeginDrain(); });
+}
+
+void Worker::BeginDrain() {
+  if (draining_) return;
+  draining_ = true;
+  if (accepting_) loop_.Remove(shared_.listener.fd());
+  accepting_ = false;
+  loop_.Disarm(accept_resume_);
+  loop_.Arm(drain_deadline_, EventLoop::Now() + shared_.connections.options.limits.read_timeout);
+  DrainStep();
+}
+
+// Idle connections go now; those in the middle of a request get their answer first.
+void Worker::DrainStep() {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (it->second->connection.Idle()) {
+      Close(it++);
+    } else {
+      ++it;
+    }
+  }
+  if (conns_.empty()) loop_.Exit();
+}
+
+void Worker::Drive(Conns::iterator it, std::uint32_t events) { Settle(it, it->second->connection.OnReady(events)); }
+
+void Worker::OnTimer(std::uint64_t id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Settle(it, it->second->connection.OnDeadline(EventLoop::Now()));
+  if (draining_) DrainStep();
+}
+
+void Worker::Settle(Conns::iterator it, HttpsConnection::Next next) {
+  Conn& c = *it->second;
+  if (next == HttpsConnection::Next::kClose) {
+    Close(it);
+    return;
+  }
+  if (const std::uint32_t interest = c.connection.Interest(); interest != c.interest) {
+    c.interest = interest;
+    loop_.Modify(c.connection.fd(), interest, c.id);
+  }
+  loop_.Arm(c.timer, c.connection.Deadline());
+}
+
+}  // namespace ms::transport
