@@ -15,6 +15,7 @@
 # timeout: 480
 # logs: controller controller-b webhook apiserver
 need_full_cluster
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 [[ -n "${E2E_AUDIT_LOG:-}" && -f "$E2E_AUDIT_LOG" ]] || fail "no audit log (E2E_AUDIT_LOG)"
 minutes="${SOAK_MINUTES:-3}" seed="${SOAK_SEED:-25}"
 out="$E2E_WORK/soak"
@@ -24,7 +25,7 @@ mkdir -p "$out"
 trap 'python3 "$E2E_ROOT/test/soak/soak.py" --restore --out "$out" || true
       k delete ns -l modelops.dev/soak=true --wait=false >/dev/null 2>&1 || true' EXIT
 # The soak's judges first: each invariant check flags what it must (test/soak/test_soak.py).
-( cd "$E2E_ROOT/test/soak" && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest test_soak ) >"$out/test_soak.log" 2>&1 \
+( cd "$E2E_ROOT/test/soak" && python3 -m unittest test_soak ) >"$out/test_soak.log" 2>&1 \
   || { cat "$out/test_soak.log" >&2; fail "test/soak/test_soak.py failed"; }
 log "ok: the soak's invariant checks pass their own tests ($(tail -n 3 "$out/test_soak.log" | grep -m1 '^Ran'))"
 proc_alive controller || start_controller controller
@@ -33,10 +34,11 @@ any_leader() { is_leader controller || is_leader controller-b; }
 wait_for 60 "a controller leads" any_leader
 log "soak: $minutes minutes, seed $seed (replay: test/soak/run.sh --minutes $minutes --seed $seed)"
 set +e
-PYTHONDONTWRITEBYTECODE=1 python3 "$E2E_ROOT/test/soak/soak.py" --minutes "$minutes" --seed "$seed" --out "$out" | tee "$out/line.txt"
+python3 "$E2E_ROOT/test/soak/soak.py" --minutes "$minutes" --seed "$seed" --out "$out" | tee "$out/line.txt"
 rc="${PIPESTATUS[0]}"
 set -e
-[[ -n "${SOAK_REPORT:-}" ]] && cp "$out/report.md" "$SOAK_REPORT"
+[[ -s "$out/report.md" ]] || fail "test/soak/soak.py ended (exit $rc) without a report: $(tail -n 3 "$out/line.txt")"
+[[ -z "${SOAK_REPORT:-}" ]] || cp "$out/report.md" "$SOAK_REPORT"
 line="$(tail -n 1 "$out/line.txt")"
 echo "TIMING 85-soak: $line (seed $seed, $minutes min)" >>"$E2E_WORK/timings.txt"
 log "report: $out/report.md"
