@@ -36,12 +36,12 @@ struct ReconcileMetrics {
   // The values of `result`: success, error, requeue, requeue_after.
   static constexpr const char* kResults[] = {"success", "error", "requeue", "requeue_after"};
 
-  prometheus::Family<prometheus::Counter>& total;   // {controller,result}
-  prometheus::Family<prometheus::Counter>& errors;  // {controller}
-  prometheus::Family<prometheus::Counter>& panics;  // {controller}: a Reconcile that threw
-  prometheus::Family<prometheus::Histogram>& time;  // {controller}
-  prometheus::Family<prometheus::Gauge>& active_workers;   // {controller}: workers reconciling now
-  prometheus::Family<prometheus::Gauge>& max_concurrent;   // {controller}: the pool's size
+  prometheus::Family<prometheus::Counter>& total;         // {controller,result}
+  prometheus::Family<prometheus::Counter>& errors;        // {controller}
+  prometheus::Family<prometheus::Counter>& panics;        // {controller}: a Reconcile that threw
+  prometheus::Family<prometheus::Histogram>& time;        // {controller}
+  prometheus::Family<prometheus::Gauge>& active_workers;  // {controller}: workers reconciling now
+  prometheus::Family<prometheus::Gauge>& max_concurrent;  // {controller}: the pool's size
 };
 
 struct LeaderElectionMetrics {

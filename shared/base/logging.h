@@ -63,5 +63,4 @@ class FieldScope {
   const FieldScope* outer_;
 };
 
-
 }  // namespace ms::log

@@ -34,7 +34,8 @@
 #
 # A case is a bash file sourced after lib.sh with `set -euo pipefail`; it
 # fails by exiting non-zero (lib.sh's fail/assert_*), is skipped by exiting
-# 77. Header lines: `# timeout: S` (default 180) and `# logs: NAME...`
+# 77. Header lines: `# timeout: S` (default 180; E2E_CASE_TIMEOUT=S overrides it
+# for every selected case, e.g. a long soak: test/soak/run.sh) and `# logs: NAME...`
 # (component logs whose tails are printed when it fails: webhook, controller,
 # controller-b, prometheus, queue-exporter, external-metrics, apiserver, controller-manager,
 # scheduler, kwok; default webhook and controller). After each case, whatever
@@ -394,7 +395,7 @@ for c in "${cases[@]}"; do
   if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
     real_node_setup
   fi
-  tmo="$(header "$c" timeout 180)"
+  tmo="${E2E_CASE_TIMEOUT:-$(header "$c" timeout 180)}"
   comps="$(header "$c" logs "webhook controller")"
   clog="$E2E_WORK/cases/$name.log"
   echo "=== RUN   $name (timeout ${tmo}s)"

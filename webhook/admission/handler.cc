@@ -69,10 +69,6 @@ bool IsRatchetedUpdate(const json& request) {
   if (StringField(request, "operation") != "UPDATE") return false;
   const auto obj = request.find("object");
   if (obj == request.end() || !obj->is_object()) return false;
-  if (const auto meta = obj->find("metadata"); meta != obj->end() && meta->is_object()) {
-    const auto deletion = meta->find("deletionTimestamp");
-    if (deletion != meta->end() && !deletion->is_null()) return true;
-  }
   const auto old = request.find("oldObject");
   if (old == request.end() || !old->is_object()) return false;
   const auto spec = obj->find("spec");

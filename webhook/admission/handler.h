@@ -29,13 +29,14 @@ nlohmann::json Denied(int code, const std::string& reason, const std::string& me
 // response to give, or nullopt to go on.
 std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
 
-// Validation ratcheting, as the API server ratchets a CRD's schema: an UPDATE
-// of an object being deleted (metadata.deletionTimestamp set), or one whose
-// spec is the spec of oldObject (a finalizer removed, labels, annotations or
-// owner references edited), is neither validated nor defaulted, so removing
-// the controller's finalizer never depends on rules tightened after the
-// object was stored. The webhook configurations' matchConditions skip the
-// same requests before they are sent.
+// Validation ratcheting, as the API server ratchets a CRD's schema (unchanged
+// values only): an UPDATE whose spec is the spec of oldObject (a finalizer
+// removed, labels, annotations or owner references edited) is neither
+// validated nor defaulted, so removing the controller's finalizer never
+// depends on rules tightened after the object was stored. A changed spec is
+// validated, also while the object is being deleted. The webhook
+// configurations' matchConditions skip the same requests before they are
+// sent.
 bool IsRatchetedUpdate(const nlohmann::json& request);
 
 // Checks the request is about a modelops.dev ModelService, or about its scale

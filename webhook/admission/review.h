@@ -28,11 +28,11 @@ struct Outcome {
   std::string operation;  // CREATE, UPDATE, ... ("" when the review was unreadable)
   std::string decision;   // "allowed", "denied" or "rejected" (not a valid review)
   std::string uid;
-  std::string kind;       // request.kind.kind: ModelService, or Scale for the scale subresource
-  std::string ns, name;   // the object's namespace and name (generateName when it has no name yet)
-  std::string object;     // namespace/name
-  std::string message;  // the denial or rejection message
-  int status_code = 0;  // response.status.code of a denial
+  std::string kind;      // request.kind.kind: ModelService, or Scale for the scale subresource
+  std::string ns, name;  // the object's namespace and name (generateName when it has no name yet)
+  std::string object;    // namespace/name
+  std::string message;   // the denial or rejection message
+  int status_code = 0;   // response.status.code of a denial
 };
 
 transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,

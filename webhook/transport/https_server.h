@@ -25,10 +25,10 @@
 namespace ms::transport {
 
 struct HttpsServerOptions {
-  std::string host = "0.0.0.0";    // an address, or "" for all
-  int port = 0;                    // 0: any free port
-  int threads = 2;                 // workers (event loops)
-  size_t max_connections = 1000;   // beyond: accepted and closed at once
+  std::string host = "0.0.0.0";   // an address, or "" for all
+  int port = 0;                   // 0: any free port
+  int threads = 2;                // workers (event loops)
+  size_t max_connections = 1000;  // beyond: accepted and closed at once
   // A connection's answers waiting to be sent beyond which its requests are
   // not read (a client that sends without reading).
   size_t max_queued_output = 1u << 20;

@@ -63,19 +63,19 @@ caBundle: {{ include "modelservice.caBundle" . }}
 
 {{/*
 matchConditions of both webhook configurations: validation ratcheting, as the
-API server ratchets a CRD's schema. An UPDATE of a ModelService being deleted,
-or one that leaves spec as it was (a finalizer removed, labels or annotations
-edited, status), is not sent to the webhook: the controller's finalizer removal
-and metadata edits never depend on the webhook running (failurePolicy Fail) nor
-on rules tightened after the object was stored. The webhook allows the same
+API server ratchets a CRD's schema (unchanged values only). An UPDATE of a
+ModelService that leaves spec as it was (a finalizer removed, labels or
+annotations edited) is not sent to the webhook: the controller's finalizer
+removal and metadata edits never depend on the webhook running (failurePolicy
+Fail) nor on rules tightened after the object was stored. A changed spec is
+sent, also while the object is being deleted (the chaos soak stored an
+invalid spec through a not-being-deleted condition). The webhook allows the same
 requests unchecked when they reach it (an API server without matchConditions).
 CREATE has no oldObject: the operation is tested first (CEL's || absorbs the
 error of the other side).
 */}}
 {{- define "modelservice.webhookMatchConditions" -}}
 matchConditions:
-  - name: not-being-deleted
-    expression: "request.operation != 'UPDATE' || !has(object.metadata.deletionTimestamp)"
   - name: spec-changed
     expression: >-
       request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec

@@ -1,11 +1,14 @@
 # Deletion never depends on admission (validation ratcheting): an UPDATE of a
-# ModelService being deleted, or one that leaves spec as it was, is skipped
-# by the webhook configurations' matchConditions (and allowed by the webhook
-# if it gets one), so
+# ModelService that leaves spec as it was is skipped by the webhook
+# configurations' matchConditions (and allowed by the webhook if it gets
+# one), so
 # 1. an object stored before a rule was tightened (here: stored while the
 #    validating configuration was away, with a strategy only the webhook
 #    rejects) can have its labels edited, while a change to its spec is
 #    checked in full and denied;
+#    and while a ModelService is being deleted, a change of its spec to one
+#    the rules refuse is still denied (the chaos soak, case 85, stored such a
+#    spec when deletion alone skipped the webhook);
 # 2. with the webhook stopped (failurePolicy Fail), labels can still be edited,
 #    a spec change fails with the API server's webhook error, and
 #    `kubectl delete ms` completes: the controller's finalizer removal goes
@@ -19,6 +22,7 @@ cleanup() {
     k create -f "$saved" >/dev/null 2>&1 || true
   fi
   proc_alive webhook || start_webhook
+  k -n "$ns" patch ms rt-held --type merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
   ( delete_ms_wait "$ns" 30 rt-new rt-old ) >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -56,6 +60,18 @@ out="$(k -n "$ns" patch ms rt-old --type merge -p '{"spec":{"model":"m2"}}' 2>&1
   && fail "a spec change of the invalid object was admitted: $out"
 assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "spec change of rt-old"
 assert_contains "$out" "maxSurge" "the denial names the rule"
+
+ms_yaml rt-held 'model: m' | k -n "$ns" apply -f - >/dev/null
+k -n "$ns" patch ms rt-held --type json -p '[{"op":"add","path":"/metadata/finalizers/-","value":"e2e.modelops.dev/hold"}]' >/dev/null 2>&1 \
+  || k -n "$ns" patch ms rt-held --type merge -p '{"metadata":{"finalizers":["e2e.modelops.dev/hold"]}}' >/dev/null
+k -n "$ns" delete ms rt-held --wait=false >/dev/null
+deleting() { [[ -n "$(jp ms/rt-held '{.metadata.deletionTimestamp}' -n "$ns")" ]]; }
+wait_for 30 "$ns/rt-held is being deleted" deleting
+out="$(k -n "$ns" patch ms rt-held --type merge -p '{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":0,"maxUnavailable":0}}}}' 2>&1)" \
+  && fail "an invalid spec change of a ModelService being deleted was admitted: $out"
+assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "invalid spec change while being deleted"
+k -n "$ns" patch ms rt-held --type json -p '[{"op":"remove","path":"/metadata/finalizers/'"$(k -n "$ns" get ms rt-held -o json | jq '.metadata.finalizers | index("e2e.modelops.dev/hold")')"'"}]' >/dev/null
+wait_for 30 "$ns/rt-held deleted once its hold is removed" gone "$ns" ms rt-held
 
 # ------------------------------------------------------------------ 2. webhook stopped
 proc_stop webhook KILL 5

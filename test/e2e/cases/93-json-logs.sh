@@ -2,8 +2,9 @@
 # reaches the kubelet of the real node, which reads the containers' log files
 # under its own /var/log/pods): one JSON object a line (--log-format=json in
 # manifests/deployment.yaml), each with ts, level, logger and msg; the webhook
-# logs the denial of an invalid ModelService, the controller its start-up
-# against the in-cluster API server address.
+# logs the denial of an invalid ModelService with its fields as keys
+# (webhook, uid, kind, namespace, name, operation, allowed, code, latency),
+# the controller its start-up against the in-cluster API server address.
 # timeout: 90
 # needs: real-node
 # logs: none
@@ -24,10 +25,15 @@ for p in $(operator_pods); do
     [[ -z "$bad" ]] || fail "$p/$c: lines that are not JSON objects with ts, level, logger, msg: $bad\n$(head -n 5 <<<"$logs")"
     log "ok: $p/$c: $n lines, each a JSON object with ts, level, logger, msg"
     if [[ "$c" == webhook ]]; then
-      denials=$(( denials + $(jq -R -c 'fromjson? | select(.msg | startswith("denied /validate CREATE"))' <<<"$logs" | grep -c . || true) ))
+      # The denial's fields, as keys of the line.
+      denied="$(jq -R -c --arg ns "$ns" 'fromjson? | select(.msg | startswith("denied /validate CREATE"))
+        | select(.webhook == "/validate" and .kind == "ModelService" and .namespace == $ns and .name == "denied-1"
+                 and .operation == "CREATE" and .allowed == "false" and .code == "422" and (.uid | length > 0)
+                 and (.latency | tonumber >= 0))' <<<"$logs")"
+      denials=$(( denials + $(grep -c . <<<"$denied" || true) ))
     else
       assert_eq "$(jq -R -r 'fromjson? | .msg' <<<"$logs" | grep -c 'against https://10.0.0.1:443')" 1 "$p/controller: its start-up line"
     fi
   done
 done
-assert_le 1 "$denials" "webhook log lines 'denied /validate CREATE ...'"
+assert_le 1 "$denials" "webhook log lines 'denied /validate CREATE ...' with their fields (webhook, uid, kind, namespace, name, operation, allowed, code, latency)"

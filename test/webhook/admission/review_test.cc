@@ -204,10 +204,16 @@ TEST_F(ReviewTest, UpdatesThatKeepTheSpecOrDeleteAreRatcheted) {
   EXPECT_EQ(Response(Validate(finalizer_removed.dump())), allowed);
   EXPECT_EQ(Response(Mutate(finalizer_removed.dump())), allowed);  // no defaults patched in either
 
-  auto being_deleted = Review({{"replicas", 0}, {"model", "other"}}, "UPDATE");
+  // Being deleted: the finalizer's removal passes; a spec change is checked
+  // (the chaos soak stored an invalid spec this way when deletion alone
+  // ratcheted).
+  auto being_deleted = Review(invalid, "UPDATE");
   being_deleted["request"]["object"]["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
-  being_deleted["request"]["oldObject"] = Review(invalid)["request"]["object"];
+  being_deleted["request"]["oldObject"] = being_deleted["request"]["object"];
+  being_deleted["request"]["oldObject"]["metadata"]["finalizers"] = {"modelops.dev/cleanup"};
   EXPECT_EQ(Response(Validate(being_deleted.dump())), allowed);
+  being_deleted["request"]["object"]["spec"]["model"] = "other";
+  EXPECT_EQ(Response(Validate(being_deleted.dump()))["allowed"], false) << "a spec change while being deleted";
 
   auto spec_changed = Review(invalid, "UPDATE");
   spec_changed["request"]["oldObject"] = Review({{"replicas", 0}, {"model", "old"}})["request"]["object"];
