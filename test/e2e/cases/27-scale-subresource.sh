@@ -44,15 +44,16 @@ assert_eq "$(jp ms/scaled '{.spec.replicas}' -n "$ns")" 3 "spec.replicas after r
 
 # ---- The webhook's own answer to a Scale review (as the API server sends it
 # for modelservices/scale), posted directly: the same rule, its wording.
-scale_review() {  # scale_review REPLICAS: an AdmissionReview of the Scale
-  local obj; obj="$(jq -c --argjson r "$1" '.spec = (if $r == 0 then {} else {replicas: $r} end) | del(.metadata.managedFields)' <<<"$scale")"
-  jq -cn --argjson obj "$obj" --arg ns "$ns" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+scale_review() {  # scale_review REPLICAS: an AdmissionReview of the Scale, from the stored Scale (oldObject)
+  local obj old; obj="$(jq -c --argjson r "$1" '.spec = (if $r == 0 then {} else {replicas: $r} end) | del(.metadata.managedFields)' <<<"$scale")"
+  old="$(jq -c 'del(.metadata.managedFields)' <<<"$scale")"
+  jq -cn --argjson obj "$obj" --argjson old "$old" --arg ns "$ns" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
     request: {uid: "e2e-scale", kind: {group: "autoscaling", version: "v1", kind: "Scale"},
               resource: {group: "modelops.dev", version: "v1", resource: "modelservices"}, subResource: "scale",
               requestKind: {group: "autoscaling", version: "v1", kind: "Scale"},
               requestResource: {group: "modelops.dev", version: "v1", resource: "modelservices"}, requestSubResource: "scale",
               name: "scaled", namespace: $ns, operation: "UPDATE", userInfo: {username: "e2e"},
-              object: $obj, oldObject: $obj, dryRun: false}}'
+              object: $obj, oldObject: $old, dryRun: false}}'
 }
 post_validate() {
   webhook_curl -sS --max-time 5 --cacert "$CERT_DIR/ca.crt" -H 'Content-Type: application/json' \
@@ -65,7 +66,7 @@ for r in 0 101; do
   assert_eq "$(jq -r .response.status.message <<<"$resp")" "spec.replicas: Invalid value: $r: must be between 1 and 100" \
     "/validate Scale $r: message"
 done
-assert_eq "$(post_validate "$(scale_review 3)" | jq -cS .response)" '{"allowed":true,"uid":"e2e-scale"}' "/validate Scale 3"
+assert_eq "$(post_validate "$(scale_review 4)" | jq -cS .response)" '{"allowed":true,"uid":"e2e-scale"}' "/validate Scale 4"
 
 # ---- The policies' expressions type-check against the ModelService's schema.
 for p in modelservice-scale-bounds modelservice-scale-autoscaled; do
