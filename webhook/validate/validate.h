@@ -1,6 +1,6 @@
 // `modelservice-webhook validate`: the webhook's defaulting and validation
-// offline, over manifest files (design.md §2; README "Validating manifests
-// offline"). Each modelops.dev/v1 ModelService document is defaulted as the
+// offline, over manifest files (docs/design.md §2; docs/user/validate.md). Each
+// modelops.dev/v1 ModelService document is defaulted as the
 // mutating webhook would (DefaultedObject, whose difference is the webhook's
 // patch) and validated as the validating webhook then would
 // (ValidateModelService): the same functions the handlers call. Before

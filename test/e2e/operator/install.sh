@@ -62,7 +62,7 @@ work="${work:-$cdir/operator}"
 mkdir -p "$work"
 k() { "$KUBECTL" --request-timeout=30s "$@"; }
 ns=modelservice-system
-# The README's line (README.md, "The local cluster"; case 90 checks that the README has it).
+# The README's line (README.md and docs/contributor/local-cluster.md; case 90 checks that the README has it).
 INSTALL_LINE="helm install modelservice charts/modelservice-operator -n $ns --create-namespace -f test/e2e/operator/real-node-values.yaml"
 t0=$SECONDS
 
