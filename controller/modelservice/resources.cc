@@ -4,7 +4,7 @@
 
 namespace ms::modelservice {
 
-const char* KindName(Kind kind) {
+std::string_view KindName(Kind kind) {
   switch (kind) {
     case Kind::kModelService:
       return api::kKind;

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/pod_template.h"
 #include "api/types.h"
@@ -67,7 +68,7 @@ inline std::string HorizontalPodAutoscalerPath(const std::string& ns, const std:
 enum class Kind : uint8_t { kModelService, kDeployment, kService, kHorizontalPodAutoscaler };
 
 // "ModelService", "Deployment", "Service", "HorizontalPodAutoscaler".
-const char* KindName(Kind kind);
+std::string_view KindName(Kind kind);
 // The kind an object says it is (its "kind"), when it is one of these.
 std::optional<Kind> KindOf(const nlohmann::json& object);
 
