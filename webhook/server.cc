@@ -73,13 +73,13 @@ void Server::Record(const transport::Request& req, RouteMetrics* m, int status, 
                                 {"code", std::to_string(outcome.decision == "denied" ? outcome.status_code : status)},
                                 {"latency", latency}});
   if (outcome.decision == "denied") {
-    logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.object, outcome.uid,
+    logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.Object(), outcome.uid,
                   outcome.status_code, outcome.message);
   } else if (outcome.decision == "rejected") {
     logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path.empty() ? "?" : req.path,
                   req.remote_addr, status, outcome.message);
   } else {
-    logger_->debug("allowed {} {} {} (uid {})", req.path, outcome.operation, outcome.object, outcome.uid);
+    logger_->debug("allowed {} {} {} (uid {})", req.path, outcome.operation, outcome.Object(), outcome.uid);
   }
 }
 

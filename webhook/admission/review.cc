@@ -142,7 +142,6 @@ void FillOutcome(const json& request, const json& response, Outcome& outcome) {
     name = MetadataString(*obj, "name");
     if (name.empty()) name = MetadataString(*obj, "generateName");
   }
-  outcome.object = ns.empty() ? name : ns + "/" + name;
   outcome.ns = std::move(ns);
   outcome.name = std::move(name);
   if (auto kind = request.find("kind"); kind != request.end() && kind->is_object())

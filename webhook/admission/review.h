@@ -30,9 +30,11 @@ struct Outcome {
   std::string uid;
   std::string kind;      // request.kind.kind: ModelService, or Scale for the scale subresource
   std::string ns, name;  // the object's namespace and name (generateName when it has no name yet)
-  std::string object;    // namespace/name
   std::string message;   // the denial or rejection message
   int status_code = 0;   // response.status.code of a denial
+
+  // "namespace/name" ("name" without a namespace), for log lines.
+  std::string Object() const { return ns.empty() ? name : ns + "/" + name; }
 };
 
 transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,

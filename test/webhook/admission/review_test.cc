@@ -96,7 +96,7 @@ TEST_F(ReviewTest, DeniesWithEveryErrorAnd422) {
             "spec.port: Invalid value: 65536: must be between 1 and 65535");
   EXPECT_EQ(o.decision, "denied");
   EXPECT_EQ(o.operation, "CREATE");
-  EXPECT_EQ(o.object, "default/bert-qa");
+  EXPECT_EQ(o.Object(), "default/bert-qa");
 }
 
 TEST_F(ReviewTest, WarningsTravelWithAllowedResponses) {
