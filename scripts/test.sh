@@ -8,7 +8,12 @@
 #                              cluster on loopback (test/e2e/run.sh; slow)
 #   scripts/test.sh --fuzz     the libFuzzer targets and the h11 differential
 #                              check, 60 s each (test/fuzz/run.sh)
-#   scripts/test.sh --all      all four, as CI runs them
+#   scripts/test.sh --all      all four, as CI runs them: the end-to-end
+#                              suite starts right after the plain ctest and
+#                              runs beside the sanitizer and fuzz runs (it
+#                              mostly waits on the cluster, they mostly
+#                              compute); its output is prefixed `[e2e] ` and
+#                              its summary printed again at the end
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +62,22 @@ if ((plain)); then
   echo "== ctest (RelWithDebInfo) =="
   run_ctest build
 fi
+e2e_pid=""
+if ((e2e && (sanitize || fuzz))); then
+  # The suite overlaps the CPU-bound steps below; it uses build/ only, they
+  # use build-asan/, build-tsan/ and build-fuzz/ (the fuzz step's h11 driver
+  # is in build/, built above or here, before the suite starts).
+  echo "== end-to-end suite (in the background, beside the sanitizer and fuzz runs) =="
+  bash scripts/configure-build.sh build >/dev/null
+  cmake --build build -j "$jobs"
+  e2e_log="$(mktemp "${TMPDIR:-/tmp}/modelservice-e2e.XXXXXX.log")"
+  # Its own process group (setsid), so that a failing step here stops it and
+  # everything it started (run.sh cleans up on SIGTERM).
+  E2E_LOG="$e2e_log" BUILD_DIR=build setsid bash -o pipefail -c \
+    'bash test/e2e/run.sh 2>&1 | tee "$E2E_LOG" | sed -u "s/^/[e2e] /"' &
+  e2e_pid=$!
+  trap 'if [[ -n $e2e_pid ]]; then kill -TERM -- "-$e2e_pid" 2>/dev/null; wait "$e2e_pid" 2>/dev/null; fi' EXIT
+fi
 if ((sanitize)); then
   echo "== ctest under ASan + UBSan =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -75,7 +96,16 @@ if ((fuzz)); then
   echo "== fuzzing =="
   bash test/fuzz/run.sh
 fi
-if ((e2e)); then
+if [[ -n $e2e_pid ]]; then
+  echo "== waiting for the end-to-end suite =="
+  e2e_rc=0; wait "$e2e_pid" || e2e_rc=$?
+  e2e_pid=""
+  # The suite's own exit status (the pipeline's is tee's and sed's).
+  summary="$(tail -n 1 "$e2e_log")"
+  rm -f "$e2e_log"
+  echo "end-to-end suite: $summary"
+  [[ $summary =~ ^[0-9]+\ passed,\ 0\ failed ]] && ((e2e_rc == 0)) || exit 1
+elif ((e2e)); then
   echo "== end-to-end suite =="
   BUILD_DIR=build bash test/e2e/run.sh  # configures build/ with scripts/configure-build.sh too
 fi
