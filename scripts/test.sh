@@ -76,7 +76,7 @@ if ((e2e && (sanitize || fuzz))); then
   E2E_LOG="$e2e_log" BUILD_DIR=build setsid bash -o pipefail -c \
     'bash test/e2e/run.sh 2>&1 | tee "$E2E_LOG" | sed -u "s/^/[e2e] /"' &
   e2e_pid=$!
-  trap 'if [[ -n $e2e_pid ]]; then kill -TERM -- "-$e2e_pid" 2>/dev/null; wait "$e2e_pid" 2>/dev/null; fi' EXIT
+  trap 'rc=$?; if [[ -n $e2e_pid ]]; then kill -TERM -- "-$e2e_pid" 2>/dev/null; wait "$e2e_pid" 2>/dev/null || true; fi; exit "$rc"' EXIT
 fi
 if ((sanitize)); then
   echo "== ctest under ASan + UBSan =="
