@@ -158,6 +158,8 @@ const std::array kWholeMembers = {
                 }},
     WholeMember{"serviceAccountName",
                 [](const api::ModelServiceSpec& d) { return StringOrNull(d.service_account_name); }},
+    WholeMember{"priorityClassName",
+                [](const api::ModelServiceSpec& d) { return StringOrNull(d.priority_class_name); }},
     // No token without a ServiceAccount of the user's (restricted pods).
     WholeMember{"automountServiceAccountToken",
                 [](const api::ModelServiceSpec& d) {
