@@ -57,6 +57,10 @@ done
 HELM="$HELM" python3 tools/gen-manifests.py --check
 # Formatting is part of the build's hygiene: clang-format with .clang-format.
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+# The size limits of the production code (shared/, webhook/, controller/; the
+# generated *.gen.* files aside): a file at most 450 lines, a function at most
+# 60, counted as clang-tidy's readability-function-size counts them.
+python3 tools/check-size.py
 
 if ((plain)); then
   echo "== ctest (RelWithDebInfo) =="

@@ -42,14 +42,8 @@ const json& DeploymentMask() {
                             {"resources", true}, {"readinessProbe", true}, {"args", true}, {"securityContext", true}};
     // The pod fields (pod_fields.h): spec.podLabels and podAnnotations may
     // name any key, so the template's labels and annotations are kept whole.
-    const json pod = {{"containers", container},
-                      {"nodeSelector", true},
-                      {"tolerations", true},
-                      {"imagePullSecrets", true},
-                      {"serviceAccountName", true},
-                      {"serviceAccount", true},
-                      {"automountServiceAccountToken", true},
-                      {"securityContext", true}};
+    json pod = {{"containers", container}};
+    for (const auto& member : OwnedPodSpecMembers()) pod[member] = true;
     const json spec = {{"replicas", true},
                        {"progressDeadlineSeconds", true},
                        {"strategy", true},

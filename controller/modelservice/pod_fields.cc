@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "api/pod_template.h"
@@ -131,23 +133,48 @@ json ContainerSecurityContext() {
   return {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", json::array({"ALL"})}}}};
 }
 
-// The pod spec's members owned whole: nodeSelector, tolerations,
-// imagePullSecrets, serviceAccountName (and the deprecated serviceAccount the
-// API server mirrors it in), automountServiceAccountToken.
+// The pod spec's members owned whole: each set to what the spec asks for
+// (null: no member).
+struct WholeMember {
+  const char* key;
+  json (*want)(const api::ModelServiceSpec&);
+};
+
+// A string member: absent when the spec's value is empty or absent.
+json StringOrNull(const std::optional<std::string>& v) { return v.value_or("").empty() ? json() : json(*v); }
+
+const std::array kWholeMembers = {
+    WholeMember{"nodeSelector",
+                [](const api::ModelServiceSpec& d) {
+                  return OrNull(api::ToJsonValue(d.node_selector.value_or(std::map<std::string, std::string>{})));
+                }},
+    WholeMember{
+        "tolerations",
+        [](const api::ModelServiceSpec& d) { return OrNull(Served(api::ToJsonValue(api::PodTolerations(d)))); }},
+    WholeMember{"imagePullSecrets",
+                [](const api::ModelServiceSpec& d) {
+                  return OrNull(Served(
+                      api::ToJsonValue(d.image_pull_secrets.value_or(std::vector<api::LocalObjectReference>{}))));
+                }},
+    WholeMember{"serviceAccountName",
+                [](const api::ModelServiceSpec& d) { return StringOrNull(d.service_account_name); }},
+    WholeMember{"priorityClassName",
+                [](const api::ModelServiceSpec& d) { return StringOrNull(d.priority_class_name); }},
+    // No token without a ServiceAccount of the user's (restricted pods).
+    WholeMember{"automountServiceAccountToken",
+                [](const api::ModelServiceSpec& d) {
+                  return d.service_account_name.value_or("").empty() ? json(false) : json();
+                }},
+};
+
 void OwnPodMembers(const api::ModelServiceSpec& d, json& pod, Drift& drift) {
   const std::string p = kTemplateSpec;
-  Own(pod, "nodeSelector", OrNull(api::ToJsonValue(d.node_selector.value_or(std::map<std::string, std::string>{}))),
-      p + "nodeSelector", drift);
-  Own(pod, "tolerations", OrNull(Served(api::ToJsonValue(api::PodTolerations(d)))), p + "tolerations", drift);
-  Own(pod, "imagePullSecrets",
-      OrNull(Served(api::ToJsonValue(d.image_pull_secrets.value_or(std::vector<api::LocalObjectReference>{})))),
-      p + "imagePullSecrets", drift);
-  const std::string account = d.service_account_name.value_or("");
-  Own(pod, "serviceAccountName", account.empty() ? json() : json(account), p + "serviceAccountName", drift);
-  if (account.empty() || pod.contains("serviceAccount"))
-    Own(pod, "serviceAccount", account.empty() ? json() : json(account), p + "serviceAccountName", drift);
-  Own(pod, "automountServiceAccountToken", account.empty() ? json(false) : json(), p + "automountServiceAccountToken",
-      drift);
+  for (const auto& m : kWholeMembers) Own(pod, m.key, m.want(d), p + m.key, drift);
+  // The deprecated serviceAccount, which the API server mirrors from
+  // serviceAccountName: removed with it, else left to the API server.
+  const json account = StringOrNull(d.service_account_name);
+  if (account.is_null() || pod.contains("serviceAccount"))
+    Own(pod, "serviceAccount", account, p + "serviceAccountName", drift);
 }
 
 // Each member of `want` in obj[key] (created when missing); other members stay.
@@ -224,6 +251,12 @@ void OwnContainer(const api::ModelServiceSpec& d, const std::set<std::string>& e
 }
 
 }  // namespace
+
+std::vector<std::string> OwnedPodSpecMembers() {
+  std::vector<std::string> out = {"securityContext", "serviceAccount"};
+  for (const auto& m : kWholeMembers) out.emplace_back(m.key);
+  return out;
+}
 
 void AddPodFields(const api::ModelServiceSpec& d, json& deployment) {
   Drift ignored;

@@ -3,10 +3,11 @@
 // owns beside the model container's image, variables, port, GPU limit and
 // readiness probe (desired.cc). Pure functions of the defaulted spec.
 //
-// Owned whole (set as the spec says, removed when it says nothing):
-// nodeSelector, tolerations (with the GPU toleration, api::PodTolerations),
-// imagePullSecrets, serviceAccountName, automountServiceAccountToken (false
-// unless serviceAccountName is set), the model container's args and its
+// Owned whole (set as the spec says, removed when it says nothing): the pod
+// spec's members in the table kWholeMembers of pod_fields.cc, one row each
+// (nodeSelector, tolerations with the GPU toleration of api::PodTolerations,
+// imagePullSecrets, serviceAccountName, automountServiceAccountToken: false
+// unless serviceAccountName is set, ...), the model container's args and its
 // requests and limits of cpu, memory and ephemeral-storage (compared by
 // value: "0.5" is "500m").
 // Owned by key: the pod labels and annotations of spec.podLabels and
@@ -33,6 +34,10 @@ namespace ms::modelservice {
 // spec.podAnnotations, the names of spec.env and the keys of spec.podLabels
 // the controller last wrote into the pod template.
 inline constexpr const char* kPodKeysAnnotation = "modelops.dev/pod-template-keys";
+
+// The members of the pod template's spec the controller owns, beside its
+// containers: what a cached Deployment must keep (cached.cc).
+std::vector<std::string> OwnedPodSpecMembers();
 
 // Adds the pod fields to a Deployment as DesiredDeployment builds it (its
 // template already has the controller's labels and the container "model").

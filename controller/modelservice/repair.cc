@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 
 #include "base/json_fields.h"
 #include "controller/modelservice/desired.h"
@@ -94,18 +95,19 @@ void EnsureEnv(json& container, const std::string& name, const std::string& valu
   drift.push_back("env." + name);
 }
 
-// containerPort `port` named http.
-void EnsureHttpPort(const ResolvedSpec& spec, json& container, Drift& drift) {
-  json& ports = ArrayAt(container, "ports");
+// The ports named http in `ports`: their `owned` members as in `want` (the
+// rest left alone), or `want` added when there is none.
+void EnsureHttpPort(json& ports, const json& want, std::initializer_list<const char*> owned, const std::string& field,
+                    Drift& drift) {
   bool found = false;
   for (auto& p : ports) {
     if (!p.is_object() || p.value("name", "") != "http") continue;
     found = true;
-    Ensure(p, "containerPort", spec.port, "containerPort", drift);
+    for (const char* key : owned) Ensure(p, key, want.at(key), field, drift);
   }
   if (!found) {
-    ports.push_back({{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}});
-    drift.push_back("containerPort");
+    ports.push_back(want);
+    drift.push_back(field);
   }
 }
 
@@ -172,7 +174,8 @@ void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   Ensure(*c, "image", spec.image, "image", drift);
   EnsureEnv(*c, "MODEL_NAME", spec.model, drift);
   EnsureEnv(*c, "MODEL_VERSION", spec.version, drift);
-  EnsureHttpPort(spec, *c, drift);
+  EnsureHttpPort(ArrayAt(*c, "ports"), {{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}},
+                 {"containerPort"}, "containerPort", drift);
   EnsureGpuLimit(spec, *c, drift);
   EnsureReadinessProbe(*c, drift);
 }
@@ -243,18 +246,9 @@ Drift RepairService(const ResolvedSpec& spec, json& current) {
   }
   Ensure(sspec, "selector", LabelsJson(SelectorLabels(spec.name)), "spec.selector", drift);
 
-  json& ports = ArrayAt(sspec, "ports");
-  bool found = false;
-  for (auto& p : ports) {
-    if (!p.is_object() || p.value("name", "") != "http") continue;
-    found = true;
-    Ensure(p, "port", spec.port, "spec.ports", drift);
-    Ensure(p, "targetPort", "http", "spec.ports", drift);
-  }
-  if (!found) {
-    ports.push_back({{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}});
-    drift.push_back("spec.ports");
-  }
+  EnsureHttpPort(ArrayAt(sspec, "ports"),
+                 {{"name", "http"}, {"port", spec.port}, {"targetPort", "http"}, {"protocol", "TCP"}},
+                 {"port", "targetPort"}, "spec.ports", drift);
   // Several fields may report the same path; keep each once.
   drift.erase(std::unique(drift.begin(), drift.end()), drift.end());
   return drift;

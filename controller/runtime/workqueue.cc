@@ -115,33 +115,31 @@ void WorkQueue::Done(const std::string& key) {
   }
 }
 
-void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> g(mu_);
+void WorkQueue::StopLocked() {
   shutting_down_ = true;
   waiting_.clear();
   cv_.notify_all();
   delay_cv_.notify_all();
 }
 
+void WorkQueue::ShutDown() {
+  std::lock_guard<std::mutex> g(mu_);
+  StopLocked();
+}
+
 void WorkQueue::ShutDownWithDrain() {
   std::unique_lock<std::mutex> lock(mu_);
-  shutting_down_ = true;
-  waiting_.clear();
-  cv_.notify_all();
-  delay_cv_.notify_all();
+  StopLocked();
   cv_.wait(lock, [this] { return processing_.empty(); });
 }
 
 void WorkQueue::ShutDownNow() {
   std::lock_guard<std::mutex> g(mu_);
-  shutting_down_ = true;
-  waiting_.clear();
   queue_.clear();
   dirty_.clear();
   added_at_.clear();
   depth_.Set(0);
-  cv_.notify_all();
-  delay_cv_.notify_all();
+  StopLocked();
 }
 
 bool WorkQueue::ShuttingDown() const {

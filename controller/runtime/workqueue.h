@@ -67,6 +67,8 @@ class WorkQueue {
   const std::string& name() const { return name_; }
 
  private:
+  // Refuses new keys, drops the delayed ones and wakes every waiter (mu_ held).
+  void StopLocked();
   void AddLocked(const std::string& key);
   // workqueue_unfinished_work_seconds and _longest_running_processor_seconds
   // from the keys being processed now (client-go updates them every 500 ms;

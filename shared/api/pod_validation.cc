@@ -185,6 +185,10 @@ void CheckPodFields(const ModelServiceSpec& spec, std::vector<FieldError>& error
   if (spec.tolerations) CheckTolerations(*spec.tolerations, errors);
   if (const auto& sa = spec.service_account_name; sa && !sa->empty())
     Invalid("spec.serviceAccountName", *sa, Dns1123SubdomainProblems(*sa), errors);
+  // A PriorityClass name (NameIsDNSSubdomain); a longer one is Too long already.
+  if (const auto& pc = spec.priority_class_name;
+      pc && !pc->empty() && pc->size() <= ModelServiceSpec::kPriorityClassName.max_length)
+    Invalid("spec.priorityClassName", *pc, Dns1123SubdomainProblems(*pc), errors);
   if (spec.pod_annotations) CheckAnnotations(*spec.pod_annotations, errors);
   if (spec.pod_labels) CheckPodLabels(*spec.pod_labels, errors);
 }

@@ -356,6 +356,11 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "string",
           "description": "The ServiceAccount the pods run as, whose API token is then mounted in them. Empty or absent: the namespace's default ServiceAccount, and no token is mounted (a model server needs no API access)."
         },
+        "priorityClassName": {
+          "type": "string",
+          "maxLength": 253,
+          "description": "The PriorityClass of the pods (the pod template's priorityClassName): the scheduler places pods of a higher priority first and may evict pods of a lower one to make room. A lowercase RFC 1123 subdomain; the class must exist when the pods are created. Empty or absent: the cluster's default priority."
+        },
         "podAnnotations": {
           "type": "object",
           "description": "Annotations of every pod (the pod template's annotations).",

@@ -203,7 +203,7 @@ json LocalObjectReference::ToJson() const {
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout",
                  "resources", "env", "args", "nodeSelector", "tolerations", "imagePullSecrets", "serviceAccountName",
-                 "podAnnotations", "podLabels"});
+                 "priorityClassName", "podAnnotations", "podLabels"});
   r.Require("model");
   out.model = r.Read("model", ModelServiceSpec::kModel);
   out.version = r.Read("version", ModelServiceSpec::kVersion);
@@ -221,6 +221,7 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadList("tolerations", ModelServiceSpec::kTolerations, out.tolerations);
   r.ReadList("imagePullSecrets", ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
   out.service_account_name = r.Read("serviceAccountName", ModelServiceSpec::kServiceAccountName);
+  out.priority_class_name = r.Read("priorityClassName", ModelServiceSpec::kPriorityClassName);
   r.ReadMap("podAnnotations", ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
   r.ReadMap("podLabels", ModelServiceSpec::kPodLabelsValues, out.pod_labels);
 }
@@ -243,6 +244,7 @@ json ModelServiceSpec::ToJson() const {
   if (tolerations) j["tolerations"] = ToJsonValue(*tolerations);
   if (image_pull_secrets) j["imagePullSecrets"] = ToJsonValue(*image_pull_secrets);
   if (service_account_name) j["serviceAccountName"] = ToJsonValue(*service_account_name);
+  if (priority_class_name) j["priorityClassName"] = ToJsonValue(*priority_class_name);
   if (pod_annotations) j["podAnnotations"] = ToJsonValue(*pod_annotations);
   if (pod_labels) j["podLabels"] = ToJsonValue(*pod_labels);
   return j;
@@ -260,7 +262,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 44> kOrder = {"apiVersion",
+  static constexpr std::array<std::string_view, 45> kOrder = {"apiVersion",
                                                               "kind",
                                                               "metadata",
                                                               "spec",
@@ -302,6 +304,7 @@ size_t FieldRank(std::string_view name) {
                                                               "tolerationSeconds",
                                                               "imagePullSecrets",
                                                               "serviceAccountName",
+                                                              "priorityClassName",
                                                               "podAnnotations",
                                                               "podLabels"};
   return static_cast<size_t>(std::find(kOrder.begin(), kOrder.end(), name) - kOrder.begin());

@@ -223,6 +223,7 @@ struct ModelServiceSpec {
   static constexpr ArrayRule kTolerations{};
   static constexpr ArrayRule kImagePullSecrets{};
   static constexpr StringRule kServiceAccountName{.min_length = 0};
+  static constexpr StringRule kPriorityClassName{.min_length = 0, .max_length = 253};
   static constexpr StringRule kPodAnnotationsValues{.min_length = 0};
   static constexpr StringRule kPodLabelsValues{.min_length = 0};
   std::optional<std::string> model;
@@ -241,6 +242,7 @@ struct ModelServiceSpec {
   std::optional<std::vector<Toleration>> tolerations;
   std::optional<std::vector<LocalObjectReference>> image_pull_secrets;  // imagePullSecrets
   std::optional<std::string> service_account_name;                      // serviceAccountName
+  std::optional<std::string> priority_class_name;                       // priorityClassName
   std::optional<std::map<std::string, std::string>> pod_annotations;    // podAnnotations
   std::optional<std::map<std::string, std::string>> pod_labels;         // podLabels
 

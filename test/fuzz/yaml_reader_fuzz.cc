@@ -1,13 +1,14 @@
 // libFuzzer: the YAML reader of the `validate` command
 // (webhook/validate/yaml_reader.h) on random manifests. It must never throw,
-// crash, hang or leak; every document it reads, written back by ToYaml, reads
-// again as the same JSON value (the round trip the command relies on when it
-// prints what it read).
+// crash, hang or leak; every document it reads, written back by ToYaml
+// (yaml_writer.h), reads again as the same JSON value (the round trip the
+// command relies on when it prints what it read).
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
 #include "webhook/validate/yaml_reader.h"
+#include "webhook/validate/yaml_writer.h"
 
 namespace {
 

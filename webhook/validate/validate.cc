@@ -15,6 +15,7 @@
 #include "base/files.h"
 #include "base/json_fields.h"
 #include "webhook/validate/yaml_reader.h"
+#include "webhook/validate/yaml_writer.h"
 
 namespace ms::validate {
 

@@ -8,6 +8,7 @@
 // bytes: every failure is an error with its line, never an exception out of
 // here; aliases are expanded under a budget (no "billion laughs"), nesting
 // is bounded by yaml-cpp (2000 levels), text must be printable UTF-8.
+// Scalars are resolved by yaml_scalar.h; yaml_writer.h writes values back.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -40,9 +41,5 @@ struct YamlLimits {
 };
 
 YamlReadResult ReadYaml(std::string_view text, const YamlLimits& limits = {});
-
-// One JSON value as block YAML that ReadYaml reads back as the same value:
-// strings are quoted where a plain scalar would be read as something else.
-std::string ToYaml(const nlohmann::json& value);
 
 }  // namespace ms::validate

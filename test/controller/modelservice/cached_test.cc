@@ -74,8 +74,8 @@ TEST(CachedObjects, PodFieldsAreCached) {
   const ResolvedSpec spec = ResolveSpec(json::parse(R"({"metadata": {"name": "llm", "namespace": "ml", "uid": "u"},
     "spec": {"model": "m", "gpus": 1, "resources": {"limits": {"memory": "1Gi"}}, "env": [{"name": "A", "value": "1"}],
              "args": ["-v"], "nodeSelector": {"pool": "a"}, "tolerations": [{"key": "k", "operator": "Exists"}],
-             "imagePullSecrets": [{"name": "r"}], "serviceAccountName": "sa", "podLabels": {"team": "t"},
-             "podAnnotations": {"a": "b"}}})"),
+             "imagePullSecrets": [{"name": "r"}], "serviceAccountName": "sa", "priorityClassName": "high",
+             "podLabels": {"team": "t"}, "podAnnotations": {"a": "b"}}})"),
                                         Options{});
   json written = DesiredDeployment(spec, 1);
   written["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "1";

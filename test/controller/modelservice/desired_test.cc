@@ -73,5 +73,35 @@ TEST(Desired, StatusCarriesThePodSelectorForTheScaleSubresource) {
   EXPECT_EQ(status["selector"], from_deployment);
 }
 
+// The port named http, in the model container and in the Service: its owned
+// members put back, other members and other ports left alone, put back whole
+// when removed.
+TEST(Desired, TheHttpPortsAreRepaired) {
+  const ResolvedSpec s = ResolveSpec(Object({{"model", "m"}, {"port", 9000}}), Options{});
+  json d = DesiredDeployment(s, 1);
+  json& ports = d["spec"]["template"]["spec"]["containers"][0]["ports"];
+  ports[0]["containerPort"] = 80;
+  ports[0]["hostPort"] = 9000;
+  ports.push_back({{"name", "metrics"}, {"containerPort", 9090}});
+  EXPECT_EQ(RepairDeployment(s, 1, d), Drift{"containerPort"});
+  EXPECT_EQ(ports, json::parse(R"([{"name": "http", "containerPort": 9000, "protocol": "TCP", "hostPort": 9000},
+                                   {"name": "metrics", "containerPort": 9090}])"));
+  ports.erase(0);
+  EXPECT_EQ(RepairDeployment(s, 1, d), Drift{"containerPort"});
+  EXPECT_EQ(ports[1], json::parse(R"({"name": "http", "containerPort": 9000, "protocol": "TCP"})"));
+
+  json svc = DesiredService(s);
+  svc["spec"]["ports"][0]["port"] = 80;
+  svc["spec"]["ports"][0]["targetPort"] = 9000;
+  EXPECT_EQ(RepairService(s, svc), Drift{"spec.ports"});
+  EXPECT_EQ(svc["spec"]["ports"],
+            json::parse(R"([{"name": "http", "port": 9000, "targetPort": "http", "protocol": "TCP"}])"));
+  svc["spec"]["ports"] = json::array();
+  EXPECT_EQ(RepairService(s, svc), Drift{"spec.ports"});
+  EXPECT_EQ(svc["spec"]["ports"],
+            json::parse(R"([{"name": "http", "port": 9000, "targetPort": "http", "protocol": "TCP"}])"));
+  EXPECT_EQ(RepairService(s, svc), Drift{});
+}
+
 }  // namespace
 }  // namespace ms::modelservice

@@ -31,6 +31,7 @@ const json kSpec = json::parse(R"({
   "nodeSelector": {"pool": "a100"},
   "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}],
   "imagePullSecrets": [{"name": "regcred"}],
+  "priorityClassName": "model-serving",
   "podAnnotations": {"prometheus.io/scrape": "true"},
   "podLabels": {"team": "nlp"}})");
 
@@ -72,6 +73,7 @@ TEST(PodFields, TheDeploymentCarriesThemAndTheHardenedDefaults) {
     "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
                     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     "imagePullSecrets": [{"name": "regcred"}],
+    "priorityClassName": "model-serving",
     "automountServiceAccountToken": false,
     "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}})"));
   const json& c = Model(d);
@@ -134,6 +136,7 @@ TEST(PodFields, HandEditsOfOwnedFieldsAreRepaired) {
   pod["nodeSelector"]["pool"] = "t4";
   pod["tolerations"].erase(1);
   pod["imagePullSecrets"] = json::array();
+  pod["priorityClassName"] = "system-cluster-critical";
   pod["automountServiceAccountToken"] = true;
   pod["securityContext"]["runAsNonRoot"] = false;
   c["args"] = json::array({"--evil"});
@@ -145,7 +148,8 @@ TEST(PodFields, HandEditsOfOwnedFieldsAreRepaired) {
   const Drift drift = RepairDeployment(s, 1, current);
   EXPECT_EQ(drift, (Drift{"spec.template.metadata.labels", "spec.template.metadata.annotations",
                           "spec.template.spec.nodeSelector", "spec.template.spec.tolerations",
-                          "spec.template.spec.imagePullSecrets", "spec.template.spec.automountServiceAccountToken",
+                          "spec.template.spec.imagePullSecrets", "spec.template.spec.priorityClassName",
+                          "spec.template.spec.automountServiceAccountToken",
                           "spec.template.spec.securityContext.runAsNonRoot", "args", "env", "resources.requests.cpu",
                           "resources.limits.memory", "securityContext.capabilities"}));
   json want = served;
@@ -181,7 +185,9 @@ TEST(PodFields, KeysThatLeaveTheSpecLeaveTheTemplate) {
   spec.erase("podAnnotations");
   spec.erase("podLabels");
   spec["env"] = json::array({{{"name", "HF_HOME"}, {"value", "/cache"}}});
-  for (const char* field : {"resources", "args", "nodeSelector", "tolerations", "imagePullSecrets"}) spec.erase(field);
+  for (const char* field :
+       {"resources", "args", "nodeSelector", "tolerations", "imagePullSecrets", "priorityClassName"})
+    spec.erase(field);
   spec["gpus"] = 0;
   const ResolvedSpec s = Resolve(spec);
   const Drift drift = RepairDeployment(s, 1, current);
@@ -194,7 +200,7 @@ TEST(PodFields, KeysThatLeaveTheSpecLeaveTheTemplate) {
     {"name": "HF_HOME", "value": "/cache"}, {"name": "EXTRA", "value": "1"}])"));
   EXPECT_EQ(c["resources"], json::object());
   EXPECT_FALSE(c.contains("args"));
-  for (const char* field : {"nodeSelector", "tolerations", "imagePullSecrets"})
+  for (const char* field : {"nodeSelector", "tolerations", "imagePullSecrets", "priorityClassName"})
     EXPECT_FALSE(pod.contains(field)) << field;
   EXPECT_EQ(current["metadata"]["annotations"][kPodKeysAnnotation], R"({"env":["HF_HOME"]})");
   // Then nothing more.
@@ -206,6 +212,12 @@ TEST(PodFields, ChangingThemRollsThePods) {
   json other = kSpec;
   other["env"][0]["value"] = "/other";
   EXPECT_NE(Resolve(kSpec).spec_hash, Resolve(other).spec_hash);
+  other = kSpec;
+  other["priorityClassName"] = "batch";
+  EXPECT_NE(Resolve(kSpec).spec_hash, Resolve(other).spec_hash);
+  // An empty name is no name: the template has none (the cluster's default).
+  other["priorityClassName"] = "";
+  EXPECT_FALSE(PodSpec(DesiredDeployment(Resolve(other), 1)).contains("priorityClassName"));
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #     with 3 replicas never does;
 #   - the namespace admits the pods (the API server's PodSecurity admission
 #     refuses a plain pod there, so the check can fail);
-#   - resources, env, args, tolerations, imagePullSecrets, nodeSelector, pod
-#     labels and annotations reach the pods;
+#   - resources, env, args, tolerations, imagePullSecrets, nodeSelector,
+#     priorityClassName (the API server's Priority admission gives the pod the
+#     class's value), pod labels and annotations reach the pods; `kubectl
+#     explain` shows spec.priorityClassName as the schema describes it;
 #   - drift in owned fields of the Deployment's pod template is repaired, a
 #     field the controller does not own survives, and once converged the
 #     controller makes zero writes;
@@ -21,6 +23,13 @@ new_ns "$ns"
 k label ns "$ns" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/enforce-version=latest \
   --overwrite >/dev/null
 [[ -n "${E2E_AUDIT_LOG:-}" && -f "$E2E_AUDIT_LOG" ]] || fail "no audit log (E2E_AUDIT_LOG)"
+# A PriorityClass for the GPU pods (preempting nothing: other cases share the cluster).
+pclass=e2e-model-serving
+trap 'k delete priorityclass "$pclass" --ignore-not-found >/dev/null 2>&1 || true' EXIT
+k apply -f - >/dev/null <<EOF
+{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "$pclass"},
+ "value": 1000, "preemptionPolicy": "Never"}
+EOF
 gpu_pods() {
   k get pods -A -o json | jq '[.items[] | select(any(.spec.containers[]; .resources.limits["nvidia.com/gpu"] != null))] | length'
 }
@@ -39,7 +48,7 @@ assert_contains "$out" 'violates PodSecurity "restricted:latest"' "a plain pod i
     'args: [--max-batch, "8"]' \
     'tolerations: [{key: dedicated, operator: Equal, value: ml, effect: NoSchedule}]' \
     'nodeSelector: {nvidia.com/gpu.present: "true"}' \
-    'imagePullSecrets: [{name: regcred}]' \
+    'imagePullSecrets: [{name: regcred}]' "priorityClassName: $pclass" \
     'podLabels: {team: nlp}' 'podAnnotations: {prometheus.io/scrape: "true"}'
   echo ---
   ms_yaml cpu 'model: small' 'image: registry.local/serve:1.4' 'replicas: 3'
@@ -76,12 +85,22 @@ assert_eq "$(jq -c '[.spec.tolerations[] | select(.key == "dedicated" or .key ==
   "pod tolerations (the user's and the GPU one)"
 assert_eq "$(jq -c .spec.imagePullSecrets <<<"$pod")" '[{"name":"regcred"}]' "pod imagePullSecrets"
 assert_eq "$(jq -c .spec.nodeSelector <<<"$pod")" '{"nvidia.com/gpu.present":"true"}' "pod nodeSelector"
+assert_eq "$(jq -c '[.spec.priorityClassName, .spec.priority, .spec.preemptionPolicy]' <<<"$pod")" \
+  "[\"$pclass\",1000,\"Never\"]" "pod priorityClassName and the priority the API server resolved from it"
 assert_eq "$(jq -r '.metadata.labels.team' <<<"$pod")" nlp "pod label team"
 assert_eq "$(jq -r '.metadata.annotations["prometheus.io/scrape"]' <<<"$pod")" true "pod annotation"
 # The CPU-only pods have no GPU toleration (and are hardened too).
 cpod="$(k -n "$ns" get pods -l app.kubernetes.io/instance=cpu -o json | jq -c '.items[0]')"
 assert_eq "$(jq -c '[.spec.tolerations[]? | select(.key == "nvidia.com/gpu")] | length' <<<"$cpod")" 0 "GPU tolerations of a CPU-only pod"
 assert_eq "$(jq -r .spec.securityContext.runAsNonRoot <<<"$cpod")" true "CPU-only pod runAsNonRoot"
+assert_eq "$(jq -c '[.spec.priorityClassName, .spec.priority]' <<<"$cpod")" '[null,0]' "CPU-only pod priority"
+
+# ---- kubectl explain shows the field as the schema describes it (kubectl wraps the text)
+explained="$(k explain modelservice.spec.priorityClassName | tr -s ' \n' ' ')"
+assert_contains "$explained" "FIELD: priorityClassName <string>" "kubectl explain modelservice.spec.priorityClassName"
+assert_contains "$explained" \
+  "$(jq -r .properties.spec.properties.priorityClassName.description "$E2E_ROOT/shared/api/schema/modelservice.schema.json")" \
+  "kubectl explain modelservice.spec.priorityClassName: the description"
 
 # ---- drift in owned fields is repaired; a field not owned stays
 k -n "$ns" patch deployment llm --type=json -p '[
@@ -89,13 +108,14 @@ k -n "$ns" patch deployment llm --type=json -p '[
   {"op": "replace", "path": "/spec/template/spec/containers/0/env/2/value", "value": "/tmp"},
   {"op": "replace", "path": "/spec/template/spec/containers/0/resources/limits/memory", "value": "4Gi"},
   {"op": "remove", "path": "/spec/template/spec/imagePullSecrets"},
+  {"op": "remove", "path": "/spec/template/spec/priorityClassName"},
   {"op": "replace", "path": "/spec/template/spec/securityContext/runAsNonRoot", "value": false},
   {"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 45}]' >/dev/null
 template() { k -n "$ns" get deployment llm -o json | jq -c '.spec.template.spec | [
   (.tolerations | map(.key) | sort), .containers[0].env[2].value, .containers[0].resources.limits.memory,
-  .imagePullSecrets, .securityContext.runAsNonRoot, .terminationGracePeriodSeconds]'; }
+  .imagePullSecrets, .priorityClassName, .securityContext.runAsNonRoot, .terminationGracePeriodSeconds]'; }
 wait_output 20 "owned fields of the pod template put back, terminationGracePeriodSeconds kept" \
-  '[["dedicated","nvidia.com/gpu"],"/cache","2Gi",[{"name":"regcred"}],true,45]' template
+  "[[\"dedicated\",\"nvidia.com/gpu\"],\"/cache\",\"2Gi\",[{\"name\":\"regcred\"}],\"$pclass\",true,45]" template
 wait_ms_ready "$ns" 60 llm
 assert_no_controller_writes 5 "once the repaired Deployment rolled out"
 

@@ -49,8 +49,9 @@ check pod-fields valid '{model: m, gpus: 1, image: registry.local/serve:1.4,
   args: [--port, "8080"], nodeSelector: {pool: a100},
   tolerations: [{key: dedicated, operator: Equal, value: ml, effect: NoSchedule}, {operator: Exists},
                 {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}],
-  imagePullSecrets: [{name: regcred}], serviceAccountName: model-reader,
+  imagePullSecrets: [{name: regcred}], serviceAccountName: model-reader, priorityClassName: model-serving.high,
   podAnnotations: {prometheus.io/scrape: "true"}, podLabels: {team: nlp}}'
+check priority-class-empty valid '{model: m, priorityClassName: ""}'
 
 # ---- every pod field, broken (the webhook's words, or the CRD schema's)
 check gpu-in-resources invalid '{model: m, resources: {limits: {nvidia.com/gpu: 1}}}'
@@ -72,6 +73,8 @@ check toleration-operator invalid '{model: m, tolerations: [{key: k, operator: I
 check toleration-empty-key-equal invalid '{model: m, tolerations: [{operator: Equal, value: v}]}'
 check pull-secret-not-object invalid '{model: m, imagePullSecrets: [regcred]}'
 check service-account-upper invalid '{model: m, serviceAccountName: Reader}'
+check priority-class-upper invalid '{model: m, priorityClassName: High_Priority}'
+check priority-class-too-long invalid "{model: m, priorityClassName: $(printf 'p%.0s' {1..254})}"
 check pod-annotation-bad-key invalid '{model: m, podAnnotations: {"a/b/c": x}}'
 check pod-label-selector invalid '{model: m, podLabels: {app.kubernetes.io/name: other}}'
 check pod-label-bad-value invalid '{model: m, podLabels: {team: "-nlp"}}'

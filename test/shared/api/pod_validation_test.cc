@@ -59,6 +59,7 @@ TEST(PodValidationTest, EveryFieldAtOnceIsValid) {
     "args": ["--port", "8080"],
     "imagePullSecrets": [{"name": "regcred"}],
     "serviceAccountName": "model-reader",
+    "priorityClassName": "model-serving.high",
     "podAnnotations": {"prometheus.io/scrape": "true", "Example.com/Mixed_Case": "ok"},
     "podLabels": {"team": "nlp"}})");
   const auto out = With(fields);
@@ -179,6 +180,22 @@ TEST(PodValidationTest, ServiceAccountAndPullSecrets) {
   EXPECT_EQ(Warnings({{"imagePullSecrets", {{{"name", "a"}}, {{"name", "a"}}, json::object()}}}),
             "spec.imagePullSecrets[1].name: duplicate name \"a\" | spec.imagePullSecrets[2].name: invalid empty name "
             "\"\"");
+}
+
+// As the API server validates a pod's priorityClassName (a PriorityClass
+// name, NameIsDNSSubdomain); the length by the schema, once.
+TEST(PodValidationTest, PriorityClassName) {
+  EXPECT_EQ(Errors({{"priorityClassName", "high-priority"}}), "");
+  EXPECT_EQ(Errors({{"priorityClassName", std::string(253, 'p')}}), "");
+  EXPECT_EQ(Errors({{"priorityClassName", ""}}), "");
+  EXPECT_EQ(Errors({{"priorityClassName", "High_Priority"}}),
+            "spec.priorityClassName: Invalid value: \"High_Priority\": " + kSubdomain);
+  EXPECT_EQ(Errors({{"priorityClassName", "high."}}),
+            "spec.priorityClassName: Invalid value: \"high.\": " + kSubdomain);
+  EXPECT_EQ(Errors({{"priorityClassName", std::string(254, 'p')}}),
+            "spec.priorityClassName: Too long: may not be more than 253 bytes");
+  EXPECT_EQ(Errors({{"priorityClassName", 7}}),
+            "spec.priorityClassName: Invalid value: 7: must be of type string, not integer");
 }
 
 TEST(PodTemplateTest, GpuTolerationUnlessTheUserHasOne) {

@@ -1,6 +1,7 @@
 // The YAML reader converts as kubectl (sigs.k8s.io/yaml over go-yaml v2) does,
 // and refuses hostile input with a message and a line instead of crashing.
 #include "webhook/validate/yaml_reader.h"
+#include "webhook/validate/yaml_writer.h"
 
 #include <gtest/gtest.h>
 
