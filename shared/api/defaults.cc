@@ -44,6 +44,16 @@ struct Addition {
   const json* value;
 };
 
+// {"op": "add", "path": path, "value": value}, built member by member
+// (nlohmann's initializer lists cost more than the rest of the patch).
+json AddOperation(std::string path, const json& value) {
+  json op(json::value_t::object);
+  op["op"] = "add";
+  op["path"] = std::move(path);
+  op["value"] = value;
+  return op;
+}
+
 // RFC 6901: "~" is written "~0" and "/" is written "~1".
 std::string EscapePointerToken(const std::string& token) {
   std::string out;
@@ -102,7 +112,7 @@ json DefaultsPatch(const json& object) {
   static const json kEmpty = json::object();
   const json* spec = &kEmpty;
   if (auto it = object.find("spec"); it == object.end()) {
-    patch.push_back({{"op", "add"}, {"path", "/spec"}, {"value", json::object()}});
+    patch.push_back(AddOperation("/spec", json::object()));
   } else if (it->is_object()) {
     spec = &*it;
   } else {
@@ -114,7 +124,7 @@ json DefaultsPatch(const json& object) {
   // Ordered as design.md §2 lists the fields, so a patch reads like the
   // spec. Only additions of distinct members: any order applies the same.
   std::stable_sort(adds.begin(), adds.end(), [](const Addition& a, const Addition& b) { return a.ranks < b.ranks; });
-  for (auto& a : adds) patch.push_back({{"op", "add"}, {"path", std::move(a.path)}, {"value", *a.value}});
+  for (auto& a : adds) patch.push_back(AddOperation(std::move(a.path), *a.value));
   return patch;
 }
 
