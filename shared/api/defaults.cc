@@ -1,6 +1,8 @@
 #include "api/defaults.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "api/spec.h"
 
@@ -35,6 +37,55 @@ std::vector<size_t> Ranks(const std::string& pointer) {
   return ranks;
 }
 
+// One `add` operation of the patch: a default the spec lacks.
+struct Addition {
+  std::string path;
+  std::vector<size_t> ranks;
+  const json* value;
+};
+
+// {"op": "add", "path": path, "value": value}, built member by member
+// (nlohmann's initializer lists cost more than the rest of the patch).
+json AddOperation(std::string path, const json& value) {
+  json op(json::value_t::object);
+  op["op"] = "add";
+  op["path"] = std::move(path);
+  op["value"] = value;
+  return op;
+}
+
+// RFC 6901: "~" is written "~0" and "/" is written "~1".
+std::string EscapePointerToken(const std::string& token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// The operations json::diff(target, AddMissing(target, defaults)) gives, in
+// its order: at each level the members present on both sides first (where
+// both are objects, descending), then those only `defaults` has, each by
+// name. Without copying the spec or diffing the members nothing is added to.
+void AddOperations(const json& target, const json& defaults, const std::string& path, std::vector<Addition>& out) {
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    auto have = target.find(it.key());
+    if (have != target.end() && have->is_object() && it->is_object())
+      AddOperations(*have, *it, path + "/" + EscapePointerToken(it.key()), out);
+  }
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    if (target.contains(it.key())) continue;
+    std::string p = path + "/" + EscapePointerToken(it.key());
+    auto ranks = Ranks(p);
+    out.push_back({std::move(p), std::move(ranks), &*it});
+  }
+}
+
 // The spec object with its typed defaults added where it has no value.
 json DefaultedSpec(const json& spec) {
   json out = spec;
@@ -61,20 +112,19 @@ json DefaultsPatch(const json& object) {
   static const json kEmpty = json::object();
   const json* spec = &kEmpty;
   if (auto it = object.find("spec"); it == object.end()) {
-    patch.push_back({{"op", "add"}, {"path", "/spec"}, {"value", json::object()}});
+    patch.push_back(AddOperation("/spec", json::object()));
   } else if (it->is_object()) {
     spec = &*it;
   } else {
     return patch;  // validation denies it
   }
-  json diff = json::diff(*spec, DefaultedSpec(*spec), "/spec");
-  // json::diff lists members alphabetically; order them as design.md §2
-  // lists the fields, so a patch reads like the spec. Only additions of
-  // distinct members: any order applies the same.
-  std::stable_sort(diff.begin(), diff.end(), [](const json& a, const json& b) {
-    return Ranks(a["path"].get_ref<const std::string&>()) < Ranks(b["path"].get_ref<const std::string&>());
-  });
-  for (auto& op : diff) patch.push_back(std::move(op));
+  const json defaults = ParseSpec(*spec).spec.Defaulted().ToJson();
+  std::vector<Addition> adds;
+  AddOperations(*spec, defaults, "/spec", adds);
+  // Ordered as design.md §2 lists the fields, so a patch reads like the
+  // spec. Only additions of distinct members: any order applies the same.
+  std::stable_sort(adds.begin(), adds.end(), [](const Addition& a, const Addition& b) { return a.ranks < b.ranks; });
+  for (auto& a : adds) patch.push_back(AddOperation(std::move(a.path), *a.value));
   return patch;
 }
 

@@ -1,5 +1,7 @@
 #include "api/schema.h"
 
+#include "api/schema_check.h"
+
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -61,7 +63,9 @@ struct SchemaValidator::ValidatorPool {
 };
 
 SchemaValidator::SchemaValidator(std::string_view schema_json)
-    : schema_(std::make_unique<valijson::Schema>()), pool_(std::make_unique<ValidatorPool>()) {
+    : schema_(std::make_unique<valijson::Schema>()),
+      pool_(std::make_unique<ValidatorPool>()),
+      compiled_(std::make_unique<CompiledSchema>(schema_json)) {
   try {
     const nlohmann::json document = nlohmann::json::parse(schema_json);
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
@@ -93,6 +97,11 @@ std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& documen
     out.push_back({ContextToPath(err.context), err.description});
   }
   return out;
+}
+
+std::optional<std::vector<std::string>> SchemaValidator::ViolationPaths(const nlohmann::json& document) const {
+  if (!compiled_->supported()) return std::nullopt;
+  return compiled_->ViolationPaths(document);
 }
 
 }  // namespace ms::api

@@ -98,10 +98,17 @@ ValidationOutcome ValidateModelService(const json& object, const SchemaValidator
   // (all in spec) are bounded. The object is validated in place (no copy).
   auto spec = object.is_object() ? object.find("spec") : object.end();
   if (spec != object.end() && spec->is_object() && StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) {
+    auto covered = [&](const std::string& path) {
+      return std::any_of(out.errors.begin(), out.errors.end(),
+                         [&](const FieldError& f) { return PathCovers(f.path, path); });
+    };
+    // valijson only for the wording of a violation no error above explains:
+    // where the violations are, the compiled schema says at a fraction of
+    // the cost.
+    if (auto paths = schema.ViolationPaths(object); paths && std::all_of(paths->begin(), paths->end(), covered))
+      return out;
     for (auto& e : schema.Validate(object)) {
-      bool covered = std::any_of(out.errors.begin(), out.errors.end(),
-                                 [&](const FieldError& f) { return PathCovers(f.path, e.path); });
-      if (!covered) {
+      if (!covered(e.path)) {
         std::string path = e.path.empty() ? "<root>" : e.path;
         out.errors.push_back(FieldError::Invalid(path, json(nullptr), e.description));
         out.errors.back().value = "(schema)";

@@ -167,7 +167,10 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   response["uid"] = request.at("uid");
   if (outcome) FillOutcome(request, response, *outcome);
 
-  json out = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
+  json out(json::value_t::object);
+  out["apiVersion"] = "admission.k8s.io/v1";
+  out["kind"] = "AdmissionReview";
+  out["response"] = std::move(response);
   return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace), {}};
 }
 

@@ -2,13 +2,19 @@
 // building the nlohmann::json tree the handlers take, several times faster
 // than nlohmann's own lexer, and without the subtrees no handler reads.
 //
-// Left out (never read by ServeReview, Preflight or the handlers):
-//   request.oldObject except its spec, request.userInfo, request.options,
-//   request.object.metadata.managedFields
-// oldObject and managedFields are usually the bulk of a review; the old
-// spec is kept for validation ratcheting (handler.h).
+// Kept: only what ServeReview, Preflight and the handlers read:
+//   apiVersion, kind, request
+//   request.{uid, kind, resource, subResource, name, namespace, operation,
+//            object, oldObject}
+//   request.object.{apiVersion, kind, metadata, spec, status} (status: the
+//            schema checks it), request.object.metadata.{name, generateName}
+//   request.oldObject.spec (for validation ratcheting, handler.h)
+// Everything else (userInfo, options, requestKind, dryRun, the object's
+// labels, annotations and managedFields, all of oldObject but its spec) is
+// left out: usually the bulk of a review, and the tree's cost is per node,
+// to build and to free.
 //
-// Everything else is the value nlohmann::json::parse gives, number types
+// What is kept is the value nlohmann::json::parse gives, number types
 // included (non-negative integers unsigned, negative ones signed, anything
 // with a fraction or exponent or beyond 64 bits a double). When RapidJSON
 // rejects the text, or a number is out of a double's range, the result is

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "api/spec.h"
 #include "api/validation.h"
 #include "test/support/modelservice_corpus.h"
@@ -152,6 +156,41 @@ TEST(Defaults, PatchAddsOnlyWhatIsMissingAndIsIdempotent) {
         EXPECT_EQ(after.value(path, json()), value) << path << " missing from " << obj.dump();
       }
     }
+    patched += !patch.empty();
+  }
+  EXPECT_GT(patched, 1000u);
+}
+
+// The patch's definition, computed the slow way: json::diff from the spec to
+// the defaulted object's spec, ordered by the fields' ranks.
+json ReferencePatch(const json& obj) {
+  json patch = json::array();
+  if (!obj.is_object()) return patch;
+  const auto it = obj.find("spec");
+  if (it != obj.end() && !it->is_object()) return patch;
+  if (it == obj.end()) patch.push_back({{"op", "add"}, {"path", "/spec"}, {"value", json::object()}});
+  const json spec = it == obj.end() ? json::object() : *it;
+  json diff = json::diff(spec, DefaultedObject(obj)["spec"], "/spec");
+  auto ranks = [](const json& op) {
+    std::vector<size_t> out;
+    const std::string path = op["path"];
+    for (size_t start = 1; start <= path.size();) {
+      size_t end = std::min(path.find('/', start), path.size());
+      out.push_back(FieldRank(std::string_view(path).substr(start, end - start)));
+      start = end + 1;
+    }
+    return out;
+  };
+  std::stable_sort(diff.begin(), diff.end(), [&](const json& a, const json& b) { return ranks(a) < ranks(b); });
+  for (auto& op : diff) patch.push_back(op);
+  return patch;
+}
+
+TEST(Defaults, PatchIsTheOrderedDiffToTheDefaultedObject) {
+  size_t patched = 0;
+  for (const json& obj : test::ModelServiceCorpus()) {
+    const json patch = DefaultsPatch(obj);
+    ASSERT_EQ(patch.dump(), ReferencePatch(obj).dump()) << obj.dump();
     patched += !patch.empty();
   }
   EXPECT_GT(patched, 1000u);
