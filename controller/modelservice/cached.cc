@@ -45,6 +45,8 @@ const json& DeploymentMask() {
     const json pod = {{"containers", container},
                       {"nodeSelector", true},
                       {"tolerations", true},
+                      {"affinity", true},
+                      {"topologySpreadConstraints", true},
                       {"imagePullSecrets", true},
                       {"serviceAccountName", true},
                       {"serviceAccount", true},

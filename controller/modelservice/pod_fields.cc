@@ -42,6 +42,23 @@ json Served(json v) {
   return v;
 }
 
+// A scheduling value (affinity, topologySpreadConstraints) as the API server
+// returns it: also without the empty lists and matchLabels maps it omits
+// (omitempty); an empty selector ({}) stays, as a pointer does.
+json ServedScheduling(json v) {
+  v = Served(std::move(v));
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      *it = ServedScheduling(*it);
+      const bool omitted = (it->is_array() || (it.key() == "matchLabels" && it->is_object())) && it->empty();
+      it = omitted ? v.erase(it) : std::next(it);
+    }
+  } else if (v.is_array()) {
+    for (auto& e : v) e = ServedScheduling(e);
+  }
+  return v;
+}
+
 // obj[key] = want, or no member when `want` is null; records `field` when it changed.
 void Own(json& obj, const char* key, const json& want, const std::string& field, Drift& drift) {
   const auto it = obj.find(key);
@@ -131,14 +148,20 @@ json ContainerSecurityContext() {
   return {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", json::array({"ALL"})}}}};
 }
 
-// The pod spec's members owned whole: nodeSelector, tolerations,
-// imagePullSecrets, serviceAccountName (and the deprecated serviceAccount the
+// The pod spec's members owned whole: nodeSelector, tolerations, affinity,
+// topologySpreadConstraints, imagePullSecrets, serviceAccountName (and the deprecated serviceAccount the
 // API server mirrors it in), automountServiceAccountToken.
 void OwnPodMembers(const api::ModelServiceSpec& d, json& pod, Drift& drift) {
   const std::string p = kTemplateSpec;
   Own(pod, "nodeSelector", OrNull(api::ToJsonValue(d.node_selector.value_or(std::map<std::string, std::string>{}))),
       p + "nodeSelector", drift);
   Own(pod, "tolerations", OrNull(Served(api::ToJsonValue(api::PodTolerations(d)))), p + "tolerations", drift);
+  Own(pod, "affinity", d.affinity ? OrNull(ServedScheduling(api::ToJsonValue(*d.affinity))) : json(), p + "affinity",
+      drift);
+  Own(pod, "topologySpreadConstraints",
+      OrNull(ServedScheduling(
+          api::ToJsonValue(d.topology_spread_constraints.value_or(std::vector<api::TopologySpreadConstraint>{})))),
+      p + "topologySpreadConstraints", drift);
   Own(pod, "imagePullSecrets",
       OrNull(Served(api::ToJsonValue(d.image_pull_secrets.value_or(std::vector<api::LocalObjectReference>{})))),
       p + "imagePullSecrets", drift);
