@@ -44,6 +44,23 @@ json Served(json v) {
   return v;
 }
 
+// A scheduling value (affinity, topologySpreadConstraints) as the API server
+// returns it: also without the empty lists and matchLabels maps it omits
+// (omitempty); an empty selector ({}) stays, as a pointer does.
+json ServedScheduling(json v) {
+  v = Served(std::move(v));
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      *it = ServedScheduling(*it);
+      const bool omitted = (it->is_array() || (it.key() == "matchLabels" && it->is_object())) && it->empty();
+      it = omitted ? v.erase(it) : std::next(it);
+    }
+  } else if (v.is_array()) {
+    for (auto& e : v) e = ServedScheduling(e);
+  }
+  return v;
+}
+
 // obj[key] = want, or no member when `want` is null; records `field` when it changed.
 void Own(json& obj, const char* key, const json& want, const std::string& field, Drift& drift) {
   const auto it = obj.find(key);
@@ -151,6 +168,15 @@ const std::array kWholeMembers = {
     WholeMember{
         "tolerations",
         [](const api::ModelServiceSpec& d) { return OrNull(Served(api::ToJsonValue(api::PodTolerations(d)))); }},
+    WholeMember{"affinity",
+                [](const api::ModelServiceSpec& d) {
+                  return d.affinity ? OrNull(ServedScheduling(api::ToJsonValue(*d.affinity))) : json();
+                }},
+    WholeMember{"topologySpreadConstraints",
+                [](const api::ModelServiceSpec& d) {
+                  return OrNull(ServedScheduling(api::ToJsonValue(
+                      d.topology_spread_constraints.value_or(std::vector<api::TopologySpreadConstraint>{}))));
+                }},
     WholeMember{"imagePullSecrets",
                 [](const api::ModelServiceSpec& d) {
                   return OrNull(Served(

@@ -6,7 +6,7 @@
 // Owned whole (set as the spec says, removed when it says nothing): the pod
 // spec's members in the table kWholeMembers of pod_fields.cc, one row each
 // (nodeSelector, tolerations with the GPU toleration of api::PodTolerations,
-// imagePullSecrets, serviceAccountName, automountServiceAccountToken: false
+// affinity, topologySpreadConstraints, imagePullSecrets, serviceAccountName, automountServiceAccountToken: false
 // unless serviceAccountName is set, ...), the model container's args and its
 // requests and limits of cpu, memory and ephemeral-storage (compared by
 // value: "0.5" is "500m").

@@ -28,6 +28,8 @@ std::string FieldError::ToString() const {
       return path + ": Too long: " + detail;
     case Type::kTooMany:
       return path + ": Too many: " + value + ": " + detail;
+    case Type::kDuplicate:
+      return path + ": Duplicate value: " + value;
   }
   return path + ": " + detail;
 }
@@ -61,6 +63,10 @@ FieldError FieldError::TooLong(std::string path, size_t max_bytes) {
 FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items) {
   return {Type::kTooMany, std::move(path), std::to_string(actual),
           "must have at most " + std::to_string(max_items) + " items"};
+}
+
+FieldError FieldError::Duplicate(std::string path, const nlohmann::json& value) {
+  return {Type::kDuplicate, std::move(path), RenderValue(value), {}};
 }
 
 std::string JoinErrors(const std::vector<FieldError>& errors) {

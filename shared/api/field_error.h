@@ -10,7 +10,7 @@
 namespace ms::api {
 
 struct FieldError {
-  enum class Type { kRequired, kInvalid, kUnsupported, kForbidden, kTooLong, kTooMany };
+  enum class Type { kRequired, kInvalid, kUnsupported, kForbidden, kTooLong, kTooMany, kDuplicate };
   Type type = Type::kInvalid;
   std::string path;    // e.g. spec.strategy.rollingUpdate.maxSurge
   std::string value;   // the offending value rendered as JSON (Invalid/Unsupported)
@@ -25,6 +25,7 @@ struct FieldError {
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
   static FieldError TooMany(std::string path, size_t actual, size_t max_items);
+  static FieldError Duplicate(std::string path, const nlohmann::json& value);
 };
 
 // Renders a value as the API server does in "Invalid value: ..." (JSON; long

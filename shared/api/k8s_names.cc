@@ -21,6 +21,11 @@ constexpr const char* kDns1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[
 constexpr const char* kDns1123SubdomainMsg =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
     "end with an alphanumeric character";
+constexpr size_t kDns1123LabelMaxLength = 63;
+constexpr const char* kDns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+constexpr const char* kDns1123LabelMsg =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character";
 constexpr const char* kConfigMapKeyFmt = "[-._a-zA-Z0-9]+";
 constexpr const char* kConfigMapKeyMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
 
@@ -67,6 +72,17 @@ Problems Dns1123SubdomainProblems(std::string_view value) {
   if (value.size() > kDns1123SubdomainMaxLength) out.push_back(MaxLenError(kDns1123SubdomainMaxLength));
   if (!MatchesDns1123Subdomain(value))
     out.push_back(RegexError(kDns1123SubdomainMsg, kDns1123SubdomainFmt, {"example.com"}));
+  return out;
+}
+
+Problems Dns1123LabelProblems(std::string_view value) {
+  Problems out;
+  if (value.size() > kDns1123LabelMaxLength) out.push_back(MaxLenError(kDns1123LabelMaxLength));
+  if (value.find('.') == std::string_view::npos && MatchesDns1123Subdomain(value)) return out;
+  if (MatchesDns1123Subdomain(value))
+    out.push_back("must not contain dots");  // a valid subdomain, not a label: the length is checked above
+  else
+    out.push_back(RegexError(kDns1123LabelMsg, kDns1123LabelFmt, {"my-name", "123-abc"}));
   return out;
 }
 

@@ -22,6 +22,9 @@ Problems LabelValueProblems(std::string_view value);
 // A lowercase RFC 1123 subdomain of at most 253 characters: the name of a
 // Secret, a ConfigMap, a ServiceAccount (IsDNS1123Subdomain).
 Problems Dns1123SubdomainProblems(std::string_view value);
+// A lowercase RFC 1123 label of at most 63 characters: a namespace's name
+// (IsDNS1123Label).
+Problems Dns1123LabelProblems(std::string_view value);
 // A key of a ConfigMap or Secret (IsConfigMapKey).
 Problems ConfigMapKeyProblems(std::string_view value);
 // An environment variable name: printable ASCII but '=' (IsRelaxedEnvVarName,

@@ -9,6 +9,7 @@
 #include "api/k8s_names.h"
 #include "api/pod_template.h"
 #include "api/quantity.h"
+#include "api/scheduling_validation.h"
 
 namespace ms::api {
 
@@ -183,6 +184,8 @@ void CheckPodFields(const ModelServiceSpec& spec, std::vector<FieldError>& error
   if (spec.env) CheckEnv(*spec.env, errors);
   if (spec.node_selector) CheckLabels(*spec.node_selector, "spec.nodeSelector", errors);
   if (spec.tolerations) CheckTolerations(*spec.tolerations, errors);
+  if (spec.affinity) CheckAffinity(*spec.affinity, errors);
+  if (spec.topology_spread_constraints) CheckTopologySpreadConstraints(*spec.topology_spread_constraints, errors);
   if (const auto& sa = spec.service_account_name; sa && !sa->empty())
     Invalid("spec.serviceAccountName", *sa, Dns1123SubdomainProblems(*sa), errors);
   // A PriorityClass name (NameIsDNSSubdomain); a longer one is Too long already.

@@ -1,12 +1,11 @@
 // The pod fields of a ModelService spec (resources, env, nodeSelector,
-// tolerations, imagePullSecrets, serviceAccountName, podAnnotations,
-// podLabels) checked as the API server checks a Deployment's pod template
+// tolerations, affinity, topologySpreadConstraints, imagePullSecrets,
+// serviceAccountName, podAnnotations, podLabels) checked as the API server checks a Deployment's pod template
 // (Kubernetes v1.34, k8s.io/kubernetes/pkg/apis/core/validation and
 // pkg/api/pod/warnings.go), in its wording, on the ModelService's field
 // paths: the webhook denies at admission what the API server would refuse
-// later, when the controller writes the Deployment. affinity and
-// topologySpreadConstraints are passed through: the API server's own error
-// reaches the status. Pure.
+// later, when the controller writes the Deployment (affinity and
+// topologySpreadConstraints: scheduling_validation.h). Pure.
 #pragma once
 
 #include <string>

@@ -338,6 +338,784 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             }
           }
         },
+        "affinity": {
+          "type": "object",
+          "description": "Scheduling constraints of the pods (the pods' affinity), as in a pod: node affinity (e.g. a GPU model by node label) and pod (anti-)affinity (e.g. spread replicas over nodes). The controller owns it whole: a hand edit of the Deployment's affinity is reverted.",
+          "properties": {
+            "nodeAffinity": {
+              "type": "object",
+              "description": "Which nodes the pods may or should run on, by node label.",
+              "properties": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "object",
+                  "description": "Nodes the pods must run on: a node that matches one of the terms.",
+                  "required": [
+                    "nodeSelectorTerms"
+                  ],
+                  "properties": {
+                    "nodeSelectorTerms": {
+                      "type": "array",
+                      "description": "The terms, at least one; a node matching any of them fits.",
+                      "items": {
+                        "type": "object",
+                        "description": "One term: every requirement must hold.",
+                        "properties": {
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the node's labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a node label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The node label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists, DoesNotExist, Gt or Lt.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist",
+                                    "Gt",
+                                    "Lt"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist, a single integer with Gt and Lt.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "array",
+                  "description": "Nodes the scheduler prefers, by weight.",
+                  "items": {
+                    "type": "object",
+                    "description": "One weighted preference.",
+                    "required": [
+                      "weight",
+                      "preference"
+                    ],
+                    "properties": {
+                      "weight": {
+                        "type": "integer",
+                        "description": "How much this preference counts, 1 to 100.",
+                        "minimum": 1,
+                        "maximum": 100
+                      },
+                      "preference": {
+                        "type": "object",
+                        "description": "The nodes preferred.",
+                        "properties": {
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the node's labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a node label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The node label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists, DoesNotExist, Gt or Lt.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist",
+                                    "Gt",
+                                    "Lt"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist, a single integer with Gt and Lt.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "podAffinity": {
+              "type": "object",
+              "description": "Pods to run near (in the same topology domain).",
+              "properties": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "array",
+                  "description": "Terms every pod must satisfy to be scheduled (near the matching pods).",
+                  "items": {
+                    "type": "object",
+                    "description": "One term.",
+                    "required": [
+                      "topologyKey"
+                    ],
+                    "properties": {
+                      "labelSelector": {
+                        "type": "object",
+                        "description": "The pods this term is about; none when absent.",
+                        "properties": {
+                          "matchLabels": {
+                            "type": "object",
+                            "description": "Labels the objects must have, key and value.",
+                            "additionalProperties": {
+                              "type": "string",
+                              "description": "The label's value."
+                            }
+                          },
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      },
+                      "namespaceSelector": {
+                        "type": "object",
+                        "description": "The namespaces whose pods count, by their labels, added to namespaces; an empty selector is every namespace; when absent with no namespaces, the ModelService's namespace.",
+                        "properties": {
+                          "matchLabels": {
+                            "type": "object",
+                            "description": "Labels the objects must have, key and value.",
+                            "additionalProperties": {
+                              "type": "string",
+                              "description": "The label's value."
+                            }
+                          },
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      },
+                      "namespaces": {
+                        "type": "array",
+                        "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
+                        "items": {
+                          "type": "string",
+                          "description": "A namespace's name."
+                        }
+                      },
+                      "topologyKey": {
+                        "type": "string",
+                        "description": "The node label that defines a domain (e.g. kubernetes.io/hostname: one node; topology.kubernetes.io/zone: one zone): the pods are placed in (affinity) or away from (anti-affinity) the domains of the matching pods."
+                      }
+                    }
+                  }
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "array",
+                  "description": "Terms the scheduler prefers, by weight (near the matching pods).",
+                  "items": {
+                    "type": "object",
+                    "description": "One weighted term.",
+                    "required": [
+                      "weight",
+                      "podAffinityTerm"
+                    ],
+                    "properties": {
+                      "weight": {
+                        "type": "integer",
+                        "description": "How much this term counts, 1 to 100.",
+                        "minimum": 1,
+                        "maximum": 100
+                      },
+                      "podAffinityTerm": {
+                        "type": "object",
+                        "description": "The term.",
+                        "required": [
+                          "topologyKey"
+                        ],
+                        "properties": {
+                          "labelSelector": {
+                            "type": "object",
+                            "description": "The pods this term is about; none when absent.",
+                            "properties": {
+                              "matchLabels": {
+                                "type": "object",
+                                "description": "Labels the objects must have, key and value.",
+                                "additionalProperties": {
+                                  "type": "string",
+                                  "description": "The label's value."
+                                }
+                              },
+                              "matchExpressions": {
+                                "type": "array",
+                                "description": "Requirements on the labels, all of which must hold.",
+                                "items": {
+                                  "type": "object",
+                                  "description": "One requirement on a label.",
+                                  "required": [
+                                    "key",
+                                    "operator"
+                                  ],
+                                  "properties": {
+                                    "key": {
+                                      "type": "string",
+                                      "description": "The label's key."
+                                    },
+                                    "operator": {
+                                      "type": "string",
+                                      "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                      "enum": [
+                                        "In",
+                                        "NotIn",
+                                        "Exists",
+                                        "DoesNotExist"
+                                      ]
+                                    },
+                                    "values": {
+                                      "type": "array",
+                                      "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                      "items": {
+                                        "type": "string",
+                                        "description": "A value."
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          },
+                          "namespaceSelector": {
+                            "type": "object",
+                            "description": "The namespaces whose pods count, by their labels, added to namespaces; an empty selector is every namespace; when absent with no namespaces, the ModelService's namespace.",
+                            "properties": {
+                              "matchLabels": {
+                                "type": "object",
+                                "description": "Labels the objects must have, key and value.",
+                                "additionalProperties": {
+                                  "type": "string",
+                                  "description": "The label's value."
+                                }
+                              },
+                              "matchExpressions": {
+                                "type": "array",
+                                "description": "Requirements on the labels, all of which must hold.",
+                                "items": {
+                                  "type": "object",
+                                  "description": "One requirement on a label.",
+                                  "required": [
+                                    "key",
+                                    "operator"
+                                  ],
+                                  "properties": {
+                                    "key": {
+                                      "type": "string",
+                                      "description": "The label's key."
+                                    },
+                                    "operator": {
+                                      "type": "string",
+                                      "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                      "enum": [
+                                        "In",
+                                        "NotIn",
+                                        "Exists",
+                                        "DoesNotExist"
+                                      ]
+                                    },
+                                    "values": {
+                                      "type": "array",
+                                      "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                      "items": {
+                                        "type": "string",
+                                        "description": "A value."
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          },
+                          "namespaces": {
+                            "type": "array",
+                            "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
+                            "items": {
+                              "type": "string",
+                              "description": "A namespace's name."
+                            }
+                          },
+                          "topologyKey": {
+                            "type": "string",
+                            "description": "The node label that defines a domain (e.g. kubernetes.io/hostname: one node; topology.kubernetes.io/zone: one zone): the pods are placed in (affinity) or away from (anti-affinity) the domains of the matching pods."
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "podAntiAffinity": {
+              "type": "object",
+              "description": "Pods to run away from (not in the same topology domain), e.g. one replica per node.",
+              "properties": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "array",
+                  "description": "Terms every pod must satisfy to be scheduled (away from the matching pods).",
+                  "items": {
+                    "type": "object",
+                    "description": "One term.",
+                    "required": [
+                      "topologyKey"
+                    ],
+                    "properties": {
+                      "labelSelector": {
+                        "type": "object",
+                        "description": "The pods this term is about; none when absent.",
+                        "properties": {
+                          "matchLabels": {
+                            "type": "object",
+                            "description": "Labels the objects must have, key and value.",
+                            "additionalProperties": {
+                              "type": "string",
+                              "description": "The label's value."
+                            }
+                          },
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      },
+                      "namespaceSelector": {
+                        "type": "object",
+                        "description": "The namespaces whose pods count, by their labels, added to namespaces; an empty selector is every namespace; when absent with no namespaces, the ModelService's namespace.",
+                        "properties": {
+                          "matchLabels": {
+                            "type": "object",
+                            "description": "Labels the objects must have, key and value.",
+                            "additionalProperties": {
+                              "type": "string",
+                              "description": "The label's value."
+                            }
+                          },
+                          "matchExpressions": {
+                            "type": "array",
+                            "description": "Requirements on the labels, all of which must hold.",
+                            "items": {
+                              "type": "object",
+                              "description": "One requirement on a label.",
+                              "required": [
+                                "key",
+                                "operator"
+                              ],
+                              "properties": {
+                                "key": {
+                                  "type": "string",
+                                  "description": "The label's key."
+                                },
+                                "operator": {
+                                  "type": "string",
+                                  "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                  "enum": [
+                                    "In",
+                                    "NotIn",
+                                    "Exists",
+                                    "DoesNotExist"
+                                  ]
+                                },
+                                "values": {
+                                  "type": "array",
+                                  "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                  "items": {
+                                    "type": "string",
+                                    "description": "A value."
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      },
+                      "namespaces": {
+                        "type": "array",
+                        "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
+                        "items": {
+                          "type": "string",
+                          "description": "A namespace's name."
+                        }
+                      },
+                      "topologyKey": {
+                        "type": "string",
+                        "description": "The node label that defines a domain (e.g. kubernetes.io/hostname: one node; topology.kubernetes.io/zone: one zone): the pods are placed in (affinity) or away from (anti-affinity) the domains of the matching pods."
+                      }
+                    }
+                  }
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": {
+                  "type": "array",
+                  "description": "Terms the scheduler prefers, by weight (away from the matching pods).",
+                  "items": {
+                    "type": "object",
+                    "description": "One weighted term.",
+                    "required": [
+                      "weight",
+                      "podAffinityTerm"
+                    ],
+                    "properties": {
+                      "weight": {
+                        "type": "integer",
+                        "description": "How much this term counts, 1 to 100.",
+                        "minimum": 1,
+                        "maximum": 100
+                      },
+                      "podAffinityTerm": {
+                        "type": "object",
+                        "description": "The term.",
+                        "required": [
+                          "topologyKey"
+                        ],
+                        "properties": {
+                          "labelSelector": {
+                            "type": "object",
+                            "description": "The pods this term is about; none when absent.",
+                            "properties": {
+                              "matchLabels": {
+                                "type": "object",
+                                "description": "Labels the objects must have, key and value.",
+                                "additionalProperties": {
+                                  "type": "string",
+                                  "description": "The label's value."
+                                }
+                              },
+                              "matchExpressions": {
+                                "type": "array",
+                                "description": "Requirements on the labels, all of which must hold.",
+                                "items": {
+                                  "type": "object",
+                                  "description": "One requirement on a label.",
+                                  "required": [
+                                    "key",
+                                    "operator"
+                                  ],
+                                  "properties": {
+                                    "key": {
+                                      "type": "string",
+                                      "description": "The label's key."
+                                    },
+                                    "operator": {
+                                      "type": "string",
+                                      "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                      "enum": [
+                                        "In",
+                                        "NotIn",
+                                        "Exists",
+                                        "DoesNotExist"
+                                      ]
+                                    },
+                                    "values": {
+                                      "type": "array",
+                                      "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                      "items": {
+                                        "type": "string",
+                                        "description": "A value."
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          },
+                          "namespaceSelector": {
+                            "type": "object",
+                            "description": "The namespaces whose pods count, by their labels, added to namespaces; an empty selector is every namespace; when absent with no namespaces, the ModelService's namespace.",
+                            "properties": {
+                              "matchLabels": {
+                                "type": "object",
+                                "description": "Labels the objects must have, key and value.",
+                                "additionalProperties": {
+                                  "type": "string",
+                                  "description": "The label's value."
+                                }
+                              },
+                              "matchExpressions": {
+                                "type": "array",
+                                "description": "Requirements on the labels, all of which must hold.",
+                                "items": {
+                                  "type": "object",
+                                  "description": "One requirement on a label.",
+                                  "required": [
+                                    "key",
+                                    "operator"
+                                  ],
+                                  "properties": {
+                                    "key": {
+                                      "type": "string",
+                                      "description": "The label's key."
+                                    },
+                                    "operator": {
+                                      "type": "string",
+                                      "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                                      "enum": [
+                                        "In",
+                                        "NotIn",
+                                        "Exists",
+                                        "DoesNotExist"
+                                      ]
+                                    },
+                                    "values": {
+                                      "type": "array",
+                                      "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                                      "items": {
+                                        "type": "string",
+                                        "description": "A value."
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          },
+                          "namespaces": {
+                            "type": "array",
+                            "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
+                            "items": {
+                              "type": "string",
+                              "description": "A namespace's name."
+                            }
+                          },
+                          "topologyKey": {
+                            "type": "string",
+                            "description": "The node label that defines a domain (e.g. kubernetes.io/hostname: one node; topology.kubernetes.io/zone: one zone): the pods are placed in (affinity) or away from (anti-affinity) the domains of the matching pods."
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "topologySpreadConstraints": {
+          "type": "array",
+          "description": "How the pods spread over topology domains (the pods' topologySpreadConstraints), e.g. evenly over zones; the controller owns them whole. The pods carry the labels app.kubernetes.io/name: modelservice and app.kubernetes.io/instance: <the ModelService's name>, which a labelSelector here can match.",
+          "items": {
+            "type": "object",
+            "description": "One spread constraint.",
+            "required": [
+              "maxSkew",
+              "topologyKey",
+              "whenUnsatisfiable"
+            ],
+            "properties": {
+              "maxSkew": {
+                "type": "integer",
+                "description": "The largest difference allowed between the number of matching pods in two domains; above 0."
+              },
+              "topologyKey": {
+                "type": "string",
+                "description": "The node label whose values are the domains (e.g. topology.kubernetes.io/zone)."
+              },
+              "whenUnsatisfiable": {
+                "type": "string",
+                "description": "What the scheduler does with a pod that would break maxSkew: DoNotSchedule (leave it pending) or ScheduleAnyway (prefer the domains that reduce the skew).",
+                "enum": [
+                  "DoNotSchedule",
+                  "ScheduleAnyway"
+                ]
+              },
+              "labelSelector": {
+                "type": "object",
+                "description": "The pods counted in each domain.",
+                "properties": {
+                  "matchLabels": {
+                    "type": "object",
+                    "description": "Labels the objects must have, key and value.",
+                    "additionalProperties": {
+                      "type": "string",
+                      "description": "The label's value."
+                    }
+                  },
+                  "matchExpressions": {
+                    "type": "array",
+                    "description": "Requirements on the labels, all of which must hold.",
+                    "items": {
+                      "type": "object",
+                      "description": "One requirement on a label.",
+                      "required": [
+                        "key",
+                        "operator"
+                      ],
+                      "properties": {
+                        "key": {
+                          "type": "string",
+                          "description": "The label's key."
+                        },
+                        "operator": {
+                          "type": "string",
+                          "description": "How the label's value is compared with values: In, NotIn, Exists or DoesNotExist.",
+                          "enum": [
+                            "In",
+                            "NotIn",
+                            "Exists",
+                            "DoesNotExist"
+                          ]
+                        },
+                        "values": {
+                          "type": "array",
+                          "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
+                          "items": {
+                            "type": "string",
+                            "description": "A value."
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "minDomains": {
+                "type": "integer",
+                "description": "With DoNotSchedule: the fewest domains counted (fewer eligible domains count as holding 0 pods); above 0."
+              },
+              "nodeAffinityPolicy": {
+                "type": "string",
+                "description": "Honor (the default): only nodes that match the pod's nodeSelector and node affinity count; Ignore: every node counts.",
+                "enum": [
+                  "Honor",
+                  "Ignore"
+                ]
+              },
+              "nodeTaintsPolicy": {
+                "type": "string",
+                "description": "Ignore (the default): every node counts, whatever its taints; Honor: only nodes whose taints the pod tolerates count.",
+                "enum": [
+                  "Honor",
+                  "Ignore"
+                ]
+              }
+            }
+          }
+        },
         "imagePullSecrets": {
           "type": "array",
           "description": "Secrets (of type kubernetes.io/dockerconfigjson, in the ModelService's namespace) with which the kubelet pulls the image.",

@@ -189,6 +189,228 @@ json Toleration::ToJson() const {
   return j;
 }
 
+void ReadFields(FieldReader& r, NodeSelectorRequirement& out) {
+  r.WarnUnknown({"key", "operator", "values"});
+  r.Require("key");
+  out.key = r.Read("key", NodeSelectorRequirement::kKey);
+  r.Require("operator");
+  out.operator_ = r.Read("operator", NodeSelectorRequirement::kOperator);
+  r.ReadList("values", NodeSelectorRequirement::kValues, NodeSelectorRequirement::kValuesItems, out.values);
+}
+
+json NodeSelectorRequirement::ToJson() const {
+  json j = json::object();
+  if (key) j["key"] = ToJsonValue(*key);
+  if (operator_) j["operator"] = ToJsonValue(*operator_);
+  if (values) j["values"] = ToJsonValue(*values);
+  return j;
+}
+
+void ReadFields(FieldReader& r, NodeSelectorTerm& out) {
+  r.WarnUnknown({"matchExpressions"});
+  r.ReadList("matchExpressions", NodeSelectorTerm::kMatchExpressions, out.match_expressions);
+}
+
+json NodeSelectorTerm::ToJson() const {
+  json j = json::object();
+  if (match_expressions) j["matchExpressions"] = ToJsonValue(*match_expressions);
+  return j;
+}
+
+void ReadFields(FieldReader& r, NodeSelector& out) {
+  r.WarnUnknown({"nodeSelectorTerms"});
+  r.Require("nodeSelectorTerms");
+  r.ReadList("nodeSelectorTerms", NodeSelector::kNodeSelectorTerms, out.node_selector_terms);
+}
+
+json NodeSelector::ToJson() const {
+  json j = json::object();
+  if (node_selector_terms) j["nodeSelectorTerms"] = ToJsonValue(*node_selector_terms);
+  return j;
+}
+
+void ReadFields(FieldReader& r, PreferredSchedulingTerm& out) {
+  r.WarnUnknown({"weight", "preference"});
+  r.Require("weight");
+  out.weight = r.Read("weight", PreferredSchedulingTerm::kWeight);
+  r.Require("preference");
+  r.ReadObject("preference", out.preference);
+}
+
+json PreferredSchedulingTerm::ToJson() const {
+  json j = json::object();
+  if (weight) j["weight"] = ToJsonValue(*weight);
+  if (preference) j["preference"] = ToJsonValue(*preference);
+  return j;
+}
+
+void ReadFields(FieldReader& r, NodeAffinity& out) {
+  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadObject("requiredDuringSchedulingIgnoredDuringExecution",
+               out.required_during_scheduling_ignored_during_execution);
+  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+             NodeAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+             out.preferred_during_scheduling_ignored_during_execution);
+}
+
+json NodeAffinity::ToJson() const {
+  json j = json::object();
+  if (required_during_scheduling_ignored_during_execution)
+    j["requiredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*required_during_scheduling_ignored_during_execution);
+  if (preferred_during_scheduling_ignored_during_execution)
+    j["preferredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*preferred_during_scheduling_ignored_during_execution);
+  return j;
+}
+
+void ReadFields(FieldReader& r, LabelSelectorRequirement& out) {
+  r.WarnUnknown({"key", "operator", "values"});
+  r.Require("key");
+  out.key = r.Read("key", LabelSelectorRequirement::kKey);
+  r.Require("operator");
+  out.operator_ = r.Read("operator", LabelSelectorRequirement::kOperator);
+  r.ReadList("values", LabelSelectorRequirement::kValues, LabelSelectorRequirement::kValuesItems, out.values);
+}
+
+json LabelSelectorRequirement::ToJson() const {
+  json j = json::object();
+  if (key) j["key"] = ToJsonValue(*key);
+  if (operator_) j["operator"] = ToJsonValue(*operator_);
+  if (values) j["values"] = ToJsonValue(*values);
+  return j;
+}
+
+void ReadFields(FieldReader& r, LabelSelector& out) {
+  r.WarnUnknown({"matchLabels", "matchExpressions"});
+  r.ReadMap("matchLabels", LabelSelector::kMatchLabelsValues, out.match_labels);
+  r.ReadList("matchExpressions", LabelSelector::kMatchExpressions, out.match_expressions);
+}
+
+json LabelSelector::ToJson() const {
+  json j = json::object();
+  if (match_labels) j["matchLabels"] = ToJsonValue(*match_labels);
+  if (match_expressions) j["matchExpressions"] = ToJsonValue(*match_expressions);
+  return j;
+}
+
+void ReadFields(FieldReader& r, PodAffinityTerm& out) {
+  r.WarnUnknown({"labelSelector", "namespaceSelector", "namespaces", "topologyKey"});
+  r.ReadObject("labelSelector", out.label_selector);
+  r.ReadObject("namespaceSelector", out.namespace_selector);
+  r.ReadList("namespaces", PodAffinityTerm::kNamespaces, PodAffinityTerm::kNamespacesItems, out.namespaces);
+  r.Require("topologyKey");
+  out.topology_key = r.Read("topologyKey", PodAffinityTerm::kTopologyKey);
+}
+
+json PodAffinityTerm::ToJson() const {
+  json j = json::object();
+  if (label_selector) j["labelSelector"] = ToJsonValue(*label_selector);
+  if (namespace_selector) j["namespaceSelector"] = ToJsonValue(*namespace_selector);
+  if (namespaces) j["namespaces"] = ToJsonValue(*namespaces);
+  if (topology_key) j["topologyKey"] = ToJsonValue(*topology_key);
+  return j;
+}
+
+void ReadFields(FieldReader& r, WeightedPodAffinityTerm& out) {
+  r.WarnUnknown({"weight", "podAffinityTerm"});
+  r.Require("weight");
+  out.weight = r.Read("weight", WeightedPodAffinityTerm::kWeight);
+  r.Require("podAffinityTerm");
+  r.ReadObject("podAffinityTerm", out.pod_affinity_term);
+}
+
+json WeightedPodAffinityTerm::ToJson() const {
+  json j = json::object();
+  if (weight) j["weight"] = ToJsonValue(*weight);
+  if (pod_affinity_term) j["podAffinityTerm"] = ToJsonValue(*pod_affinity_term);
+  return j;
+}
+
+void ReadFields(FieldReader& r, PodAffinity& out) {
+  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadList("requiredDuringSchedulingIgnoredDuringExecution",
+             PodAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
+             out.required_during_scheduling_ignored_during_execution);
+  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+             PodAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+             out.preferred_during_scheduling_ignored_during_execution);
+}
+
+json PodAffinity::ToJson() const {
+  json j = json::object();
+  if (required_during_scheduling_ignored_during_execution)
+    j["requiredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*required_during_scheduling_ignored_during_execution);
+  if (preferred_during_scheduling_ignored_during_execution)
+    j["preferredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*preferred_during_scheduling_ignored_during_execution);
+  return j;
+}
+
+void ReadFields(FieldReader& r, PodAntiAffinity& out) {
+  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadList("requiredDuringSchedulingIgnoredDuringExecution",
+             PodAntiAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
+             out.required_during_scheduling_ignored_during_execution);
+  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+             PodAntiAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+             out.preferred_during_scheduling_ignored_during_execution);
+}
+
+json PodAntiAffinity::ToJson() const {
+  json j = json::object();
+  if (required_during_scheduling_ignored_during_execution)
+    j["requiredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*required_during_scheduling_ignored_during_execution);
+  if (preferred_during_scheduling_ignored_during_execution)
+    j["preferredDuringSchedulingIgnoredDuringExecution"] =
+        ToJsonValue(*preferred_during_scheduling_ignored_during_execution);
+  return j;
+}
+
+void ReadFields(FieldReader& r, Affinity& out) {
+  r.WarnUnknown({"nodeAffinity", "podAffinity", "podAntiAffinity"});
+  r.ReadObject("nodeAffinity", out.node_affinity);
+  r.ReadObject("podAffinity", out.pod_affinity);
+  r.ReadObject("podAntiAffinity", out.pod_anti_affinity);
+}
+
+json Affinity::ToJson() const {
+  json j = json::object();
+  if (node_affinity) j["nodeAffinity"] = ToJsonValue(*node_affinity);
+  if (pod_affinity) j["podAffinity"] = ToJsonValue(*pod_affinity);
+  if (pod_anti_affinity) j["podAntiAffinity"] = ToJsonValue(*pod_anti_affinity);
+  return j;
+}
+
+void ReadFields(FieldReader& r, TopologySpreadConstraint& out) {
+  r.WarnUnknown({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+                 "nodeTaintsPolicy"});
+  r.Require("maxSkew");
+  out.max_skew = r.Read("maxSkew", TopologySpreadConstraint::kMaxSkew);
+  r.Require("topologyKey");
+  out.topology_key = r.Read("topologyKey", TopologySpreadConstraint::kTopologyKey);
+  r.Require("whenUnsatisfiable");
+  out.when_unsatisfiable = r.Read("whenUnsatisfiable", TopologySpreadConstraint::kWhenUnsatisfiable);
+  r.ReadObject("labelSelector", out.label_selector);
+  out.min_domains = r.Read("minDomains", TopologySpreadConstraint::kMinDomains);
+  out.node_affinity_policy = r.Read("nodeAffinityPolicy", TopologySpreadConstraint::kNodeAffinityPolicy);
+  out.node_taints_policy = r.Read("nodeTaintsPolicy", TopologySpreadConstraint::kNodeTaintsPolicy);
+}
+
+json TopologySpreadConstraint::ToJson() const {
+  json j = json::object();
+  if (max_skew) j["maxSkew"] = ToJsonValue(*max_skew);
+  if (topology_key) j["topologyKey"] = ToJsonValue(*topology_key);
+  if (when_unsatisfiable) j["whenUnsatisfiable"] = ToJsonValue(*when_unsatisfiable);
+  if (label_selector) j["labelSelector"] = ToJsonValue(*label_selector);
+  if (min_domains) j["minDomains"] = ToJsonValue(*min_domains);
+  if (node_affinity_policy) j["nodeAffinityPolicy"] = ToJsonValue(*node_affinity_policy);
+  if (node_taints_policy) j["nodeTaintsPolicy"] = ToJsonValue(*node_taints_policy);
+  return j;
+}
+
 void ReadFields(FieldReader& r, LocalObjectReference& out) {
   r.WarnUnknown({"name"});
   out.name = r.Read("name", LocalObjectReference::kName);
@@ -201,9 +423,27 @@ json LocalObjectReference::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
-  r.WarnUnknown({"model", "version", "image", "replicas", "port", "gpus", "strategy", "autoscaling", "rollout",
-                 "resources", "env", "args", "nodeSelector", "tolerations", "imagePullSecrets", "serviceAccountName",
-                 "priorityClassName", "podAnnotations", "podLabels"});
+  r.WarnUnknown({"model",
+                 "version",
+                 "image",
+                 "replicas",
+                 "port",
+                 "gpus",
+                 "strategy",
+                 "autoscaling",
+                 "rollout",
+                 "resources",
+                 "env",
+                 "args",
+                 "nodeSelector",
+                 "tolerations",
+                 "affinity",
+                 "topologySpreadConstraints",
+                 "imagePullSecrets",
+                 "serviceAccountName",
+                 "priorityClassName",
+                 "podAnnotations",
+                 "podLabels"});
   r.Require("model");
   out.model = r.Read("model", ModelServiceSpec::kModel);
   out.version = r.Read("version", ModelServiceSpec::kVersion);
@@ -219,6 +459,9 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadList("args", ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
   r.ReadMap("nodeSelector", ModelServiceSpec::kNodeSelectorValues, out.node_selector);
   r.ReadList("tolerations", ModelServiceSpec::kTolerations, out.tolerations);
+  r.ReadObject("affinity", out.affinity);
+  r.ReadList("topologySpreadConstraints", ModelServiceSpec::kTopologySpreadConstraints,
+             out.topology_spread_constraints);
   r.ReadList("imagePullSecrets", ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
   out.service_account_name = r.Read("serviceAccountName", ModelServiceSpec::kServiceAccountName);
   out.priority_class_name = r.Read("priorityClassName", ModelServiceSpec::kPriorityClassName);
@@ -242,6 +485,8 @@ json ModelServiceSpec::ToJson() const {
   if (args) j["args"] = ToJsonValue(*args);
   if (node_selector) j["nodeSelector"] = ToJsonValue(*node_selector);
   if (tolerations) j["tolerations"] = ToJsonValue(*tolerations);
+  if (affinity) j["affinity"] = ToJsonValue(*affinity);
+  if (topology_spread_constraints) j["topologySpreadConstraints"] = ToJsonValue(*topology_spread_constraints);
   if (image_pull_secrets) j["imagePullSecrets"] = ToJsonValue(*image_pull_secrets);
   if (service_account_name) j["serviceAccountName"] = ToJsonValue(*service_account_name);
   if (priority_class_name) j["priorityClassName"] = ToJsonValue(*priority_class_name);
@@ -262,7 +507,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 45> kOrder = {"apiVersion",
+  static constexpr std::array<std::string_view, 68> kOrder = {"apiVersion",
                                                               "kind",
                                                               "metadata",
                                                               "spec",
@@ -302,6 +547,29 @@ size_t FieldRank(std::string_view name) {
                                                               "operator",
                                                               "effect",
                                                               "tolerationSeconds",
+                                                              "affinity",
+                                                              "nodeAffinity",
+                                                              "requiredDuringSchedulingIgnoredDuringExecution",
+                                                              "nodeSelectorTerms",
+                                                              "matchExpressions",
+                                                              "values",
+                                                              "preferredDuringSchedulingIgnoredDuringExecution",
+                                                              "weight",
+                                                              "preference",
+                                                              "podAffinity",
+                                                              "labelSelector",
+                                                              "matchLabels",
+                                                              "namespaceSelector",
+                                                              "namespaces",
+                                                              "topologyKey",
+                                                              "podAffinityTerm",
+                                                              "podAntiAffinity",
+                                                              "topologySpreadConstraints",
+                                                              "maxSkew",
+                                                              "whenUnsatisfiable",
+                                                              "minDomains",
+                                                              "nodeAffinityPolicy",
+                                                              "nodeTaintsPolicy",
                                                               "imagePullSecrets",
                                                               "serviceAccountName",
                                                               "priorityClassName",

@@ -48,6 +48,39 @@ enum class TolerationEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecu
 inline constexpr std::array<const char*, 3> kTolerationEffectNames = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
 constexpr const char* ToString(TolerationEffect v) { return kTolerationEffectNames[static_cast<size_t>(v)]; }
 
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[].operator
+enum class NodeSelectorOperator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+inline constexpr std::array<const char*, 6> kNodeSelectorOperatorNames = {"In",           "NotIn", "Exists",
+                                                                          "DoesNotExist", "Gt",    "Lt"};
+constexpr const char* ToString(NodeSelectorOperator v) { return kNodeSelectorOperatorNames[static_cast<size_t>(v)]; }
+
+// spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector.matchExpressions[].operator
+enum class LabelSelectorOperator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist };
+inline constexpr std::array<const char*, 4> kLabelSelectorOperatorNames = {"In", "NotIn", "Exists", "DoesNotExist"};
+constexpr const char* ToString(LabelSelectorOperator v) { return kLabelSelectorOperatorNames[static_cast<size_t>(v)]; }
+
+// spec.topologySpreadConstraints[].whenUnsatisfiable
+enum class TopologySpreadConstraintWhenUnsatisfiable : uint8_t { kDoNotSchedule, kScheduleAnyway };
+inline constexpr std::array<const char*, 2> kTopologySpreadConstraintWhenUnsatisfiableNames = {"DoNotSchedule",
+                                                                                               "ScheduleAnyway"};
+constexpr const char* ToString(TopologySpreadConstraintWhenUnsatisfiable v) {
+  return kTopologySpreadConstraintWhenUnsatisfiableNames[static_cast<size_t>(v)];
+}
+
+// spec.topologySpreadConstraints[].nodeAffinityPolicy
+enum class TopologySpreadConstraintNodeAffinityPolicy : uint8_t { kHonor, kIgnore };
+inline constexpr std::array<const char*, 2> kTopologySpreadConstraintNodeAffinityPolicyNames = {"Honor", "Ignore"};
+constexpr const char* ToString(TopologySpreadConstraintNodeAffinityPolicy v) {
+  return kTopologySpreadConstraintNodeAffinityPolicyNames[static_cast<size_t>(v)];
+}
+
+// spec.topologySpreadConstraints[].nodeTaintsPolicy
+enum class TopologySpreadConstraintNodeTaintsPolicy : uint8_t { kHonor, kIgnore };
+inline constexpr std::array<const char*, 2> kTopologySpreadConstraintNodeTaintsPolicyNames = {"Honor", "Ignore"};
+constexpr const char* ToString(TopologySpreadConstraintNodeTaintsPolicy v) {
+  return kTopologySpreadConstraintNodeTaintsPolicyNames[static_cast<size_t>(v)];
+}
+
 // spec.strategy.rollingUpdate
 // Limits of a rolling update; only with type RollingUpdate. maxSurge and maxUnavailable may not both be 0.
 struct RollingUpdate {
@@ -195,6 +228,196 @@ struct Toleration {
   bool operator==(const Toleration&) const = default;
 };
 
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[]
+// One requirement on a node label.
+struct NodeSelectorRequirement {
+  static constexpr StringRule kKey{.min_length = 0};
+  static constexpr EnumRule<NodeSelectorOperator, 6> kOperator{kNodeSelectorOperatorNames};
+  static constexpr ArrayRule kValues{};
+  static constexpr StringRule kValuesItems{.min_length = 0};
+  std::optional<std::string> key;
+  std::optional<NodeSelectorOperator> operator_;  // operator
+  std::optional<std::vector<std::string>> values;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const NodeSelectorRequirement&) const = default;
+};
+
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]
+// One term: every requirement must hold.
+struct NodeSelectorTerm {
+  static constexpr ArrayRule kMatchExpressions{};
+  std::optional<std::vector<NodeSelectorRequirement>> match_expressions;  // matchExpressions
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
+
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+// Nodes the pods must run on: a node that matches one of the terms.
+struct NodeSelector {
+  static constexpr ArrayRule kNodeSelectorTerms{};
+  std::optional<std::vector<NodeSelectorTerm>> node_selector_terms;  // nodeSelectorTerms
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const NodeSelector&) const = default;
+};
+
+// spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[]
+// One weighted preference.
+struct PreferredSchedulingTerm {
+  static constexpr IntRule kWeight{.min = 1, .max = 100};
+  std::optional<int64_t> weight;
+  std::optional<NodeSelectorTerm> preference;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
+};
+
+// spec.affinity.nodeAffinity
+// Which nodes the pods may or should run on, by node label.
+struct NodeAffinity {
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  std::optional<NodeSelector>
+      required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::optional<std::vector<PreferredSchedulingTerm>>
+      preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const NodeAffinity&) const = default;
+};
+
+// spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector.matchExpressions[]
+// One requirement on a label.
+struct LabelSelectorRequirement {
+  static constexpr StringRule kKey{.min_length = 0};
+  static constexpr EnumRule<LabelSelectorOperator, 4> kOperator{kLabelSelectorOperatorNames};
+  static constexpr ArrayRule kValues{};
+  static constexpr StringRule kValuesItems{.min_length = 0};
+  std::optional<std::string> key;
+  std::optional<LabelSelectorOperator> operator_;  // operator
+  std::optional<std::vector<std::string>> values;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const LabelSelectorRequirement&) const = default;
+};
+
+// spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector
+// The pods this term is about; none when absent.
+struct LabelSelector {
+  static constexpr StringRule kMatchLabelsValues{.min_length = 0};
+  static constexpr ArrayRule kMatchExpressions{};
+  std::optional<std::map<std::string, std::string>> match_labels;          // matchLabels
+  std::optional<std::vector<LabelSelectorRequirement>> match_expressions;  // matchExpressions
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const LabelSelector&) const = default;
+};
+
+// spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[]
+// One term.
+struct PodAffinityTerm {
+  static constexpr ArrayRule kNamespaces{};
+  static constexpr StringRule kNamespacesItems{.min_length = 0};
+  static constexpr StringRule kTopologyKey{.min_length = 0};
+  std::optional<LabelSelector> label_selector;      // labelSelector
+  std::optional<LabelSelector> namespace_selector;  // namespaceSelector
+  std::optional<std::vector<std::string>> namespaces;
+  std::optional<std::string> topology_key;  // topologyKey
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const PodAffinityTerm&) const = default;
+};
+
+// spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[]
+// One weighted term.
+struct WeightedPodAffinityTerm {
+  static constexpr IntRule kWeight{.min = 1, .max = 100};
+  std::optional<int64_t> weight;
+  std::optional<PodAffinityTerm> pod_affinity_term;  // podAffinityTerm
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
+};
+
+// spec.affinity.podAffinity
+// Pods to run near (in the same topology domain).
+struct PodAffinity {
+  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{};
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  std::optional<std::vector<PodAffinityTerm>>
+      required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::optional<std::vector<WeightedPodAffinityTerm>>
+      preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const PodAffinity&) const = default;
+};
+
+// spec.affinity.podAntiAffinity
+// Pods to run away from (not in the same topology domain), e.g. one replica per node.
+struct PodAntiAffinity {
+  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{};
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  std::optional<std::vector<PodAffinityTerm>>
+      required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::optional<std::vector<WeightedPodAffinityTerm>>
+      preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const PodAntiAffinity&) const = default;
+};
+
+// spec.affinity
+// Scheduling constraints of the pods (the pods' affinity), as in a pod: node affinity (e.g. a GPU model by
+// node label) and pod (anti-)affinity (e.g. spread replicas over nodes). The controller owns it whole: a hand
+// edit of the Deployment's affinity is reverted.
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;         // nodeAffinity
+  std::optional<PodAffinity> pod_affinity;           // podAffinity
+  std::optional<PodAntiAffinity> pod_anti_affinity;  // podAntiAffinity
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const Affinity&) const = default;
+};
+
+// spec.topologySpreadConstraints[]
+// One spread constraint.
+struct TopologySpreadConstraint {
+  static constexpr IntRule kMaxSkew{};
+  static constexpr StringRule kTopologyKey{.min_length = 0};
+  static constexpr EnumRule<TopologySpreadConstraintWhenUnsatisfiable, 2> kWhenUnsatisfiable{
+      kTopologySpreadConstraintWhenUnsatisfiableNames};
+  static constexpr IntRule kMinDomains{};
+  static constexpr EnumRule<TopologySpreadConstraintNodeAffinityPolicy, 2> kNodeAffinityPolicy{
+      kTopologySpreadConstraintNodeAffinityPolicyNames};
+  static constexpr EnumRule<TopologySpreadConstraintNodeTaintsPolicy, 2> kNodeTaintsPolicy{
+      kTopologySpreadConstraintNodeTaintsPolicyNames};
+  std::optional<int64_t> max_skew;                                                 // maxSkew
+  std::optional<std::string> topology_key;                                         // topologyKey
+  std::optional<TopologySpreadConstraintWhenUnsatisfiable> when_unsatisfiable;     // whenUnsatisfiable
+  std::optional<LabelSelector> label_selector;                                     // labelSelector
+  std::optional<int64_t> min_domains;                                              // minDomains
+  std::optional<TopologySpreadConstraintNodeAffinityPolicy> node_affinity_policy;  // nodeAffinityPolicy
+  std::optional<TopologySpreadConstraintNodeTaintsPolicy> node_taints_policy;      // nodeTaintsPolicy
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const TopologySpreadConstraint&) const = default;
+};
+
 // spec.imagePullSecrets[]
 // A Secret by name.
 struct LocalObjectReference {
@@ -221,6 +444,7 @@ struct ModelServiceSpec {
   static constexpr StringRule kArgsItems{.min_length = 0};
   static constexpr StringRule kNodeSelectorValues{.min_length = 0};
   static constexpr ArrayRule kTolerations{};
+  static constexpr ArrayRule kTopologySpreadConstraints{};
   static constexpr ArrayRule kImagePullSecrets{};
   static constexpr StringRule kServiceAccountName{.min_length = 0};
   static constexpr StringRule kPriorityClassName{.min_length = 0, .max_length = 253};
@@ -240,11 +464,13 @@ struct ModelServiceSpec {
   std::optional<std::vector<std::string>> args;
   std::optional<std::map<std::string, std::string>> node_selector;  // nodeSelector
   std::optional<std::vector<Toleration>> tolerations;
-  std::optional<std::vector<LocalObjectReference>> image_pull_secrets;  // imagePullSecrets
-  std::optional<std::string> service_account_name;                      // serviceAccountName
-  std::optional<std::string> priority_class_name;                       // priorityClassName
-  std::optional<std::map<std::string, std::string>> pod_annotations;    // podAnnotations
-  std::optional<std::map<std::string, std::string>> pod_labels;         // podLabels
+  std::optional<Affinity> affinity;
+  std::optional<std::vector<TopologySpreadConstraint>> topology_spread_constraints;  // topologySpreadConstraints
+  std::optional<std::vector<LocalObjectReference>> image_pull_secrets;               // imagePullSecrets
+  std::optional<std::string> service_account_name;                                   // serviceAccountName
+  std::optional<std::string> priority_class_name;                                    // priorityClassName
+  std::optional<std::map<std::string, std::string>> pod_annotations;                 // podAnnotations
+  std::optional<std::map<std::string, std::string>> pod_labels;                      // podLabels
 
   // The spec with every default where it has no value: the defaults that
   // depend on other fields (spec.cc), then ApplyDefaults.
@@ -265,6 +491,19 @@ void ReadFields(FieldReader& r, ConfigMapKeySelector& out);
 void ReadFields(FieldReader& r, EnvVarSource& out);
 void ReadFields(FieldReader& r, EnvVar& out);
 void ReadFields(FieldReader& r, Toleration& out);
+void ReadFields(FieldReader& r, NodeSelectorRequirement& out);
+void ReadFields(FieldReader& r, NodeSelectorTerm& out);
+void ReadFields(FieldReader& r, NodeSelector& out);
+void ReadFields(FieldReader& r, PreferredSchedulingTerm& out);
+void ReadFields(FieldReader& r, NodeAffinity& out);
+void ReadFields(FieldReader& r, LabelSelectorRequirement& out);
+void ReadFields(FieldReader& r, LabelSelector& out);
+void ReadFields(FieldReader& r, PodAffinityTerm& out);
+void ReadFields(FieldReader& r, WeightedPodAffinityTerm& out);
+void ReadFields(FieldReader& r, PodAffinity& out);
+void ReadFields(FieldReader& r, PodAntiAffinity& out);
+void ReadFields(FieldReader& r, Affinity& out);
+void ReadFields(FieldReader& r, TopologySpreadConstraint& out);
 void ReadFields(FieldReader& r, LocalObjectReference& out);
 void ReadFields(FieldReader& r, ModelServiceSpec& out);
 

@@ -17,7 +17,10 @@ The definition is the CRD's openAPIV3Schema plus annotations, all named
                     intOrPercent / quantity for an int-or-string
   x-ms-cpp-type     the C++ name of an enum or struct when the derived one
                     does not fit (required for the items of an array of
-                    objects and the values of a map of objects)
+                    objects and the values of a map of objects); several
+                    objects may name the same struct when they are the same
+                    schema but for their own description (a LabelSelector
+                    in two places is one C++ type)
   x-ms-constants    (status) emit C++ constants k<prefix><Value> for the
                     field's enum or x-ms-values
   x-ms-values       (status) the documented values of a string field:
@@ -112,6 +115,7 @@ class Model:
             raise DefinitionError("the definition has no x-ms-api (group, version, kind, ...)")
         self.schema = strip(definition)
         self.structs = []  # every struct of the spec, nested ones before their users
+        self._named = {}   # struct name -> (the schema it was made from, the struct)
         self.enums = []    # EnumKind, in definition order
         self.spec = self._struct(self.api["kind"] + "Spec", "spec", definition["properties"]["spec"])
         self.constants = list(self._constants(definition, ""))
@@ -154,12 +158,26 @@ class Model:
             if key is None and "x-ms-cpp-type" not in node:
                 raise DefinitionError("%s: the objects of an array or map need an x-ms-cpp-type" % path)
             name = node.get("x-ms-cpp-type", camel(key) if key else None)
-            return kinds.StructKind(node, path, self._struct(name, path, node))
+            return kinds.StructKind(node, path, self._named_struct(name, path, node))
         if t == "object" and isinstance(node.get("additionalProperties"), dict):
             return kinds.MapKind(node, path, self._kind(node["additionalProperties"], path + "[*]", parent, None))
         if t == "array" and isinstance(node.get("items"), dict):
             return kinds.ArrayKind(node, path, self._kind(node["items"], path + "[]", parent, None))
         raise DefinitionError("%s: no kind of field fits this schema (kinds.py)" % path)
+
+    def _named_struct(self, name, path, node):
+        """The struct `name`, made once: a second object of that name must be
+        the same schema (its own description aside)."""
+        shape = {k: v for k, v in node.items() if k != "description"}
+        if name in self._named:
+            first, struct = self._named[name]
+            if first != shape:
+                raise DefinitionError("%s: x-ms-cpp-type %s names another schema already (%s)" %
+                                      (path, name, struct.path))
+            return struct
+        struct = self._struct(name, path, node)
+        self._named[name] = (shape, struct)
+        return struct
 
     def _constants(self, node, path):
         """(C++ name, value, path) for every field annotated with x-ms-constants."""

@@ -71,6 +71,8 @@ const char* Reason(api::FieldError::Type type) {
       return "FieldValueTooLong";
     case api::FieldError::Type::kTooMany:
       return "FieldValueTooMany";
+    case api::FieldError::Type::kDuplicate:
+      return "FieldValueDuplicate";
   }
   return "FieldValueInvalid";
 }

@@ -222,3 +222,43 @@ TEST(PodFields, ChangingThemRollsThePods) {
 
 }  // namespace
 }  // namespace ms::modelservice
+
+namespace ms::modelservice {
+namespace {
+
+// spec.affinity and spec.topologySpreadConstraints: in the template as the
+// API server returns them (empty lists and matchLabels omitted, an empty
+// selector kept), so a served Deployment has no drift; a hand edit is put back.
+TEST(PodFields, AffinityAndSpreadAsTheApiServerReturnsThem) {
+  const json spec = json::parse(R"({"model": "m",
+    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"labelSelector": {"matchLabels": {}, "matchExpressions": [{"key": "app", "operator": "Exists", "values": []}]},
+       "namespaceSelector": {}, "namespaces": [], "topologyKey": "kubernetes.io/hostname"}]}},
+    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+                                   "labelSelector": {"matchLabels": {"app": "x"}}}]})");
+  const ResolvedSpec s = Resolve(spec);
+  const json d = DesiredDeployment(s, 1);
+  EXPECT_EQ(PodSpec(d)["affinity"],
+            json::parse(R"({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, "namespaceSelector": {},
+       "topologyKey": "kubernetes.io/hostname"}]}})"));
+  EXPECT_EQ(PodSpec(d)["topologySpreadConstraints"], spec["topologySpreadConstraints"]);
+  json current = AsServed(d);
+  EXPECT_EQ(RepairDeployment(s, 1, current), Drift{});
+
+  current["spec"]["template"]["spec"].erase("affinity");
+  current["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["maxSkew"] = 3;
+  EXPECT_EQ(RepairDeployment(s, 1, current),
+            (Drift{"spec.template.spec.affinity", "spec.template.spec.topologySpreadConstraints"}));
+  EXPECT_EQ(current, AsServed(d));
+
+  // Without them in the spec, the controller removes them.
+  const ResolvedSpec plain = Resolve({{"model", "m"}});
+  EXPECT_EQ(RepairDeployment(plain, 1, current),
+            (Drift{"spec.template.spec.affinity", "spec.template.spec.topologySpreadConstraints"}));
+  EXPECT_FALSE(PodSpec(current).contains("affinity"));
+  EXPECT_FALSE(PodSpec(current).contains("topologySpreadConstraints"));
+}
+
+}  // namespace
+}  // namespace ms::modelservice

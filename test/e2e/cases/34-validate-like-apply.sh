@@ -78,4 +78,13 @@ check priority-class-too-long invalid "{model: m, priorityClassName: $(printf 'p
 check pod-annotation-bad-key invalid '{model: m, podAnnotations: {"a/b/c": x}}'
 check pod-label-selector invalid '{model: m, podLabels: {app.kubernetes.io/name: other}}'
 check pod-label-bad-value invalid '{model: m, podLabels: {team: "-nlp"}}'
+check affinity valid '{model: m, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [A100]}]}]}},
+  podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {labelSelector: {matchLabels: {app.kubernetes.io/instance: m}}, topologyKey: kubernetes.io/hostname}}]}},
+  topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]}'
+check affinity-no-terms invalid '{model: m, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}}'
+check affinity-weight-0 invalid '{model: m, affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, podAffinityTerm: {topologyKey: zone}}]}}}'
+check affinity-unknown-member invalid '{model: m, affinity: {nodeAffinity: {requiredDuringSchedulingRequiredDuringExecution: {}}}}'
+check affinity-no-topology-key invalid '{model: m, affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {}}]}}}'
+check spread-zero-skew invalid '{model: m, topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}'
+check spread-when invalid '{model: m, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Never}]}'
 log "ok: $n documents, the same verdict from validate and kubectl apply"

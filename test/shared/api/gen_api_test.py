@@ -83,6 +83,20 @@ class Refusals(unittest.TestCase):
             "type": "object", "description": "One.", "properties": {"name": {"type": "string", "description": "N."}}}}
         self.refused(d, "need an x-ms-cpp-type")
 
+    def test_two_schemas_under_one_cpp_name(self):
+        d = definition()
+        selector = spec_field(d, "affinity", "podAffinity")["properties"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["items"]["properties"]["namespaceSelector"]
+        selector["properties"]["matchLabels"]["maxProperties"] = 3
+        self.refused(d, "x-ms-cpp-type LabelSelector names another schema already")
+
+    def test_one_schema_in_several_places_is_one_struct(self):
+        m = model.Model(definition())
+        self.assertEqual([s.name for s in m.structs].count("LabelSelector"), 1)
+        term = next(s for s in m.structs if s.name == "PodAffinityTerm")
+        kinds = {f.key: f.kind.nested for f in term.fields if f.kind.nested is not None}
+        self.assertIs(kinds["labelSelector"], kinds["namespaceSelector"])
+
 
 class Outputs(unittest.TestCase):
     def test_strip_removes_every_annotation_and_nothing_else(self):
