@@ -1,7 +1,8 @@
 // Queue-length autoscaling (design.md §3, issue 5). The reconciler stays
 // pure: the controller asks the Autoscaler for a recommendation before it
 // reconciles an autoscaled ModelService, and passes the answer in as part of
-// the observed state.
+// the observed state. Recommend() never waits for Prometheus: it answers
+// from the poller's last reading (poller.h).
 #pragma once
 
 #include <optional>
@@ -16,11 +17,15 @@ struct Spec {
 };
 
 struct Recommendation {
-  bool metrics_ok = false;   // false: keep current replicas, set Degraded
+  bool metrics_ok = false;   // false: keep current replicas, set Degraded (unless pending)
   std::string reason;        // "MetricsUnavailable" when !metrics_ok
   std::string message;       // why, for the condition and the Event
   double queue_length = 0;   // L as read
   int desired_replicas = 0;  // valid when metrics_ok
+  // !metrics_ok because no query has answered yet for a newly watched object:
+  // keep current replicas, nothing is wrong yet (the first answer queues the
+  // object again).
+  bool pending = false;
 };
 
 class Autoscaler {

@@ -19,27 +19,47 @@ std::string WindowText(Clock::Duration d) {
 
 }  // namespace
 
-PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
-                                           const Clock& clock, AutoscalerMetrics& metrics,
-                                           Clock::Duration stabilization_window, double tolerance,
-                                           std::shared_ptr<spdlog::logger> logger)
-    : source_(std::move(source)),
-      template_(std::move(query_template)),
+PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const Clock& clock, AutoscalerMetrics& metrics,
+                                           AutoscalerOptions options, std::shared_ptr<spdlog::logger> logger)
+    : readings_(readings),
+      template_(std::move(options.query_template)),
       clock_(clock),
-      window_(std::max(stabilization_window, Clock::Duration::zero())),
-      tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
+      window_(std::max(options.stabilization_window, Clock::Duration::zero())),
+      tolerance_((std::isnan(options.tolerance) || options.tolerance < 0) ? 0.0 : options.tolerance),
+      max_age_(options.max_age),
       logger_(std::move(logger)),
       metrics_(metrics) {}
 
 Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                                                int current_replicas) {
   const std::string query = RenderQuery(template_, ns, name);
-  QueryResult read = source_ ? source_->Query(query) : QueryResult::Error("no query source configured");
-  if (read.ok && !std::isfinite(read.value)) read = QueryResult::Error("value is not finite");
-  if (!read.ok) return Unreadable(Key{ns, name}, query, read.error, current_replicas);
-  Readable(Key{ns, name}, read.value);
+  const MetricKey mk{ns, name, Metric::kQueueLength};
+  readings_.Watch(mk, query);
+  Reading read = readings_.Read(mk);
+  if (read.value && !std::isfinite(*read.value)) {  // the poller keeps none; a defence
+    read.value.reset();
+    read.error = "value is not finite";
+  }
+  if (!read.value && read.error.empty()) {
+    Recommendation rec;
+    rec.pending = true;
+    rec.message = "waiting for the first queue length from Prometheus (query: " + query + "); keeping " +
+                  std::to_string(current_replicas) + " replicas";
+    rec.desired_replicas = current_replicas;
+    return rec;
+  }
+  const bool fresh = read.value && clock_.Now() - read.value_at <= max_age_;
+  if (!fresh) {
+    std::string why = read.error;
+    if (read.value) {
+      why = "the last value read (" + FormatNumber(*read.value) + ") is older than " + WindowText(max_age_) +
+            (why.empty() ? "" : ": " + why);
+    }
+    return Unreadable(Key{ns, name}, query, why, current_replicas);
+  }
+  Readable(Key{ns, name}, *read.value);
 
-  const double l = read.value;
+  const double l = *read.value;
   const int plain = DesiredReplicas(l, spec);
   const int raw = DesiredReplicas(l, spec, current_replicas, tolerance_);
   const int desired = ClampReplicas(Stabilized(Key{ns, name}, raw), spec);
@@ -67,7 +87,6 @@ Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std:
 Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::string& query, const std::string& error,
                                                 int current_replicas) {
   const auto& [ns, name] = key;
-  metrics_.queries_error.Increment();
   metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
   Recommendation rec;
   rec.metrics_ok = false;
@@ -86,7 +105,6 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
 }
 
 void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
-  metrics_.queries_ok.Increment();
   bool recovered = false;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -124,6 +142,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
   }
+  readings_.Forget(MetricKey{ns, name, Metric::kQueueLength});
   metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
 }
 

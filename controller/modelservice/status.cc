@@ -111,7 +111,7 @@ void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const js
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
-  } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok) {
+  } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok && !in.recommendation->pending) {
     r.degraded_reason = in.recommendation->reason.empty() ? api::kReasonMetricsUnavailable : in.recommendation->reason;
     r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
                                                             : in.recommendation->message;

@@ -377,6 +377,18 @@ TEST(Plan, AutoscaleRecommendationApplied) {
   EXPECT_EQ(a.desired_replicas, 7);
 }
 
+TEST(Plan, APendingFirstReadingKeepsReplicasAndIsNotDegraded) {
+  json ms = SteadyModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  autoscale::Recommendation pending{false, "", "waiting for the first queue length", 0, 2};
+  pending.pending = true;
+  Observed obs{ServerDeployment(), ServerService(), pending, std::nullopt};  // 2 replicas
+  Actions a = Plan(ms, obs, Opts(), kT1);
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  EXPECT_FALSE(a.status) << "the steady status (Ready, 2 desired) stays: no Degraded while the first read is pending";
+  EXPECT_FALSE(HasEvent(a, "MetricsUnavailable"));
+}
+
 TEST(Plan, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
