@@ -33,6 +33,10 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
+  fs.String("prometheus-gpu-query", &f.prometheus_gpu_query,
+            "PromQL template of a ModelService's GPU utilization in percent (status.gpuUtilization, "
+            "spec.autoscaling.targetGPUUtilization); NS, NAME as above, and PODS after =~ is the regex of its pods' "
+            "names");
   fs.Duration("prometheus-timeout", &f.prometheus_timeout,
               "deadline of one Prometheus query (queries run on the poller's threads, never on the reconcile workers)");
   fs.Validate("prometheus-timeout", [&f] {

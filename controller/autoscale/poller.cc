@@ -128,8 +128,9 @@ bool Poller::Record(const Job& job, const QueryResult& result) {
   e.due = job.started + options_.interval;
   Reading& r = e.reading;
   if (result.ok) {
-    const bool changed = !r.value || *r.value != result.value || !r.error.empty();
+    const bool changed = !r.value || *r.value != result.value || r.series != result.series || !r.error.empty();
     r.value = result.value;
+    r.series = result.series;
     r.value_at = clock_.Now();
     r.value_wall = clock_.WallNow();
     r.error.clear();

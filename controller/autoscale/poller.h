@@ -55,6 +55,7 @@ struct MetricKey {
 struct Reading {
   bool watched = false;
   std::optional<double> value;   // the last value read (finite)
+  int series = 0;                // how many series it sums (QueryResult::series)
   Clock::TimePoint value_at{};   // when (monotonic), for its age
   Clock::WallTime value_wall{};  // when (wall clock), for status timestamps
   // Why the last attempt failed, or why none is made (the breaker is open);

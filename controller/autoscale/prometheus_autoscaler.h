@@ -65,7 +65,8 @@ inline constexpr std::chrono::seconds kDefaultStabilizationWindow{300};
 inline constexpr std::chrono::seconds kWarnEvery{60};
 
 struct AutoscalerOptions {
-  std::string query_template{kDefaultQueryTemplate};  // promql.h
+  std::string query_template{kDefaultQueryTemplate};         // promql.h
+  std::string gpu_query_template{kDefaultGpuQueryTemplate};  // promql.h
   // 0 (or negative): no stabilization, the answer is the call's raw one.
   Clock::Duration stabilization_window = kDefaultStabilizationWindow;
   double tolerance = kDefaultTolerance;
@@ -85,6 +86,8 @@ class PrometheusAutoscaler final : public Autoscaler {
   Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                            int current_replicas) override;
   void Forget(const std::string& ns, const std::string& name) override;
+  GpuUtilization Gpu(const std::string& ns, const std::string& name) override;
+  void ForgetGpu(const std::string& ns, const std::string& name) override;
 
   // Number of objects with history (for tests and debugging).
   std::size_t TrackedObjects() const;
@@ -98,6 +101,7 @@ class PrometheusAutoscaler final : public Autoscaler {
 
   Readings& readings_;
   std::string template_;
+  std::string gpu_template_;
   const Clock& clock_;
   Clock::Duration window_;
   double tolerance_;
@@ -115,8 +119,23 @@ class PrometheusAutoscaler final : public Autoscaler {
   };
   // true when this failure should be logged at warning level.
   bool ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now);
-  // No fresh value: replicas kept, the gauge NaN, a warning now and then.
-  Recommendation Unreadable(const Key& key, const std::string& query, const std::string& error, int current_replicas);
+  // A value read within max_age, or why there is none.
+  struct Fresh {
+    std::optional<double> value;
+    int series = 0;
+    Clock::WallTime at{};
+    std::string why;  // when !value and !pending
+    bool pending = false;
+    std::string query;
+  };
+  Fresh ReadFresh(const MetricKey& key, const std::string& query);
+  // No fresh value of `what`: replicas kept, the gauge NaN, a warning now and then.
+  Recommendation Unreadable(const Key& key, const std::string& what, const Fresh& read, int current_replicas);
+  // The formula(s), the tolerance and the window on fresh values.
+  Recommendation Decide(const Key& key, const Spec& spec, int current_replicas, double l,
+                        const std::optional<GpuUtilization>& u);
+  // The mean of a GPU query's series (one per pod).
+  static GpuUtilization Mean(const Fresh& f);
   // A fresh value: the gauge set, a recovery logged once.
   void Readable(const Key& key, double queue_length);
   // The highest recommendation within the stabilization window, `raw` included.

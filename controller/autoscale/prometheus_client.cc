@@ -127,7 +127,7 @@ QueryResult ParseAnswer(long http_status, std::string_view body) {
   }
   if (!std::isfinite(sum))
     return QueryResult::Error("the sum of " + std::to_string(result->size()) + " series overflows");
-  return QueryResult::Value(sum);
+  return QueryResult::Value(sum, static_cast<int>(result->size()));
 }
 
 }  // namespace

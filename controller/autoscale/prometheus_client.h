@@ -36,10 +36,11 @@ struct QueryResult {
   double value = 0;          // finite when ok
   std::string error;         // non-empty when !ok
   bool unreachable = false;  // !ok because the endpoint did not answer (see above)
+  int series = 1;            // how many series `value` sums (1 for a scalar)
 
-  static QueryResult Value(double v) { return {true, v, {}, false}; }
-  static QueryResult Error(std::string e) { return {false, 0, std::move(e), false}; }
-  static QueryResult Unreachable(std::string e) { return {false, 0, std::move(e), true}; }
+  static QueryResult Value(double v, int series = 1) { return {true, v, {}, false, series}; }
+  static QueryResult Error(std::string e) { return {false, 0, std::move(e), false, 0}; }
+  static QueryResult Unreachable(std::string e) { return {false, 0, std::move(e), true, 0}; }
 };
 
 // Where the readings come from. Implementations must be thread-safe: the

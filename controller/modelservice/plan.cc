@@ -343,6 +343,7 @@ Actions Plan(const View& view, const Observed& observed, const Options& opts, Wa
   in.hpa = AfterWrites(out, Kind::kHorizontalPodAutoscaler, hpa, hpa_after);
   in.autoscaled = spec.autoscaling.has_value() && !spec.hpa;
   in.recommendation = observed.recommendation;
+  in.gpu = observed.gpu;
   if (observed.pods) in.pod_problem = FindPodProblem(*observed.pods);
   if (failure) {
     in.failure_reason = failure->reason;

@@ -23,6 +23,7 @@ TEST(Flags, Defaults) {
   EXPECT_EQ(f.prometheus_query, "sum(modelservice_queue_length{namespace=\"NS\",modelservice=\"NAME\"})");
   EXPECT_EQ(f.autoscale_interval, milliseconds(15000));
   EXPECT_EQ(f.prometheus_timeout, milliseconds(5000));
+  EXPECT_EQ(f.prometheus_gpu_query, "avg by (pod) (DCGM_FI_DEV_GPU_UTIL{namespace=\"NS\",pod=~\"PODS\"})");
   EXPECT_EQ(f.scale_down_stabilization, milliseconds(300000));
   EXPECT_LE(f.kube_api_qps, 0) << "no client-side limit by default";
   EXPECT_EQ(f.kube_api_burst, 30);
@@ -94,8 +95,8 @@ TEST(Flags, Help) {
   for (const char* f :
        {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace", "--concurrency",
         "--namespace", "--default-image", "--prometheus-url", "--prometheus-query", "--prometheus-timeout",
-        "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps", "--kube-api-burst",
-        "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
+        "--prometheus-gpu-query", "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps",
+        "--kube-api-burst", "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
     EXPECT_NE(u.find(f), std::string::npos) << f;
   }
 }

@@ -434,7 +434,8 @@ TEST_F(AutoscalerTest, PendingUntilTheFirstAnswerKeepsReplicasAndIsNoError) {
   EXPECT_TRUE(r.pending);
   EXPECT_TRUE(r.reason.empty());
   EXPECT_EQ(r.desired_replicas, 4);
-  EXPECT_THAT(r.message, HasSubstr("waiting for the first queue length"));
+  EXPECT_THAT(r.message,
+              HasSubstr("waiting for the first answer from Prometheus (query: sum(modelservice_queue_length"));
   EXPECT_EQ(source_->watched(), 1u);
   scaler_->Forget("ns", "svc");
   EXPECT_EQ(source_->watched(), 0u) << "Forget stops the polling";
@@ -480,6 +481,71 @@ TEST_F(AutoscalerTest, TheBoundIsAnOption) {
   EXPECT_TRUE(scaler_->Recommend("ns", "svc", spec_, 1).metrics_ok);
   clock_.Advance(1ms);
   EXPECT_FALSE(scaler_->Recommend("ns", "svc", spec_, 1).metrics_ok);
+}
+
+TEST_F(AutoscalerTest, TheGpuTargetCombinesWithTheQueueLengthAsTheHpaDoes) {
+  const Spec spec{1, 10, 5, 60};
+  const std::string queue = RenderQuery(kDefaultQueryTemplate, "ns", "svc");
+  const std::string gpu = RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc");
+  source_->SetFor(queue, source_->Value(0));  // the queue alone: 1 replica
+  Reading two_pods = source_->Value(180);     // 90% on each of 2 pods (one series each)
+  two_pods.series = 2;
+  source_->SetFor(gpu, two_pods);  // target 60%: 3
+  Recommendation r = scaler_->Recommend("ns", "svc", spec, 2);
+  ASSERT_TRUE(r.metrics_ok) << r.message;
+  EXPECT_EQ(r.desired_replicas, 3);
+  ASSERT_TRUE(r.gpu_utilization);
+  EXPECT_EQ(*r.gpu_utilization, 90);
+  EXPECT_THAT(r.message, HasSubstr("GPU utilization 90% on 2 pods, target 60%: 3 replicas"));
+  // Scaled to 3, the new pod not reporting yet: still 3 (not ceil(3 x 1.5)).
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", spec, 3).desired_replicas, 3);
+  source_->SetFor(queue, source_->Value(40));  // now the queue asks for more: 8
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", spec, 3).desired_replicas, 8);
+  // Without the target the GPU utilization is not asked.
+  source_->SetFor(queue, source_->Value(0));
+  Make(0s, 0.10);
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", Spec{1, 10, 5}, 2).desired_replicas, 1);
+}
+
+TEST_F(AutoscalerTest, AnUnreadableGpuUtilizationKeepsTheReplicas) {
+  const Spec spec{1, 10, 5, 60};
+  source_->SetFor(RenderQuery(kDefaultQueryTemplate, "ns", "svc"), source_->Value(40));
+  Reading none;
+  none.error = "no series (the query returned an empty vector)";
+  source_->SetFor(RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc"), none);
+  const Recommendation r = scaler_->Recommend("ns", "svc", spec, 2);
+  EXPECT_FALSE(r.metrics_ok);
+  EXPECT_EQ(r.reason, "MetricsUnavailable");
+  EXPECT_EQ(r.desired_replicas, 2) << "the queue alone would say 8: no scale change on half the data";
+  EXPECT_THAT(r.message, HasSubstr("cannot read the GPU utilization from Prometheus: no series"));
+  EXPECT_THAT(r.message, HasSubstr("DCGM_FI_DEV_GPU_UTIL"));
+}
+
+TEST_F(AutoscalerTest, GpuUtilizationForTheStatus) {
+  const std::string gpu = RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc");
+  EXPECT_EQ(gpu, R"(avg by (pod) (DCGM_FI_DEV_GPU_UTIL{namespace="ns",pod=~"svc-[a-z0-9]+-[a-z0-9]+"}))");
+  source_->SetFor(gpu, Reading{});
+  GpuUtilization g = scaler_->Gpu("ns", "svc");
+  EXPECT_TRUE(g.pending);
+  Reading two = source_->Value(175);  // two pods: 80 and 95
+  two.series = 2;
+  source_->SetFor(gpu, two);
+  g = scaler_->Gpu("ns", "svc");
+  EXPECT_FALSE(g.pending);
+  ASSERT_TRUE(g.percent);
+  EXPECT_EQ(*g.percent, 87.5);
+  EXPECT_EQ(g.pods, 2);
+  EXPECT_TRUE(g.message.empty());
+  clock_.Advance(46s);  // stale
+  g = scaler_->Gpu("ns", "svc");
+  EXPECT_FALSE(g.percent);
+  EXPECT_THAT(g.message, HasSubstr("cannot read the GPU utilization from Prometheus: the last value read (87.5) is "
+                                   "older than 45s"));
+  EXPECT_EQ(source_->watched(), 1u);
+  scaler_->Forget("ns", "svc");
+  EXPECT_EQ(source_->watched(), 1u) << "Forget is the queue length's";
+  scaler_->ForgetGpu("ns", "svc");
+  EXPECT_EQ(source_->watched(), 0u);
 }
 
 // With the real poller: a reconcile never waits for Prometheus, however long
