@@ -33,7 +33,21 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
-  fs.Duration("autoscale-interval", &f.autoscale_interval, "how often autoscaled ModelServices are re-evaluated");
+  fs.String("prometheus-gpu-query", &f.prometheus_gpu_query,
+            "PromQL template of a ModelService's GPU utilization in percent (status.gpuUtilization, "
+            "spec.autoscaling.targetGPUUtilization); NS, NAME as above, and PODS after =~ is the regex of its pods' "
+            "names");
+  fs.Duration("prometheus-timeout", &f.prometheus_timeout,
+              "deadline of one Prometheus query (queries run on the poller's threads, never on the reconcile workers)");
+  fs.Validate("prometheus-timeout", [&f] {
+    return f.prometheus_timeout.count() > 0 ? std::string() : std::string("--prometheus-timeout must be positive");
+  });
+  fs.Duration("autoscale-interval", &f.autoscale_interval,
+              "how often autoscaled ModelServices are re-evaluated and their Prometheus queries run; a reading "
+              "older than 3 intervals is stale and changes no replicas");
+  fs.Validate("autoscale-interval", [&f] {
+    return f.autoscale_interval.count() > 0 ? std::string() : std::string("--autoscale-interval must be positive");
+  });
   fs.Duration("scale-down-stabilization", &f.scale_down_stabilization,
               "scale-down stabilization window of the controller's own autoscaler; in autoscaling mode HPA, the "
               "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");

@@ -28,6 +28,8 @@ struct Flags : CommonFlags {
   std::string default_image = modelservice::kDefaultImage;
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
   std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
+  std::string prometheus_gpu_query = std::string(autoscale::kDefaultGpuQueryTemplate);
+  std::chrono::milliseconds prometheus_timeout{5'000};
   std::chrono::milliseconds autoscale_interval{15'000};
   std::chrono::milliseconds scale_down_stabilization{300'000};
   // Per API group-version client (client-go's semantics); <= 0: no

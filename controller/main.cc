@@ -133,8 +133,9 @@ class ControllerProcess {
         client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         events_client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         recorder_(events_client_, clock_, identity_, logger_),
-        autoscaler_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url), flags.prometheus_query, clock_,
-                    autoscaler_metrics_, flags.scale_down_stabilization, autoscale::kDefaultTolerance, logger_),
+        poller_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url, PrometheusOptions(flags)), clock_,
+                PollerSettings(flags), autoscaler_metrics_, logger_),
+        autoscaler_(poller_, clock_, autoscaler_metrics_, AutoscalerSettings(flags), logger_),
         // The caches keep only what the plan reads (cached.h).
         ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
@@ -155,6 +156,8 @@ class ControllerProcess {
     Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
           queue_);
     builder.Complete();
+    // A new reading (or error) of an object's metric looks at the object again.
+    poller_.SetOnChange([this](const std::string& ns, const std::string& name) { queue_.Add(ns + "/" + name); });
     for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
     build::RegisterBuildInfo(registry_);
     // --cert-mode=self: the leader keeps the webhook's certificates (through
@@ -202,6 +205,7 @@ class ControllerProcess {
       }
       if (!started && life_.leading && Synced()) {
         logger_->info("caches synced; starting {} workers", flags_.concurrency);
+        poller_.Start();  // Prometheus is read while leading only
         controller_.Start();
         started = true;
       }
@@ -214,6 +218,7 @@ class ControllerProcess {
   // is released so that a standby takes over at its next retry.
   void Stop() {
     controller_.Stop();
+    poller_.Stop();
     if (certs_) certs_->Stop();
     if (election_) {
       election_->elector.Stop();
@@ -235,6 +240,7 @@ class ControllerProcess {
     if (certs_) certs_->Stop();
     queue_.ShutDownNow();
     controller_.Stop();
+    poller_.Stop();
     recorder_.Shutdown(Clock::Duration::zero());  // no Event after a lost lease
     if (elector_thread_.joinable()) elector_thread_.join();
     StopTheRest();
@@ -260,6 +266,28 @@ class ControllerProcess {
     o.plan.hpa_scale_down_stabilization_seconds =
         static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
     o.autoscale_interval = flags.autoscale_interval;
+    return o;
+  }
+  static autoscale::PrometheusClientOptions PrometheusOptions(const Flags& flags) {
+    autoscale::PrometheusClientOptions o;
+    o.timeout = flags.prometheus_timeout;
+    return o;
+  }
+  // Queries every --autoscale-interval; the breaker opens after 3 failures
+  // in a row for one interval, doubling up to 4 intervals (design.md §3).
+  static autoscale::PollerOptions PollerSettings(const Flags& flags) {
+    autoscale::PollerOptions o;
+    o.interval = flags.autoscale_interval;
+    o.breaker.open_for = flags.autoscale_interval;
+    o.breaker.max_open_for = 4 * flags.autoscale_interval;
+    return o;
+  }
+  static autoscale::AutoscalerOptions AutoscalerSettings(const Flags& flags) {
+    autoscale::AutoscalerOptions o;
+    o.query_template = flags.prometheus_query;
+    o.gpu_query_template = flags.prometheus_gpu_query;
+    o.stabilization_window = flags.scale_down_stabilization;
+    o.max_age = 3 * flags.autoscale_interval;
     return o;
   }
   CachedReads Cache() {
@@ -311,6 +339,7 @@ class ControllerProcess {
   kube::HttpClient client_;
   kube::HttpClient events_client_;
   KubeEventRecorder recorder_;
+  autoscale::Poller poller_;  // Prometheus, off the reconcile workers
   autoscale::PrometheusAutoscaler autoscaler_;
   PodIndex pods_;  // filled by pod_informer_
   runtime::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;

@@ -54,4 +54,16 @@ int DesiredReplicas(double queue_length, const Spec& spec, int current_replicas,
   return DesiredReplicas(queue_length, spec);
 }
 
+int GpuDesiredReplicas(double utilization, const Spec& spec, int pods, int current_replicas, double tolerance) {
+  const Bounds b = NormalizedBounds(spec);
+  if (spec.target_gpu_utilization <= 0 || std::isnan(utilization) || !(utilization > 0.0)) return b.lo;
+  const int n = std::max(1, pods);
+  const double ratio = utilization / static_cast<double>(spec.target_gpu_utilization);
+  const double tol = (std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance;
+  if (std::fabs(ratio - 1.0) <= tol + 1e-9) return std::clamp(std::max(1, current_replicas), b.lo, b.hi);
+  const double want = std::ceil(static_cast<double>(n) * ratio - 1e-9);
+  if (!(want < static_cast<double>(b.hi))) return b.hi;
+  return std::max(static_cast<int>(want), b.lo);
+}
+
 }  // namespace ms::autoscale

@@ -45,4 +45,13 @@ int DesiredReplicas(double queue_length, const Spec& spec);
 // a NaN L gives lo.
 int DesiredReplicas(double queue_length, const Spec& spec, int current_replicas, double tolerance);
 
+// The GPU utilization's proposal, as the HPA's for a utilization target:
+// clamp(ceil(n * U / targetU), lo, hi), where U is the mean utilization of
+// the n pods that report it (n = max(1, pods)): a pod that does not report
+// yet (just created) counts for nothing, as the HPA leaves it out of a
+// scale-up; the current replica count C (clamped) is kept while
+// |U / targetU - 1| <= tolerance. U <= 0 or NaN gives lo; U is not capped at
+// 100. A spec without a GPU target (target_gpu_utilization <= 0) gives lo.
+int GpuDesiredReplicas(double utilization, const Spec& spec, int pods, int current_replicas, double tolerance);
+
 }  // namespace ms::autoscale

@@ -19,6 +19,11 @@ AutoscalerMetrics::AutoscalerMetrics(metrics::Registry& registry)
                        .Help("Last queue length read from Prometheus per autoscaled ModelService")
                        .Register(registry.families())),
       queries_ok(Queries(registry).Add({{"result", "success"}})),
-      queries_error(Queries(registry).Add({{"result", "error"}})) {}
+      queries_error(Queries(registry).Add({{"result", "error"}})),
+      breaker_open(prometheus::BuildGauge()
+                       .Name("modelservice_autoscaler_circuit_breaker_open")
+                       .Help("1 while the autoscaler's circuit breaker stops queries to Prometheus, else 0")
+                       .Register(registry.families())
+                       .Add({})) {}
 
 }  // namespace ms::autoscale

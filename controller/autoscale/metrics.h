@@ -13,9 +13,13 @@ struct AutoscalerMetrics {
   // length read per autoscaled ModelService (NaN after a failed read; the
   // series goes with the object).
   prometheus::Family<prometheus::Gauge>& queue_length;
-  // modelservice_autoscaler_queries_total{result=success|error}.
+  // modelservice_autoscaler_queries_total{result=success|error}: the
+  // poller's queries.
   prometheus::Counter& queries_ok;
   prometheus::Counter& queries_error;
+  // modelservice_autoscaler_circuit_breaker_open: 1 while the poller does
+  // not query Prometheus (breaker open or half-open), else 0.
+  prometheus::Gauge& breaker_open;
 };
 
 }  // namespace ms::autoscale

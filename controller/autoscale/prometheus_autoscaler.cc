@@ -19,60 +19,135 @@ std::string WindowText(Clock::Duration d) {
 
 }  // namespace
 
-PrometheusAutoscaler::PrometheusAutoscaler(std::shared_ptr<QuerySource> source, std::string query_template,
-                                           const Clock& clock, AutoscalerMetrics& metrics,
-                                           Clock::Duration stabilization_window, double tolerance,
-                                           std::shared_ptr<spdlog::logger> logger)
-    : source_(std::move(source)),
-      template_(std::move(query_template)),
+PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const Clock& clock, AutoscalerMetrics& metrics,
+                                           AutoscalerOptions options, std::shared_ptr<spdlog::logger> logger)
+    : readings_(readings),
+      template_(std::move(options.query_template)),
+      gpu_template_(std::move(options.gpu_query_template)),
       clock_(clock),
-      window_(std::max(stabilization_window, Clock::Duration::zero())),
-      tolerance_((std::isnan(tolerance) || tolerance < 0) ? 0.0 : tolerance),
+      window_(std::max(options.stabilization_window, Clock::Duration::zero())),
+      tolerance_((std::isnan(options.tolerance) || options.tolerance < 0) ? 0.0 : options.tolerance),
+      max_age_(options.max_age),
       logger_(std::move(logger)),
       metrics_(metrics) {}
 
+PrometheusAutoscaler::Fresh PrometheusAutoscaler::ReadFresh(const MetricKey& key, const std::string& query) {
+  const bool mean = key.metric == Metric::kGpuUtilization;  // its series are averaged, not summed
+  readings_.Watch(key, query);
+  Reading read = readings_.Read(key);
+  Fresh f;
+  f.query = query;
+  if (read.value && !std::isfinite(*read.value)) {  // the poller keeps none; a defence
+    read.value.reset();
+    read.error = "value is not finite";
+  }
+  f.pending = !read.value && read.error.empty();
+  if (read.value && clock_.Now() - read.value_at <= max_age_) {
+    f.value = read.value;
+    f.series = read.series;
+    f.at = read.value_wall;
+    return f;
+  }
+  f.why = read.error;
+  if (read.value) {
+    const double shown = mean ? *read.value / std::max(1, read.series) : *read.value;
+    f.why = "the last value read (" + FormatNumber(shown) + ") is older than " + WindowText(max_age_) +
+            (f.why.empty() ? "" : ": " + f.why);
+  }
+  return f;
+}
+
 Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                                                int current_replicas) {
-  const std::string query = RenderQuery(template_, ns, name);
-  QueryResult read = source_ ? source_->Query(query) : QueryResult::Error("no query source configured");
-  if (read.ok && !std::isfinite(read.value)) read = QueryResult::Error("value is not finite");
-  if (!read.ok) return Unreadable(Key{ns, name}, query, read.error, current_replicas);
-  Readable(Key{ns, name}, read.value);
+  const Key key{ns, name};
+  const Fresh queue = ReadFresh({ns, name, Metric::kQueueLength}, RenderQuery(template_, ns, name));
+  std::optional<Fresh> gpu;
+  if (spec.target_gpu_utilization > 0)
+    gpu = ReadFresh({ns, name, Metric::kGpuUtilization}, RenderQuery(gpu_template_, ns, name));
+  if (queue.pending || (gpu && gpu->pending)) {
+    Recommendation rec;
+    rec.pending = true;
+    rec.message = "waiting for the first answer from Prometheus (query: " + (queue.pending ? queue.query : gpu->query) +
+                  "); keeping " + std::to_string(current_replicas) + " replicas";
+    rec.desired_replicas = current_replicas;
+    return rec;
+  }
+  if (!queue.value) return Unreadable(key, "the queue length", queue, current_replicas);
+  if (gpu && !gpu->value) return Unreadable(key, "the GPU utilization", *gpu, current_replicas);
+  Readable(key, *queue.value);
+  std::optional<GpuUtilization> u;
+  if (gpu) u = Mean(*gpu);
+  return Decide(key, spec, current_replicas, *queue.value, u);
+}
 
-  const double l = read.value;
+Recommendation PrometheusAutoscaler::Decide(const Key& key, const Spec& spec, int current_replicas, double l,
+                                            const std::optional<GpuUtilization>& u) {
   const int plain = DesiredReplicas(l, spec);
-  const int raw = DesiredReplicas(l, spec, current_replicas, tolerance_);
-  const int desired = ClampReplicas(Stabilized(Key{ns, name}, raw), spec);
+  int raw = DesiredReplicas(l, spec, current_replicas, tolerance_);
   const Bounds b = NormalizedBounds(spec);
   Recommendation rec;
   rec.metrics_ok = true;
   rec.queue_length = l;
-  rec.desired_replicas = desired;
   rec.message = "queue length " + FormatNumber(l) + ", target " + std::to_string(b.target) +
-                " per replica: " + std::to_string(plain) + " replicas (min " + std::to_string(b.lo) + ", max " +
-                std::to_string(b.hi) + ")";
+                " per replica: " + std::to_string(plain) + " replicas";
   if (raw != plain) {
-    rec.message += "; within the " + FormatNumber(tolerance_ * 100) + "% tolerance of " +
-                   std::to_string(current_replicas) + " replicas, keeping " + std::to_string(raw);
+    rec.message += " (within the " + FormatNumber(tolerance_ * 100) + "% tolerance of " +
+                   std::to_string(current_replicas) + " replicas, keeping " + std::to_string(raw) + ")";
   }
+  if (u && u->percent) {
+    const int by_gpu = GpuDesiredReplicas(*u->percent, spec, u->pods, current_replicas, tolerance_);
+    rec.gpu_utilization = u->percent;
+    rec.message += "; GPU utilization " + FormatNumber(std::round(*u->percent * 10) / 10) + "% on " +
+                   std::to_string(u->pods) + " pods, target " + std::to_string(spec.target_gpu_utilization) +
+                   "%: " + std::to_string(by_gpu) + " replicas";
+    raw = std::max(raw, by_gpu);
+  }
+  rec.message += " (min " + std::to_string(b.lo) + ", max " + std::to_string(b.hi) + ")";
+  const int desired = ClampReplicas(Stabilized(key, raw), spec);
+  rec.desired_replicas = desired;
   if (desired > raw) {
     rec.message +=
         "; scale-down held at " + std::to_string(desired) + " by the " + WindowText(window_) + " stabilization window";
   }
-  if (logger_)
-    logger_->debug("autoscaler {}/{}: current {}, desired {}: {}", ns, name, current_replicas, desired, rec.message);
+  if (logger_) {
+    logger_->debug("autoscaler {}/{}: current {}, desired {}: {}", key.first, key.second, current_replicas, desired,
+                   rec.message);
+  }
   return rec;
 }
 
-Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::string& query, const std::string& error,
+GpuUtilization PrometheusAutoscaler::Mean(const Fresh& f) {
+  GpuUtilization g;
+  g.pending = f.pending;
+  if (f.value) {
+    g.pods = std::max(1, f.series);
+    g.percent = *f.value / g.pods;
+  }
+  g.observed_at = f.at;
+  return g;
+}
+
+GpuUtilization PrometheusAutoscaler::Gpu(const std::string& ns, const std::string& name) {
+  const Fresh f = ReadFresh({ns, name, Metric::kGpuUtilization}, RenderQuery(gpu_template_, ns, name));
+  GpuUtilization g = Mean(f);
+  if (!f.value && !f.pending)
+    g.message = "cannot read the GPU utilization from Prometheus: " + f.why + " (query: " + f.query + ")";
+  return g;
+}
+
+void PrometheusAutoscaler::ForgetGpu(const std::string& ns, const std::string& name) {
+  readings_.Forget(MetricKey{ns, name, Metric::kGpuUtilization});
+}
+
+Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::string& what, const Fresh& read,
                                                 int current_replicas) {
   const auto& [ns, name] = key;
-  metrics_.queries_error.Increment();
   metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
+  const std::string& error = read.why;
   Recommendation rec;
   rec.metrics_ok = false;
   rec.reason = api::kReasonMetricsUnavailable;
-  rec.message = "cannot read the queue length from Prometheus: " + error + " (query: " + query + "); keeping " +
+  rec.message = "cannot read " + what + " from Prometheus: " + error + " (query: " + read.query + "); keeping " +
                 std::to_string(current_replicas) + " replicas";
   rec.desired_replicas = current_replicas;
   if (logger_) {
@@ -86,7 +161,6 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
 }
 
 void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
-  metrics_.queries_ok.Increment();
   bool recovered = false;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -124,6 +198,8 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
   }
+  readings_.Forget(MetricKey{ns, name, Metric::kQueueLength});
+  // The GPU utilization is read for the status too: ForgetGpu.
   metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
 }
 

@@ -75,7 +75,9 @@ std::string QueryUrl(std::string_view base_url, std::string_view promql) {
   return url;
 }
 
-QueryResult ParseQueryResponse(long http_status, std::string_view body) {
+namespace {
+
+QueryResult ParseAnswer(long http_status, std::string_view body) {
   const bool http_ok = http_status >= 200 && http_status < 300;
   json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
@@ -125,7 +127,15 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
   }
   if (!std::isfinite(sum))
     return QueryResult::Error("the sum of " + std::to_string(result->size()) + " series overflows");
-  return QueryResult::Value(sum);
+  return QueryResult::Value(sum, static_cast<int>(result->size()));
+}
+
+}  // namespace
+
+QueryResult ParseQueryResponse(long http_status, std::string_view body) {
+  QueryResult r = ParseAnswer(http_status, body);
+  if (!r.ok && http_status >= 500) r.unreachable = true;  // the endpoint failed, not the query
+  return r;
 }
 
 PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options)
@@ -168,10 +178,13 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
     if (std::string why = sink.Failure(); !why.empty()) {
       msg += why;
     } else {
-      msg += errbuf[0] != '\0' ? Snippet(errbuf) : curl_easy_strerror(rc);
-      if (rc == CURLE_OPERATION_TIMEDOUT) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
+      // A timeout's text in errbuf counts the milliseconds and bytes: the
+      // same failure would read differently each time.
+      const bool timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+      msg += (errbuf[0] != '\0' && !timed_out) ? Snippet(errbuf) : std::string(curl_easy_strerror(rc));
+      if (timed_out) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
     }
-    return QueryResult::Error(msg);
+    return QueryResult::Unreachable(msg);
   }
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);

@@ -16,7 +16,11 @@
 //  - status "error": the error is "<errorType>: <error>", whatever the HTTP
 //    code (Prometheus answers 400/422/503 with such a body).
 //  - Any other non-2xx answer: "HTTP <code>: <start of the body>".
-//  - Transport failures (refused, timeout, DNS, TLS): curl's message.
+//  - Transport failures (refused, timeout, DNS, TLS): curl's message (a
+//    timeout's without its varying byte counts, so it reads the same each
+//    time).
+//  - `unreachable` is set for transport failures and HTTP 5xx answers: the
+//    endpoint, not the query, failed (the circuit breaker counts these).
 #pragma once
 
 #include <chrono>
@@ -29,15 +33,19 @@ namespace ms::autoscale {
 // A value or an error, never both.
 struct QueryResult {
   bool ok = false;
-  double value = 0;   // finite when ok
-  std::string error;  // non-empty when !ok
+  double value = 0;          // finite when ok
+  std::string error;         // non-empty when !ok
+  bool unreachable = false;  // !ok because the endpoint did not answer (see above)
+  int series = 1;            // how many series `value` sums (1 for a scalar)
 
-  static QueryResult Value(double v) { return {true, v, {}}; }
-  static QueryResult Error(std::string e) { return {false, 0, std::move(e)}; }
+  static QueryResult Value(double v, int series = 1) { return {true, v, {}, false, series}; }
+  static QueryResult Error(std::string e) { return {false, 0, std::move(e), false, 0}; }
+  static QueryResult Unreachable(std::string e) { return {false, 0, std::move(e), true, 0}; }
 };
 
-// Where the queue length comes from. Implementations must be thread-safe:
-// several reconcile workers call Query() at once.
+// Where the readings come from. Implementations must be thread-safe: the
+// poller's threads call Query() at once. A call may block up to the
+// implementation's deadline (PrometheusClientOptions::timeout).
 class QuerySource {
  public:
   virtual ~QuerySource() = default;
@@ -47,7 +55,7 @@ class QuerySource {
 };
 
 struct PrometheusClientOptions {
-  std::chrono::milliseconds timeout{5000};          // whole request
+  std::chrono::milliseconds timeout{5000};          // whole request: the per-query deadline
   std::chrono::milliseconds connect_timeout{2000};  // capped at `timeout`
   std::string ca_file;                              // for https; empty: the system CA store
   std::string no_proxy;                             // CURLOPT_NOPROXY when non-empty ("*": never proxy)

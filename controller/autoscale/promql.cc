@@ -104,7 +104,9 @@ std::string RenderQuery(std::string_view tmpl, std::string_view ns, std::string_
       value = &ns;
     else if (content == "NAME")
       value = &name;
-    if (value == nullptr) {
+    if (content == "PODS" && AfterRegexMatcher(out)) {
+      out += QuotePromQLString(QuoteRegex(name) + std::string(kPodNameSuffixRegex));
+    } else if (value == nullptr) {
       out.append(literal);
     } else if (AfterRegexMatcher(out)) {
       out += QuotePromQLString(QuoteRegex(*value));

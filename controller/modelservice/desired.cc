@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 #include "base/json_fields.h"
 #include "controller/modelservice/desired_parts.h"
@@ -93,6 +94,7 @@ ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
     as.min_replicas = std::max(1, ToInt(*a->min_replicas));
     as.max_replicas = std::max(as.min_replicas, ToInt(a->max_replicas.value_or(as.min_replicas)));
     as.target_queue_length = std::max(1, ToInt(a->target_queue_length.value_or(1)));
+    as.target_gpu_utilization = std::clamp(ToInt(a->target_gpu_utilization.value_or(0)), 0, 100);
     s.autoscaling = as;
     s.hpa = a->mode == api::AutoscalingMode::kHPA;
   }
@@ -211,13 +213,24 @@ int DeploymentReplicas(const json& deployment) {
 
 // ---- Autoscaling mode HPA (issue 15 part 3) ----
 
+namespace {
+
+json ExternalMetric(const ResolvedSpec& spec, const char* name, const char* target_type, int target) {
+  const char* field = std::string_view(target_type) == "Value" ? "value" : "averageValue";
+  return {{"type", "External"},
+          {"external",
+           {{"metric", {{"name", name}, {"selector", {{"matchLabels", {{"modelservice", spec.name}}}}}}},
+            {"target", {{"type", target_type}, {field, std::to_string(target)}}}}}};
+}
+
+}  // namespace
+
 json HpaMetrics(const ResolvedSpec& spec) {
-  const int t = spec.autoscaling ? spec.autoscaling->target_queue_length : 1;
-  return json::array(
-      {{{"type", "External"},
-        {"external",
-         {{"metric", {{"name", kQueueLengthMetric}, {"selector", {{"matchLabels", {{"modelservice", spec.name}}}}}}},
-          {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(t)}}}}}}});
+  const autoscale::Spec as = spec.autoscaling.value_or(autoscale::Spec{});
+  json metrics = json::array({ExternalMetric(spec, kQueueLengthMetric, "AverageValue", as.target_queue_length)});
+  if (as.target_gpu_utilization > 0)
+    metrics.push_back(ExternalMetric(spec, kGpuUtilizationMetric, "Value", as.target_gpu_utilization));
+  return metrics;
 }
 
 json ScaleTargetRef(const ResolvedSpec& spec) {

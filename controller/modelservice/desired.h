@@ -94,6 +94,9 @@ int DeploymentReplicas(const nlohmann::json& deployment);
 
 // The External metric the HorizontalPodAutoscaler reads (design.md §3).
 inline constexpr const char* kQueueLengthMetric = "modelservice_queue_length";
+// The HPA's second External metric, with spec.autoscaling.targetGPUUtilization
+// (target type Value: the HPA's rule is then ceil(C x U / targetU)).
+inline constexpr const char* kGpuUtilizationMetric = "modelservice_gpu_utilization";
 
 // The autoscaling/v2 HorizontalPodAutoscaler of a ModelService in mode HPA:
 // named like it, on its scale subresource, one External metric

@@ -67,7 +67,7 @@ Executor::Executor(kube::Client& client, EventRecorder& events, autoscale::Autos
 runtime::Result Executor::Reconcile(const runtime::Request& request) {
   const Report report = Run(request);
   RecordMetrics(request, report);
-  if (report.result.outcome == runtime::Result::Outcome::kSuccess && report.autoscaled)
+  if (report.result.outcome == runtime::Result::Outcome::kSuccess && (report.autoscaled || report.polled))
     return runtime::Result::Success(ResyncDelay(request.Key(), options_.autoscale_interval, clock_.Now()));
   return report.result;
 }
@@ -188,6 +188,7 @@ std::optional<Executor::World> Executor::ReadWorld(const runtime::Request& reque
   }
   if (ms.IsNotFound()) {
     autoscaler_.Forget(request.ns, request.name);
+    autoscaler_.ForgetGpu(request.ns, request.name);
     for (Kind k : {Kind::kModelService, Kind::kDeployment, Kind::kService, Kind::kHorizontalPodAutoscaler})
       expectations_.Forget({k, request.ns, request.name});
     report.gone = true;
@@ -237,6 +238,13 @@ void Executor::Recommend(World& w, Report& report) {
   const ResolvedSpec& spec = w.ms->spec;
   // Mode HPA: the HorizontalPodAutoscaler scales, the controller's autoscaler is not asked.
   report.autoscaled = spec.autoscaling.has_value() && !spec.hpa && !w.deleting;
+  // status.gpuUtilization of the pods of GPU ModelServices (design.md §3).
+  report.polled = !w.deleting && (spec.gpus > 0 || (report.autoscaled && spec.autoscaling->target_gpu_utilization > 0));
+  if (report.polled) {
+    w.observed.gpu = autoscaler_.Gpu(w.request.ns, w.request.name);
+  } else {
+    autoscaler_.ForgetGpu(w.request.ns, w.request.name);
+  }
   if (!report.autoscaled) {
     autoscaler_.Forget(w.request.ns, w.request.name);
     return;

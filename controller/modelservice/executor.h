@@ -71,6 +71,7 @@ struct Report {
   runtime::Result result;
   bool gone = false;        // the ModelService no longer exists
   bool autoscaled = false;  // has spec.autoscaling in mode Controller and is not being deleted
+  bool polled = false;      // its GPU utilization is read (gpus > 0), so it is looked at again like autoscaled ones
   std::optional<int> desired_replicas, ready_replicas;
   // The status as it stands after this attempt (written or unchanged);
   // nullopt while the ModelService is being deleted.
@@ -95,7 +96,7 @@ class Executor final : public runtime::Reconciler {
            std::shared_ptr<spdlog::logger> logger = nullptr, CachedReads cache = {});
 
   // runtime::Reconciler: Run(), the modelservice_replicas gauges, and an
-  // autoscaled object looked at again at its slot of every autoscale_interval.
+  // autoscaled (or GPU) object looked at again at its slot of every autoscale_interval.
   runtime::Result Reconcile(const runtime::Request& request) override;
   // One reconcile, without the gauges and the resync.
   Report Run(const runtime::Request& request);

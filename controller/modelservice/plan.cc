@@ -1,6 +1,7 @@
 #include "controller/modelservice/plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "api/types.h"
 #include "base/strings.h"
@@ -143,7 +144,12 @@ void PlanDeployment(const ResolvedSpec& spec, const Observed& observed, const js
                       std::to_string(replicas) + " replicas";
     if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
       msg += " (queue length " + FormatNumber(observed.recommendation->queue_length) + ", target " +
-             std::to_string(spec.autoscaling->target_queue_length) + " per replica)";
+             std::to_string(spec.autoscaling->target_queue_length) + " per replica";
+      if (const auto& u = observed.recommendation->gpu_utilization) {
+        msg += "; GPU utilization " + FormatNumber(std::round(*u)) + "%, target " +
+               std::to_string(spec.autoscaling->target_gpu_utilization) + "%";
+      }
+      msg += ")";
     }
     out.events.push_back({"Normal", "Scaled", "Scale", msg});
     drift.erase(std::remove(drift.begin(), drift.end(), "spec.replicas"), drift.end());
@@ -343,6 +349,7 @@ Actions Plan(const View& view, const Observed& observed, const Options& opts, Wa
   in.hpa = AfterWrites(out, Kind::kHorizontalPodAutoscaler, hpa, hpa_after);
   in.autoscaled = spec.autoscaling.has_value() && !spec.hpa;
   in.recommendation = observed.recommendation;
+  in.gpu = observed.gpu;
   if (observed.pods) in.pod_problem = FindPodProblem(*observed.pods);
   if (failure) {
     in.failure_reason = failure->reason;

@@ -71,6 +71,8 @@ struct Observed {
   // owned one is touched: created and repaired in autoscaling mode HPA,
   // deleted otherwise.
   std::optional<nlohmann::json> hpa = std::nullopt;
+  // The GPU utilization of its pods (with gpus > 0), for status.gpuUtilization.
+  std::optional<autoscale::GpuUtilization> gpu = std::nullopt;
 };
 
 enum class ActionType {

@@ -180,23 +180,31 @@ void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   EnsureReadinessProbe(*c, drift);
 }
 
-// The metrics list says what HpaMetrics says: one External metric, same
-// name and selector, target AverageValue of the same quantity, nothing else.
-bool SameMetrics(const json& have, const json& want) {
-  if (!have.is_array() || have.size() != 1 || !have[0].is_object()) return false;
-  const json& m = have[0];
-  const json& w = want[0];
-  if (StringField(m, "type") != "External" || !m.contains("external") || !m["external"].is_object()) return false;
+// One metric says what `w` (of HpaMetrics) says: External, same name and
+// selector, the same target type with the same quantity, nothing else.
+bool SameMetric(const json& m, const json& w) {
+  if (!m.is_object() || StringField(m, "type") != "External" || !m.contains("external") || !m["external"].is_object())
+    return false;
   if (m.size() != 2) return false;  // another source (resource, pods, ...) set beside it
   const json& e = m["external"];
   if (!e.contains("metric") || e["metric"] != w["external"]["metric"]) return false;
   if (!e.contains("target") || !e["target"].is_object()) return false;
   const json& t = e["target"];
-  if (StringField(t, "type") != "AverageValue" || t.contains("value") || t.contains("averageUtilization")) return false;
-  if (!t.contains("averageValue") || !t["averageValue"].is_string()) return false;
-  const auto have_q = ParseQuantity(t["averageValue"].get<std::string>());
-  const auto want_q = ParseQuantity(w["external"]["target"]["averageValue"].get<std::string>());
+  const json& wt = w["external"]["target"];
+  const std::string type = StringField(wt, "type");
+  const char* field = type == "Value" ? "value" : "averageValue";
+  if (StringField(t, "type") != type || t.size() != 2 || !t.contains(field) || !t[field].is_string()) return false;
+  const auto have_q = ParseQuantity(t[field].get<std::string>());
+  const auto want_q = ParseQuantity(wt[field].get<std::string>());
   return have_q && want_q && std::fabs(*have_q - *want_q) <= 1e-9 * std::max(1.0, std::fabs(*want_q));
+}
+
+// The metrics list says what HpaMetrics says, in its order, nothing else.
+bool SameMetrics(const json& have, const json& want) {
+  if (!have.is_array() || have.size() != want.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!SameMetric(have[i], want[i])) return false;
+  return true;
 }
 
 }  // namespace

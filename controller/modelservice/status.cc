@@ -1,6 +1,8 @@
 #include "controller/modelservice/status.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "api/types.h"
@@ -111,7 +113,7 @@ void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const js
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
-  } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok) {
+  } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok && !in.recommendation->pending) {
     r.degraded_reason = in.recommendation->reason.empty() ? api::kReasonMetricsUnavailable : in.recommendation->reason;
     r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
                                                             : in.recommendation->message;
@@ -213,6 +215,30 @@ int ReportedDesired(const StatusInput& in, const Progress& r) {
   return r.desired;
 }
 
+// status.gpuUtilization (rounded percent) and gpuUtilizationObservedAt, or
+// gpuUtilizationMessage. The time of a value equal to the one shown is kept,
+// so a steady utilization costs no status write; while the first reading is
+// pending (a new poller after a restart), the fields shown stay.
+void WriteGpuUtilization(const autoscale::GpuUtilization& gpu, const json* current, json& status) {
+  static constexpr const char* kFields[] = {"gpuUtilization", "gpuUtilizationObservedAt", "gpuUtilizationMessage"};
+  if (gpu.pending) {
+    if (current == nullptr || !current->is_object()) return;
+    for (const char* f : kFields)
+      if (current->contains(f)) status[f] = (*current)[f];
+    return;
+  }
+  if (!gpu.percent) {
+    status["gpuUtilizationMessage"] = gpu.message;
+    return;
+  }
+  const int percent = static_cast<int>(std::clamp(std::lround(*gpu.percent), 0L, 100L));
+  status["gpuUtilization"] = percent;
+  const bool same = current != nullptr && current->is_object() && current->contains("gpuUtilization") &&
+                    (*current)["gpuUtilization"] == percent && current->contains("gpuUtilizationObservedAt");
+  status["gpuUtilizationObservedAt"] =
+      same ? (*current)["gpuUtilizationObservedAt"] : json(FormatTime(gpu.observed_at));
+}
+
 }  // namespace
 
 json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
@@ -232,6 +258,7 @@ json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallT
                  {"selector", SelectorString(spec)},
                  {"conditions", conditions}};
   r.versions.status.WriteTo(status);
+  if (in.gpu) WriteGpuUtilization(*in.gpu, in.current_status, status);
   return status;
 }
 

@@ -31,6 +31,9 @@ struct StatusInput {
   bool hpa_mode = false;
   const nlohmann::json* hpa = nullptr;
   std::optional<PodProblem> pod_problem;  // set: Degraded, unless a cause above is
+  // status.gpuUtilization and its time, or why it cannot be read (nullopt:
+  // not read, no such fields).
+  std::optional<autoscale::GpuUtilization> gpu;
 };
 
 // What the ModelService's status reports of its HorizontalPodAutoscaler

@@ -149,6 +149,12 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
               "type": "integer",
               "description": "Requests waiting per replica that the autoscaler aims at: 1 or more.",
               "minimum": 1
+            },
+            "targetGPUUtilization": {
+              "type": "integer",
+              "description": "Average GPU utilization of the pods, in percent, that the autoscaler aims at: 1 to 100. Optional: with it, replicas = clamp(max(ceil(L / targetQueueLength), ceil(current replicas x U / targetGPUUtilization)), minReplicas, maxReplicas), where U is status.gpuUtilization, as a HorizontalPodAutoscaler combines two metrics; in mode HPA the HorizontalPodAutoscaler gets the External metric modelservice_gpu_utilization too.",
+              "minimum": 1,
+              "maximum": 100
             }
           }
         },
@@ -1191,6 +1197,18 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         "url": {
           "type": "string",
           "description": "Where the model is served in the cluster: http://NAME.NAMESPACE.svc:PORT."
+        },
+        "gpuUtilization": {
+          "type": "integer",
+          "description": "Average GPU utilization of the pods, in percent (0 to 100), read from Prometheus (the DCGM exporter's DCGM_FI_DEV_GPU_UTIL of the pods' GPUs); only with gpus above 0. Absent while no recent value could be read: gpuUtilizationMessage says why."
+        },
+        "gpuUtilizationObservedAt": {
+          "type": "string",
+          "description": "When gpuUtilization was read (RFC 3339); the status is written again when the value changes."
+        },
+        "gpuUtilizationMessage": {
+          "type": "string",
+          "description": "Why gpuUtilization cannot be read (e.g. no series for the pods, or Prometheus does not answer); absent when it can. Nothing else changes for it, unless autoscaling.targetGPUUtilization is set (then the autoscaler keeps the replicas and Degraded says MetricsUnavailable)."
         },
         "selector": {
           "type": "string",

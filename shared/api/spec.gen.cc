@@ -53,13 +53,14 @@ void ApplyDefaults(Strategy& s) {
 }
 
 void ReadFields(FieldReader& r, Autoscaling& out) {
-  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength"});
+  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
   out.mode = r.Read("mode", Autoscaling::kMode);
   out.min_replicas = r.Read("minReplicas", Autoscaling::kMinReplicas);
   r.Require("maxReplicas");
   out.max_replicas = r.Read("maxReplicas", Autoscaling::kMaxReplicas);
   r.Require("targetQueueLength");
   out.target_queue_length = r.Read("targetQueueLength", Autoscaling::kTargetQueueLength);
+  out.target_gpu_utilization = r.Read("targetGPUUtilization", Autoscaling::kTargetGPUUtilization);
 }
 
 json Autoscaling::ToJson() const {
@@ -68,6 +69,7 @@ json Autoscaling::ToJson() const {
   if (min_replicas) j["minReplicas"] = ToJsonValue(*min_replicas);
   if (max_replicas) j["maxReplicas"] = ToJsonValue(*max_replicas);
   if (target_queue_length) j["targetQueueLength"] = ToJsonValue(*target_queue_length);
+  if (target_gpu_utilization) j["targetGPUUtilization"] = ToJsonValue(*target_gpu_utilization);
   return j;
 }
 
@@ -507,7 +509,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 68> kOrder = {"apiVersion",
+  static constexpr std::array<std::string_view, 69> kOrder = {"apiVersion",
                                                               "kind",
                                                               "metadata",
                                                               "spec",
@@ -527,6 +529,7 @@ size_t FieldRank(std::string_view name) {
                                                               "minReplicas",
                                                               "maxReplicas",
                                                               "targetQueueLength",
+                                                              "targetGPUUtilization",
                                                               "rollout",
                                                               "timeoutSeconds",
                                                               "rollback",

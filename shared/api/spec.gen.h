@@ -114,10 +114,12 @@ struct Autoscaling {
   static constexpr IntRule kMinReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kMaxReplicas{.min = 1, .max = 100};
   static constexpr IntRule kTargetQueueLength{.min = 1};
+  static constexpr IntRule kTargetGPUUtilization{.min = 1, .max = 100};
   std::optional<AutoscalingMode> mode;
-  std::optional<int64_t> min_replicas;         // minReplicas
-  std::optional<int64_t> max_replicas;         // maxReplicas
-  std::optional<int64_t> target_queue_length;  // targetQueueLength
+  std::optional<int64_t> min_replicas;            // minReplicas
+  std::optional<int64_t> max_replicas;            // maxReplicas
+  std::optional<int64_t> target_queue_length;     // targetQueueLength
+  std::optional<int64_t> target_gpu_utilization;  // targetGPUUtilization
 
   // The set fields as the object holds them.
   nlohmann::json ToJson() const;

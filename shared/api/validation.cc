@@ -25,6 +25,9 @@ void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& err
       errors.push_back(
           FieldError::Invalid("spec.autoscaling.minReplicas", *as->min_replicas,
                               "must be less than or equal to maxReplicas (" + std::to_string(*as->max_replicas) + ")"));
+    if (as->target_gpu_utilization && spec.gpus.value_or(0) == 0)
+      errors.push_back(FieldError::Invalid("spec.autoscaling.targetGPUUtilization", *as->target_gpu_utilization,
+                                           "may only be set when spec.gpus is greater than 0"));
   }
   CheckPodFields(spec, errors);
 }

@@ -22,11 +22,23 @@ TEST(Flags, Defaults) {
   EXPECT_EQ(f.prometheus_url, "http://prometheus-operated.monitoring.svc:9090");
   EXPECT_EQ(f.prometheus_query, "sum(modelservice_queue_length{namespace=\"NS\",modelservice=\"NAME\"})");
   EXPECT_EQ(f.autoscale_interval, milliseconds(15000));
+  EXPECT_EQ(f.prometheus_timeout, milliseconds(5000));
+  EXPECT_EQ(f.prometheus_gpu_query, "avg by (pod) (DCGM_FI_DEV_GPU_UTIL{namespace=\"NS\",pod=~\"PODS\"})");
   EXPECT_EQ(f.scale_down_stabilization, milliseconds(300000));
   EXPECT_LE(f.kube_api_qps, 0) << "no client-side limit by default";
   EXPECT_EQ(f.kube_api_burst, 30);
   EXPECT_EQ(f.metrics_bind_address, ":8080");
   EXPECT_EQ(f.health_probe_bind_address, ":8081");
+}
+
+TEST(Flags, PrometheusTimeoutAndIntervalArePositive) {
+  EXPECT_EQ(ParseFlags({"--prometheus-timeout=2s"}).flags.prometheus_timeout, milliseconds(2000));
+  const FlagsResult zero = ParseFlags({"--prometheus-timeout=0s"});
+  ASSERT_TRUE(zero.error);
+  EXPECT_NE(zero.error->find("--prometheus-timeout must be positive"), std::string::npos) << *zero.error;
+  const FlagsResult interval = ParseFlags({"--autoscale-interval=0s"});
+  ASSERT_TRUE(interval.error);
+  EXPECT_NE(interval.error->find("--autoscale-interval must be positive"), std::string::npos) << *interval.error;
 }
 
 TEST(Flags, EqualsAndSpaceForms) {
@@ -80,10 +92,11 @@ TEST(Flags, Help) {
   EXPECT_NE(u.find("\n  prog [flags]\n"), std::string::npos) << u;
   // The program name is not substituted into defaults that happen to spell it.
   EXPECT_NE(u.find("(default \"modelservice-controller\")"), std::string::npos) << u;
-  for (const char* f : {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace",
-                        "--concurrency", "--namespace", "--default-image", "--prometheus-url", "--prometheus-query",
-                        "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps", "--kube-api-burst",
-                        "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
+  for (const char* f :
+       {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace", "--concurrency",
+        "--namespace", "--default-image", "--prometheus-url", "--prometheus-query", "--prometheus-timeout",
+        "--prometheus-gpu-query", "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps",
+        "--kube-api-burst", "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
     EXPECT_NE(u.find(f), std::string::npos) << f;
   }
 }

@@ -432,6 +432,19 @@ start_queue_exporter() {
   wait_for 20 "queue exporter up" http_ok "http://127.0.0.1:$EXPORTER_PORT/metrics"
 }
 
+# start_dcgm_exporter: the fake DCGM exporter (test/e2e/dcgm-exporter) on
+# $DCGM_EXPORTER_PORT: DCGM_FI_DEV_GPU_UTIL per pod, set with set_gpu_util.
+start_dcgm_exporter() {
+  proc_start dcgm-exporter python3 "$E2E_LIB_DIR/dcgm-exporter/dcgm_exporter.py" \
+    --port "$DCGM_EXPORTER_PORT" --bind 127.0.0.1
+  wait_for 20 "DCGM exporter up" http_ok "http://127.0.0.1:$DCGM_EXPORTER_PORT/metrics"
+}
+
+# set_gpu_util NS POD VALUE: the GPU utilization (percent) the DCGM exporter reports for a pod's GPU 0.
+set_gpu_util() {
+  curl -fsS --max-time 3 -X POST "http://127.0.0.1:$DCGM_EXPORTER_PORT/set?namespace=$1&pod=$2&value=$3" >/dev/null
+}
+
 # start_external_metrics: the External metrics API server ($EXTERNAL_METRICS,
 # built by build-external-metrics.sh) on 127.0.0.1:$EXTERNAL_METRICS_PORT,
 # reading the suite's Prometheus with the controller's default query, and

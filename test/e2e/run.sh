@@ -23,8 +23,9 @@
 # webhook's certificates, installs the CRD, RBAC and the local overlay's
 # webhook configurations (pointed at a free port, caBundle set), starts the
 # webhook and waits until an invalid object is really denied by it through the
-# API server, starts a queue-length exporter, Prometheus (scraping the
-# webhook, the controllers and the exporter every second), the External
+# API server, starts a queue-length exporter and a fake DCGM exporter (GPU
+# utilization of pods), Prometheus (scraping the
+# webhook, the controllers and the exporters every second), the External
 # metrics server (registered as APIService v1beta1.external.metrics.k8s.io,
 # answering modelservice_queue_length from that Prometheus) and the
 # controller (leader-electing). Then runs every test/e2e/cases/*.sh in name order, each
@@ -221,6 +222,7 @@ CONTROLLER_B_METRICS_PORT="$(pick_port)"; taken[$CONTROLLER_B_METRICS_PORT]=1
 CONTROLLER_B_PROBE_PORT="$(pick_port)"; taken[$CONTROLLER_B_PROBE_PORT]=1
 PROM_PORT="$(pick_port)"; taken[$PROM_PORT]=1
 EXPORTER_PORT="$(pick_port)"; taken[$EXPORTER_PORT]=1
+DCGM_EXPORTER_PORT="$(pick_port)"; taken[$DCGM_EXPORTER_PORT]=1
 EXTERNAL_METRICS_PORT="$(pick_port)"; taken[$EXTERNAL_METRICS_PORT]=1
 CERT_DIR="$E2E_WORK/webhook-certs"
 
@@ -229,7 +231,7 @@ CERT_DIR="$E2E_WORK/webhook-certs"
   for v in E2E_ROOT E2E_WORK BUILD_DIR WEBHOOK_BIN CONTROLLER_BIN PROMETHEUS_BIN CERT_DIR WEBHOOK_CLIENT_DIR WEBHOOK_CLIENT_CA \
            WEBHOOK_PORT WEBHOOK_METRICS_PORT WEBHOOK_PROBE_PORT \
            CONTROLLER_METRICS_PORT CONTROLLER_PROBE_PORT CONTROLLER_B_METRICS_PORT CONTROLLER_B_PROBE_PORT \
-           PROM_PORT EXPORTER_PORT EXTERNAL_METRICS EXTERNAL_METRICS_PORT; do
+           PROM_PORT EXPORTER_PORT DCGM_EXPORTER_PORT EXTERNAL_METRICS EXTERNAL_METRICS_PORT; do
     printf 'export %s=%q\n' "$v" "${!v}"
   done
 } >"$E2E_WORK/suite.env"
@@ -297,12 +299,14 @@ sed -e "s/@WEBHOOK_METRICS_PORT@/$WEBHOOK_METRICS_PORT/g" \
     -e "s/@CONTROLLER_METRICS_PORT@/$CONTROLLER_METRICS_PORT/g" \
     -e "s/@CONTROLLER_B_METRICS_PORT@/$CONTROLLER_B_METRICS_PORT/g" \
     -e "s/@EXPORTER_PORT@/$EXPORTER_PORT/g" \
+    -e "s/@DCGM_EXPORTER_PORT@/$DCGM_EXPORTER_PORT/g" \
     "$here/prometheus/prometheus.yml.in" >"$E2E_WORK/prometheus.yml"
 if command -v promtool >/dev/null; then
   promtool check config "$E2E_WORK/prometheus.yml" >>"$E2E_WORK/logs/setup.log" 2>&1 \
     || setup_fail "promtool check config" "$E2E_WORK/logs/setup.log"
 fi
 ( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "queue exporter did not start" "$E2E_WORK/logs/queue-exporter.log"
+( start_dcgm_exporter ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "DCGM exporter did not start" "$E2E_WORK/logs/dcgm-exporter.log"
 ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || setup_fail "prometheus did not start" "$E2E_WORK/logs/prometheus.log"
 ( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" \
   || setup_fail "the External metrics server did not start or register" "$E2E_WORK/logs/setup.log" "$E2E_WORK/logs/external-metrics.log"
@@ -360,6 +364,7 @@ say "set-up done in $(( SECONDS - suite_start ))s"
 ensure_components() {
   proc_alive webhook || { say "webhook not running after the case: restarting it"; ( start_webhook ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   proc_alive queue-exporter || { say "queue exporter not running: restarting it"; ( start_queue_exporter ) 2>>"$E2E_WORK/logs/setup.log" || true; }
+  proc_alive dcgm-exporter || { say "DCGM exporter not running: restarting it"; ( start_dcgm_exporter ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   proc_alive prometheus || { say "prometheus not running: restarting it"; ( start_prometheus ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   proc_alive external-metrics || { say "external metrics server not running: restarting it"; ( start_external_metrics ) 2>>"$E2E_WORK/logs/setup.log" || true; }
   if proc_alive controller-b; then say "controller-b left running: stopping it"; proc_stop controller-b TERM 10 2>/dev/null; fi

@@ -128,5 +128,24 @@ TEST(AutoscaleFormula, ToleranceResultIsClampedToTheSpec) {
   EXPECT_EQ(DesiredReplicas(1e300, S(1, 100, 1 << 30), 1 << 30, 0.1), 100);
 }
 
+Spec G(int min, int max, int target_gpu) { return Spec{min, max, 5, target_gpu}; }
+
+TEST(AutoscaleFormula, GpuUtilizationIsTheHpaRuleForAUtilizationTarget) {
+  // (U, spec, pods reporting, current replicas, tolerance)
+  EXPECT_EQ(GpuDesiredReplicas(90, G(1, 10, 60), 2, 2, 0.10), 3);  // ceil(2 x 90 / 60)
+  EXPECT_EQ(GpuDesiredReplicas(90, G(1, 10, 60), 2, 3, 0.10), 3);  // the third pod does not report yet: still 3
+  EXPECT_EQ(GpuDesiredReplicas(60, G(1, 10, 60), 3, 3, 0.10), 3);  // at the target
+  EXPECT_EQ(GpuDesiredReplicas(65, G(1, 10, 60), 3, 3, 0.10), 3);  // 8% over: within the tolerance
+  EXPECT_EQ(GpuDesiredReplicas(70, G(1, 10, 60), 3, 3, 0.10), 4);  // ceil(3.5)
+  EXPECT_EQ(GpuDesiredReplicas(20, G(1, 10, 60), 6, 6, 0.10), 2);  // scale down: ceil(2)
+  EXPECT_EQ(GpuDesiredReplicas(100, G(1, 4, 10), 3, 3, 0.10), 4);  // max
+  EXPECT_EQ(GpuDesiredReplicas(1, G(2, 10, 60), 3, 3, 0.10), 2);   // min
+  EXPECT_EQ(GpuDesiredReplicas(90, G(1, 10, 60), 0, 0, 0.10), 2);  // no pod counted: from 1
+  EXPECT_EQ(GpuDesiredReplicas(0, G(1, 10, 60), 4, 4, 0.10), 1);   // idle GPUs: min
+  EXPECT_EQ(GpuDesiredReplicas(std::nan(""), G(1, 10, 60), 4, 4, 0.10), 1);
+  EXPECT_EQ(GpuDesiredReplicas(90, G(1, 10, 0), 4, 4, 0.10), 1);  // no GPU target: min
+  EXPECT_EQ(GpuDesiredReplicas(1e300, G(1, 10, 1), 4, 4, 0.10), 10);
+}
+
 }  // namespace
 }  // namespace ms::autoscale

@@ -19,6 +19,7 @@
 
 #include "base/metrics.h"
 #include "test/support/fake_clock.h"
+#include "test/support/gate.h"
 
 namespace ms::autoscale {
 namespace {
@@ -26,26 +27,49 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-// Answers every query with the value (or error) set last; a per-query
-// override map allows several objects at once. Records the queries.
-class FakeSource final : public QuerySource {
+// The poller's readings, set by the test: every watched key reads the
+// reading set last (a per-query override allows several objects at once).
+// Records the queries watched.
+class FakeReadings final : public Readings {
  public:
-  QueryResult Query(const std::string& promql) override {
+  explicit FakeReadings(const Clock& clock) : clock_(clock) {}
+  void Watch(const MetricKey& key, const std::string& query) override {
     std::lock_guard<std::mutex> g(mu_);
-    queries_.push_back(promql);
-    auto it = per_query_.find(promql);
-    if (it != per_query_.end()) return it->second;
-    return next_;
+    watched_[key] = query;
+    queries_.push_back(query);
   }
-  void Set(double v) {
+  Reading Read(const MetricKey& key) const override {
     std::lock_guard<std::mutex> g(mu_);
-    next_ = QueryResult::Value(v);
+    auto w = watched_.find(key);
+    if (w == watched_.end()) return {};
+    auto it = per_query_.find(w->second);
+    Reading r = it != per_query_.end() ? it->second : next_;
+    r.watched = true;
+    return r;
   }
+  void Forget(const MetricKey& key) override {
+    std::lock_guard<std::mutex> g(mu_);
+    watched_.erase(key);
+  }
+  // A value read now.
+  Reading Value(double v) const {
+    Reading r;
+    r.value = v;
+    r.value_at = clock_.Now();
+    return r;
+  }
+  void Set(double v) { Set(Value(v)); }
+  void Set(Reading r) {
+    std::lock_guard<std::mutex> g(mu_);
+    next_ = std::move(r);
+  }
+  // Nothing ever read: only an error.
   void SetError(const std::string& e) {
-    std::lock_guard<std::mutex> g(mu_);
-    next_ = QueryResult::Error(e);
+    Reading r;
+    r.error = e;
+    Set(r);
   }
-  void SetFor(const std::string& query, QueryResult r) {
+  void SetFor(const std::string& query, Reading r) {
     std::lock_guard<std::mutex> g(mu_);
     per_query_[query] = std::move(r);
   }
@@ -53,11 +77,17 @@ class FakeSource final : public QuerySource {
     std::lock_guard<std::mutex> g(mu_);
     return queries_;
   }
+  size_t watched() {
+    std::lock_guard<std::mutex> g(mu_);
+    return watched_.size();
+  }
 
  private:
-  std::mutex mu_;
-  QueryResult next_ = QueryResult::Error("unset");
-  std::map<std::string, QueryResult> per_query_;
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  Reading next_;
+  std::map<std::string, Reading> per_query_;
+  std::map<MetricKey, std::string> watched_;
   std::vector<std::string> queries_;
 };
 
@@ -66,8 +96,10 @@ class AutoscalerTest : public ::testing::Test {
   AutoscalerTest() { Make(300s, 0.10); }
 
   void Make(Clock::Duration window, double tolerance) {
-    scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, metrics_,
-                                                     window, tolerance);
+    AutoscalerOptions o;
+    o.stabilization_window = window;
+    o.tolerance = tolerance;
+    scaler_ = std::make_unique<PrometheusAutoscaler>(*source_, clock_, metrics_, o);
   }
 
   // One reconcile: reads L, and "applies" the answer as the new current
@@ -81,8 +113,8 @@ class AutoscalerTest : public ::testing::Test {
     return current_;
   }
 
-  std::shared_ptr<FakeSource> source_ = std::make_shared<FakeSource>();
   FakeClock clock_;
+  std::unique_ptr<FakeReadings> source_ = std::make_unique<FakeReadings>(clock_);
   metrics::Registry registry_;
   AutoscalerMetrics metrics_{registry_};
   std::unique_ptr<PrometheusAutoscaler> scaler_;
@@ -241,8 +273,7 @@ TEST_F(AutoscalerTest, AFailingReadIsWarnedOncePerMinuteAndItsRecoveryOnce) {
   sink->set_pattern("%l %v");
   auto logger = std::make_shared<spdlog::logger>("autoscaler", sink);
   logger->set_level(spdlog::level::info);
-  scaler_ = std::make_unique<PrometheusAutoscaler>(source_, std::string(kDefaultQueryTemplate), clock_, metrics_, 300s,
-                                                   0.10, logger);
+  scaler_ = std::make_unique<PrometheusAutoscaler>(*source_, clock_, metrics_, AutoscalerOptions{}, logger);
   auto lines = [&] {
     logger->flush();
     std::vector<std::string> out;
@@ -291,12 +322,12 @@ TEST_F(AutoscalerTest, ForgetDropsTheHistory) {
 TEST_F(AutoscalerTest, ObjectsHaveSeparateHistories) {
   const std::string qa = RenderQuery(kDefaultQueryTemplate, "a", "x");
   const std::string qb = RenderQuery(kDefaultQueryTemplate, "b", "x");
-  source_->SetFor(qa, QueryResult::Value(50));
-  source_->SetFor(qb, QueryResult::Value(5));
+  source_->SetFor(qa, source_->Value(50));
+  source_->SetFor(qb, source_->Value(5));
   EXPECT_EQ(scaler_->Recommend("a", "x", spec_, 1).desired_replicas, 10);
   EXPECT_EQ(scaler_->Recommend("b", "x", spec_, 1).desired_replicas, 1);
-  source_->SetFor(qa, QueryResult::Value(5));
-  source_->SetFor(qb, QueryResult::Value(50));
+  source_->SetFor(qa, source_->Value(5));
+  source_->SetFor(qb, source_->Value(50));
   clock_.Advance(10s);
   EXPECT_EQ(scaler_->Recommend("a", "x", spec_, 10).desired_replicas, 10);  // held
   EXPECT_EQ(scaler_->Recommend("b", "x", spec_, 1).desired_replicas, 10);   // up at once
@@ -366,13 +397,11 @@ TEST_F(AutoscalerTest, MetricsGaugeAndCounters) {
   scaler_->Recommend("ns", "svc", spec_, 1);
   std::string text = metrics::Serialize(registry_);
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} 12\n"));
-  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"success\"} 1\n"));
   source_->SetError("down");
   scaler_->Recommend("ns", "svc", spec_, 3);
   text = metrics::Serialize(registry_);
   // prometheus-cpp spells NaN "Nan"; Prometheus reads it case-insensitively (Go's ParseFloat).
   EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queue_length{name=\"svc\",namespace=\"ns\"} Nan\n"));
-  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total{result=\"error\"} 1\n"));
   scaler_->Forget("ns", "svc");
   text = metrics::Serialize(registry_);
   EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length{")));
@@ -396,6 +425,159 @@ TEST_F(AutoscalerTest, ConcurrentWorkers) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(scaler_->TrackedObjects(), 16u);
+}
+
+TEST_F(AutoscalerTest, PendingUntilTheFirstAnswerKeepsReplicasAndIsNoError) {
+  source_->Set(Reading{});  // watched, nothing answered yet
+  const Recommendation r = scaler_->Recommend("ns", "svc", spec_, 4);
+  EXPECT_FALSE(r.metrics_ok);
+  EXPECT_TRUE(r.pending);
+  EXPECT_TRUE(r.reason.empty());
+  EXPECT_EQ(r.desired_replicas, 4);
+  EXPECT_THAT(r.message,
+              HasSubstr("waiting for the first answer from Prometheus (query: sum(modelservice_queue_length"));
+  EXPECT_EQ(source_->watched(), 1u);
+  scaler_->Forget("ns", "svc");
+  EXPECT_EQ(source_->watched(), 0u) << "Forget stops the polling";
+}
+
+TEST_F(AutoscalerTest, AValueWithinTheBoundIsUsedWhenTheLatestAttemptFailed) {
+  Reading r = source_->Value(40);
+  r.error = "GET http://prom failed: Timeout was reached (timeout 5000 ms)";
+  source_->Set(r);
+  clock_.Advance(45s);  // the bound, exactly
+  const Recommendation rec = scaler_->Recommend("ns", "svc", spec_, 1);
+  EXPECT_TRUE(rec.metrics_ok) << rec.message;
+  EXPECT_EQ(rec.desired_replicas, 8);
+}
+
+TEST_F(AutoscalerTest, AValueOlderThanTheBoundChangesNoReplicasAndSaysWhy) {
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);  // t = 0, stored in the window
+  Reading r = source_->Value(5);  // would mean 1 replica
+  r.error = "Prometheus is not queried after 3 consecutive failures (circuit breaker open, ...); the last: refused";
+  source_->Set(r);
+  clock_.Advance(400s);  // the window is over too: a fresh 5 would scale down to 1
+  const Recommendation rec = scaler_->Recommend("ns", "svc", spec_, 8);
+  EXPECT_FALSE(rec.metrics_ok);
+  EXPECT_FALSE(rec.pending);
+  EXPECT_EQ(rec.reason, "MetricsUnavailable");
+  EXPECT_EQ(rec.desired_replicas, 8);
+  EXPECT_THAT(rec.message, HasSubstr("the last value read (5) is older than 45s"));
+  EXPECT_THAT(rec.message, HasSubstr("circuit breaker open"));
+  EXPECT_THAT(rec.message, HasSubstr("keeping 8 replicas"));
+  // Stale without an error (the poller is behind) says so too.
+  source_->Set(source_->Value(5));
+  clock_.Advance(46s);
+  EXPECT_FALSE(scaler_->Recommend("ns", "svc", spec_, 8).metrics_ok);
+}
+
+TEST_F(AutoscalerTest, TheBoundIsAnOption) {
+  AutoscalerOptions o;
+  o.max_age = 6s;
+  scaler_ = std::make_unique<PrometheusAutoscaler>(*source_, clock_, metrics_, o);
+  source_->Set(40);
+  clock_.Advance(6s);
+  EXPECT_TRUE(scaler_->Recommend("ns", "svc", spec_, 1).metrics_ok);
+  clock_.Advance(1ms);
+  EXPECT_FALSE(scaler_->Recommend("ns", "svc", spec_, 1).metrics_ok);
+}
+
+TEST_F(AutoscalerTest, TheGpuTargetCombinesWithTheQueueLengthAsTheHpaDoes) {
+  const Spec spec{1, 10, 5, 60};
+  const std::string queue = RenderQuery(kDefaultQueryTemplate, "ns", "svc");
+  const std::string gpu = RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc");
+  source_->SetFor(queue, source_->Value(0));  // the queue alone: 1 replica
+  Reading two_pods = source_->Value(180);     // 90% on each of 2 pods (one series each)
+  two_pods.series = 2;
+  source_->SetFor(gpu, two_pods);  // target 60%: 3
+  Recommendation r = scaler_->Recommend("ns", "svc", spec, 2);
+  ASSERT_TRUE(r.metrics_ok) << r.message;
+  EXPECT_EQ(r.desired_replicas, 3);
+  ASSERT_TRUE(r.gpu_utilization);
+  EXPECT_EQ(*r.gpu_utilization, 90);
+  EXPECT_THAT(r.message, HasSubstr("GPU utilization 90% on 2 pods, target 60%: 3 replicas"));
+  // Scaled to 3, the new pod not reporting yet: still 3 (not ceil(3 x 1.5)).
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", spec, 3).desired_replicas, 3);
+  source_->SetFor(queue, source_->Value(40));  // now the queue asks for more: 8
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", spec, 3).desired_replicas, 8);
+  // Without the target the GPU utilization is not asked.
+  source_->SetFor(queue, source_->Value(0));
+  Make(0s, 0.10);
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", Spec{1, 10, 5}, 2).desired_replicas, 1);
+}
+
+TEST_F(AutoscalerTest, AnUnreadableGpuUtilizationKeepsTheReplicas) {
+  const Spec spec{1, 10, 5, 60};
+  source_->SetFor(RenderQuery(kDefaultQueryTemplate, "ns", "svc"), source_->Value(40));
+  Reading none;
+  none.error = "no series (the query returned an empty vector)";
+  source_->SetFor(RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc"), none);
+  const Recommendation r = scaler_->Recommend("ns", "svc", spec, 2);
+  EXPECT_FALSE(r.metrics_ok);
+  EXPECT_EQ(r.reason, "MetricsUnavailable");
+  EXPECT_EQ(r.desired_replicas, 2) << "the queue alone would say 8: no scale change on half the data";
+  EXPECT_THAT(r.message, HasSubstr("cannot read the GPU utilization from Prometheus: no series"));
+  EXPECT_THAT(r.message, HasSubstr("DCGM_FI_DEV_GPU_UTIL"));
+}
+
+TEST_F(AutoscalerTest, GpuUtilizationForTheStatus) {
+  const std::string gpu = RenderQuery(kDefaultGpuQueryTemplate, "ns", "svc");
+  EXPECT_EQ(gpu, R"(avg by (pod) (DCGM_FI_DEV_GPU_UTIL{namespace="ns",pod=~"svc-[a-z0-9]+-[a-z0-9]+"}))");
+  source_->SetFor(gpu, Reading{});
+  GpuUtilization g = scaler_->Gpu("ns", "svc");
+  EXPECT_TRUE(g.pending);
+  Reading two = source_->Value(175);  // two pods: 80 and 95
+  two.series = 2;
+  source_->SetFor(gpu, two);
+  g = scaler_->Gpu("ns", "svc");
+  EXPECT_FALSE(g.pending);
+  ASSERT_TRUE(g.percent);
+  EXPECT_EQ(*g.percent, 87.5);
+  EXPECT_EQ(g.pods, 2);
+  EXPECT_TRUE(g.message.empty());
+  clock_.Advance(46s);  // stale
+  g = scaler_->Gpu("ns", "svc");
+  EXPECT_FALSE(g.percent);
+  EXPECT_THAT(g.message, HasSubstr("cannot read the GPU utilization from Prometheus: the last value read (87.5) is "
+                                   "older than 45s"));
+  EXPECT_EQ(source_->watched(), 1u);
+  scaler_->Forget("ns", "svc");
+  EXPECT_EQ(source_->watched(), 1u) << "Forget is the queue length's";
+  scaler_->ForgetGpu("ns", "svc");
+  EXPECT_EQ(source_->watched(), 0u);
+}
+
+// With the real poller: a reconcile never waits for Prometheus, however long
+// a query hangs (issue 23: a blackholed Prometheus held the workers).
+TEST(AutoscalerWithPoller, RecommendNeverWaitsForAHangingQuery) {
+  struct Hanging final : QuerySource {
+    explicit Hanging(const FakeClock& c) : clock(c) {}
+    QueryResult Query(const std::string&) override {
+      gate.Pass();
+      clock.Notify();
+      return QueryResult::Value(23);
+    }
+    const FakeClock& clock;
+    test::Gate gate{false};
+  };
+  FakeClock clock;
+  auto source = std::make_shared<Hanging>(clock);
+  metrics::Registry registry;
+  AutoscalerMetrics metrics(registry);
+  Poller poller(source, clock, PollerOptions{}, metrics);
+  poller.Start();
+  PrometheusAutoscaler scaler(poller, clock, metrics);
+  const Spec spec{1, 10, 5};
+  Recommendation r = scaler.Recommend("ns", "svc", spec, 2);
+  ASSERT_TRUE(source->gate.AwaitHeld(1));                                    // the poller's query hangs...
+  for (int i = 0; i < 100; ++i) r = scaler.Recommend("ns", "svc", spec, 2);  // ...the reconciles do not
+  EXPECT_TRUE(r.pending);
+  EXPECT_EQ(r.desired_replicas, 2);
+  source->gate.Open();
+  ASSERT_TRUE(clock.Eventually([&] { return scaler.Recommend("ns", "svc", spec, 2).metrics_ok; }));
+  EXPECT_EQ(scaler.Recommend("ns", "svc", spec, 2).desired_replicas, 5);
+  poller.Stop();
 }
 
 }  // namespace

@@ -111,8 +111,14 @@ TEST(AutoscalePrometheusParse, ErrorsAreSurfaced) {
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("HTTP 500"));
   EXPECT_THAT(r.error, HasSubstr("internal boom"));  // control chars flattened
+  EXPECT_TRUE(r.unreachable) << "a 5xx is the endpoint's failure (the breaker counts it)";
   r = ParseQueryResponse(503, "");
   EXPECT_EQ(r.error, "HTTP 503");
+  EXPECT_TRUE(r.unreachable);
+  EXPECT_FALSE(ParseQueryResponse(400, R"({"status":"error","errorType":"bad_data","error":"x"})").unreachable)
+      << "Prometheus answered: the query failed, not the endpoint";
+  EXPECT_FALSE(
+      ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"vector","result":[]}})").unreachable);
   // A 2xx that is not the API.
   EXPECT_THAT(ParseQueryResponse(200, "<html>").error, HasSubstr("invalid JSON"));
   EXPECT_THAT(ParseQueryResponse(200, "[1,2]").error, HasSubstr("invalid JSON"));
@@ -309,7 +315,8 @@ TEST(AutoscalePrometheusClient, SlowServerTimesOut) {
   auto r = client.Query("case:slow");
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(r.ok);
-  EXPECT_THAT(r.error, HasSubstr("timeout 300 ms"));
+  EXPECT_THAT(r.error, HasSubstr("Timeout was reached (timeout 300 ms)")) << "no varying byte counts";
+  EXPECT_TRUE(r.unreachable);
   EXPECT_LT(took, 2s);
   EXPECT_GE(took, 250ms);
 }
@@ -363,6 +370,7 @@ TEST(AutoscalePrometheusClient, ConnectionRefused) {
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("127.0.0.1"));
   EXPECT_THAT(r.error, HasSubstr("failed"));
+  EXPECT_TRUE(r.unreachable);
 }
 
 TEST(AutoscalePrometheusClient, InvalidBaseUrl) {

@@ -99,6 +99,13 @@ TEST(AutoscalePromQL, DefaultTemplate) {
             R"(sum(modelservice_queue_length{namespace="prod",modelservice="bert-qa"}))");
 }
 
+TEST(AutoscalePromQL, PodsIsTheRegexOfTheDeploymentsPodNames) {
+  EXPECT_EQ(RenderQuery(kDefaultGpuQueryTemplate, "ml", "bert.qa"),
+            R"(avg by (pod) (DCGM_FI_DEV_GPU_UTIL{namespace="ml",pod=~"bert\\.qa-[a-z0-9]+-[a-z0-9]+"}))");
+  // Only after a regex matcher, and only the whole literal.
+  EXPECT_EQ(RenderQuery(R"(x{pod="PODS",a=~"PODS-x"})", "ml", "b"), R"(x{pod="PODS",a=~"PODS-x"})");
+}
+
 TEST(AutoscalePromQL, QuoteBasics) {
   EXPECT_EQ(QuotePromQLString(""), R"("")");
   EXPECT_EQ(QuotePromQLString("abc-1.2"), R"("abc-1.2")");

@@ -188,8 +188,14 @@ class FakeAutoscaler final : public autoscale::Autoscaler {
     std::lock_guard<std::mutex> g(mu_);
     forgotten.insert(ns + "/" + name);
   }
+  autoscale::GpuUtilization Gpu(const std::string&, const std::string&) override {
+    gpu_calls++;
+    return gpu;
+  }
+  void ForgetGpu(const std::string&, const std::string&) override { gpu_forgets++; }
   autoscale::Recommendation rec{true, "", "", 0, 3};
-  std::atomic<int> calls{0}, last_current{-1};
+  autoscale::GpuUtilization gpu;
+  std::atomic<int> calls{0}, last_current{-1}, gpu_calls{0}, gpu_forgets{0};
   std::set<std::string> forgotten;
 
  private:

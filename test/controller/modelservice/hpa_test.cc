@@ -98,6 +98,37 @@ TEST(Hpa, DesiredObject) {
   EXPECT_FALSE(ResolveSpec(plain, Opts()).hpa);
 }
 
+TEST(Hpa, WithAGpuTargetTheHpaGetsTheSecondMetric) {
+  json ms = ModelService("HPA", 5);
+  ms["spec"]["gpus"] = 1;
+  ms["spec"]["autoscaling"]["targetGPUUtilization"] = 60;
+  const ResolvedSpec spec = ResolveSpec(ms, Opts());
+  const json hpa = DesiredHorizontalPodAutoscaler(spec, Opts());
+  ASSERT_EQ(hpa["spec"]["metrics"].size(), 2u);
+  EXPECT_EQ(hpa["spec"]["metrics"][1], json::parse(R"({"type": "External", "external": {
+      "metric": {"name": "modelservice_gpu_utilization", "selector": {"matchLabels": {"modelservice": "bert"}}},
+      "target": {"type": "Value", "value": "60"}}})"));
+  // As the API server returns it: nothing to repair; the GPU metric missing
+  // (the target was just added), or a hand edit of its target: repaired.
+  json server = hpa;
+  EXPECT_TRUE(RepairHorizontalPodAutoscaler(spec, Opts(), server).empty());
+  json one = hpa;
+  one["spec"]["metrics"].erase(1);
+  EXPECT_EQ(RepairHorizontalPodAutoscaler(spec, Opts(), one), Drift{"spec.metrics"});
+  EXPECT_EQ(one, hpa);
+  json edited = hpa;
+  edited["spec"]["metrics"][1]["external"]["target"]["value"] = "80";
+  EXPECT_EQ(RepairHorizontalPodAutoscaler(spec, Opts(), edited), Drift{"spec.metrics"});
+  json as_quantity = hpa;
+  as_quantity["spec"]["metrics"][1]["external"]["target"]["value"] = "60000m";
+  EXPECT_TRUE(RepairHorizontalPodAutoscaler(spec, Opts(), as_quantity).empty()) << "compared as quantities";
+  // Without the target: one metric again.
+  json two = hpa;
+  EXPECT_EQ(RepairHorizontalPodAutoscaler(ResolveSpec(ModelService("HPA", 5), Opts()), Opts(), two),
+            Drift{"spec.metrics"});
+  EXPECT_EQ(two["spec"]["metrics"].size(), 1u);
+}
+
 TEST(Hpa, ServerObjectHasNoDriftAndAnUnchangedWorldGivesZeroWrites) {
   const ResolvedSpec spec = ResolveSpec(ModelService(), Opts());
   json hpa = ServerHpa();

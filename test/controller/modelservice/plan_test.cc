@@ -377,6 +377,54 @@ TEST(Plan, AutoscaleRecommendationApplied) {
   EXPECT_EQ(a.desired_replicas, 7);
 }
 
+TEST(Plan, GpuUtilizationInTheStatusWrittenWhenItChanges) {
+  json ms = SteadyModelService();
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  obs.gpu = autoscale::GpuUtilization{89.6, 2, kT0, "", false};
+  Actions a = Plan(ms, obs, Opts(), kT1);
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["gpuUtilization"], 90);
+  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], FormatTime(kT0));
+  EXPECT_FALSE(a.status->contains("gpuUtilizationMessage"));
+  EXPECT_EQ((*a.status)["phase"], ms["status"]["phase"]) << "nothing else changes";
+  EXPECT_TRUE(a.writes.empty());
+  // Read again later, the same rounded value: the status stays as written.
+  const json settled = WithStatus(ms, *a.status);
+  obs.gpu = autoscale::GpuUtilization{90.2, 2, kT1, "", false};
+  EXPECT_FALSE(Plan(settled, obs, Opts(), kT1 + std::chrono::seconds(15)).status);
+  // While a new poller waits for its first answer: as written.
+  obs.gpu = autoscale::GpuUtilization{std::nullopt, 0, {}, "", true};
+  EXPECT_FALSE(Plan(settled, obs, Opts(), kT1 + std::chrono::seconds(15)).status);
+  // Another value: written with its time.
+  obs.gpu = autoscale::GpuUtilization{60, 2, kT1, "", false};
+  a = Plan(settled, obs, Opts(), kT1 + std::chrono::seconds(15));
+  ASSERT_TRUE(a.status);
+  EXPECT_EQ((*a.status)["gpuUtilization"], 60);
+  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], FormatTime(kT1));
+  // Unreadable: the value goes, the message says why, the phase stays.
+  obs.gpu = autoscale::GpuUtilization{
+      std::nullopt, 0, {}, "cannot read the GPU utilization from Prometheus: no series", false};
+  a = Plan(settled, obs, Opts(), kT1 + std::chrono::seconds(15));
+  ASSERT_TRUE(a.status);
+  EXPECT_FALSE(a.status->contains("gpuUtilization"));
+  EXPECT_FALSE(a.status->contains("gpuUtilizationObservedAt"));
+  EXPECT_EQ((*a.status)["gpuUtilizationMessage"], "cannot read the GPU utilization from Prometheus: no series");
+  EXPECT_EQ((*a.status)["phase"], ms["status"]["phase"]);
+  EXPECT_TRUE(a.events.empty());
+}
+
+TEST(Plan, APendingFirstReadingKeepsReplicasAndIsNotDegraded) {
+  json ms = SteadyModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  autoscale::Recommendation pending{false, "", "waiting for the first queue length", 0, 2};
+  pending.pending = true;
+  Observed obs{ServerDeployment(), ServerService(), pending, std::nullopt};  // 2 replicas
+  Actions a = Plan(ms, obs, Opts(), kT1);
+  EXPECT_EQ(FindWrite(a, ActionType::kUpdate, "Deployment"), nullptr);
+  EXPECT_FALSE(a.status) << "the steady status (Ready, 2 desired) stays: no Degraded while the first read is pending";
+  EXPECT_FALSE(HasEvent(a, "MetricsUnavailable"));
+}
+
 TEST(Plan, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};

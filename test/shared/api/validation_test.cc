@@ -111,6 +111,26 @@ TEST_F(ValidationTest, StrategyRules) {
   EXPECT_EQ(Message(o), "");
 }
 
+TEST_F(ValidationTest, TargetGPUUtilization) {
+  json o = Valid();
+  o["spec"]["gpus"] = 1;
+  o["spec"]["autoscaling"] = {{"maxReplicas", 10}, {"targetQueueLength", 5}, {"targetGPUUtilization", 60}};
+  EXPECT_EQ(Message(o), "");
+  for (int bad : {0, 101}) {
+    o["spec"]["autoscaling"]["targetGPUUtilization"] = bad;
+    EXPECT_EQ(Message(o), "spec.autoscaling.targetGPUUtilization: Invalid value: " + std::to_string(bad) +
+                              ": must be between 1 and 100");
+  }
+  o["spec"]["autoscaling"]["targetGPUUtilization"] = "60";
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.targetGPUUtilization: Invalid value: \"60\": must be of type integer, not string");
+  o["spec"]["autoscaling"]["targetGPUUtilization"] = 60;
+  o["spec"]["gpus"] = 0;
+  EXPECT_EQ(
+      Message(o),
+      "spec.autoscaling.targetGPUUtilization: Invalid value: 60: may only be set when spec.gpus is greater than 0");
+}
+
 TEST_F(ValidationTest, AutoscalingRulesAndWarnings) {
   json o = Valid();
   o["spec"]["autoscaling"] = {{"minReplicas", 5}, {"maxReplicas", 3}, {"targetQueueLength", 4}};

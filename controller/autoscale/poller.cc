@@ -1,0 +1,169 @@
+#include "controller/autoscale/poller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+namespace ms::autoscale {
+
+namespace {
+
+// How long an idle thread sleeps when nothing is watched (Watch wakes it).
+constexpr std::chrono::hours kIdle{1};
+
+}  // namespace
+
+Poller::Poller(std::shared_ptr<QuerySource> source, const Clock& clock, PollerOptions options,
+               AutoscalerMetrics& metrics, std::shared_ptr<spdlog::logger> logger)
+    : source_(std::move(source)),
+      clock_(clock),
+      options_(options),
+      metrics_(metrics),
+      logger_(std::move(logger)),
+      breaker_(options.breaker) {}
+
+Poller::~Poller() { Stop(); }
+
+void Poller::SetOnChange(OnChange on_change) { on_change_ = std::move(on_change); }
+
+void Poller::Start() {
+  std::lock_guard<std::mutex> g(mu_);
+  stopping_ = false;
+  for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+void Poller::Stop() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopping_ = true;
+    threads.swap(threads_);
+    cv_.notify_all();
+  }
+  for (auto& t : threads) t.join();
+}
+
+void Poller::Watch(const MetricKey& key, const std::string& query) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto [it, added] = entries_.try_emplace(key);
+  Entry& e = it->second;
+  if (!added && e.query == query) return;
+  e.query = query;
+  e.generation = ++generations_;
+  e.due = clock_.Now();  // at once
+  e.reading.watched = true;
+  cv_.notify_all();
+}
+
+Reading Poller::Read(const MetricKey& key) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return {};
+  Reading r = it->second.reading;
+  if (breaker_.state() != CircuitBreaker::State::kClosed) r.error = breaker_.Why();
+  return r;
+}
+
+void Poller::Forget(const MetricKey& key) {
+  std::lock_guard<std::mutex> g(mu_);
+  entries_.erase(key);
+}
+
+std::size_t Poller::Watched() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return entries_.size();
+}
+
+CircuitBreaker::State Poller::breaker_state() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return breaker_.state();
+}
+
+std::optional<Poller::Job> Poller::Next(Clock::TimePoint now, Clock::TimePoint& wake) {
+  wake = now + kIdle;
+  if (breaker_.state() == CircuitBreaker::State::kOpen && now < breaker_.open_until()) {
+    wake = breaker_.open_until();
+    return std::nullopt;
+  }
+  Entry* next = nullptr;
+  const MetricKey* next_key = nullptr;
+  for (auto& [key, e] : entries_) {
+    if (e.in_flight || (next != nullptr && next->due <= e.due)) continue;
+    next = &e;
+    next_key = &key;
+  }
+  if (next == nullptr) return std::nullopt;
+  if (next->due > now) {
+    wake = next->due;
+    return std::nullopt;
+  }
+  if (!breaker_.Allow(now)) return std::nullopt;  // half-open: the probe's result wakes us
+  next->in_flight = true;
+  return Job{*next_key, next->query, next->generation, now};
+}
+
+bool Poller::Record(const Job& job, const QueryResult& result) {
+  const CircuitBreaker::State before = breaker_.state();
+  if (result.unreachable) {
+    breaker_.Failure(clock_.Now(), result.error);
+  } else {
+    breaker_.Success();
+  }
+  (result.ok ? metrics_.queries_ok : metrics_.queries_error).Increment();
+  Publish();
+  if (logger_ && before != breaker_.state()) {
+    if (breaker_.state() == CircuitBreaker::State::kOpen && before == CircuitBreaker::State::kClosed) {
+      logger_->warn("poller: {}", breaker_.Why());
+    } else if (breaker_.state() == CircuitBreaker::State::kClosed) {
+      logger_->info("poller: Prometheus answers again; circuit breaker closed");
+    }
+  }
+  auto it = entries_.find(job.key);
+  if (it == entries_.end() || it->second.generation != job.generation) {
+    if (it != entries_.end()) it->second.in_flight = false;
+    return false;
+  }
+  Entry& e = it->second;
+  e.in_flight = false;
+  e.due = job.started + options_.interval;
+  Reading& r = e.reading;
+  if (result.ok) {
+    const bool changed = !r.value || *r.value != result.value || r.series != result.series || !r.error.empty();
+    r.value = result.value;
+    r.series = result.series;
+    r.value_at = clock_.Now();
+    r.value_wall = clock_.WallNow();
+    r.error.clear();
+    return changed;
+  }
+  const bool changed = r.error != result.error;
+  r.error = result.error;
+  return changed;
+}
+
+void Poller::Publish() { metrics_.breaker_open.Set(breaker_.state() == CircuitBreaker::State::kClosed ? 0 : 1); }
+
+void Poller::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    Clock::TimePoint wake;
+    const std::optional<Job> job = Next(clock_.Now(), wake);
+    if (!job) {
+      clock_.WaitUntil(cv_, lock, wake);
+      continue;
+    }
+    lock.unlock();
+    QueryResult r = source_ ? source_->Query(job->query) : QueryResult::Error("no query source configured");
+    if (r.ok && !std::isfinite(r.value)) r = QueryResult::Error("value is not finite");
+    lock.lock();
+    const bool changed = Record(*job, r);
+    cv_.notify_all();  // a probe's result, or a key free again, for the other threads
+    if (changed && on_change_) {
+      lock.unlock();
+      on_change_(job->key.ns, job->key.name);
+      lock.lock();
+    }
+  }
+}
+
+}  // namespace ms::autoscale
