@@ -1,9 +1,9 @@
 # Every invalid sample in manifests/samples/invalid/ is rejected by
 # `kubectl apply` with the exact message: the six single-field violations by
-# the CRD's OpenAPI schema (API server wording), the three cross-field rules
-# and the four pod-field rules by the validating webhook (design.md wording,
+# the CRD's OpenAPI schema (API server wording), the three cross-field rules,
+# the six pod-field rules and the GPU target's rule by the validating webhook (design.md wording,
 # `admission webhook "..." denied the request` prefix); nothing is created.
-# The same thirteen files posted as
+# The same seventeen files posted as
 # AdmissionReviews straight to the webhook's /validate give the `# expect:`
 # text of each file, 422 Invalid, and echo the uid.
 # timeout: 120
@@ -28,9 +28,13 @@ via[gpu-in-resources]=webhook
 via[request-above-limit]=webhook
 via[env-model-name]=webhook
 via[pod-label-selector]=webhook
+via[affinity-no-terms]=webhook
+via[spread-duplicate]=webhook
+via[priority-class-upper]=webhook
+via[gpu-target-without-gpus]=webhook
 
 files=("$dir"/*.yaml)
-assert_eq "${#files[@]}" 13 "number of invalid samples"
+assert_eq "${#files[@]}" 17 "number of invalid samples"
 for f in "${files[@]}"; do
   base="$(basename "$f" .yaml)"
   [[ -n "${via[$base]:-}" ]] || fail "invalid sample $base is not in this case's table: add it"
@@ -48,7 +52,7 @@ for f in "${files[@]}"; do
   fi
   gone "$ns" ms "$name" || fail "$name exists although it was rejected"
 
-  # Directly to the webhook: the design.md wording for all thirteen.
+  # Directly to the webhook: the design.md wording for all seventeen.
   obj="$(k create --dry-run=client -f "$f" -o json | jq -c --arg ns "$ns" '.metadata.namespace = $ns')"
   uid="e2e-$(date +%s%N)"
   review="$(jq -cn --argjson obj "$obj" --arg uid "$uid" --arg ns "$ns" --arg name "$name" '{
