@@ -60,6 +60,8 @@ class NotAutoscaled final : public autoscale::Autoscaler {
     return {false, "MetricsUnavailable", "not autoscaled", 0, current};
   }
   void Forget(const std::string&, const std::string&) override {}
+  autoscale::GpuUtilization Gpu(const std::string&, const std::string&) override { return {}; }
+  void ForgetGpu(const std::string&, const std::string&) override {}
 };
 
 // Writes asked for after the loss carry this annotation (added by
