@@ -1,6 +1,5 @@
 // modelservice-webhook: the validating and mutating admission webhook for
 // ModelService (design.md §2, §4).
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,15 +16,16 @@
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
-#include "base/side_endpoints.h"
+#include "base/open_files.h"
 #include "base/signals.h"
 #include "base/strings.h"
 #include "certs/cert_watcher.h"
+#include "transport/side_endpoints.h"
+#include "transport/tls.h"
 #include "version/version.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
-#include "webhook/transport/tls.h"
 #include "webhook/validate/validate.h"
 
 // jemalloc (linked unless under the sanitizers) reads this at start: its
@@ -83,15 +83,6 @@ ms::FlagSet Definitions(Flags& f) {
   ms::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
-}
-
-// Each API server connection holds a descriptor: take the hard limit, as
-// Go programs do at start (the soft limit is often 1024).
-void RaiseOpenFileLimit() {
-  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
-  }
 }
 
 // What the flags mean once checked.
@@ -183,7 +174,7 @@ int Serve(const Flags& f, const Settings& s) {
   // /metrics and the probes (first: alive, not ready, while the certificate
   // is awaited); on one server when both flags name the same address.
   std::atomic<bool> serving{false}, stopping{false};
-  ms::SideEndpoints side(logger);
+  ms::transport::SideEndpoints side(logger);
   if (!side.Start(
           f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving, &stopping](std::string* why) {
@@ -229,7 +220,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "validate")
     return ms::validate::Main(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
   ms::BlockTerminationSignals();
-  RaiseOpenFileLimit();
+  ms::RaiseOpenFileLimit();
   Flags f;
   ms::FlagSet flags = Definitions(f);
   if (auto done = flags.ParseCommandLine(argc, argv, std::cout, std::cerr)) return *done;

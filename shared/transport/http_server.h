@@ -1,10 +1,11 @@
-// An HTTPS/1.1 server on epoll, in the model of Envoy's workers: a few
+// An HTTP/1.1 server on epoll, over TLS (the webhook's admission port) or
+// plain TCP (the side endpoints of both programs), in the model of Envoy's workers: a few
 // workers (--threads), each an event loop on its own thread that owns its
 // connections (worker.h), all accepting from one listening socket
 // (listener.h). Requests are answered on the worker that read them, so a
 // handler must be quick and must not block (admission handlers are pure
 // functions of the request). The HTTP rules and timeouts are
-// webhook/transport/http1.h's, one connection's I/O https_connection.h's;
+// transport/http1.h's, one connection's I/O server_connection.h's;
 // TLS set-up (versions, ciphers, certificates, client verification) is the
 // caller's SSL_CTX.
 #pragma once
@@ -18,13 +19,13 @@
 #include <thread>
 #include <vector>
 
-#include "webhook/transport/http1.h"
-#include "webhook/transport/listener.h"
-#include "webhook/transport/worker.h"
+#include "transport/http1.h"
+#include "transport/listener.h"
+#include "transport/worker.h"
 
 namespace ms::transport {
 
-struct HttpsServerOptions {
+struct HttpServerOptions {
   std::string host = "0.0.0.0";   // an address, or "" for all
   int port = 0;                   // 0: any free port
   int threads = 2;                // workers (event loops)
@@ -35,14 +36,14 @@ struct HttpsServerOptions {
   Limits limits;
 };
 
-class HttpsServer {
+class HttpServer {
  public:
-  // `ctx` must outlive the server.
-  HttpsServer(HttpsServerOptions options, SSL_CTX& ctx, Connection::Handler handler, Connection::RefusalHook on_refusal,
-              std::shared_ptr<spdlog::logger> logger);
-  ~HttpsServer();
-  HttpsServer(const HttpsServer&) = delete;
-  HttpsServer& operator=(const HttpsServer&) = delete;
+  // `ctx` must outlive the server; nullptr: plain HTTP.
+  HttpServer(HttpServerOptions options, SSL_CTX* ctx, Connection::Handler handler, Connection::RefusalHook on_refusal,
+             std::shared_ptr<spdlog::logger> logger);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and starts the workers. False + error when the address cannot be
   // bound.
@@ -56,7 +57,7 @@ class HttpsServer {
   size_t connections() const { return shared_.open_connections.load(); }
 
  private:
-  HttpsServerOptions options_;
+  HttpServerOptions options_;
   Connection::Handler handler_;
   Connection::RefusalHook on_refusal_;
   std::shared_ptr<spdlog::logger> logger_;

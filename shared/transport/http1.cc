@@ -1,4 +1,4 @@
-#include "webhook/transport/http1.h"
+#include "transport/http1.h"
 
 #include <algorithm>
 #include <charconv>

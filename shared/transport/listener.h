@@ -1,4 +1,4 @@
-// The listening socket of the HTTPS server: bound with getaddrinfo (host
+// The listening socket of the HTTP server: bound with getaddrinfo (host
 // "" for all addresses, port 0 for any free one), non-blocking, shared by
 // every worker (each watches it with EPOLLEXCLUSIVE: a new connection wakes
 // one of them).
@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "webhook/transport/unique_fd.h"
+#include "transport/unique_fd.h"
 
 namespace ms::transport {
 

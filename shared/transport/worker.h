@@ -1,5 +1,5 @@
-// One worker of the HTTPS server (https_server.h): an event loop on a thread
-// of its own, the connections it owns (TLS, then HTTP/1.1 as
+// One worker of the HTTP server (http_server.h): an event loop on a thread
+// of its own, the connections it owns (TLS or plain TCP, then HTTP/1.1 as
 // http1::Connection), and its share of accepting from the listener. Each
 // connection has one timer, armed at its next deadline (handshake, request
 // or idle timeout, an answer the client does not read, the linger), so the
@@ -18,22 +18,22 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "webhook/transport/event_loop.h"
-#include "webhook/transport/http1.h"
-#include "webhook/transport/https_connection.h"
-#include "webhook/transport/listener.h"
+#include "transport/event_loop.h"
+#include "transport/http1.h"
+#include "transport/listener.h"
+#include "transport/server_connection.h"
 
 namespace ms::transport {
 
-struct HttpsServerOptions;
+struct HttpServerOptions;
 class Worker;
 
 // What the workers of one server share.
 struct ServerShared {
-  ServerShared(HttpsConnection::Context context, SSL_CTX& ssl_ctx, const Listener& listening)
+  ServerShared(ServerConnection::Context context, SSL_CTX* ssl_ctx, const Listener& listening)
       : connections(context), ctx(ssl_ctx), listener(listening) {}
-  HttpsConnection::Context connections;
-  SSL_CTX& ctx;
+  ServerConnection::Context connections;
+  SSL_CTX* ctx;  // nullptr: plain HTTP
   const Listener& listener;
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<size_t> open_connections{0};
@@ -75,7 +75,7 @@ class Worker {
   void Drive(Conns::iterator it, uint32_t events);
   void OnTimer(uint64_t id);
   // After a connection's turn: close it, or watch its socket and arm its timer.
-  void Settle(Conns::iterator it, HttpsConnection::Next next);
+  void Settle(Conns::iterator it, ServerConnection::Next next);
 
   ServerShared& shared_;
   EventLoop loop_;

@@ -1,4 +1,4 @@
-#include "webhook/transport/client_names.h"
+#include "transport/client_names.h"
 
 #include <openssl/x509v3.h>
 

@@ -1,6 +1,6 @@
 // HTTP/1.1 server-side protocol for one connection, as a state machine over
 // bytes and time: no sockets, no TLS, no threads, so every framing rule,
-// limit and timeout is unit-testable in virtual time. webhook/transport/https_server.h
+// limit and timeout is unit-testable in virtual time. shared/transport/http_server.h
 // moves the bytes.
 //
 // What it speaks: request line and headers (CRLF or bare LF), Content-Length
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "webhook/transport/response.h"
+#include "transport/response.h"
 
 namespace ms::transport {
 

@@ -1,4 +1,4 @@
-#include "webhook/transport/tls.h"
+#include "transport/tls.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "base/files.h"
-#include "webhook/transport/client_names.h"
-#include "webhook/transport/ticket_keys.h"
+#include "transport/client_names.h"
+#include "transport/ticket_keys.h"
 
 namespace ms::transport {
 

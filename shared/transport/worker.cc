@@ -1,4 +1,4 @@
-#include "webhook/transport/worker.h"
+#include "transport/worker.h"
 
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "webhook/transport/https_server.h"
+#include "transport/http_server.h"
+#include "transport/plain_connection.h"
+#include "transport/tls_connection.h"
 
 namespace ms::transport {
 
@@ -19,10 +21,10 @@ constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
 }  // namespace
 
 struct Worker::Conn {
-  Conn(Worker& w, std::uint64_t id_, std::unique_ptr<TlsConnection> tls, const HttpsConnection::Context& context)
-      : id(id_), connection(std::move(tls), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
+  Conn(Worker& w, std::uint64_t id_, std::unique_ptr<Stream> stream, const ServerConnection::Context& context)
+      : id(id_), connection(std::move(stream), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
   std::uint64_t id;  // the epoll tag: never reused, unlike the fd
-  HttpsConnection connection;
+  ServerConnection connection;
   EventLoop::Timer timer;  // at the connection's next deadline
   std::uint32_t interest = EPOLLIN | EPOLLRDHUP;
 };
@@ -137,12 +139,17 @@ void Worker::Adopt(UniqueFd fd, const sockaddr_storage& addr) {
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const int raw_fd = fd.get();
   std::string error;
-  auto tls = TlsConnection::Accept(std::move(fd), shared_.ctx, PeerAddress(addr), &error);
-  if (!tls) {
+  std::unique_ptr<Stream> stream;
+  if (shared_.ctx) {
+    stream = TlsConnection::Accept(std::move(fd), *shared_.ctx, PeerAddress(addr), &error);
+  } else {
+    stream = std::make_unique<PlainConnection>(std::move(fd), PeerAddress(addr));
+  }
+  if (!stream) {
     shared_.connections.logger.error("{}", error);
     return forget();
   }
-  auto c = std::make_unique<Conn>(*this, next_id_++, std::move(tls), shared_.connections);
+  auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
   if (!loop_.Add(raw_fd, c->interest, c->id)) {
     shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
     return forget();
@@ -196,9 +203,9 @@ void Worker::OnTimer(std::uint64_t id) {
   if (draining_) DrainStep();
 }
 
-void Worker::Settle(Conns::iterator it, HttpsConnection::Next next) {
+void Worker::Settle(Conns::iterator it, ServerConnection::Next next) {
   Conn& c = *it->second;
-  if (next == HttpsConnection::Next::kClose) {
+  if (next == ServerConnection::Next::kClose) {
     Close(it);
     return;
   }

@@ -1,4 +1,4 @@
-#include "webhook/transport/tls_connection.h"
+#include "transport/tls_connection.h"
 
 #include <openssl/err.h>
 #include <sys/socket.h>
@@ -34,7 +34,7 @@ TlsConnection::Io Want(int err) {
 }  // namespace
 
 TlsConnection::TlsConnection(UniqueFd fd, SSL* ssl, std::string remote)
-    : fd_(std::move(fd)), ssl_(ssl), remote_(std::move(remote)) {}
+    : Stream(std::move(fd), std::move(remote)), ssl_(ssl) {}
 
 std::unique_ptr<TlsConnection> TlsConnection::Accept(UniqueFd fd, SSL_CTX& ctx, std::string remote,
                                                      std::string* error) {
@@ -95,23 +95,6 @@ void TlsConnection::SendCloseNotify() {
   ERR_clear_error();
   SSL_shutdown(ssl_.get());
   ERR_clear_error();
-}
-
-void TlsConnection::HalfClose() {
-  SendCloseNotify();
-  ::shutdown(fd_.get(), SHUT_WR);
-}
-
-bool TlsConnection::Linger(size_t& budget) {
-  char buf[16 * 1024];
-  for (;;) {
-    const ssize_t n = ::recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0 && static_cast<size_t>(n) < budget) {
-      budget -= static_cast<size_t>(n);
-      continue;
-    }
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-  }
 }
 
 }  // namespace ms::transport

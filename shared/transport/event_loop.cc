@@ -1,4 +1,4 @@
-#include "webhook/transport/event_loop.h"
+#include "transport/event_loop.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

@@ -1,24 +1,26 @@
-#include "webhook/transport/https_server.h"
+#include "transport/http_server.h"
 
 #include <algorithm>
 
 namespace ms::transport {
 
-HttpsServer::HttpsServer(HttpsServerOptions options, SSL_CTX& ctx, Connection::Handler handler,
-                         Connection::RefusalHook on_refusal, std::shared_ptr<spdlog::logger> logger)
+HttpServer::HttpServer(HttpServerOptions options, SSL_CTX* ctx, Connection::Handler handler,
+                       Connection::RefusalHook on_refusal, std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
       handler_(std::move(handler)),
       on_refusal_(std::move(on_refusal)),
       logger_(std::move(logger)),
       shared_({options_, handler_, on_refusal_, *logger_, clock_}, ctx, listener_) {}
 
-HttpsServer::~HttpsServer() { Stop(); }
+HttpServer::~HttpServer() { Stop(); }
 
-bool HttpsServer::Start(std::string* error) {
+bool HttpServer::Start(std::string* error) {
   // One TLS record per answer needs partial writes off; reading ahead saves
   // a system call per record.
-  SSL_CTX_set_mode(&shared_.ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  SSL_CTX_set_read_ahead(&shared_.ctx, 1);
+  if (shared_.ctx) {
+    SSL_CTX_set_mode(shared_.ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_read_ahead(shared_.ctx, 1);
+  }
   std::string why;
   if (!listener_.Bind(options_.host, options_.port, &why)) {
     if (error) *error = std::move(why);
@@ -38,7 +40,7 @@ bool HttpsServer::Start(std::string* error) {
   return true;
 }
 
-void HttpsServer::Stop() {
+void HttpServer::Stop() {
   if (threads_.empty() && listener_.fd() < 0) return;
   shared_.stopping.store(true);
   // Stop listening at once: new connections are refused, not left queued

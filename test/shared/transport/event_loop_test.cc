@@ -1,5 +1,5 @@
-// The event loop's timer heap and posted tasks (webhook/transport/event_loop.h).
-#include "webhook/transport/event_loop.h"
+// The event loop's timer heap and posted tasks (shared/transport/event_loop.h).
+#include "transport/event_loop.h"
 
 #include <gtest/gtest.h>
 

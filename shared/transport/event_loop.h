@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "webhook/transport/unique_fd.h"
+#include "transport/unique_fd.h"
 
 namespace ms::transport {
 

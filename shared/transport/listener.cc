@@ -1,4 +1,4 @@
-#include "webhook/transport/listener.h"
+#include "transport/listener.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,5 +1,5 @@
-// One connection of the HTTPS server: TLS (tls_connection.h), then HTTP/1.1
-// (http1.h: every framing rule and timeout), driven by its worker's event
+// One connection of the HTTP server: a stream (stream.h: TLS or plain TCP),
+// then HTTP/1.1 (http1.h: every framing rule and timeout), driven by its worker's event
 // loop with what the socket is ready for and when its deadline comes. After
 // each turn it says what to watch the socket for and when it next needs the
 // time; a turn that returns kClose means: close it now.
@@ -17,8 +17,8 @@
 #include <memory>
 
 #include "base/clock.h"
-#include "webhook/transport/http1.h"
-#include "webhook/transport/tls_connection.h"
+#include "transport/http1.h"
+#include "transport/stream.h"
 
 namespace spdlog {
 class logger;
@@ -26,23 +26,23 @@ class logger;
 
 namespace ms::transport {
 
-struct HttpsServerOptions;
+struct HttpServerOptions;
 
-class HttpsConnection {
+class ServerConnection {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
   enum class Next { kKeep, kClose };
 
   // What the server's connections share; it outlives them.
   struct Context {
-    const HttpsServerOptions& options;
+    const HttpServerOptions& options;
     const Connection::Handler& handler;
     const Connection::RefusalHook& on_refusal;
     spdlog::logger& logger;
     const Clock& clock;  // the Date header's wall time
   };
 
-  HttpsConnection(std::unique_ptr<TlsConnection> tls, const Context& context, TimePoint now);
+  ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now);
 
   // The socket is ready (epoll's `events`): handshake, read, answer, write.
   Next OnReady(std::uint32_t events);
@@ -57,7 +57,8 @@ class HttpsConnection {
   bool Idle() const;
   // Before it goes: close_notify when it was established and is not lingering.
   void Close();
-  int fd() const { return tls_->fd(); }
+  int fd() const { return stream_->fd(); }
+  const std::string& remote() const { return stream_->remote(); }
 
  private:
   bool Handshake();  // false: not established (yet); `closed_` when it failed
@@ -68,7 +69,7 @@ class HttpsConnection {
   bool blocked() const { return write_blocked_since_ != TimePoint{}; }
 
   const Context& context_;
-  std::unique_ptr<TlsConnection> tls_;
+  std::unique_ptr<Stream> stream_;    // TLS or plain
   std::unique_ptr<Connection> http_;  // once the handshake is done
   bool closed_ = false;               // failed: close it
   bool want_write_ = false;           // the socket must become writable

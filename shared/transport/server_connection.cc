@@ -1,26 +1,26 @@
-#include "webhook/transport/https_connection.h"
+#include "transport/server_connection.h"
 
 #include <spdlog/logger.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
 
-#include "webhook/transport/https_server.h"
+#include "transport/http_server.h"
 
 namespace ms::transport {
 
-using Io = TlsConnection::Io;
+using Io = Stream::Io;
 
-HttpsConnection::HttpsConnection(std::unique_ptr<TlsConnection> tls, const Context& context, TimePoint now)
-    : context_(context), tls_(std::move(tls)), deadline_(now + context.options.limits.read_timeout) {}
+ServerConnection::ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now)
+    : context_(context), stream_(std::move(stream)), deadline_(now + context.options.limits.read_timeout) {}
 
-bool HttpsConnection::Idle() const { return lingering_ || (http_ && http_->idle() && http_->output().empty()); }
+bool ServerConnection::Idle() const { return lingering_ || (http_ && http_->idle() && http_->output().empty()); }
 
-void HttpsConnection::Close() {
-  if (http_ && !lingering_) tls_->SendCloseNotify();
+void ServerConnection::Close() {
+  if (http_ && !lingering_) stream_->SendCloseNotify();
 }
 
-HttpsConnection::TimePoint HttpsConnection::Deadline() const {
+ServerConnection::TimePoint ServerConnection::Deadline() const {
   if (lingering_ || !http_) return deadline_;
   if (blocked()) return std::min(write_blocked_since_ + context_.options.limits.read_timeout, http_->deadline());
   return http_->deadline();
@@ -29,7 +29,7 @@ HttpsConnection::TimePoint HttpsConnection::Deadline() const {
 // Reading stops while an answer waits to be sent and the connection is
 // closing, or too much output is queued (a client that sends without
 // reading); level-triggered EPOLLIN would otherwise spin.
-std::uint32_t HttpsConnection::Interest() const {
+std::uint32_t ServerConnection::Interest() const {
   if (lingering_) return EPOLLIN | EPOLLRDHUP;
   const bool want_read =
       !http_ || write_wants_read_ ||
@@ -37,11 +37,11 @@ std::uint32_t HttpsConnection::Interest() const {
   return (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write_ || !want_read ? EPOLLOUT : 0u);
 }
 
-bool HttpsConnection::Handshake() {
-  switch (tls_->Handshake()) {
+bool ServerConnection::Handshake() {
+  switch (stream_->Handshake()) {
     case Io::kDone:
       http_ = std::make_unique<Connection>(context_.options.limits, context_.handler, context_.on_refusal,
-                                           tls_->remote(), std::chrono::steady_clock::now(), context_.clock);
+                                           stream_->remote(), std::chrono::steady_clock::now(), context_.clock);
       return true;
     case Io::kWantRead:
       want_write_ = false;
@@ -53,17 +53,17 @@ bool HttpsConnection::Handshake() {
     case Io::kFailed:
       break;
   }
-  if (tls_->plain_http()) {
-    context_.logger.debug("plain HTTP request from {} to the HTTPS port", tls_->remote());
+  if (stream_->plain_http()) {
+    context_.logger.debug("plain HTTP request from {} to the HTTPS port", stream_->remote());
   } else {
-    context_.logger.debug("TLS handshake with {} failed: {}", tls_->remote(), tls_->failure());
+    context_.logger.debug("TLS handshake with {} failed: {}", stream_->remote(), stream_->failure());
   }
   closed_ = true;
   return false;
 }
 
-HttpsConnection::Next HttpsConnection::OnReady(std::uint32_t events) {
-  if (lingering_) return tls_->Linger(linger_budget_) ? Next::kKeep : Next::kClose;
+ServerConnection::Next ServerConnection::OnReady(std::uint32_t events) {
+  if (lingering_) return stream_->Linger(linger_budget_) ? Next::kKeep : Next::kClose;
   if (!http_ && !Handshake()) return closed_ ? Next::kClose : Next::kKeep;
   want_write_ = false;
   const bool hung_up = (events & (EPOLLHUP | EPOLLERR)) != 0;
@@ -86,13 +86,13 @@ HttpsConnection::Next HttpsConnection::OnReady(std::uint32_t events) {
     // Answers already made are sent even when the peer has stopped sending.
     if (!Flush()) failed = true;
     if (drained || failed || blocked() || http_->closing() ||
-        http_->output().size() >= context_.options.max_queued_output || !tls_->HasPending())
+        http_->output().size() >= context_.options.max_queued_output || !stream_->HasPending())
       break;
   }
   return AfterTurn(failed);
 }
 
-HttpsConnection::Next HttpsConnection::AfterTurn(bool failed) {
+ServerConnection::Next ServerConnection::AfterTurn(bool failed) {
   if (failed) return Next::kClose;
   if (http_->closing() && http_->output().empty()) StartLinger();
   return Next::kKeep;
@@ -101,11 +101,11 @@ HttpsConnection::Next HttpsConnection::AfterTurn(bool failed) {
 // Feeds what the TLS connection gives to the HTTP connection, until it has
 // max_queued_output of answers waiting or stops reading. True when the
 // socket must be read again first (or the stream ended or broke: `failed`).
-bool HttpsConnection::Read(bool* failed) {
+bool ServerConnection::Read(bool* failed) {
   char buf[16 * 1024];
   while (!http_->closing() && http_->output().size() < context_.options.max_queued_output) {
     size_t n = 0;
-    switch (tls_->Read(buf, sizeof buf, &n)) {
+    switch (stream_->Read(buf, sizeof buf, &n)) {
       case Io::kDone:
         http_->OnData(std::string_view(buf, n), std::chrono::steady_clock::now());
         continue;
@@ -126,8 +126,8 @@ bool HttpsConnection::Read(bool* failed) {
 }
 
 // Sends what the HTTP connection has to say. False when the connection broke.
-bool HttpsConnection::Flush() {
-  const Io io = tls_->Write(http_->output());
+bool ServerConnection::Flush() {
+  const Io io = stream_->Write(http_->output());
   if (io == Io::kDone) {
     write_blocked_since_ = {};
     write_wants_read_ = false;
@@ -140,23 +140,23 @@ bool HttpsConnection::Flush() {
   return true;
 }
 
-void HttpsConnection::StartLinger() {
-  tls_->HalfClose();
+void ServerConnection::StartLinger() {
+  stream_->HalfClose();
   lingering_ = true;
   linger_budget_ = context_.options.limits.max_body_bytes + (1u << 20);
   deadline_ = std::chrono::steady_clock::now() + std::min<std::chrono::steady_clock::duration>(
                                                      context_.options.limits.read_timeout, std::chrono::seconds(2));
 }
 
-HttpsConnection::Next HttpsConnection::OnDeadline(TimePoint now) {
+ServerConnection::Next ServerConnection::OnDeadline(TimePoint now) {
   if (lingering_) return now >= deadline_ ? Next::kClose : Next::kKeep;
   if (!http_) {
     if (now < deadline_) return Next::kKeep;
-    context_.logger.debug("TLS handshake with {} not finished within the read timeout", tls_->remote());
+    context_.logger.debug("TLS handshake with {} not finished within the read timeout", stream_->remote());
     return Next::kClose;
   }
   if (blocked() && now >= write_blocked_since_ + context_.options.limits.read_timeout) {
-    context_.logger.debug("{} did not read its answer within the read timeout", tls_->remote());
+    context_.logger.debug("{} did not read its answer within the read timeout", stream_->remote());
     return Next::kClose;
   }
   if (now < http_->deadline()) return Next::kKeep;
