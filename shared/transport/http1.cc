@@ -125,11 +125,12 @@ const char* ReasonPhrase(int status) {
 }
 
 Connection::Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal,
-                       std::string remote_addr, TimePoint now, const Clock& clock)
+                       std::string remote_addr, TimePoint now, const Clock& clock, BodyBudget* bodies)
     : limits_(limits),
       handler_(handler),
       on_refusal_(on_refusal),
       clock_(clock),
+      bodies_(bodies),
       remote_addr_(std::move(remote_addr)),
       request_start_(now),
       last_activity_(now) {}
@@ -152,7 +153,12 @@ void Connection::OnTimer(TimePoint now) {
   }
 }
 
-void Connection::OnPeerClosed() { closing_ = true; }
+void Connection::OnPeerClosed() {
+  closing_ = true;
+  // What was received of an unfinished request will never be answered.
+  body_lease_.Release();
+  input_ = std::string();
+}
 
 TimePoint Connection::deadline() const {
   return idle() ? last_activity_ + limits_.idle_timeout : request_start_ + limits_.read_timeout;
@@ -174,8 +180,13 @@ void Connection::Process(TimePoint now) {
     Request request = std::move(*head_);
     head_.reset();
     sent_continue_ = false;
-    request.body.assign(input_, 0, body_length_);
-    input_.erase(0, body_length_);
+    if (input_.size() == body_length_) {
+      request.body = std::move(input_);  // its buffer, without a copy
+      input_ = std::string();
+    } else {
+      request.body.assign(input_, 0, body_length_);
+      input_.erase(0, body_length_);
+    }
     const bool keep_alive = WantsKeepAlive(request);
     Response response;
     try {
@@ -184,6 +195,7 @@ void Connection::Process(TimePoint now) {
       response = Response{500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
     }
     Answer(request, std::move(response), keep_alive);
+    body_lease_.Release();
     last_activity_ = now;
     request_start_ = now;  // a pipelined next request has started already
   }
@@ -283,7 +295,29 @@ bool Connection::ReadFraming() {
     seen_length = &value;
     body_length_ = static_cast<size_t>(n);
   }
+  return ReserveBody();
+}
+
+bool Connection::ReserveBody() {
+  if (!bodies_ || body_length_ == 0) return true;
+  auto lease = bodies_->Reserve(remote_addr_, body_length_);
+  if (!lease) {
+    Refuse(503,
+           "too many request bodies in flight: " + std::to_string(body_length_) + " bytes do not fit in the " +
+               std::to_string(bodies_->limit()) + "-byte budget now; retry",
+           {{"Retry-After", "1"}});
+    return false;
+  }
+  body_lease_ = std::move(*lease);
+  // The body is held in input_: its memory once, not grown by doubling.
+  input_.reserve(std::max(input_.size(), body_length_));
   return true;
+}
+
+void Connection::ReleaseBuffers() {
+  constexpr size_t kKept = 16 * 1024;
+  if (input_.empty() && input_.capacity() > kKept) input_ = std::string();
+  if (output_.empty() && output_.capacity() > kKept) output_ = std::string();
 }
 
 int Connection::ParseLines(std::string_view head, Request& request, std::string* message) const {
@@ -394,16 +428,17 @@ const std::string& Connection::Date() {
   return date_;
 }
 
-void Connection::Refuse(int status, std::string message) {
+void Connection::Refuse(int status, std::string message, std::vector<std::pair<std::string, std::string>> headers) {
   Request request = head_ ? std::move(*head_) : Request{};
   head_.reset();
   request.remote_addr = remote_addr_;
   // The message may quote bytes the client sent: the body is UTF-8.
-  Response response{status, "text/plain; charset=utf-8", SanitizeUtf8(message) + "\n", {}};
+  Response response{status, "text/plain; charset=utf-8", SanitizeUtf8(message) + "\n", std::move(headers)};
   if (on_refusal_) on_refusal_(request, response);
   // After a refusal the framing of what follows is unknown: answer and close.
   Answer(request, std::move(response), false);
-  input_.clear();
+  body_lease_.Release();
+  input_ = std::string();
   scan_pos_ = line_start_ = 0;
 }
 

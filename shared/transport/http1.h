@@ -16,6 +16,8 @@
 //   411  Transfer-Encoding (chunked bodies are not accepted: the body limit
 //        must be known before reading)
 //   413  Content-Length over the body limit (refused before the body is read)
+//   503  the body would exceed the server's budget of bodies in flight
+//        (budget.h; refused before it is read, with Retry-After: 1)
 //   431  request line and headers over the header limit
 //   505  an HTTP version other than 1.0 or 1.1
 #pragma once
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "transport/budget.h"
 #include "transport/response.h"
 
 namespace ms::transport {
@@ -72,9 +75,10 @@ class Connection {
   using RefusalHook = std::function<void(const Request&, const Response&)>;
 
   // `clock` gives the wall time of the Date header; the `now` arguments
-  // below drive the timeouts.
+  // below drive the timeouts. A body's Content-Length is reserved in
+  // `bodies` (when given; it outlives the connection) until it is answered.
   Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal, std::string remote_addr,
-             TimePoint now, const Clock& clock);
+             TimePoint now, const Clock& clock, BodyBudget* bodies = nullptr);
 
   // Takes received bytes; answers every request they complete, appending
   // the answers to output().
@@ -87,6 +91,11 @@ class Connection {
 
   // Bytes to send. The transport erases what it sent.
   std::string& output() { return output_; }
+  // Gives the memory of empty buffers back (after a large request or
+  // answer, an idle kept-alive connection holds no more than a small one).
+  void ReleaseBuffers();
+  // Bytes the buffers hold (capacity), for tests.
+  size_t buffer_capacity() const { return input_.capacity() + output_.capacity(); }
   // True once the connection should be closed after output() is sent.
   bool closing() const { return closing_; }
   // When OnTimer next has something to do.
@@ -109,11 +118,13 @@ class Connection {
   bool SkipEmptyLines();
   size_t ScanForHeadEnd();
   bool ReadFraming();
+  // Reserves the body's length in the budget (false after a 503).
+  bool ReserveBody();
   // Parses the complete lines of `head` into `request`; the status and
   // message of a refusal, or 0.
   int ParseLines(std::string_view head, Request& request, std::string* message) const;
   const std::string& Date();
-  void Refuse(int status, std::string message);
+  void Refuse(int status, std::string message, std::vector<std::pair<std::string, std::string>> headers = {});
   void Answer(const Request& request, Response response, bool keep_alive);
   bool WantsKeepAlive(const Request& request) const;
 
@@ -121,6 +132,8 @@ class Connection {
   const Handler& handler_;
   const RefusalHook& on_refusal_;
   const Clock& clock_;
+  BodyBudget* bodies_;
+  BodyBudget::Lease body_lease_;  // of the body being read
   std::string remote_addr_;
   std::string input_;
   std::string output_;

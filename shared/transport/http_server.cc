@@ -10,7 +10,9 @@ HttpServer::HttpServer(HttpServerOptions options, SSL_CTX* ctx, Connection::Hand
       handler_(std::move(handler)),
       on_refusal_(std::move(on_refusal)),
       logger_(std::move(logger)),
-      shared_({options_, handler_, on_refusal_, *logger_, clock_}, ctx, listener_) {}
+      bodies_(options_.max_body_bytes_in_flight),
+      shared_({options_, handler_, on_refusal_, *logger_, clock_, &bodies_}, ctx, listener_, options_.max_connections,
+              options_.max_connections_per_peer) {}
 
 HttpServer::~HttpServer() { Stop(); }
 

@@ -26,10 +26,15 @@
 namespace ms::transport {
 
 struct HttpServerOptions {
-  std::string host = "0.0.0.0";   // an address, or "" for all
-  int port = 0;                   // 0: any free port
-  int threads = 2;                // workers (event loops)
-  size_t max_connections = 1000;  // beyond: accepted and closed at once
+  std::string host = "0.0.0.0";         // an address, or "" for all
+  int port = 0;                         // 0: any free port
+  int threads = 2;                      // workers (event loops)
+  size_t max_connections = 1000;        // beyond: accepted and closed at once
+  size_t max_connections_per_peer = 0;  // from one address; 0: only the total
+  // Bytes of request bodies being received at once (their Content-Length,
+  // reserved when the head is read), one peer at most half of it; beyond, a
+  // request is answered 503 with Retry-After and its connection closed. 0: none.
+  size_t max_body_bytes_in_flight = 0;
   // A connection's answers waiting to be sent beyond which its requests are
   // not read (a client that sends without reading).
   size_t max_queued_output = 1u << 20;
@@ -53,8 +58,10 @@ class HttpServer {
   // being received (up to the read timeout), then joins the workers.
   void Stop();
 
+  // Bytes of bodies in flight, for tests.
+  size_t body_bytes_reserved() const { return bodies_.reserved(); }
   // Open connections, for tests and the log.
-  size_t connections() const { return shared_.open_connections.load(); }
+  size_t connections() const { return shared_.budget.open(); }
 
  private:
   HttpServerOptions options_;
@@ -63,6 +70,7 @@ class HttpServer {
   std::shared_ptr<spdlog::logger> logger_;
   SystemClock clock_;  // the Date header's wall time
   Listener listener_;
+  BodyBudget bodies_;
   ServerShared shared_;
   std::vector<std::thread> threads_;
 };

@@ -41,7 +41,8 @@ bool ServerConnection::Handshake() {
   switch (stream_->Handshake()) {
     case Io::kDone:
       http_ = std::make_unique<Connection>(context_.options.limits, context_.handler, context_.on_refusal,
-                                           stream_->remote(), std::chrono::steady_clock::now(), context_.clock);
+                                           stream_->remote(), std::chrono::steady_clock::now(), context_.clock,
+                                           context_.bodies);
       return true;
     case Io::kWantRead:
       want_write_ = false;
@@ -131,6 +132,7 @@ bool ServerConnection::Flush() {
   if (io == Io::kDone) {
     write_blocked_since_ = {};
     write_wants_read_ = false;
+    http_->ReleaseBuffers();
     return true;
   }
   if (io != Io::kWantWrite && io != Io::kWantRead) return false;

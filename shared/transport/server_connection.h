@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "base/clock.h"
+#include "transport/budget.h"
 #include "transport/http1.h"
 #include "transport/stream.h"
 
@@ -40,6 +41,7 @@ class ServerConnection {
     const Connection::RefusalHook& on_refusal;
     spdlog::logger& logger;
     const Clock& clock;  // the Date header's wall time
+    BodyBudget* bodies;  // the bytes of bodies in flight, shared by the server's connections
   };
 
   ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now);

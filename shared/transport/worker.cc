@@ -24,6 +24,7 @@ struct Worker::Conn {
   Conn(Worker& w, std::uint64_t id_, std::unique_ptr<Stream> stream, const ServerConnection::Context& context)
       : id(id_), connection(std::move(stream), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
   std::uint64_t id;  // the epoll tag: never reused, unlike the fd
+  std::string peer;  // its address, as counted in the connection budget
   ServerConnection connection;
   EventLoop::Timer timer;  // at the connection's next deadline
   std::uint32_t interest = EPOLLIN | EPOLLRDHUP;
@@ -84,22 +85,36 @@ void Worker::Accept() {
       return;
     }
     UniqueFd owned(fd);
-    if (shared_.open_connections.load() >= shared_.connections.options.max_connections) {
-      shared_.connections.logger.warn("refused a connection from {}: {} connections are open", PeerAddress(addr),
-                                      shared_.open_connections.load());
+    std::string peer = PeerAddress(addr);
+    if (!shared_.budget.Take(peer)) {
+      WarnRefused(peer);
       continue;
     }
-    ++shared_.open_connections;
     Worker* target = this;
     for (auto& w : shared_.workers)
       if (w->load() < target->load()) target = w.get();
     ++target->load_;
     if (target == this) {
-      Adopt(std::move(owned), addr);
+      Adopt(std::move(owned), peer);
     } else {
-      target->Hand(std::move(owned), addr);
+      target->Hand(std::move(owned), std::move(peer));
     }
   }
+}
+
+// A connection beyond the budget (in total or from its peer) is closed at
+// once; a flood of them is said once per 10 s, with how many.
+void Worker::WarnRefused(const std::string& peer) {
+  ++refused_since_warning_;
+  const auto now = EventLoop::Now();
+  if (now < next_accept_warning_) return;
+  next_accept_warning_ = now + std::chrono::seconds(10);
+  const auto& o = shared_.connections.options;
+  shared_.connections.logger.warn(
+      "refused {} connection(s) (the last from {}): {} open, at most {} in total and {} per peer address",
+      refused_since_warning_, peer, shared_.budget.open(), o.max_connections,
+      o.max_connections_per_peer ? std::to_string(o.max_connections_per_peer) : "any");
+  refused_since_warning_ = 0;
 }
 
 // Out of descriptors or memory: the pending connection stays in the backlog
@@ -111,7 +126,7 @@ void Worker::PauseAccepting() {
   if (warn) next_accept_warning_ = now + std::chrono::seconds(10);
   shared_.connections.logger.log(warn ? spdlog::level::warn : spdlog::level::debug,
                                  "accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
-                                 shared_.open_connections.load());
+                                 shared_.budget.open());
   loop_.Remove(shared_.listener.fd());
   accepting_ = false;
   loop_.Arm(accept_resume_, now + std::chrono::milliseconds(100));
@@ -122,16 +137,16 @@ void Worker::ResumeAccepting() {
   accepting_ = loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag);
 }
 
-void Worker::Hand(UniqueFd fd, sockaddr_storage addr) {
+void Worker::Hand(UniqueFd fd, std::string peer) {
   auto owned = std::make_shared<UniqueFd>(std::move(fd));
-  loop_.Post([this, owned, addr] { Adopt(std::move(*owned), addr); });
+  loop_.Post([this, owned, peer = std::move(peer)] { Adopt(std::move(*owned), peer); });
 }
 
-// Takes an accepted connection (counted in open_connections and load_
+// Takes an accepted connection (counted in the budget and load_
 // already) and starts its handshake.
-void Worker::Adopt(UniqueFd fd, const sockaddr_storage& addr) {
-  auto forget = [this] {
-    --shared_.open_connections;
+void Worker::Adopt(UniqueFd fd, const std::string& peer) {
+  auto forget = [this, &peer] {
+    shared_.budget.Give(peer);
     --load_;
   };
   if (draining_ || shared_.stopping.load()) return forget();
@@ -141,15 +156,16 @@ void Worker::Adopt(UniqueFd fd, const sockaddr_storage& addr) {
   std::string error;
   std::unique_ptr<Stream> stream;
   if (shared_.ctx) {
-    stream = TlsConnection::Accept(std::move(fd), *shared_.ctx, PeerAddress(addr), &error);
+    stream = TlsConnection::Accept(std::move(fd), *shared_.ctx, peer, &error);
   } else {
-    stream = std::make_unique<PlainConnection>(std::move(fd), PeerAddress(addr));
+    stream = std::make_unique<PlainConnection>(std::move(fd), peer);
   }
   if (!stream) {
     shared_.connections.logger.error("{}", error);
     return forget();
   }
   auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
+  c->peer = peer;
   if (!loop_.Add(raw_fd, c->interest, c->id)) {
     shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
     return forget();
@@ -163,7 +179,7 @@ void Worker::Close(Conns::iterator it) {
   c.connection.Close();
   loop_.Remove(c.connection.fd());
   loop_.Disarm(c.timer);
-  --shared_.open_connections;
+  shared_.budget.Give(c.peer);
   --load_;
   conns_.erase(it);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "transport/budget.h"
 #include "transport/event_loop.h"
 #include "transport/http1.h"
 #include "transport/listener.h"
@@ -30,13 +31,14 @@ class Worker;
 
 // What the workers of one server share.
 struct ServerShared {
-  ServerShared(ServerConnection::Context context, SSL_CTX* ssl_ctx, const Listener& listening)
-      : connections(context), ctx(ssl_ctx), listener(listening) {}
+  ServerShared(ServerConnection::Context context, SSL_CTX* ssl_ctx, const Listener& listening, size_t max_connections,
+               size_t max_per_peer)
+      : connections(context), ctx(ssl_ctx), listener(listening), budget(max_connections, max_per_peer) {}
   ServerConnection::Context connections;
   SSL_CTX* ctx;  // nullptr: plain HTTP
   const Listener& listener;
   std::vector<std::unique_ptr<Worker>> workers;
-  std::atomic<size_t> open_connections{0};
+  ConnectionBudget budget;  // open connections, in total and per peer
   std::atomic<bool> stopping{false};
 };
 
@@ -52,7 +54,7 @@ class Worker {
   // The thread's body: returns once drained.
   void Run();
   // A connection another worker accepted for this one (thread-safe).
-  void Hand(UniqueFd fd, sockaddr_storage addr);
+  void Hand(UniqueFd fd, std::string peer);
   // Stops accepting, closes idle connections, answers requests still
   // arriving (up to the read timeout), then ends Run() (thread-safe).
   void Drain();
@@ -67,7 +69,9 @@ class Worker {
   void Accept();
   void PauseAccepting();
   void ResumeAccepting();
-  void Adopt(UniqueFd fd, const sockaddr_storage& addr);
+  void Adopt(UniqueFd fd, const std::string& peer);
+  // Says (at most every 10 s, else at debug) why connections are refused.
+  void WarnRefused(const std::string& what);
   void Close(Conns::iterator it);
   void BeginDrain();
   void DrainStep();  // closes what is idle; ends Run() once nothing is left
@@ -87,6 +91,7 @@ class Worker {
   EventLoop::Timer accept_resume_;
   EventLoop::Timer drain_deadline_;
   EventLoop::TimePoint next_accept_warning_{};
+  size_t refused_since_warning_ = 0;
 };
 
 }  // namespace ms::transport
