@@ -24,7 +24,7 @@
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/metrics.h"
-#include "base/side_endpoints.h"
+#include "base/open_files.h"
 #include "base/signals.h"
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
@@ -45,6 +45,7 @@
 #include "controller/runtime/informer.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
+#include "transport/side_endpoints.h"
 #include "version/version.h"
 
 namespace {
@@ -347,7 +348,7 @@ class ControllerProcess {
   Expectations expectations_;
   Executor executor_;
   runtime::Controller controller_;
-  SideEndpoints side_;
+  transport::SideEndpoints side_;
   std::unique_ptr<controller::certs::Manager> certs_;  // --cert-mode=self only
   std::vector<std::jthread> informer_threads_;
   std::thread elector_thread_;
@@ -358,6 +359,8 @@ int Run(int argc, char** argv) {
   if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
 
   auto logger = flags.MakeLogger("controller");
+  // The side endpoints' clients each hold a descriptor.
+  RaiseOpenFileLimit();
 
   // libcurl's global set-up (all HTTP clients use it) before any thread starts.
   const kube::curl::GlobalInit curl;

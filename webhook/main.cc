@@ -1,6 +1,5 @@
 // modelservice-webhook: the validating and mutating admission webhook for
 // ModelService (design.md §2, §4).
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,15 +16,16 @@
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
-#include "base/side_endpoints.h"
+#include "base/open_files.h"
 #include "base/signals.h"
 #include "base/strings.h"
 #include "certs/cert_watcher.h"
+#include "transport/side_endpoints.h"
+#include "transport/tls.h"
 #include "version/version.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 #include "webhook/server.h"
-#include "webhook/transport/tls.h"
 #include "webhook/validate/validate.h"
 
 // jemalloc (linked unless under the sanitizers) reads this at start: its
@@ -51,6 +51,8 @@ struct Flags : ms::CommonFlags {
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds idle_timeout{120000};
   int max_connections = 1000;
+  int max_connections_per_peer = 500;
+  int max_body_bytes_in_flight = 32 << 20;
 };
 
 ms::FlagSet Definitions(Flags& f) {
@@ -80,18 +82,16 @@ ms::FlagSet Definitions(Flags& f) {
                  "so that it is the client that closes)");
   flags.Int("max-connections", &f.max_connections,
             "open connections beyond which new ones are closed at once (each costs a file descriptor and buffers)");
+  flags.Int("max-connections-per-peer", &f.max_connections_per_peer,
+            "open connections from one client address beyond which its new ones are closed at once (0: only\n"
+            "--max-connections)");
+  flags.Int("max-body-bytes-in-flight", &f.max_body_bytes_in_flight,
+            "bytes of request bodies being received at once (their Content-Length), one client address at most\n"
+            "half; beyond, a request is answered 503 with Retry-After: 1 (0: no budget; else at least 6291456,\n"
+            "two bodies of the 3 MiB limit)");
   ms::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
-}
-
-// Each API server connection holds a descriptor: take the hard limit, as
-// Go programs do at start (the soft limit is often 1024).
-void RaiseOpenFileLimit() {
-  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
-  }
 }
 
 // What the flags mean once checked.
@@ -109,8 +109,14 @@ std::optional<Settings> Check(const Flags& f) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
   }
-  if (f.threads < 1 || f.port < 0 || f.port > 65535 || f.max_connections < 1) {
-    s.logger->critical("invalid --threads, --port or --max-connections");
+  if (f.threads < 1 || f.port < 0 || f.port > 65535 || f.max_connections < 1 || f.max_connections_per_peer < 0) {
+    s.logger->critical("invalid --threads, --port, --max-connections or --max-connections-per-peer");
+    return std::nullopt;
+  }
+  if (f.max_body_bytes_in_flight != 0 &&
+      f.max_body_bytes_in_flight < 2 * static_cast<int>(ms::webhook::kMaxBodyBytes)) {
+    s.logger->critical("invalid --max-body-bytes-in-flight: 0, or at least {} (two bodies of the limit)",
+                       2 * ms::webhook::kMaxBodyBytes);
     return std::nullopt;
   }
   s.server.http.host = f.bind_host;
@@ -119,6 +125,8 @@ std::optional<Settings> Check(const Flags& f) {
   s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
   s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
   s.server.http.max_connections = static_cast<size_t>(f.max_connections);
+  s.server.http.max_connections_per_peer = static_cast<size_t>(f.max_connections_per_peer);
+  s.server.http.max_body_bytes_in_flight = static_cast<size_t>(f.max_body_bytes_in_flight);
   s.server.cert_file = f.cert_dir + "/" + f.cert_name;
   s.server.key_file = f.cert_dir + "/" + f.key_name;
   s.server.tls.min_version = min_version;
@@ -183,7 +191,7 @@ int Serve(const Flags& f, const Settings& s) {
   // /metrics and the probes (first: alive, not ready, while the certificate
   // is awaited); on one server when both flags name the same address.
   std::atomic<bool> serving{false}, stopping{false};
-  ms::SideEndpoints side(logger);
+  ms::transport::SideEndpoints side(logger);
   if (!side.Start(
           f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving, &stopping](std::string* why) {
@@ -229,7 +237,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "validate")
     return ms::validate::Main(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
   ms::BlockTerminationSignals();
-  RaiseOpenFileLimit();
+  ms::RaiseOpenFileLimit();
   Flags f;
   ms::FlagSet flags = Definitions(f);
   if (auto done = flags.ParseCommandLine(argc, argv, std::cout, std::cerr)) return *done;

@@ -32,10 +32,10 @@ bool Server::Start(std::string* error) {
     return false;
   }
 
-  transport::HttpsServerOptions o = options_.http;
+  transport::HttpServerOptions o = options_.http;
   o.limits.max_body_bytes = kMaxBodyBytes;
-  server_ = std::make_unique<transport::HttpsServer>(
-      o, *ctx_, [this](const transport::Request& req) { return Serve(req); },
+  server_ = std::make_unique<transport::HttpServer>(
+      o, ctx_.get(), [this](const transport::Request& req) { return Serve(req); },
       [this](const transport::Request& req, const transport::Response& res) { Refused(req, res); }, logger_);
   if (!server_->Start(error)) return false;
   port_ = server_->port();

@@ -1,7 +1,7 @@
 // The HTTPS admission server: routes POST /validate and /mutate to their
 // Handlers through ServeReview, over TLS with hot certificate reload, with
 // the controller-runtime webhook metrics. The transport is
-// webhook/transport/https_server.h; this file only routes, counts and logs.
+// shared/transport/http_server.h; this file only routes, counts and logs.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -13,18 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "transport/http_server.h"
+#include "transport/tls.h"
 #include "webhook/admission/handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/metrics.h"
-#include "webhook/transport/https_server.h"
-#include "webhook/transport/tls.h"
 
 namespace ms::webhook {
 
 struct ServerOptions {
   // Address, event loops and timeouts; limits.max_body_bytes is always
   // kMaxBodyBytes, the API server's limit.
-  transport::HttpsServerOptions http;
+  transport::HttpServerOptions http;
   std::string cert_file, key_file;
   transport::ServerTlsOptions tls;
   std::chrono::milliseconds cert_poll_interval{1000};
@@ -65,7 +65,7 @@ class Server {
   std::unique_ptr<transport::CertificateReloader> reloader_;
   std::unique_ptr<transport::ReloadLoop> reload_loop_;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
-  std::unique_ptr<transport::HttpsServer> server_;
+  std::unique_ptr<transport::HttpServer> server_;
   int port_ = -1;
 };
 

@@ -8,7 +8,7 @@
 //   kube::ClientMetrics client_metrics(registry);   // rest_client_*
 //   kube::HttpClient client(config, clock, client_metrics);
 //
-// The side endpoint (base/side_endpoints.h) serves the registry with
+// The side endpoint (transport/side_endpoints.h) serves the registry with
 // Serialize() below. This header brings in prometheus-cpp's registry and
 // metric types; what it declares itself is only what prometheus-cpp 1.0
 // lacks.

@@ -12,7 +12,7 @@
 //       gauge, and ours needs the label: hence not a certwatcher_* name.
 // and the log warnings of expiry.h for both. It reads the files on its own
 // thread every `interval`, with the same checks as the webhook's reloader
-// (webhook/transport/tls.h), so its gauge is the certificate in service.
+// (shared/transport/tls.h), so its gauge is the certificate in service.
 //
 //   CertWatcher watcher(cert_file, key_file, metrics, logger, clock, client_ca_file);
 //   watcher.Start(std::chrono::seconds(1));   // first read at once

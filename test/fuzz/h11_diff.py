@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Differential check of HTTP/1.1 request framing: webhook/transport/http1.h
+"""Differential check of HTTP/1.1 request framing: shared/transport/http1.h
 (through the http1_frames driver) against h11, an independent strict parser
 (Debian's python3-h11).
 

@@ -1,4 +1,4 @@
-// The framing decisions of webhook/transport/http1.h, for the differential
+// The framing decisions of shared/transport/http1.h, for the differential
 // check against python3-h11 (h11_diff.py). Reads cases from stdin, each a
 // 4-byte little-endian length and that many bytes of a client's stream; for
 // each writes one JSON line: the requests the connection handed to its
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "webhook/transport/http1.h"
+#include "transport/http1.h"
 
 namespace {
 

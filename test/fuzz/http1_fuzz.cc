@@ -1,4 +1,4 @@
-// libFuzzer: the HTTP/1.1 connection state machine (webhook/transport/http1.h)
+// libFuzzer: the HTTP/1.1 connection state machine (shared/transport/http1.h)
 // fed random bytes in random splits at random times. Besides the sanitizers'
 // findings, it checks what a client would see: the output is a sequence of
 // complete, well-formed answers, one per request the handler saw or the
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "test/support/fake_clock.h"
-#include "webhook/transport/http1.h"
+#include "transport/http1.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 # and runs each for a bounded time from its committed seed corpus, then the
 # h11 differential check of HTTP framing. Exits non-zero on any finding.
 #   test/fuzz/run.sh                 every target for FUZZ_SECONDS (60) each: what CI runs
-#   test/fuzz/run.sh TARGET...       only these (http1 review review_parser kubeconfig watch_decoder
+#   test/fuzz/run.sh TARGET...       only these (connection http1 review review_parser kubeconfig watch_decoder
 #                                    yaml_reader prometheus_response h11)
 # Environment: FUZZ_SECONDS (per target), FUZZ_RUNS (an execution count instead
 # of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz), FUZZ_WORK
@@ -16,7 +16,7 @@ seconds=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 work=${FUZZ_WORK:-$build/work}
 targets=("$@")
-((${#targets[@]})) || targets=(http1 review review_parser kubeconfig watch_decoder yaml_reader prometheus_response h11)
+((${#targets[@]})) || targets=(connection http1 review review_parser kubeconfig watch_decoder yaml_reader prometheus_response h11)
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fuzzers=()

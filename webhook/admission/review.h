@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "transport/response.h"
 #include "webhook/admission/handler.h"
-#include "webhook/transport/response.h"
 
 namespace ms::webhook {
 

@@ -1,0 +1,174 @@
+#include "transport/server_connection.h"
+
+#include <spdlog/logger.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+
+#include "transport/http_server.h"
+
+namespace ms::transport {
+
+using Io = Stream::Io;
+
+ServerConnection::ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now)
+    : context_(context), stream_(std::move(stream)), deadline_(now + context.options.limits.read_timeout) {}
+
+bool ServerConnection::Idle() const { return lingering_ || (http_ && http_->idle() && http_->output().empty()); }
+
+void ServerConnection::Close() {
+  if (http_ && !lingering_) stream_->SendCloseNotify();
+}
+
+ServerConnection::TimePoint ServerConnection::Deadline() const {
+  if (lingering_ || !http_) return deadline_;
+  if (blocked()) return std::min(write_blocked_since_ + context_.options.limits.read_timeout, http_->deadline());
+  return http_->deadline();
+}
+
+// Reading stops while an answer waits to be sent and the connection is
+// closing, or too much output is queued (a client that sends without
+// reading); level-triggered EPOLLIN would otherwise spin.
+std::uint32_t ServerConnection::Interest() const {
+  if (lingering_) return EPOLLIN | EPOLLRDHUP;
+  const bool want_read =
+      !http_ || write_wants_read_ ||
+      (!blocked() && !http_->closing() && http_->output().size() < context_.options.max_queued_output);
+  return (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write_ || !want_read ? EPOLLOUT : 0u);
+}
+
+bool ServerConnection::Handshake() {
+  switch (stream_->Handshake()) {
+    case Io::kDone:
+      http_ = std::make_unique<Connection>(context_.options.limits, context_.handler, context_.on_refusal,
+                                           stream_->remote(), std::chrono::steady_clock::now(), context_.clock,
+                                           context_.bodies);
+      return true;
+    case Io::kWantRead:
+      want_write_ = false;
+      return false;
+    case Io::kWantWrite:
+      want_write_ = true;
+      return false;
+    case Io::kClosed:
+    case Io::kFailed:
+      break;
+  }
+  if (stream_->plain_http()) {
+    context_.logger.debug("plain HTTP request from {} to the HTTPS port", stream_->remote());
+  } else {
+    context_.logger.debug("TLS handshake with {} failed: {}", stream_->remote(), stream_->failure());
+  }
+  closed_ = true;
+  return false;
+}
+
+ServerConnection::Next ServerConnection::OnReady(std::uint32_t events) {
+  if (lingering_) return stream_->Linger(linger_budget_) ? Next::kKeep : Next::kClose;
+  if (!http_ && !Handshake()) return closed_ ? Next::kClose : Next::kKeep;
+  want_write_ = false;
+  const bool hung_up = (events & (EPOLLHUP | EPOLLERR)) != 0;
+  if (blocked()) {
+    // An answer is waiting to go out: nothing more is read until it has
+    // (SSL_write must be retried with the same bytes, and this is the
+    // backpressure on a client that sends without reading).
+    if (!Flush() || hung_up) return Next::kClose;
+    if (blocked()) return Next::kKeep;
+  }
+  // Read what there is (OpenSSL reads ahead, so this is usually one system
+  // call), answering complete requests as they come. Reading stops at
+  // max_queued_output of answers; once they are sent, what OpenSSL has
+  // already read from the socket (HasPending) is read on: epoll will not
+  // report it again.
+  bool failed = false;
+  for (;;) {
+    const bool drained = Read(&failed);
+    if (hung_up) failed = true;
+    // Answers already made are sent even when the peer has stopped sending.
+    if (!Flush()) failed = true;
+    if (drained || failed || blocked() || http_->closing() ||
+        http_->output().size() >= context_.options.max_queued_output || !stream_->HasPending())
+      break;
+  }
+  return AfterTurn(failed);
+}
+
+ServerConnection::Next ServerConnection::AfterTurn(bool failed) {
+  if (failed) return Next::kClose;
+  if (http_->closing() && http_->output().empty()) StartLinger();
+  return Next::kKeep;
+}
+
+// Feeds what the TLS connection gives to the HTTP connection, until it has
+// max_queued_output of answers waiting or stops reading. True when the
+// socket must be read again first (or the stream ended or broke: `failed`).
+bool ServerConnection::Read(bool* failed) {
+  char buf[16 * 1024];
+  while (!http_->closing() && http_->output().size() < context_.options.max_queued_output) {
+    size_t n = 0;
+    switch (stream_->Read(buf, sizeof buf, &n)) {
+      case Io::kDone:
+        http_->OnData(std::string_view(buf, n), std::chrono::steady_clock::now());
+        continue;
+      case Io::kWantWrite:
+        want_write_ = true;
+        return true;
+      case Io::kWantRead:
+        return true;
+      case Io::kClosed:
+        http_->OnPeerClosed();
+        return true;
+      case Io::kFailed:
+        *failed = true;  // reset, truncated stream or protocol error
+        return true;
+    }
+  }
+  return false;
+}
+
+// Sends what the HTTP connection has to say. False when the connection broke.
+bool ServerConnection::Flush() {
+  const Io io = stream_->Write(http_->output());
+  if (io == Io::kDone) {
+    write_blocked_since_ = {};
+    write_wants_read_ = false;
+    http_->ReleaseBuffers();
+    return true;
+  }
+  if (io != Io::kWantWrite && io != Io::kWantRead) return false;
+  want_write_ = io == Io::kWantWrite;
+  write_wants_read_ = io == Io::kWantRead;
+  if (!blocked()) write_blocked_since_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void ServerConnection::StartLinger() {
+  stream_->HalfClose();
+  lingering_ = true;
+  linger_budget_ = context_.options.limits.max_body_bytes + (1u << 20);
+  deadline_ = std::chrono::steady_clock::now() + std::min<std::chrono::steady_clock::duration>(
+                                                     context_.options.limits.read_timeout, std::chrono::seconds(2));
+}
+
+ServerConnection::Next ServerConnection::OnDeadline(TimePoint now) {
+  if (lingering_) return now >= deadline_ ? Next::kClose : Next::kKeep;
+  if (!http_) {
+    if (now < deadline_) return Next::kKeep;
+    context_.logger.debug("TLS handshake with {} not finished within the read timeout", stream_->remote());
+    return Next::kClose;
+  }
+  if (blocked() && now >= write_blocked_since_ + context_.options.limits.read_timeout) {
+    context_.logger.debug("{} did not read its answer within the read timeout", stream_->remote());
+    return Next::kClose;
+  }
+  if (now < http_->deadline()) return Next::kKeep;
+  const bool was_idle = http_->idle();
+  http_->OnTimer(now);
+  want_write_ = false;
+  if (!Flush()) return Next::kClose;
+  // An idle connection that timed out has nothing to linger for; after a 408 it lingers.
+  if (http_->closing() && http_->output().empty() && was_idle) return Next::kClose;
+  return AfterTurn(false);
+}
+
+}  // namespace ms::transport

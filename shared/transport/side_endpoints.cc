@@ -1,0 +1,107 @@
+#include "transport/side_endpoints.h"
+
+namespace ms::transport {
+
+HttpServerOptions SideEndpointOptions() {
+  HttpServerOptions o;
+  // One loop: the answers take microseconds (/metrics a few milliseconds),
+  // and an idle connection costs no thread.
+  o.threads = 1;
+  // Enough for 2,000 clients at once (each at most its 8 KiB head: 16 MiB);
+  // beyond, a connection is closed at once.
+  o.max_connections = 2000;
+  o.limits.max_header_bytes = 8 * 1024;
+  o.limits.max_headers = 64;
+  o.limits.max_body_bytes = 64 * 1024;
+  // A request arrives in full within 5 s of its first byte, or gets 408; a
+  // kept-alive connection is closed after 5 s without one (as cpp-httplib,
+  // which served these before: scrapes and probes come every 10 s or more).
+  o.limits.read_timeout = std::chrono::seconds(5);
+  o.limits.idle_timeout = std::chrono::seconds(5);
+  return o;
+}
+
+EndpointServer::EndpointServer(std::shared_ptr<spdlog::logger> logger, HttpServerOptions options)
+    : logger_(std::move(logger)), options_(std::move(options)) {}
+
+EndpointServer::~EndpointServer() { Stop(); }
+
+void EndpointServer::ServeProbes(std::function<bool()> healthy, std::function<bool(std::string*)> ready) {
+  healthy_ = std::move(healthy);
+  ready_ = std::move(ready);
+  probes_ = true;
+}
+
+void EndpointServer::ServeMetrics(std::vector<const prometheus::Collectable*> collectables) {
+  collectables_ = std::move(collectables);
+  metrics_ = true;
+}
+
+Response EndpointServer::Serve(const Request& request) const {
+  const bool probe = probes_ && (request.path == "/healthz" || request.path == "/readyz");
+  const bool scrape = metrics_ && request.path == "/metrics";
+  if (!probe && !scrape) return Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
+  if (request.method != "GET" && request.method != "HEAD")
+    return Response{405, "text/plain; charset=utf-8", "method not allowed: use GET\n", {{"Allow", "GET, HEAD"}}};
+  if (scrape) return Response{200, metrics::kContentType, metrics::Serialize(collectables_), {}};
+  if (request.path == "/healthz") {
+    if (healthy_()) return Response{200, "text/plain", "ok\n", {}};
+    return Response{503, "text/plain", "unhealthy\n", {}};
+  }
+  std::string why;
+  if (ready_(&why)) return Response{200, "text/plain", "ok\n", {}};
+  return Response{503, "text/plain", "not ready: " + why + "\n", {}};
+}
+
+bool EndpointServer::Start(const std::string& host, int port, std::string* error) {
+  HttpServerOptions o = options_;
+  o.host = host;
+  o.port = port;
+  server_ = std::make_unique<HttpServer>(
+      o, nullptr, [this](const Request& r) { return Serve(r); }, nullptr, logger_);
+  std::string why;
+  if (!server_->Start(&why)) {
+    server_.reset();
+    if (error) *error = "cannot bind " + host + ":" + std::to_string(port) + ": " + why;
+    return false;
+  }
+  return true;
+}
+
+void EndpointServer::Stop() {
+  if (server_) server_->Stop();
+}
+
+SideEndpoints::SideEndpoints(std::shared_ptr<spdlog::logger> logger) : metrics_(logger), probes_(logger) {}
+
+bool SideEndpoints::Start(const HostPort& metrics_address, const HostPort& probe_address,
+                          const metrics::Registry& registry, std::function<bool()> healthy,
+                          std::function<bool(std::string*)> ready, std::string* error) {
+  shared_ = metrics_address.port >= 0 && metrics_address.host == probe_address.host &&
+            metrics_address.port == probe_address.port;
+  std::string why;
+  if (metrics_address.port >= 0) {
+    metrics_.ServeMetrics(registry.Collectables());
+    if (shared_) metrics_.ServeProbes(healthy, ready);
+    if (!metrics_.Start(metrics_address.host, metrics_address.port, &why)) {
+      if (error) *error = "metrics endpoint: " + why;
+      return false;
+    }
+  }
+  if (probe_address.port >= 0 && !shared_) {
+    probes_.ServeProbes(std::move(healthy), std::move(ready));
+    if (!probes_.Start(probe_address.host, probe_address.port, &why)) {
+      if (error) *error = "probe endpoint: " + why;
+      metrics_.Stop();
+      return false;
+    }
+  }
+  return true;
+}
+
+void SideEndpoints::Stop() {
+  probes_.Stop();
+  metrics_.Stop();
+}
+
+}  // namespace ms::transport

@@ -1,0 +1,235 @@
+#include "transport/worker.h"
+
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "transport/http_server.h"
+#include "transport/plain_connection.h"
+#include "transport/tls_connection.h"
+
+namespace ms::transport {
+
+namespace {
+
+constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
+
+}  // namespace
+
+struct Worker::Conn {
+  Conn(Worker& w, std::uint64_t id_, std::unique_ptr<Stream> stream, const ServerConnection::Context& context)
+      : id(id_), connection(std::move(stream), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
+  std::uint64_t id;  // the epoll tag: never reused, unlike the fd
+  std::string peer;  // its address, as counted in the connection budget
+  ServerConnection connection;
+  EventLoop::Timer timer;  // at the connection's next deadline
+  std::uint32_t interest = EPOLLIN | EPOLLRDHUP;
+};
+
+Worker::Worker(ServerShared& shared)
+    : shared_(shared), accept_resume_([this] { ResumeAccepting(); }), drain_deadline_([this] {
+        while (!conns_.empty()) Close(conns_.begin());
+        DrainStep();
+      }) {}
+
+Worker::~Worker() {
+  while (!conns_.empty()) Close(conns_.begin());
+  loop_.Disarm(accept_resume_);
+  loop_.Disarm(drain_deadline_);
+}
+
+bool Worker::Init(std::string* error) {
+  if (!loop_.Init(error)) return false;
+  // EPOLLEXCLUSIVE: a new connection wakes one worker, not all.
+  if (!loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag)) {
+    *error = std::string("epoll_ctl(listener): ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void Worker::Run() {
+  if (!loop_.Run([this](std::uint64_t tag, std::uint32_t events) { OnIo(tag, events); }))
+    shared_.connections.logger.error("epoll_wait: {}", std::strerror(errno));
+}
+
+void Worker::OnIo(std::uint64_t tag, std::uint32_t events) {
+  if (tag == kListenTag) {
+    if (accepting_) Accept();
+    return;
+  }
+  auto it = conns_.find(tag);
+  if (it == conns_.end()) return;
+  Drive(it, events);
+  if (draining_) DrainStep();
+}
+
+// Accepts what is pending and gives each connection to the worker that owns
+// the fewest (this one on a tie): with EPOLLEXCLUSIVE one worker is woken
+// for a burst of connections, and keeping them all would leave the others idle.
+void Worker::Accept() {
+  for (int i = 0; i < 64; ++i) {
+    sockaddr_storage addr{};
+    const int fd = shared_.listener.Accept(&addr);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        PauseAccepting();
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED &&
+                 !shared_.stopping.load()) {
+        shared_.connections.logger.warn("accept: {}", std::strerror(errno));
+      }
+      return;
+    }
+    UniqueFd owned(fd);
+    std::string peer = PeerAddress(addr);
+    if (!shared_.budget.Take(peer)) {
+      WarnRefused(peer);
+      continue;
+    }
+    Worker* target = this;
+    for (auto& w : shared_.workers)
+      if (w->load() < target->load()) target = w.get();
+    ++target->load_;
+    if (target == this) {
+      Adopt(std::move(owned), peer);
+    } else {
+      target->Hand(std::move(owned), std::move(peer));
+    }
+  }
+}
+
+// A connection beyond the budget (in total or from its peer) is closed at
+// once; a flood of them is said once per 10 s, with how many.
+void Worker::WarnRefused(const std::string& peer) {
+  ++refused_since_warning_;
+  const auto now = EventLoop::Now();
+  if (now < next_accept_warning_) return;
+  next_accept_warning_ = now + std::chrono::seconds(10);
+  const auto& o = shared_.connections.options;
+  shared_.connections.logger.warn(
+      "refused {} connection(s) (the last from {}): {} open, at most {} in total and {} per peer address",
+      refused_since_warning_, peer, shared_.budget.open(), o.max_connections,
+      o.max_connections_per_peer ? std::to_string(o.max_connections_per_peer) : "any");
+  refused_since_warning_ = 0;
+}
+
+// Out of descriptors or memory: the pending connection stays in the backlog
+// and the listener stays readable, so it is not watched for a moment
+// instead of spinning on it.
+void Worker::PauseAccepting() {
+  const auto now = EventLoop::Now();
+  const bool warn = now >= next_accept_warning_;  // at most every 10 s
+  if (warn) next_accept_warning_ = now + std::chrono::seconds(10);
+  shared_.connections.logger.log(warn ? spdlog::level::warn : spdlog::level::debug,
+                                 "accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
+                                 shared_.budget.open());
+  loop_.Remove(shared_.listener.fd());
+  accepting_ = false;
+  loop_.Arm(accept_resume_, now + std::chrono::milliseconds(100));
+}
+
+void Worker::ResumeAccepting() {
+  if (draining_ || accepting_) return;
+  accepting_ = loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag);
+}
+
+void Worker::Hand(UniqueFd fd, std::string peer) {
+  auto owned = std::make_shared<UniqueFd>(std::move(fd));
+  loop_.Post([this, owned, peer = std::move(peer)] { Adopt(std::move(*owned), peer); });
+}
+
+// Takes an accepted connection (counted in the budget and load_
+// already) and starts its handshake.
+void Worker::Adopt(UniqueFd fd, const std::string& peer) {
+  auto forget = [this, &peer] {
+    shared_.budget.Give(peer);
+    --load_;
+  };
+  if (draining_ || shared_.stopping.load()) return forget();
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const int raw_fd = fd.get();
+  std::string error;
+  std::unique_ptr<Stream> stream;
+  if (shared_.ctx) {
+    stream = TlsConnection::Accept(std::move(fd), *shared_.ctx, peer, &error);
+  } else {
+    stream = std::make_unique<PlainConnection>(std::move(fd), peer);
+  }
+  if (!stream) {
+    shared_.connections.logger.error("{}", error);
+    return forget();
+  }
+  auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
+  c->peer = peer;
+  if (!loop_.Add(raw_fd, c->interest, c->id)) {
+    shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
+    return forget();
+  }
+  auto [it, inserted] = conns_.emplace(c->id, std::move(c));
+  Drive(it, EPOLLIN);  // the ClientHello may be there already
+}
+
+void Worker::Close(Conns::iterator it) {
+  Conn& c = *it->second;
+  c.connection.Close();
+  loop_.Remove(c.connection.fd());
+  loop_.Disarm(c.timer);
+  shared_.budget.Give(c.peer);
+  --load_;
+  conns_.erase(it);
+}
+
+void Worker::Drain() {
+  loop_.Post([this] { BeginDrain(); });
+}
+
+void Worker::BeginDrain() {
+  if (draining_) return;
+  draining_ = true;
+  if (accepting_) loop_.Remove(shared_.listener.fd());
+  accepting_ = false;
+  loop_.Disarm(accept_resume_);
+  loop_.Arm(drain_deadline_, EventLoop::Now() + shared_.connections.options.limits.read_timeout);
+  DrainStep();
+}
+
+// Idle connections go now; those in the middle of a request get their answer first.
+void Worker::DrainStep() {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (it->second->connection.Idle()) {
+      Close(it++);
+    } else {
+      ++it;
+    }
+  }
+  if (conns_.empty()) loop_.Exit();
+}
+
+void Worker::Drive(Conns::iterator it, std::uint32_t events) { Settle(it, it->second->connection.OnReady(events)); }
+
+void Worker::OnTimer(std::uint64_t id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Settle(it, it->second->connection.OnDeadline(EventLoop::Now()));
+  if (draining_) DrainStep();
+}
+
+void Worker::Settle(Conns::iterator it, ServerConnection::Next next) {
+  Conn& c = *it->second;
+  if (next == ServerConnection::Next::kClose) {
+    Close(it);
+    return;
+  }
+  if (const std::uint32_t interest = c.connection.Interest(); interest != c.interest) {
+    c.interest = interest;
+    loop_.Modify(c.connection.fd(), interest, c.id);
+  }
+  loop_.Arm(c.timer, c.connection.Deadline());
+}
+
+}  // namespace ms::transport

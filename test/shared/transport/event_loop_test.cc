@@ -1,0 +1,58 @@
+// The event loop's timer heap and posted tasks (shared/transport/event_loop.h).
+#include "transport/event_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace ms::transport {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Deadlines already past fire at once, in deadline order, whatever order
+// they were armed, moved and disarmed in: the heap, not the clock, is tested.
+TEST(EventLoop, TimersFireInDeadlineOrderAndCanBeMovedOrDisarmed) {
+  EventLoop loop;
+  std::string error;
+  ASSERT_TRUE(loop.Init(&error)) << error;
+  std::vector<int> fired;
+  std::vector<std::unique_ptr<EventLoop::Timer>> timers;
+  for (int i = 0; i < 8; ++i) timers.push_back(std::make_unique<EventLoop::Timer>([&fired, i] { fired.push_back(i); }));
+  const auto t0 = EventLoop::Now() - 1h;
+  const int order[] = {5, 2, 7, 0, 3, 6, 1, 4};  // timer i is due at t0 + position of i in this list
+  for (int pos = 0; pos < 8; ++pos) loop.Arm(*timers[order[pos]], t0 + pos * 1ms);
+  loop.Arm(*timers[4], t0 - 1ms);   // moved first
+  loop.Arm(*timers[5], t0 + 20ms);  // moved last
+  loop.Disarm(*timers[3]);
+  EXPECT_FALSE(timers[3]->armed());
+  EventLoop::Timer last([&] { loop.Exit(); });
+  loop.Arm(last, t0 + 30ms);
+  ASSERT_TRUE(loop.Run([](uint64_t, uint32_t) {}));
+  EXPECT_EQ(fired, (std::vector<int>{4, 2, 7, 0, 6, 1, 5}));
+  for (auto& t : timers) EXPECT_FALSE(t->armed());
+}
+
+TEST(EventLoop, ATaskPostedFromAnotherThreadWakesTheLoop) {
+  EventLoop loop;
+  std::string error;
+  ASSERT_TRUE(loop.Init(&error)) << error;
+  EventLoop::Timer never([] { ADD_FAILURE() << "a timer an hour away fired"; });
+  loop.Arm(never, EventLoop::Now() + 1h);  // the loop sleeps on it
+  bool ran = false;
+  std::thread poster([&] {
+    loop.Post([&] {
+      ran = true;
+      loop.Exit();
+    });
+  });
+  ASSERT_TRUE(loop.Run([](uint64_t, uint32_t) {}));
+  poster.join();
+  EXPECT_TRUE(ran);
+  loop.Disarm(never);
+}
+
+}  // namespace
+}  // namespace ms::transport
