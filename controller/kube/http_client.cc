@@ -1,5 +1,6 @@
 #include "controller/kube/http_client.h"
 
+#include <chrono>
 #include <optional>
 #include <string_view>
 
@@ -90,21 +91,30 @@ Answer HttpClient::Send(const Call& call, const std::string* body) {
 }
 
 Result HttpClient::Do(const Call& call) {
-  Result r;
-  if (const char* why = policy_.Admit(call); why != nullptr) {
-    r.error = Status{0, why, "not sent: rate limited past the deadline"};
-    return r;
-  }
   std::optional<std::string> payload;
   if (call.body != nullptr) payload = call.body->dump();
   const std::string* body = payload ? &*payload : nullptr;
-  Answer a = Send(call, body);
-  if (a.curl == CURLE_OK && a.http == 401 && !token_file_.empty() && tokens_.Refresh()) {
-    if (logger_) logger_->info("401 from {}: retrying with the re-read token from {}", host(), token_file_);
+  for (int retries = 0;; ++retries) {
+    if (const char* why = policy_.Admit(call); why != nullptr) {
+      Result r;
+      r.error = Status{0, why, "not sent: rate limited past the deadline"};
+      return r;
+    }
+    Answer a = Send(call, body);
+    if (a.curl == CURLE_OK && a.http == 401 && !token_file_.empty() && tokens_.Refresh()) {
+      if (logger_) logger_->info("401 from {}: retrying with the re-read token from {}", host(), token_file_);
+      Count(a.http, call.Method());
+      a = Send(call, body);
+    }
+    // The server did not take it and says when to come back (client-go's
+    // checkWait): wait and send it again, unless that passes the deadline.
+    if (!a.retry_after || retries >= kMaxRetries) return Decode(call, std::move(a));
+    if (logger_)
+      logger_->debug("{} {}: {}, Retry-After {} s", call.Method(), call.path, a.http,
+                     std::chrono::duration_cast<std::chrono::seconds>(*a.retry_after).count());
+    if (!policy_.AwaitRetry(call, *a.retry_after)) return Decode(call, std::move(a));
     Count(a.http, call.Method());
-    a = Send(call, body);
   }
-  return Decode(call, std::move(a));
 }
 
 Result HttpClient::Decode(const Call& call, Answer a) {

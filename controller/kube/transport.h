@@ -59,6 +59,9 @@ struct Answer {
   std::string error;                 // curl's, when curl != CURLE_OK
   const char* stopped_by = nullptr;  // the check's reason, when it stopped the request
   bool sent = false;                 // the check let it go
+  // The Retry-After of a 429 or 5xx answer (seconds or an HTTP date), when
+  // it has one.
+  std::optional<Clock::Duration> retry_after;
 };
 
 // What a streamed GET gave.
