@@ -59,7 +59,8 @@ using WatchHandler = std::function<bool(const WatchEvent&)>;
 // own request timeout.
 using Deadline = std::optional<Clock::TimePoint>;
 
-// One request. `body` is the object (POST, PUT) or the patch (PATCH).
+// One request. `body` is the object (POST, PUT), the patch (PATCH) or the
+// DeleteOptions (DELETE).
 struct Call {
   enum class Verb { kGet, kList, kCreate, kUpdate, kPatch, kDelete };
   Verb verb;
@@ -94,6 +95,10 @@ class Client {
   }
   Result Delete(const std::string& path, Deadline deadline = {}) {
     return Do({Call::Verb::kDelete, path, nullptr, deadline});
+  }
+  // With a body: a DeleteOptions (propagationPolicy, preconditions).
+  Result Delete(const std::string& path, const nlohmann::json& options, Deadline deadline = {}) {
+    return Do({Call::Verb::kDelete, path, &options, deadline});
   }
 
   // Sends one request and waits for its answer.

@@ -40,7 +40,9 @@ bool Is2xx(long code) { return code >= 200 && code < 300; }
 
 const char* ContentType(Call::Verb verb) {
   if (verb == Call::Verb::kPatch) return PatchContentType(PatchType::kMerge);
-  if (verb == Call::Verb::kCreate || verb == Call::Verb::kUpdate) return "application/json";
+  // POST, PUT and a DELETE with its DeleteOptions.
+  if (verb == Call::Verb::kCreate || verb == Call::Verb::kUpdate || verb == Call::Verb::kDelete)
+    return "application/json";
   return nullptr;
 }
 
@@ -79,7 +81,8 @@ Answer HttpClient::Send(const Call& call, const std::string* body) {
     return refused;
   }
   const std::string token = tokens_.Token();
-  Answer a = transport_.Send({call.Method(), call.path, body, ContentType(call.verb), token, time_limit.limit,
+  const char* content_type = body != nullptr ? ContentType(call.verb) : nullptr;
+  Answer a = transport_.Send({call.Method(), call.path, body, content_type, token, time_limit.limit,
                               [this, &call] { return policy_.Refusal(call); }});
   if (a.curl != CURLE_OK && a.stopped_by == nullptr) {
     // libcurl's timer may end the transfer a moment before the gate or the

@@ -170,11 +170,13 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
   Result d = client.Delete("/o");
   EXPECT_TRUE(d.ok());
   EXPECT_EQ(d.body["status"], "Success");
-  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_TRUE(client.Delete("/o", {{"kind", "DeleteOptions"}, {"preconditions", {{"uid", "u"}}}}).ok());
+  ASSERT_EQ(seen.size(), 5u);
   EXPECT_EQ(seen[0], R"(POST application/json {"a":1})");
   EXPECT_EQ(seen[1], R"(PUT application/json {"a":1})");
   EXPECT_EQ(seen[2], R"(PATCH application/merge-patch+json {"a":1})");
   EXPECT_EQ(seen[3], "DELETE  ");
+  EXPECT_EQ(seen[4], R"(DELETE application/json {"kind":"DeleteOptions","preconditions":{"uid":"u"}})");
 }
 
 TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
