@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "controller/kube/api_json.h"
 #include "controller/kube/status.h"
 #include "controller/kube/watch_decoder.h"
 
@@ -132,6 +133,7 @@ Result HttpClient::Decode(const Call& call, Answer a) {
     r.error = a.stopped_by != nullptr
                   ? Status{0, a.stopped_by, std::string("aborted in flight: ") + RequestPolicy::Explain(a.stopped_by)}
                   : TransportError(a.error);
+    if (a.too_large) r.error->reason = kReasonTooLarge;
     if (logger_) logger_->debug("{} {}: {}", call.Method(), call.path, r.error->message);
     return r;
   }
@@ -142,7 +144,7 @@ Result HttpClient::Decode(const Call& call, Answer a) {
     r.error = StatusFromBody(a.body, r.code);
   } else if (a.body.empty()) {
     r.body = nlohmann::json::object();
-  } else if (r.body = ParseApiJson(a.body); r.body.is_discarded()) {
+  } else if (r.body = ParseApiJson(a.body, call.annotations); r.body.is_discarded()) {
     r.body = nullptr;
     r.error = Status{r.code, "InvalidResponse", "the response is not valid JSON"};
   }
@@ -150,9 +152,17 @@ Result HttpClient::Decode(const Call& call, Answer a) {
 }
 
 Result HttpClient::Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) {
-  WatchDecoder decoder(on_event, [&](const std::string& msg) {
-    if (logger_) logger_->warn("watch {}: {}", path, msg);
-  });
+  return WatchKeeping(path, nullptr, on_event, stop);
+}
+
+Result HttpClient::WatchKeeping(const std::string& path, const KeptAnnotations* annotations,
+                                const WatchHandler& on_event, std::stop_token stop) {
+  WatchDecoder decoder(
+      on_event,
+      [&](const std::string& msg) {
+        if (logger_) logger_->warn("watch {}: {}", path, msg);
+      },
+      WatchDecoder::kDefaultMaxLine, annotations);
   StreamEnd end = transport_.Stream(
       path, tokens_.Token(), [&decoder](std::string_view chunk) { return decoder.Feed(chunk); }, stop);
   Count(end.http, "GET");

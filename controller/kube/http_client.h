@@ -51,6 +51,8 @@ class HttpClient final : public Client {
 
   Result Do(const Call& call) override;
   Result Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) override;
+  Result WatchKeeping(const std::string& path, const KeptAnnotations* annotations, const WatchHandler& on_event,
+                      std::stop_token stop) override;
 
   // Refuses every request from now on (reads too; reason kReasonClosed),
   // aborts those in flight within about a second (libcurl calls the progress

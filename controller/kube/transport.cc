@@ -206,6 +206,7 @@ Answer Transport::Send(const Exchange& x) {
   curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &answer.http);
   answer.stopped_by = flight.stopped_by;
   answer.sent = flight.sent;
+  answer.too_large = sink.overflow;
   if (answer.curl == CURLE_OK) answer.retry_after = RetryAfter(h.get(), answer.http);
   if (answer.curl != CURLE_OK) {
     answer.error = sink.Failure();
