@@ -54,7 +54,7 @@ converged() {
 t1="$(now)"
 start_controller controller
 pid="$(proc_pid controller)"
-wait_for 240 "$N ModelServices converged" converged
+wait_for $(( 60 + N / 2 )) "$N ModelServices converged" converged
 log "converged in $(elapsed "$t1") s"
 hwm_kib="$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")"
 log "controller peak RSS (VmHWM): $(( hwm_kib / 1024 )) MiB"
@@ -62,6 +62,6 @@ assert_le "$hwm_kib" "$(( MAX_MIB * 1024 ))" "controller VmHWM in KiB (at most $
 
 t2="$(now)"
 k -n "$ns" delete ms --all --wait=false >/dev/null
-wait_output 240 "every ModelService of $ns deleted (the controller's finalizer)" 0 count ms
+wait_output $(( 60 + N / 2 )) "every ModelService of $ns deleted (the controller's finalizer)" 0 count ms
 log "deleted in $(elapsed "$t2") s"
 k delete ns "$ns" --wait=false >/dev/null
