@@ -38,6 +38,7 @@
 #include "controller/modelservice/executor.h"
 #include "controller/modelservice/expectations.h"
 #include "controller/modelservice/handlers.h"
+#include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
 #include "controller/runtime/builder.h"
@@ -138,14 +139,15 @@ class ControllerProcess {
                 PollerSettings(flags), autoscaler_metrics_, logger_),
         autoscaler_(poller_, clock_, autoscaler_metrics_, AutoscalerSettings(flags), logger_),
         // The caches keep only what the plan reads (cached.h).
-        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService)),
+        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService, {})),
         dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
-                      Projected(CachedDeployment)),
-        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns, Projected(CachedService)),
+                      Projected(CachedDeployment, {kPodKeysAnnotation})),
+        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns,
+                      Projected(CachedService, {})),
         // The owned Deployments' pods (their template carries the same label).
-        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod)),
+        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod, {})),
         hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
-                      Projected(CachedHorizontalPodAutoscaler)),
+                      Projected(CachedHorizontalPodAutoscaler, {})),
         queue_(kControllerName, clock_, runtime_metrics_.workqueue),
         expectations_(clock_),
         executor_(client_, recorder_, autoscaler_, expectations_, clock_, ExecutorSettings(flags),
@@ -253,9 +255,12 @@ class ControllerProcess {
     if (election != nullptr) o.write_gate = &election->elector;
     return o;
   }
-  static runtime::InformerOptions Projected(runtime::Transform t) {
+  // The transform, and the annotations it reads (the rest are left out while
+  // parsing: a tenant's annotations cost the controller nothing).
+  static runtime::InformerOptions Projected(runtime::Transform t, kube::KeptAnnotations annotations) {
     runtime::InformerOptions o;
     o.transform = std::move(t);
+    o.annotations = std::move(annotations);
     return o;
   }
   static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }

@@ -15,10 +15,15 @@
 #include <string>
 
 #include "base/clock.h"
+#include "controller/kube/api_json.h"
 
 namespace ms::kube {
 
 // A metav1.Status, or a transport failure (code 0, reason "Transport").
+// The reason (code 0) of an answer larger than the client takes
+// (TransportOptions::max_response_bytes): a LIST may ask for smaller pages.
+inline constexpr const char* kReasonTooLarge = "ResponseTooLarge";
+
 struct Status {
   int code = 0;         // HTTP status code; 0 when no HTTP answer was had
   std::string reason;   // NotFound, Conflict, AlreadyExists, Gone, Invalid, Forbidden, ...
@@ -59,13 +64,17 @@ using WatchHandler = std::function<bool(const WatchEvent&)>;
 // own request timeout.
 using Deadline = std::optional<Clock::TimePoint>;
 
-// One request. `body` is the object (POST, PUT) or the patch (PATCH).
+// One request. `body` is the object (POST, PUT), the patch (PATCH) or the
+// DeleteOptions (DELETE).
 struct Call {
   enum class Verb { kGet, kList, kCreate, kUpdate, kPatch, kDelete };
   Verb verb;
   const std::string& path;
   const nlohmann::json* body = nullptr;
   Deadline deadline;
+  // What the answer keeps of each object's annotations (api_json.h; null:
+  // all): an informer's LIST asks for those its cache keeps.
+  const KeptAnnotations* annotations = nullptr;
 
   // GET, POST, PUT, PATCH, DELETE.
   const char* Method() const;
@@ -95,6 +104,10 @@ class Client {
   Result Delete(const std::string& path, Deadline deadline = {}) {
     return Do({Call::Verb::kDelete, path, nullptr, deadline});
   }
+  // With a body: a DeleteOptions (propagationPolicy, preconditions).
+  Result Delete(const std::string& path, const nlohmann::json& options, Deadline deadline = {}) {
+    return Do({Call::Verb::kDelete, path, &options, deadline});
+  }
 
   // Sends one request and waits for its answer.
   virtual Result Do(const Call& call) = 0;
@@ -104,6 +117,13 @@ class Client {
   // on_event returns false. The Result carries the HTTP code (200 for a
   // stream that ended normally) or the error; a stopped watch is no error.
   virtual Result Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) = 0;
+  // The same, keeping of each object's annotations only those listed
+  // (api_json.h; null: all). A client that cannot leave them out keeps all.
+  virtual Result WatchKeeping(const std::string& path, const KeptAnnotations* annotations, const WatchHandler& on_event,
+                              std::stop_token stop) {
+    (void)annotations;
+    return Watch(path, on_event, stop);
+  }
 };
 
 }  // namespace ms::kube

@@ -1,8 +1,10 @@
 #include "controller/kube/http_client.h"
 
+#include <chrono>
 #include <optional>
 #include <string_view>
 
+#include "controller/kube/api_json.h"
 #include "controller/kube/status.h"
 #include "controller/kube/watch_decoder.h"
 
@@ -39,7 +41,9 @@ bool Is2xx(long code) { return code >= 200 && code < 300; }
 
 const char* ContentType(Call::Verb verb) {
   if (verb == Call::Verb::kPatch) return PatchContentType(PatchType::kMerge);
-  if (verb == Call::Verb::kCreate || verb == Call::Verb::kUpdate) return "application/json";
+  // POST, PUT and a DELETE with its DeleteOptions.
+  if (verb == Call::Verb::kCreate || verb == Call::Verb::kUpdate || verb == Call::Verb::kDelete)
+    return "application/json";
   return nullptr;
 }
 
@@ -78,7 +82,8 @@ Answer HttpClient::Send(const Call& call, const std::string* body) {
     return refused;
   }
   const std::string token = tokens_.Token();
-  Answer a = transport_.Send({call.Method(), call.path, body, ContentType(call.verb), token, time_limit.limit,
+  const char* content_type = body != nullptr ? ContentType(call.verb) : nullptr;
+  Answer a = transport_.Send({call.Method(), call.path, body, content_type, token, time_limit.limit,
                               [this, &call] { return policy_.Refusal(call); }});
   if (a.curl != CURLE_OK && a.stopped_by == nullptr) {
     // libcurl's timer may end the transfer a moment before the gate or the
@@ -90,21 +95,30 @@ Answer HttpClient::Send(const Call& call, const std::string* body) {
 }
 
 Result HttpClient::Do(const Call& call) {
-  Result r;
-  if (const char* why = policy_.Admit(call); why != nullptr) {
-    r.error = Status{0, why, "not sent: rate limited past the deadline"};
-    return r;
-  }
   std::optional<std::string> payload;
   if (call.body != nullptr) payload = call.body->dump();
   const std::string* body = payload ? &*payload : nullptr;
-  Answer a = Send(call, body);
-  if (a.curl == CURLE_OK && a.http == 401 && !token_file_.empty() && tokens_.Refresh()) {
-    if (logger_) logger_->info("401 from {}: retrying with the re-read token from {}", host(), token_file_);
+  for (int retries = 0;; ++retries) {
+    if (const char* why = policy_.Admit(call); why != nullptr) {
+      Result r;
+      r.error = Status{0, why, "not sent: rate limited past the deadline"};
+      return r;
+    }
+    Answer a = Send(call, body);
+    if (a.curl == CURLE_OK && a.http == 401 && !token_file_.empty() && tokens_.Refresh()) {
+      if (logger_) logger_->info("401 from {}: retrying with the re-read token from {}", host(), token_file_);
+      Count(a.http, call.Method());
+      a = Send(call, body);
+    }
+    // The server did not take it and says when to come back (client-go's
+    // checkWait): wait and send it again, unless that passes the deadline.
+    if (!a.retry_after || retries >= kMaxRetries) return Decode(call, std::move(a));
+    if (logger_)
+      logger_->debug("{} {}: {}, Retry-After {} s", call.Method(), call.path, a.http,
+                     std::chrono::duration_cast<std::chrono::seconds>(*a.retry_after).count());
+    if (!policy_.AwaitRetry(call, *a.retry_after)) return Decode(call, std::move(a));
     Count(a.http, call.Method());
-    a = Send(call, body);
   }
-  return Decode(call, std::move(a));
 }
 
 Result HttpClient::Decode(const Call& call, Answer a) {
@@ -119,6 +133,7 @@ Result HttpClient::Decode(const Call& call, Answer a) {
     r.error = a.stopped_by != nullptr
                   ? Status{0, a.stopped_by, std::string("aborted in flight: ") + RequestPolicy::Explain(a.stopped_by)}
                   : TransportError(a.error);
+    if (a.too_large) r.error->reason = kReasonTooLarge;
     if (logger_) logger_->debug("{} {}: {}", call.Method(), call.path, r.error->message);
     return r;
   }
@@ -129,7 +144,7 @@ Result HttpClient::Decode(const Call& call, Answer a) {
     r.error = StatusFromBody(a.body, r.code);
   } else if (a.body.empty()) {
     r.body = nlohmann::json::object();
-  } else if (r.body = ParseApiJson(a.body); r.body.is_discarded()) {
+  } else if (r.body = ParseApiJson(a.body, call.annotations); r.body.is_discarded()) {
     r.body = nullptr;
     r.error = Status{r.code, "InvalidResponse", "the response is not valid JSON"};
   }
@@ -137,9 +152,17 @@ Result HttpClient::Decode(const Call& call, Answer a) {
 }
 
 Result HttpClient::Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) {
-  WatchDecoder decoder(on_event, [&](const std::string& msg) {
-    if (logger_) logger_->warn("watch {}: {}", path, msg);
-  });
+  return WatchKeeping(path, nullptr, on_event, stop);
+}
+
+Result HttpClient::WatchKeeping(const std::string& path, const KeptAnnotations* annotations,
+                                const WatchHandler& on_event, std::stop_token stop) {
+  WatchDecoder decoder(
+      on_event,
+      [&](const std::string& msg) {
+        if (logger_) logger_->warn("watch {}: {}", path, msg);
+      },
+      WatchDecoder::kDefaultMaxLine, annotations);
   StreamEnd end = transport_.Stream(
       path, tokens_.Token(), [&decoder](std::string_view chunk) { return decoder.Feed(chunk); }, stop);
   Count(end.http, "GET");

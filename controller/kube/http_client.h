@@ -3,7 +3,10 @@
 // (policy.h: a token bucket per API group-version, deadlines, the write
 // gate) and watches (a stream decoded into events). Safe for concurrent use
 // by several threads. What it adds itself: a 401 is retried once with the
-// bearer token re-read from its file; answers become Results (the body
+// bearer token re-read from its file; a 429 or 5xx with Retry-After is sent
+// again after that wait (policy.h: at most kMaxRetries times, each wait at
+// most kMaxRetryAfter, never past the call's deadline; the last answer is
+// the Result otherwise); answers become Results (the body
 // decoded, a metav1.Status for an error); every request is counted in
 // rest_client_requests_total{code,method,host} (ClientMetrics, shared by the
 // program's clients). libcurl's callbacks run behind an exception barrier:
@@ -48,6 +51,8 @@ class HttpClient final : public Client {
 
   Result Do(const Call& call) override;
   Result Watch(const std::string& path, const WatchHandler& on_event, std::stop_token stop) override;
+  Result WatchKeeping(const std::string& path, const KeptAnnotations* annotations, const WatchHandler& on_event,
+                      std::stop_token stop) override;
 
   // Refuses every request from now on (reads too; reason kReasonClosed),
   // aborts those in flight within about a second (libcurl calls the progress

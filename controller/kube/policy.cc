@@ -1,5 +1,7 @@
 #include "controller/kube/policy.h"
 
+#include <algorithm>
+
 #include "controller/kube/paths.h"
 
 namespace ms::kube {
@@ -38,7 +40,20 @@ RequestPolicy::TimeLimit RequestPolicy::LimitOf(const Call& call) const {
   return t;
 }
 
-void RequestPolicy::Close() { closing_.request_stop(); }
+bool RequestPolicy::AwaitRetry(const Call& call, Clock::Duration retry_after) {
+  const Clock::Duration wait = std::min<Clock::Duration>(retry_after, kMaxRetryAfter);
+  const Clock::TimePoint until = clock_.Now() + wait;
+  if (call.deadline && until >= *call.deadline) return false;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_.stop_requested() && clock_.Now() < until) clock_.WaitUntil(retry_cv_, lock, until);
+  return !closing_.stop_requested();
+}
+
+void RequestPolicy::Close() {
+  closing_.request_stop();
+  std::lock_guard<std::mutex> g(mu_);
+  retry_cv_.notify_all();
+}
 
 const char* RequestPolicy::Explain(const char* reason) {
   if (reason == kReasonNotLeader) return "this process does not hold the leader Lease";

@@ -7,10 +7,16 @@
 //    or whose deadline has passed, is not sent; one in flight ends at it;
 //  - the write gate: a write leaves only while the gate is open, and is
 //    aborted once it closes (its time limit is the gate's time left);
+//  - Retry-After: a 429 or 5xx answer with a Retry-After header means the
+//    server did not take the request and says when to try again (client-go's
+//    checkWait): the client waits that long, up to kMaxRetryAfter, and sends
+//    it again, at most kMaxRetries times, never past the call's deadline;
 //  - Close(): every request is refused from then on, those waiting for a
-//    token are woken.
+//    token or a Retry-After are woken.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +34,11 @@ namespace ms::kube {
 inline constexpr const char* kReasonNotLeader = "NotLeader";        // the WriteGate refused
 inline constexpr const char* kReasonClosed = "ClientClosed";        // after Close()
 inline constexpr const char* kReasonDeadline = "DeadlineExceeded";  // the call's deadline
+
+// Retries of a request the server answered with a Retry-After (client-go's
+// default maxRetries), and the longest wait one Retry-After buys.
+inline constexpr int kMaxRetries = 10;
+inline constexpr std::chrono::seconds kMaxRetryAfter{60};
 
 class RequestPolicy {
  public:
@@ -50,6 +61,11 @@ class RequestPolicy {
   };
   TimeLimit LimitOf(const Call& call) const;
 
+  // Waits `retry_after` (at most kMaxRetryAfter) before the call is sent
+  // again: false at once, without waiting, when that would pass the call's
+  // deadline or the client is closed, or when closed while waiting.
+  bool AwaitRetry(const Call& call, Clock::Duration retry_after);
+
   void Close();
   // What a kReason* means, for the Result's message.
   static const char* Explain(const char* reason);
@@ -64,6 +80,7 @@ class RequestPolicy {
   const WriteGate* const gate_;
   std::stop_source closing_;
   std::mutex mu_;
+  std::condition_variable retry_cv_;                                         // Retry-After waits; Close() notifies it
   std::map<std::string, std::unique_ptr<TokenBucketRateLimiter>> limiters_;  // by group-version
 };
 

@@ -1,7 +1,11 @@
 #include "controller/kube/transport.h"
 
+#include <curl/header.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <limits>
 
 namespace ms::kube {
 
@@ -78,6 +82,24 @@ size_t WriteStream(char* ptr, size_t size, size_t nmemb, void* userdata) {
     }
     return n;
   });
+}
+
+// The Retry-After of a 429 or 5xx answer: delay-seconds, or an HTTP date
+// (libcurl turns that into seconds from now; a date past is 0 s).
+std::optional<Clock::Duration> RetryAfter(CURL* h, long http) {
+  if (http != 429 && http < 500) return std::nullopt;
+  curl_header* header = nullptr;
+  if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return std::nullopt;
+  std::string_view value(header->value);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  long long seconds = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (ec == std::errc() && end == value.data() + value.size() && seconds >= 0) return std::chrono::seconds(seconds);
+  if (ec == std::errc::result_out_of_range) return std::chrono::seconds(std::numeric_limits<int32_t>::max());
+  curl_off_t from_date = 0;
+  if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &from_date) != CURLE_OK) return std::nullopt;
+  if (from_date == 0 && value.find(',') == std::string_view::npos) return std::nullopt;  // neither form
+  return std::chrono::seconds(from_date);
 }
 
 }  // namespace
@@ -184,6 +206,8 @@ Answer Transport::Send(const Exchange& x) {
   curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &answer.http);
   answer.stopped_by = flight.stopped_by;
   answer.sent = flight.sent;
+  answer.too_large = sink.overflow;
+  if (answer.curl == CURLE_OK) answer.retry_after = RetryAfter(h.get(), answer.http);
   if (answer.curl != CURLE_OK) {
     answer.error = sink.Failure();
     if (answer.error.empty()) answer.error = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(answer.curl);

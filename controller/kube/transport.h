@@ -33,7 +33,11 @@ struct TransportOptions {
   // A watch receiving less than 1 byte/s for this long is dropped (the API
   // server sends a bookmark about once a minute).
   std::chrono::seconds watch_low_speed_time{90};
-  size_t max_response_bytes = 256u << 20;
+  // An answer larger than this fails (kReasonTooLarge): well under the
+  // container's memory limit (256 Mi), so that what tenants store cannot
+  // make the controller hold more; an informer's LIST then asks for
+  // smaller pages.
+  size_t max_response_bytes = 32u << 20;
   size_t max_idle_handles = 32;
 };
 
@@ -59,6 +63,10 @@ struct Answer {
   std::string error;                 // curl's, when curl != CURLE_OK
   const char* stopped_by = nullptr;  // the check's reason, when it stopped the request
   bool sent = false;                 // the check let it go
+  bool too_large = false;            // the body passed max_response_bytes
+  // The Retry-After of a 429 or 5xx answer (seconds or an HTTP date), when
+  // it has one.
+  std::optional<Clock::Duration> retry_after;
 };
 
 // What a streamed GET gave.

@@ -4,19 +4,8 @@
 
 namespace ms::kube {
 
-nlohmann::json ParseApiJson(std::string_view text) {
-  using json = nlohmann::json;
-  // The key "managedFields" (only ever a metadata field) and its value are
-  // not built; the rest is parsed as usual.
-  static const json::parser_callback_t kDropManagedFields = [](int, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && parsed.is_string() &&
-             parsed.get_ref<const std::string&>() == "managedFields");
-  };
-  return json::parse(text, kDropManagedFields, /*allow_exceptions=*/false);
-}
-
-bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error) {
-  auto parsed = ParseApiJson(line);
+bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error, const KeptAnnotations* annotations) {
+  auto parsed = ParseApiJson(line, annotations);
   if (parsed.is_discarded()) {
     error = "malformed watch event: not JSON";
     return false;
@@ -40,8 +29,8 @@ bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& erro
   return true;
 }
 
-WatchDecoder::WatchDecoder(EventFn on_event, ErrorFn on_error, size_t max_line)
-    : on_event_(std::move(on_event)), on_error_(std::move(on_error)), max_line_(max_line) {}
+WatchDecoder::WatchDecoder(EventFn on_event, ErrorFn on_error, size_t max_line, const KeptAnnotations* annotations)
+    : on_event_(std::move(on_event)), on_error_(std::move(on_error)), max_line_(max_line), annotations_(annotations) {}
 
 void WatchDecoder::Error(const std::string& message) {
   ++errors_;
@@ -53,7 +42,7 @@ void WatchDecoder::Line(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   WatchEvent event;
   std::string error;
-  if (!ParseWatchEvent(line, event, error)) {
+  if (!ParseWatchEvent(line, event, error, annotations_)) {
     Error(error);
     return;
   }

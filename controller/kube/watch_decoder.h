@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "controller/kube/api_json.h"
 #include "controller/kube/client.h"
 
 namespace ms::kube {
@@ -20,7 +21,10 @@ class WatchDecoder {
 
   static constexpr size_t kDefaultMaxLine = 16u << 20;  // 16 MiB
 
-  explicit WatchDecoder(EventFn on_event, ErrorFn on_error = {}, size_t max_line = kDefaultMaxLine);
+  // `annotations`: what is kept of each object's annotations (null: all); it
+  // must outlive the decoder.
+  explicit WatchDecoder(EventFn on_event, ErrorFn on_error = {}, size_t max_line = kDefaultMaxLine,
+                        const KeptAnnotations* annotations = nullptr);
 
   // Feeds bytes. Returns false once on_event has returned false.
   bool Feed(std::string_view chunk);
@@ -38,6 +42,7 @@ class WatchDecoder {
   EventFn on_event_;
   ErrorFn on_error_;
   size_t max_line_;
+  const KeptAnnotations* annotations_;
   std::string buffer_;
   bool discarding_ = false;  // inside an oversized line: drop bytes until '\n'
   bool stopped_ = false;
@@ -45,13 +50,11 @@ class WatchDecoder {
   size_t errors_ = 0;
 };
 
-// Parses a JSON text from the API server, leaving out every
-// metadata.managedFields (no code here reads them, and they are often the
-// bulk of an object). A discarded value when the text is not JSON.
-nlohmann::json ParseApiJson(std::string_view text);
-
-// Parses one watch event line ({"type":..,"object":{..}}). Returns false and
-// sets `error` when the line is not a valid event.
-bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error);
+// Parses one watch event line ({"type":..,"object":{..}}) with ParseApiJson
+// (api_json.h: no managedFields; with `annotations`, only those of the
+// object's annotations). Returns false and sets `error` when the line is
+// not a valid event.
+bool ParseWatchEvent(std::string_view line, WatchEvent& event, std::string& error,
+                     const KeptAnnotations* annotations = nullptr);
 
 }  // namespace ms::kube

@@ -264,7 +264,7 @@ kube::Result Executor::Write(const Action& a) {
     case ActionType::kUpdate:
       return client_.Update(PathOf(a.target), a.body);
     case ActionType::kDelete:
-      return client_.Delete(PathOf(a.target) + "?propagationPolicy=Background");
+      return client_.Delete(PathOf(a.target), a.body);
   }
   return {};
 }

@@ -26,8 +26,12 @@
 //  - the status goes through the /status subresource with the
 //    ModelService's resourceVersion (409 handled as above); it is the one
 //    the plan computed for the world after its writes;
+//  - deletes carry preconditions (uid and resourceVersion of the object as
+//    read); 409 Conflict -> re-read everything from the API and decide again
+//    (the object changed, e.g. it is not ours any more);
 //  - the finalizer is removed only when the Deployment, Service and
-//    HorizontalPodAutoscaler it owns, read through the API, are gone.
+//    HorizontalPodAutoscaler it owns, read through the API, are gone (or at
+//    once when the ModelService is deleted with propagationPolicy Orphan).
 #pragma once
 
 #include <nlohmann/json.hpp>

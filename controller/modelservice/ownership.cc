@@ -35,6 +35,18 @@ bool IsControlledBy(const json& object, const std::string& owner_uid) {
   return !owner_uid.empty() && ControllerUid(object) == owner_uid;
 }
 
+json DeleteOptionsFor(const json& object) {
+  json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}};
+  json preconditions = json::object();
+  if (object.is_object() && object.contains("metadata")) {
+    const json& meta = object["metadata"];
+    if (const std::string uid = StringField(meta, "uid"); !uid.empty()) preconditions["uid"] = uid;
+    if (const std::string rv = StringField(meta, "resourceVersion"); !rv.empty()) preconditions["resourceVersion"] = rv;
+  }
+  if (!preconditions.empty()) options["preconditions"] = std::move(preconditions);
+  return options;
+}
+
 std::string OwnerKey(const json& object) {
   const json* ref = ControllerRef(object);
   if (ref == nullptr) return "";

@@ -18,6 +18,14 @@ std::string ControllerUid(const nlohmann::json& object);
 // True when the object's controller ownerReference has `owner_uid`.
 bool IsControlledBy(const nlohmann::json& object, const std::string& owner_uid);
 
+// The DeleteOptions of a DELETE of `object`, an owned object as it was read:
+// background propagation, and preconditions on that read, so that a decision
+// taken on it deletes nothing else: its uid (a same-named object made since
+// is not ours) and its resourceVersion (one changed since, e.g. whose
+// ownerReference the garbage collector removed to orphan it, is read and
+// decided on again: the API server answers 409 Conflict).
+nlohmann::json DeleteOptionsFor(const nlohmann::json& object);
+
 // "ns/name" of the ModelService controlling `object` (its controller
 // ownerReference of kind ModelService in our API group), or "" when none.
 std::string OwnerKey(const nlohmann::json& object);

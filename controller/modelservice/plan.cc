@@ -72,12 +72,17 @@ void PlanDeletion(const json& ms, const ResolvedSpec& spec, const Observed& obse
     if (obj == nullptr) return;  // gone, or not ours: never deleted
     waiting = true;
     if (BeingDeleted(*obj)) return;
-    out.writes.push_back({ActionType::kDelete, Ref(kind, spec), json()});
+    out.writes.push_back({ActionType::kDelete, Ref(kind, spec), DeleteOptionsFor(*obj)});
     out.events.push_back({"Normal", "Deleted", "Delete", "Deleted " + Describe(Ref(kind, spec))});
   };
-  remove(Ours(observed.deployment, spec.uid), Kind::kDeployment);
-  remove(Ours(observed.service, spec.uid), Kind::kService);
-  remove(Ours(observed.hpa, spec.uid), Kind::kHorizontalPodAutoscaler);
+  // Deleted with propagationPolicy Orphan (`kubectl delete --cascade=orphan`):
+  // the garbage collector takes the ModelService's ownerReference off its
+  // objects and leaves them; nothing is ours to delete.
+  if (!HasFinalizer(ms, kOrphanFinalizer)) {
+    remove(Ours(observed.deployment, spec.uid), Kind::kDeployment);
+    remove(Ours(observed.service, spec.uid), Kind::kService);
+    remove(Ours(observed.hpa, spec.uid), Kind::kHorizontalPodAutoscaler);
+  }
   if (waiting) {
     // Just deleted: look again at once (usually gone); still terminating: wait.
     out.look_again = !out.writes.empty();
@@ -186,7 +191,7 @@ void PlanHorizontalPodAutoscaler(const ResolvedSpec& spec, const Options& opts, 
   const std::string key = spec.ns + "/" + spec.name;
   if (!spec.hpa) {
     if (hpa == nullptr || BeingDeleted(*hpa)) return;
-    out.writes.push_back({ActionType::kDelete, Ref(Kind::kHorizontalPodAutoscaler, spec), json()});
+    out.writes.push_back({ActionType::kDelete, Ref(Kind::kHorizontalPodAutoscaler, spec), DeleteOptionsFor(*hpa)});
     out.events.push_back({"Normal", "Deleted", "Delete",
                           "Deleted HorizontalPodAutoscaler " + key + ": spec.autoscaling.mode is not HPA any more"});
     return;

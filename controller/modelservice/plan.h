@@ -16,8 +16,12 @@
 //    owned one is deleted when the mode is not HPA any more.
 //  - First reconcile adds the finalizer (merge patch carrying the
 //    resourceVersion, i.e. with a precondition); deletion deletes the owned
-//    Deployment and Service, and removes the finalizer once neither exists
-//    (the executor reads them live for that decision).
+//    Deployment, Service and HPA, and removes the finalizer once none exists
+//    (the executor reads them live for that decision). Every delete carries
+//    preconditions on the object as read (DeleteOptionsFor, ownership.h).
+//    A ModelService deleted with propagationPolicy Orphan (the "orphan"
+//    finalizer) deletes nothing: the garbage collector takes its
+//    ownerReference off them, and the finalizer is removed at once.
 //  - The status is that of the world after the plan's writes (an object it
 //    creates or updates counts as the API server will return it: a new
 //    Deployment makes the ModelService Progressing at once), and is written
@@ -85,7 +89,7 @@ enum class ActionType {
 struct Action {
   ActionType type;
   ObjectRef target;     // what is written (a create: the object it makes)
-  nlohmann::json body;  // the object (kCreate, kUpdate), the patch, or nothing (kDelete)
+  nlohmann::json body;  // the object (kCreate, kUpdate), the patch, or the DeleteOptions (kDelete)
 };
 
 struct Actions {
@@ -121,6 +125,10 @@ int DesiredReplicas(const ResolvedSpec& spec, const Observed& observed);
 int CurrentReplicas(const ResolvedSpec& spec, const nlohmann::json* deployment);
 
 bool HasFinalizer(const nlohmann::json& object, const std::string& finalizer);
+
+// The finalizer the API server adds for a delete with propagationPolicy
+// Orphan; the garbage collector removes it once it has orphaned the dependents.
+inline constexpr const char* kOrphanFinalizer = "orphan";
 
 // metadata.deletionTimestamp is set: the object is being deleted. The one
 // definition both the plan and the executor use.

@@ -110,14 +110,26 @@ bool Reflector::ReadPage(const kube::Result& r, std::map<std::string, std::strin
   return true;
 }
 
+kube::Result Reflector::ListPage(const std::string& cont, int& limit) {
+  for (;;) {
+    std::string path = kube::WithQuery(path_, "limit", std::to_string(limit));
+    if (!cont.empty()) path = kube::WithQuery(path, "continue", cont);
+    const std::string query = Query(path);
+    kube::Result r = client_.Do({kube::Call::Verb::kList, query, nullptr, {}, Kept()});
+    if (r.ok() || !r.error || r.error->reason != kube::kReasonTooLarge || limit <= 1 || Stopped()) return r;
+    limit = std::max(1, limit / 2);
+    if (logger_)
+      logger_->warn("informer {}: list page too large ({}): asking for {} items", path_, r.error->message, limit);
+  }
+}
+
 bool Reflector::ListAll() {
   std::map<std::string, std::string> items;
   std::string cont;
   std::string rv;
+  int limit = std::max(1, options_.page_size);
   do {
-    std::string path = kube::WithQuery(path_, "limit", std::to_string(options_.page_size));
-    if (!cont.empty()) path = kube::WithQuery(path, "continue", cont);
-    const kube::Result r = client_.List(Query(path));
+    const kube::Result r = ListPage(cont, limit);
     if (Stopped() || !ReadPage(r, items)) return false;
     rv = MetadataString(r.body, "resourceVersion");
     cont = MetadataString(r.body, "continue");
@@ -183,8 +195,8 @@ Reflector::WatchOutcome Reflector::WatchOnce() {
   size_t events = 0;
   bool gone = false;
   bool failed = false;
-  const kube::Result r = client_.Watch(
-      WatchPath(rv),
+  const kube::Result r = client_.WatchKeeping(
+      WatchPath(rv), Kept(),
       [&](const kube::WatchEvent& e) {
         ++events;
         return HandleEvent(e, gone, failed) && !Stopped();

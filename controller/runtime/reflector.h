@@ -5,7 +5,10 @@
 // yields deletes for objects that vanished; reconnect with jittered
 // exponential backoff when the API server is unreachable. Each object goes
 // through the transform (as controller-runtime's cache transform: keep only
-// the fields the controller reads) into the Store; what changed goes to the
+// the fields the controller reads; the annotations it does not read are
+// already left out while the answer is parsed) into the Store; LIST pages
+// are small and halved when one is larger than the client takes, so memory
+// follows what is kept, not what tenants store; what changed goes to the
 // sink. An object that cannot be transformed is logged and skipped (its
 // resourceVersion is still passed). Runs on the thread of Run(): the watch's
 // (libcurl's) callbacks only update the store and hand deltas on.
@@ -21,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stop_token>
 #include <string>
@@ -39,8 +43,14 @@ using Transform = std::function<nlohmann::json(const nlohmann::json& object)>;
 
 // An informer's options, which its reflector applies.
 struct InformerOptions {
-  int page_size = 500;
+  // Items per LIST page; a page larger than the client takes
+  // (kube::kReasonTooLarge) is asked for again with half as many, down to 1.
+  int page_size = 100;
   Transform transform;  // empty: cache whole objects
+  // What the LIST and WATCH answers keep of each object's annotations, left
+  // out while parsing (kube/api_json.h); nullopt: all. The annotations the
+  // transform reads, no more.
+  std::optional<kube::KeptAnnotations> annotations;
   // The server-side watch timeout is drawn from [min_watch_timeout, 2 * min_watch_timeout).
   std::chrono::seconds min_watch_timeout{300};
   std::chrono::milliseconds initial_backoff{200};
@@ -69,6 +79,9 @@ class Reflector {
 
   bool Stopped() const { return stop_.stop_requested(); }
   bool ListAll();  // false on failure (already logged)
+  // One page at `limit` items or fewer: halved while the answer is too large.
+  kube::Result ListPage(const std::string& cont, int& limit);
+  const kube::KeptAnnotations* Kept() const { return options_.annotations ? &*options_.annotations : nullptr; }
   // One page's items into `items` (transformed, packed); false on failure.
   bool ReadPage(const kube::Result& r, std::map<std::string, std::string>& items);
   WatchOutcome WatchOnce();

@@ -653,9 +653,11 @@ write_args_apiserver() {
   if [[ "${E2E_AUDIT:-1}" != 0 ]]; then
     cat >"$dir/audit-policy.yaml" <<'EOF'
 # Log every request at Metadata level (user, user agent, verb, resource,
-# response code; no bodies), and writes of the controller's leader Lease with
+# response code; no bodies), writes of the controller's leader Lease with
 # their request body (its renewTime says when a renewal was sent, which the
-# received time cannot after the API server was paused). RequestReceived is
+# received time cannot after the API server was paused), and deletes of the
+# kinds a ModelService owns with theirs (the DeleteOptions: propagation
+# policy, preconditions). RequestReceived is
 # omitted so that each request yields one ResponseComplete event (watches also
 # yield ResponseStarted).
 apiVersion: audit.k8s.io/v1
@@ -669,6 +671,15 @@ rules:
   resources:
   - group: coordination.k8s.io
     resources: ["leases"]
+- level: Request
+  verbs: ["delete"]
+  resources:
+  - group: apps
+    resources: ["deployments"]
+  - group: ""
+    resources: ["services"]
+  - group: autoscaling
+    resources: ["horizontalpodautoscalers"]
 - level: Metadata
 EOF
     args+=("--audit-policy-file=$dir/audit-policy.yaml" "--audit-log-path=$dir/audit.log"

@@ -29,7 +29,7 @@ class VerbClient : public kube::Client {
       case kube::Call::Verb::kPatch:
         return OnPatch(c.path, body);
       case kube::Call::Verb::kDelete:
-        return OnDelete(c.path);
+        return OnDelete(c.path, body);
     }
     return NotAllowed();
   }
@@ -41,7 +41,7 @@ class VerbClient : public kube::Client {
   virtual kube::Result OnCreate(const std::string&, const nlohmann::json&, kube::Deadline) { return NotAllowed(); }
   virtual kube::Result OnUpdate(const std::string&, const nlohmann::json&, kube::Deadline) { return NotAllowed(); }
   virtual kube::Result OnPatch(const std::string&, const nlohmann::json&) { return NotAllowed(); }
-  virtual kube::Result OnDelete(const std::string&) { return NotAllowed(); }
+  virtual kube::Result OnDelete(const std::string&, const nlohmann::json&) { return NotAllowed(); }
 
   static kube::Result NotAllowed() {
     return {405, nlohmann::json(), kube::Status{405, "MethodNotAllowed", "not in this fake"}};

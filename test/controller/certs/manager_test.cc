@@ -57,7 +57,7 @@ class FakeApi final : public test::VerbClient {
       return Error(409, "Conflict");
     return Store(path, body, "update");
   }
-  kube::Result OnDelete(const std::string& path) override {
+  kube::Result OnDelete(const std::string& path, const nlohmann::json&) override {
     std::lock_guard<std::mutex> g(mu_);
     objects_.erase(path);
     return Ok({});

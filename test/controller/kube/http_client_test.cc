@@ -170,11 +170,13 @@ TEST_F(KubeHttpClientTest, WriteVerbsSendBodiesWithContentTypes) {
   Result d = client.Delete("/o");
   EXPECT_TRUE(d.ok());
   EXPECT_EQ(d.body["status"], "Success");
-  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_TRUE(client.Delete("/o", {{"kind", "DeleteOptions"}, {"preconditions", {{"uid", "u"}}}}).ok());
+  ASSERT_EQ(seen.size(), 5u);
   EXPECT_EQ(seen[0], R"(POST application/json {"a":1})");
   EXPECT_EQ(seen[1], R"(PUT application/json {"a":1})");
   EXPECT_EQ(seen[2], R"(PATCH application/merge-patch+json {"a":1})");
   EXPECT_EQ(seen[3], "DELETE  ");
+  EXPECT_EQ(seen[4], R"(DELETE application/json {"kind":"DeleteOptions","preconditions":{"uid":"u"}})");
 }
 
 TEST_F(KubeHttpClientTest, TransportErrorOnClosedPort) {
@@ -230,13 +232,46 @@ TEST_F(KubeHttpClientTest, ResponseLargerThanTheLimitFails) {
   HttpClient small(Config(), clock_, metrics_, nullptr, opts);
   Result r = small.Get("/big");
   ASSERT_TRUE(r.error.has_value());
-  EXPECT_EQ(r.error->reason, "Transport");
+  EXPECT_EQ(r.error->reason, kReasonTooLarge);
   EXPECT_NE(r.error->message.find("response larger than 1024 bytes"), std::string::npos) << r.error->message;
   opts.transport.max_response_bytes = 1 << 20;
   HttpClient large(Config(), clock_, metrics_, nullptr, opts);
   Result ok = large.Get("/big");
   ASSERT_FALSE(ok.error.has_value()) << ok.error->message;
   EXPECT_EQ(ok.body["data"].get<std::string>().size(), 4096u);
+}
+
+// A LIST or WATCH that names the annotations it keeps gets each object
+// without the others (and without managedFields); a GET keeps them all.
+TEST_F(KubeHttpClientTest, ListsAndWatchesLeaveOutTheAnnotationsNotKept) {
+  const std::string object =
+      R"({"metadata":{"name":"a","annotations":{"keep":"1","tenant":"big"},"managedFields":[{}]},"spec":{}})";
+  srv_.server.Get("/list", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("watch")) {
+      res.set_content(R"({"type":"ADDED","object":)" + object + "}\n", "application/json");
+      return;
+    }
+    res.set_content(R"({"kind":"List","metadata":{},"items":[)" + object + "]}", "application/json");
+  });
+  srv_.Start();
+  HttpClient client(Config(), clock_, metrics_);
+  const KeptAnnotations keep{"keep"};
+  const json trimmed = {{"keep", "1"}};
+  const std::string path = "/list";
+  Result listed = client.Do({Call::Verb::kList, path, nullptr, {}, &keep});
+  ASSERT_TRUE(listed.ok()) << listed.Text();
+  EXPECT_EQ(listed.body["items"][0]["metadata"], json({{"name", "a"}, {"annotations", trimmed}}));
+  std::vector<json> watched;
+  Result w = client.WatchKeeping("/list?watch=true", &keep,
+                                 [&](const WatchEvent& e) {
+                                   watched.push_back(e.object);
+                                   return true;
+                                 },
+                                 {});
+  ASSERT_TRUE(w.ok()) << w.Text();
+  ASSERT_EQ(watched.size(), 1u);
+  EXPECT_EQ(watched[0]["metadata"]["annotations"], trimmed);
+  EXPECT_EQ(client.Get("/list").body["items"][0]["metadata"]["annotations"], json({{"keep", "1"}, {"tenant", "big"}}));
 }
 
 TEST_F(KubeHttpClientTest, MetricsCountCodesMethodsAndHost) {

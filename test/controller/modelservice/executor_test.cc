@@ -109,11 +109,19 @@ class FakeApi final : public test::VerbClient {
     }
     return {200, out, std::nullopt};
   }
-  kube::Result OnDelete(const std::string& path) override {
+  kube::Result OnDelete(const std::string& path, const json& options) override {
     std::lock_guard<std::mutex> g(mu_);
     calls.push_back({"DELETE", path});
-    if (auto r = Hooked("DELETE", path, json())) return *r;
-    if (objects.erase(StripQuery(path)) == 0) return Err(404, "NotFound");
+    deletes.push_back(options);
+    if (auto r = Hooked("DELETE", path, options)) return *r;
+    auto it = objects.find(StripQuery(path));
+    if (it == objects.end()) return Err(404, "NotFound");
+    // The API server's preconditions: 409 when the object is not the one named.
+    const json pre = options.is_object() ? options.value("preconditions", json::object()) : json::object();
+    for (const char* field : {"uid", "resourceVersion"}) {
+      if (pre.contains(field) && pre[field] != it->second["metadata"][field]) return Err(409, "Conflict");
+    }
+    objects.erase(it);
     return {200, json::object(), std::nullopt};
   }
 
@@ -141,6 +149,7 @@ class FakeApi final : public test::VerbClient {
 
   std::map<std::string, json> objects;
   std::vector<Call> calls;
+  std::vector<json> deletes;  // the DeleteOptions of each DELETE
   std::mutex& mu() { return mu_; }
 
  private:
@@ -346,6 +355,66 @@ TEST_F(Fixture, FinalizerFlowDeletesOwnedObjectsThenRemovesFinalizer) {
   r = exec.Run(kBert);
   EXPECT_TRUE(r.gone);
   EXPECT_EQ(autoscaler.forgotten.count("ml/bert"), 1u);
+}
+
+// Each delete names the object it was decided on (uid and resourceVersion):
+// when that object changed meanwhile, here its ownerReference taken off by
+// the garbage collector orphaning it, the API server answers 409 and the
+// executor reads and decides again instead of deleting what is not its own.
+TEST_F(Fixture, DeletesCarryPreconditionsAndAConflictIsDecidedAgain) {
+  json ms = NewModelService();
+  ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
+  api.Put(kMsPath, ms);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
+  const json dep_uid = api.objects[kDepPath]["metadata"]["uid"];
+  const json svc = api.objects[kSvcPath];
+  api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  bool orphaned = false;
+  api.hook = [&](const std::string& m, const std::string& p, const json&) -> std::optional<kube::Result> {
+    if (m == "DELETE" && StripQuery(p) == kDepPath && !orphaned) {
+      orphaned = true;  // between our read and our delete
+      api.ExternalEdit(kDepPath, [](json& o) { o["metadata"].erase("ownerReferences"); });
+    }
+    return std::nullopt;
+  };
+  api.calls.clear();
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
+  ASSERT_TRUE(orphaned);
+  EXPECT_TRUE(api.objects.count(kDepPath)) << "the orphaned Deployment is not ours any more: kept";
+  EXPECT_FALSE(api.objects.count(kSvcPath));
+  EXPECT_FALSE(api.objects.count(kMsPath)) << "finalizer removed once nothing of ours is left";
+  ASSERT_GE(api.deletes.size(), 2u);
+  EXPECT_EQ(api.deletes[0]["preconditions"]["uid"], dep_uid);
+  EXPECT_EQ(api.deletes[0]["propagationPolicy"], "Background");
+  const json service_delete = api.deletes.back();
+  EXPECT_EQ(service_delete["preconditions"],
+            json({{"uid", svc["metadata"]["uid"]}, {"resourceVersion", svc["metadata"]["resourceVersion"]}}));
+  int deployment_deletes = 0;
+  for (const auto& c : api.calls) deployment_deletes += c.method == "DELETE" && StripQuery(c.path) == kDepPath;
+  EXPECT_EQ(deployment_deletes, 1) << "refused once, then not ours: never sent again";
+}
+
+// kubectl delete --cascade=orphan: the API server adds the "orphan"
+// finalizer and the garbage collector takes the ownerReferences off; the
+// controller deletes nothing and lets the ModelService go.
+TEST_F(Fixture, DeletionWithPropagationOrphanDeletesNothing) {
+  json ms = NewModelService();
+  ms["metadata"]["finalizers"] = json::array({"modelops.dev/cleanup"});
+  api.Put(kMsPath, ms);
+  ASSERT_EQ(exec.Run(kBert).result.outcome, Outcome::kSuccess);
+  api.objects[kMsPath]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  api.objects[kMsPath]["metadata"]["finalizers"] = json::array({"orphan", "modelops.dev/cleanup"});
+  api.calls.clear();
+  Report r = exec.Run(kBert);
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.result.error;
+  auto writes = api.WritesList();
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].method, "PATCH");
+  EXPECT_EQ(api.objects[kMsPath]["metadata"]["finalizers"], json::array({"orphan"})) << "the GC's finalizer stays";
+  EXPECT_TRUE(api.objects.count(kDepPath));
+  EXPECT_TRUE(api.objects.count(kSvcPath));
+  EXPECT_FALSE(recorder.Has("Deleted"));
 }
 
 // The reproduction of issue 13: an owned Deployment loses its managed-by

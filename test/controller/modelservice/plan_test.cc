@@ -278,6 +278,15 @@ TEST(Plan, DeletionDeletesOwnedObjectsThenRemovesFinalizer) {
   EXPECT_FALSE(a.status.has_value());
   EXPECT_TRUE(HasEvent(a, "Deleted"));
   EXPECT_TRUE(a.look_again) << "deleted: look again at once";
+  // Each delete is conditional on the object as observed.
+  const json dep = ServerDeployment();
+  EXPECT_EQ(a.writes[0].body,
+            json({{"apiVersion", "v1"},
+                  {"kind", "DeleteOptions"},
+                  {"propagationPolicy", "Background"},
+                  {"preconditions",
+                   {{"uid", dep["metadata"]["uid"]}, {"resourceVersion", dep["metadata"]["resourceVersion"]}}}}));
+  EXPECT_EQ(a.writes[1].body["preconditions"]["uid"], ServerService()["metadata"]["uid"]);
 
   // Both gone: the finalizer goes, other finalizers stay.
   Actions b = Plan(ms, Observed{}, Opts(), kT1);
@@ -300,6 +309,18 @@ TEST(Plan, DeletionLeavesObjectsOwnedBySomeoneElse) {
   Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_EQ(a.writes.size(), 1u);
   EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
+}
+
+TEST(Plan, DeletionWithPropagationOrphanDeletesNothingAndLetsGo) {
+  json ms = SteadyModelService();
+  ms["metadata"]["deletionTimestamp"] = "2023-11-14T23:00:00Z";
+  ms["metadata"]["finalizers"] = json::array({"orphan", "modelops.dev/cleanup"});
+  Observed obs{ServerDeployment(), ServerService(), std::nullopt, std::nullopt};
+  Actions a = Plan(ms, obs, Opts(), kT1);
+  ASSERT_EQ(a.writes.size(), 1u);
+  EXPECT_EQ(a.writes[0].type, ActionType::kPatchModelService);
+  EXPECT_EQ(a.writes[0].body["metadata"]["finalizers"], json::array({"orphan"}));
+  EXPECT_FALSE(HasEvent(a, "Deleted"));
 }
 
 TEST(Plan, StatusProgressingThenReady) {

@@ -237,8 +237,8 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
 
   const auto lists = client_.list_paths();
   ASSERT_EQ(lists.size(), 2u);
-  EXPECT_EQ(lists[0], "/apis/apps/v1/deployments?limit=500");
-  EXPECT_EQ(lists[1], "/apis/apps/v1/deployments?limit=500&continue=tok%2Fen%2B1");
+  EXPECT_EQ(lists[0], "/apis/apps/v1/deployments?limit=100");
+  EXPECT_EQ(lists[1], "/apis/apps/v1/deployments?limit=100&continue=tok%2Fen%2B1");
 
   const auto watches = client_.watch_paths();
   EXPECT_TRUE(Contains(watches[0], "/apis/apps/v1/deployments?watch=true&allowWatchBookmarks=true&resourceVersion=10"))
@@ -266,6 +266,34 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_EQ((*c)["kind"], "Deployment");
   EXPECT_EQ((*c)["apiVersion"], "apps/v1");
   EXPECT_FALSE(inf.Get("ns/b").has_value());
+}
+
+// A page larger than the client takes (kReasonTooLarge) is asked for again
+// with half as many items, at once (no backoff), and the rest of the list
+// goes on at that size: whatever tenants store, a page fits.
+TEST_F(KubeInformerTest, APageTooLargeIsAskedForAgainWithHalfAsManyItems) {
+  auto too_large = [] {
+    Result r;
+    r.error = Status{0, kube::kReasonTooLarge, "response larger than 33554432 bytes"};
+    return r;
+  };
+  client_.AddList(too_large());
+  client_.AddList(too_large());
+  client_.AddList(Page({Obj("a", "3")}, "10", "next"));
+  client_.AddList(too_large());
+  client_.AddList(Page({Obj("b", "4")}, "10"));
+  InformerOptions o = Options();
+  o.page_size = 40;
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", o);
+  std::jthread run = Start(inf);
+  ASSERT_TRUE(Eventually([&] { return inf.HasSynced(); }));
+  EXPECT_EQ(client_.list_paths(),
+            (std::vector<std::string>{"/apis/apps/v1/deployments?limit=40", "/apis/apps/v1/deployments?limit=20",
+                                      "/apis/apps/v1/deployments?limit=10",
+                                      "/apis/apps/v1/deployments?limit=10&continue=next",
+                                      "/apis/apps/v1/deployments?limit=5&continue=next"}));
+  // Synced with the clock never advanced: no backoff wait between them.
+  EXPECT_EQ(Cached(inf, {"ns/a", "ns/b"}), (std::vector<std::string>{"ns/a", "ns/b"}));
 }
 
 // Handlers run on threads of their own, each behind its own buffer: one
@@ -423,7 +451,7 @@ TEST_F(KubeInformerTest, NamespaceAndLabelSelectorInPaths) {
   ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 1; }));
   EXPECT_EQ(
       client_.list_paths()[0],
-      "/apis/apps/v1/namespaces/team-a/deployments?limit=500&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice");
+      "/apis/apps/v1/namespaces/team-a/deployments?limit=100&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice");
   EXPECT_TRUE(Contains(client_.watch_paths()[0], "&labelSelector=app.kubernetes.io%2Fname%3Dmodelservice"));
 }
 
