@@ -142,7 +142,10 @@ void PrometheusAutoscaler::ForgetGpu(const std::string& ns, const std::string& n
 Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::string& what, const Fresh& read,
                                                 int current_replicas) {
   const auto& [ns, name] = key;
-  metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
+  {
+    std::lock_guard<std::mutex> g(mu_);  // as in Readable()
+    metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
+  }
   const std::string& error = read.why;
   Recommendation rec;
   rec.metrics_ok = false;
@@ -163,12 +166,14 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
 void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
   bool recovered = false;
   {
+    // The series is set under the lock Forget() removes it under: a Gauge
+    // reference from Add() must not outlive a concurrent RemoveSeries().
     std::lock_guard<std::mutex> g(mu_);
     recovered = warned_.erase(key) > 0;
+    metrics_.queue_length.Add({{"namespace", key.first}, {"name", key.second}}).Set(queue_length);
   }
   if (recovered && logger_)
     logger_->info("autoscaler {}/{}: the queue length is readable again", key.first, key.second);
-  metrics_.queue_length.Add({{"namespace", key.first}, {"name", key.second}}).Set(queue_length);
 }
 
 int PrometheusAutoscaler::Stabilized(const Key& key, int raw) {
@@ -197,10 +202,10 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     std::lock_guard<std::mutex> g(mu_);
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
+    metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
   }
   readings_.Forget(MetricKey{ns, name, Metric::kQueueLength});
   // The GPU utilization is read for the status too: ForgetGpu.
-  metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
 }
 
 std::size_t PrometheusAutoscaler::TrackedObjects() const {

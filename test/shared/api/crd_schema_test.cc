@@ -52,7 +52,7 @@ TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   EXPECT_EQ(crd["spec"]["names"]["shortNames"], json::array({"ms"}));
   std::vector<std::string> columns;
   for (const auto& c : version["additionalPrinterColumns"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Version", "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Version", "GPU%", "Age"}));
 }
 
 // Every node of the schema that kubectl explain shows (the root, each

@@ -111,7 +111,8 @@ TEST(Spec, Rollout) {
   auto bad = ParseModelService(json{{"spec", {{"rollout", {{"rollback", "Never"}}}}}});
   EXPECT_FALSE(bad.spec.rollout->rollback);
   EXPECT_EQ(bad.spec.Defaulted().rollout->rollback, RollbackPolicy::kManual);
-  EXPECT_EQ(FieldRank("targetQueueLength") + 1, FieldRank("rollout"));
+  EXPECT_EQ(FieldRank("targetQueueLength") + 1, FieldRank("targetGPUUtilization"));
+  EXPECT_EQ(FieldRank("targetGPUUtilization") + 1, FieldRank("rollout"));
   EXPECT_LT(FieldRank("timeoutSeconds"), FieldRank("rollback"));
 }
 
