@@ -36,8 +36,20 @@ class TextFieldsFlag final : public spdlog::custom_flag_formatter {
     for (const Field* f : CurrentFields()) {
       const bool quote = f->value.empty() || f->value.find_first_of(" \"=\\") != std::string::npos ||
                          std::any_of(f->value.begin(), f->value.end(), [](char c) { return c >= 0 && c < 0x20; });
-      const std::string text = " " + f->key + "=" + (quote ? "\"" + JsonEscape(f->value) + "\"" : f->value);
-      dest.append(text.data(), text.data() + text.size());
+      // Appended piece by piece: no temporary string (and no
+      // `"literal" + std::string&&`, which GCC 12 at -O3 warns about falsely:
+      // -Wrestrict, GCC bug 105651).
+      const auto put = [&dest](std::string_view s) { dest.append(s.data(), s.data() + s.size()); };
+      put(" ");
+      put(f->key);
+      put("=");
+      if (quote) {
+        put("\"");
+        put(JsonEscape(f->value));
+        put("\"");
+      } else {
+        put(f->value);
+      }
     }
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<TextFieldsFlag>(); }
