@@ -21,5 +21,5 @@ for n in ms modelservice modelservices modelservices.modelops.dev; do
 done
 # The CRD's columns point at the right fields.
 cols="$(k get crd modelservices.modelops.dev -o json | jq -c '[.spec.versions[] | select(.name == "v1") | .additionalPrinterColumns[] | [.name, .jsonPath]]')"
-assert_eq "$cols" '[["Model",".spec.model"],["Replicas",".spec.replicas"],["Ready",".status.readyReplicas"],["Phase",".status.phase"],["Version",".status.servingVersion"],["Age",".metadata.creationTimestamp"]]' "CRD printer columns"
+assert_eq "$cols" '[["Model",".spec.model"],["Replicas",".spec.replicas"],["Ready",".status.readyReplicas"],["Phase",".status.phase"],["Version",".status.servingVersion"],["GPU%",".status.gpuUtilization"],["Age",".metadata.creationTimestamp"]]' "CRD printer columns"
 k -n "$ns" delete ms col-a col-b --wait=false >/dev/null
