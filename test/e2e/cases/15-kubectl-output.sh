@@ -14,7 +14,7 @@
 #    status.conditions): a description of the object and of every field it
 #    lists, each the schema's text (the root's apiVersion, kind and metadata
 #    are described by the API server itself).
-# timeout: 60
+# timeout: 180
 # logs: webhook
 page="$E2E_ROOT/docs/user/kubectl-walkthrough.md"
 marker='<!-- checked by test/e2e/cases/15-kubectl-output.sh -->'
@@ -111,4 +111,4 @@ while IFS= read -r line; do log "$line"; done <<<"$report"
 # spec.rollout, the pod fields' spec.resources, spec.env, spec.env.valueFrom,
 # its secretKeyRef and configMapKeyRef, spec.tolerations,
 # spec.imagePullSecrets, status, status.conditions.
-assert_contains "$report" "checked 15 objects" "objects checked"
+assert_contains "$report" "checked 50 objects" "objects checked"
