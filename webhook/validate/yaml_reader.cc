@@ -46,6 +46,9 @@ class Builder final : public YAML::EventHandler {
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Put(nullptr, false, anchor, 1, mark); }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
+    // yaml-cpp writes a \x80..\xFF escape of a double-quoted scalar as that
+    // one byte, not as the code point's UTF-8: refused rather than read wrong.
+    if (!IsValidUtf8(value)) throw Fail(mark, "a scalar that is not valid UTF-8");
     Resolved r = ResolveScalar(tag, value, mark);
     Put(std::move(r.value), r.kind == Kind::kMerge, anchor, 1, mark);
   }

@@ -111,6 +111,10 @@ TEST(YamlReader, BadInputIsAnErrorWithItsLine) {
   EXPECT_NE(Error("a: {b: 1\n").find("line"), std::string::npos);
   EXPECT_EQ(Error(std::string("a: 1\nb: \x01\n")), "line 2: control characters are not allowed");
   EXPECT_EQ(Error("a: \xC3\x28\n"), "the text is not valid UTF-8");
+  // yaml-cpp decodes the escapes \_ (U+00A0) and \N (U+0085) to one byte, not UTF-8
+  // (found by the yaml_reader fuzz target): refused.
+  EXPECT_EQ(Error("a: \"\\_\"\n"), "line 1, column 4: a scalar that is not valid UTF-8");
+  EXPECT_EQ(Error("a: \"x\\N\"\n"), "line 1, column 4: a scalar that is not valid UTF-8");
   EXPECT_EQ(Error(std::string("a: \0\n", 5)), "line 1: control characters are not allowed");
   // yaml-cpp 0.7 reports empty documents forever on this (found by fuzzing).
   EXPECT_EQ(Error("a :&] #\n,"), "line 2, column 1: malformed YAML: the parser makes no progress");
