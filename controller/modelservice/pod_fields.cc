@@ -45,14 +45,15 @@ json Served(json v) {
 }
 
 // A scheduling value (affinity, topologySpreadConstraints) as the API server
-// returns it: also without the empty lists and matchLabels maps it omits
-// (omitempty); an empty selector ({}) stays, as a pointer does.
+// returns it, in one pass: as Served, and also without the empty lists and
+// matchLabels maps it omits (omitempty); an empty selector ({}) stays, as a
+// pointer does.
 json ServedScheduling(json v) {
-  v = Served(std::move(v));
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end();) {
       *it = ServedScheduling(*it);
-      const bool omitted = (it->is_array() || (it.key() == "matchLabels" && it->is_object())) && it->empty();
+      const bool omitted = (it->is_string() && it->get_ref<const std::string&>().empty()) ||
+                           ((it->is_array() || (it.key() == "matchLabels" && it->is_object())) && it->empty());
       it = omitted ? v.erase(it) : std::next(it);
     }
   } else if (v.is_array()) {
