@@ -440,10 +440,19 @@ do_start() {
   write_config "$api_port"
   setsid nohup unshare --mount --net --propagation private -- env KUBELET="$KUBELET" \
     bash "$here/node.sh" _inside "$dir" </dev/null >>"$node/holder.log" 2>&1 &
-  echo $! >"$node/holder.pid"
+  local holder=$!
+  echo "$holder" >"$node/holder.pid"
+  # Until the holder writes its namespace's inode it is still going through
+  # setsid, nohup, unshare and env to bash, and while the kernel replaces a
+  # program /proc/PID/cmdline reads empty (holder_pid would call it gone):
+  # this shell's own child is watched by its pid instead, which cannot be
+  # reused before this shell reaps it.
   for (( i = 0; i < 300; i++ )); do
     [[ -s "$node/mntns-inode" ]] && break
-    holder_pid >/dev/null || die "the node's namespaces did not start (see $node/holder.log)"
+    if ! kill -0 "$holder" 2>/dev/null || [[ "$(awk '{print $3}' "/proc/$holder/stat" 2>/dev/null)" == Z ]]; then
+      local st=0; wait "$holder" || st=$?
+      die "the node's namespaces did not start: the holder exited with status $st (see $node/holder.log)"
+    fi
     sleep 0.1
   done
   local hp; hp="$(holder_pid)" || die "the node's holder exited (see $node/holder.log)"
