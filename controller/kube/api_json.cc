@@ -1,5 +1,7 @@
 #include "controller/kube/api_json.h"
 
+#include "base/json_number.h"
+
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
@@ -26,12 +28,13 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
 
   bool Null() { return Scalar(json(nullptr)); }
   bool Bool(bool b) { return Scalar(json(b)); }
-  // As nlohmann's parser types them: unsigned unless negative.
-  bool Int(int i) { return Scalar(json(static_cast<std::int64_t>(i))); }
-  bool Uint(unsigned u) { return Scalar(json(static_cast<std::uint64_t>(u))); }
-  bool Int64(std::int64_t i) { return Scalar(json(i)); }
-  bool Uint64(std::uint64_t u) { return Scalar(json(u)); }
-  bool Double(double d) { return Scalar(json(d)); }
+  // Numbers come as their text (kParseNumbersAsStringsFlag) and are typed as
+  // nlohmann's parser types them (base/json_number.h says why).
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    if (skipping()) return Skipped();
+    auto v = JsonNumber(std::string_view(s, n));
+    return v && Scalar(std::move(*v));
+  }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     return skipping() ? Skipped() : Scalar(json(std::string(s, n)));
   }
@@ -168,7 +171,7 @@ json ParseApiJson(std::string_view text, const KeptAnnotations* annotations) {
     rapidjson::MemoryStream stream(text.data(), text.size());
     rapidjson::Reader reader;
     constexpr unsigned kFlags =
-        rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseValidateEncodingFlag;
+        rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseValidateEncodingFlag;
     if (!reader.Parse<kFlags>(stream, builder).IsError()) return out;
   }
   return ParseWithNlohmann(text);

@@ -37,13 +37,14 @@ for t in "${targets[@]}"; do
   limit=(-max_total_time="$seconds")
   [[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS")
   log="$work/$t.log"
+  started=$SECONDS
   # New inputs go to $work/$t; the committed corpus is read, not written.
   if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
       -print_final_stats=1 -artifact_prefix="$work/$t-" "$work/$t" "test/fuzz/corpus/$t" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
     ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 || true)
-    echo "fuzz $t: ok, $execs executions in ${FUZZ_RUNS:+a fixed count}${FUZZ_RUNS:-${seconds}s}, $cov, $ft"
+    echo "fuzz $t: ok, $execs executions in $((SECONDS - started))s${FUZZ_RUNS:+ (-runs=$FUZZ_RUNS)}, $cov, $ft"
   else
     echo "fuzz $t: FINDING (log $log, inputs $work/$t-*):"
     grep -E 'ERROR|invariant broken|SUMMARY|Test unit written' "$log" | head -20 || true

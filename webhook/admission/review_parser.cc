@@ -1,5 +1,7 @@
 #include "webhook/admission/review_parser.h"
 
+#include "base/json_number.h"
+
 // RapidJSON's SSE2 scanning of whitespace and strings (every x86-64 has
 // SSE2). It loads aligned 16-byte blocks, so it may read up to 15 bytes past
 // the text's terminating NUL: the text is parsed from a copy with that much
@@ -23,30 +25,6 @@
 namespace ms::webhook {
 
 using nlohmann::json;
-
-std::optional<json> NumberLikeNlohmann(std::string_view token) {
-  if (token.empty()) return std::nullopt;
-  // nlohmann's lexer: no '.', 'e' or 'E' makes an integer candidate, unsigned
-  // unless it starts with '-'; one that does not fit 64 bits becomes a double.
-  if (token.find_first_of(".eE") == std::string_view::npos) {
-    const char* first = token.data();
-    const char* last = token.data() + token.size();
-    if (token.front() == '-') {
-      std::int64_t v = 0;
-      auto [p, ec] = std::from_chars(first, last, v);
-      if (ec == std::errc() && p == last) return json(v);
-    } else {
-      std::uint64_t v = 0;
-      auto [p, ec] = std::from_chars(first, last, v);
-      if (ec == std::errc() && p == last) return json(v);
-    }
-  }
-  const std::string text(token);  // strtod needs the terminator
-  char* end = nullptr;
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(d)) return std::nullopt;  // nlohmann: out_of_range 406
-  return json(d);
-}
 
 namespace {
 
@@ -114,7 +92,7 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
   bool Bool(bool b) { return Scalar(b); }
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     if (skipping()) return Skip();
-    auto v = NumberLikeNlohmann(std::string_view(s, n));
+    auto v = JsonNumber(std::string_view(s, n));
     if (!v) return false;
     return Scalar(std::move(*v));
   }

@@ -42,8 +42,4 @@ struct FastParse {
 
 FastParse ParseReviewFast(std::string_view body, int max_depth);
 
-// The number nlohmann::json::parse would make of a JSON number token, or
-// nullopt when that would be a parse error (a double out of range).
-std::optional<nlohmann::json> NumberLikeNlohmann(std::string_view token);
-
 }  // namespace ms::webhook
