@@ -9,8 +9,14 @@ std::string RenderValue(const nlohmann::json& value) {
   } else {
     s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
+  // At most 128 bytes quoted, cut before a character, never inside one: the
+  // message is logged and answered as UTF-8.
   constexpr size_t kMax = 128;
-  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
+  if (s.size() > kMax) {
+    size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 

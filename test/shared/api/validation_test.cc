@@ -82,6 +82,13 @@ TEST_F(ValidationTest, Model) {
   // A huge string is refused by length before any regex runs (no stack overflow).
   EXPECT_EQ(WithSpec("model", std::string(200000, 'm')), "spec.model: Too long: may not be more than 253 bytes");
   EXPECT_EQ(WithSpec("model", "org/model-ü:v1"), "");
+  // A long value is quoted up to 128 bytes, cut before a character, never
+  // inside one (found by the review fuzz target: the logged message was not
+  // UTF-8): 126 bytes of the quote and "m, then "ü" would straddle byte 128.
+  EXPECT_EQ(WithSpec("model", std::string(126, 'm') + "\u00fc\u00fc bad"),
+            "spec.model: Invalid value: \"" + std::string(126, 'm') +
+                "...: must be a non-empty string with no whitespace or control characters");
+
   EXPECT_EQ(WithSpec("version", std::string(64, 'v')), "spec.version: Too long: may not be more than 63 bytes");
   EXPECT_EQ(WithSpec("image", ""), "spec.image: Invalid value: \"\": must not be empty");
   json none = Valid();
