@@ -2,7 +2,7 @@
 """Reads the API server's audit log for bench/controller/run.sh and writes its report.
 
   analyze.py record --audit FILE --ua PREFIX --t0 EPOCH ... > one JSON line (a burst)
-  analyze.py record-cold --audit FILE --ua PREFIX --t0 EPOCH --watch FILE ... > one JSON line
+  analyze.py record-cold --audit FILE --ua PREFIX --watch FILE ... > one JSON line
                                             (a cold start; FILE is watch.py coldstart's answer)
   analyze.py line < one JSON line           (a one-line summary)
   analyze.py report --results FILE.jsonl    (the markdown report)
@@ -97,9 +97,9 @@ def record(a):
 
 
 def record_cold(a):
-    s = scan(a.audit, a.ua, a.t0)
     with open(a.watch) as f:
         w = json.load(f)
+    s = scan(a.audit, a.ua, w["t0"])
     out = {
         "kind": "cold", "who": a.who, "n": a.n, "label": a.label, "ok": w.get("reconciled_s") is not None,
         "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
@@ -342,7 +342,6 @@ def main():
     c = sub.add_parser("record-cold")
     for flag in ("--audit", "--ua", "--who", "--watch"):
         c.add_argument(flag, required=True)
-    c.add_argument("--t0", type=float, required=True)
     c.add_argument("--n", type=int, required=True)
     c.add_argument("--label", default="default")
     sub.add_parser("line")

@@ -129,8 +129,9 @@ converged() {  # converged N: N Deployments and Services, every ModelService wit
   python3 "$here/watch.py" converged --n "$1" 2>/dev/null
 }
 
-# The controller under test: start_controller LOG starts "${cargs[@]}" (set by
-# run_one) and sets ctrl_pid; stop_controller sends SIGTERM, then SIGKILL after 10 s.
+# The controller under test for a burst: start_controller LOG starts
+# "${cargs[@]}" (set by run_one) and sets ctrl_pid; stop_controller sends
+# SIGTERM, then SIGKILL after 10 s.
 start_controller() {
   "${cargs[@]}" >"$1" 2>&1 &
   ctrl_pid=$!
@@ -147,17 +148,15 @@ stop_controller() {
 # cold_start WHO N LABEL: the controller (stopped) started again against the N
 # ModelServices it converged; one line appended to $work/results.jsonl.
 cold_start() {
-  local who=$1 n=$2 label=$3 log="$work/$1-$2-$3-cold.log" synced t0 ok=1
+  local who=$1 n=$2 label=$3 log="$work/$1-$2-$3-cold.log" synced ok=1
   # The line each writes once its informers have synced and its workers start.
   if [[ $who == ours ]]; then synced='caches synced; starting'; else synced='Starting workers'; fi
   say "== $who, N=$n, $label: cold start"
   sleep 2
-  t0=$(date +%s.%N)
-  start_controller "$log"
-  python3 "$here/watch.py" coldstart --pid "$ctrl_pid" --log "$log" --metrics "http://127.0.0.1:$mport/metrics" \
-    --n "$n" --synced "$synced" --t0 "$t0" --timeout $((300 + n / 10)) >"$work/$who-$n-$label-cold.json" || ok=0
-  stop_controller
-  python3 "$here/analyze.py" record-cold --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --t0 "$t0" --who "$who" \
+  # watch.py starts the controller, so that it samples it from its first moment, and stops it.
+  python3 "$here/watch.py" coldstart --log "$log" --metrics "http://127.0.0.1:$mport/metrics" --n "$n" \
+    --synced "$synced" --timeout $((300 + n / 10)) -- "${cargs[@]}" >"$work/$who-$n-$label-cold.json" || ok=0
+  python3 "$here/analyze.py" record-cold --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --who "$who" \
     --n "$n" --label "$label" --watch "$work/$who-$n-$label-cold.json" >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
   return $((1 - ok))

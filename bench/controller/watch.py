@@ -10,16 +10,18 @@
       item (remainingItemCount), and the ModelServices are listed only when
       both counts are N, so that waiting for 10,000 costs the API server little.
 
-  watch.py coldstart --pid PID --log FILE --metrics URL --n N --synced REGEX ...
-      samples a controller that has just been started against N converged
-      ModelServices, and prints one JSON object:
-        synced_s         seconds from --t0 until its log first matches REGEX
+  watch.py coldstart --log FILE --metrics URL --n N --synced REGEX ... -- COMMAND...
+      starts the controller COMMAND (output to FILE) against N converged
+      ModelServices, samples it from its first moment, stops it (SIGTERM;
+      SIGKILL after 10 s) and prints one JSON object:
+        t0               when it was started (epoch seconds),
+        synced_s         seconds from t0 until its log first matches REGEX
                          (the line it writes once its informers have synced and
                          the workers start),
         list_peak_mib    its VmHWM at that moment: the peak RSS of the initial
                          LISTs (the high-water mark cannot fall, so it is the
                          peak of everything before the workers started),
-        reconciled_s     seconds from --t0 until its /metrics first show, after
+        reconciled_s     seconds from t0 until its /metrics first show, after
                          the sync, controller_runtime_reconcile_total{controller=NAME}
                          (all results) >= N with workqueue_depth{name=NAME} 0 and
                          controller_runtime_active_workers{controller=NAME} 0:
@@ -36,7 +38,9 @@ import argparse
 import json
 import os
 import re
+import signal
 import ssl
+import subprocess
 import sys
 import time
 import urllib.request
@@ -113,16 +117,34 @@ def scrape(url, name):
 
 
 def coldstart(a):
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    with open(a.log, "w") as log:
+        t0 = time.time()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        out = sample(a, proc.pid, t0)
+    except (OSError, ValueError) as e:  # /metrics unreadable at the end, say
+        out = {"t0": t0, "reconciled_s": None, "error": str(e)}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    print(json.dumps(out))
+    return 0 if out["reconciled_s"] is not None else 1
+
+
+def sample(a, pid, t0):
     synced = re.compile(a.synced)
-    out = {"synced_s": None, "list_peak_mib": None, "reconciled_s": None, "peak_mib": None, "cpu_s": None,
-           "reconciles": None, "scrapes": 0}
+    out = {"t0": t0, "synced_s": None, "list_peak_mib": None, "reconciled_s": None, "peak_mib": None,
+           "cpu_s": None, "reconciles": None, "scrapes": 0}
     pos, buf, next_scrape, done_at = 0, "", 0.0, None
-    deadline = time.time() + a.timeout
-    while time.time() < deadline:
-        kib = proc_status(a.pid)
+    while time.time() < t0 + a.timeout:
+        kib = proc_status(pid)
         if kib is None:
-            print(json.dumps(dict(out, error="the controller exited")))
-            return 1
+            return dict(out, error="the controller exited")
         now = time.time()
         if out["synced_s"] is None:
             with open(a.log, errors="replace") as f:
@@ -130,7 +152,7 @@ def coldstart(a):
                 buf += f.read()
                 pos = f.tell()
             if synced.search(buf):
-                out["synced_s"] = round(now - a.t0, 2)
+                out["synced_s"] = round(now - t0, 2)
                 out["list_peak_mib"] = round(kib["VmHWM"] / 1024, 1)
             buf = buf[buf.rfind("\n") + 1:]
         elif done_at is None and now >= next_scrape:
@@ -141,18 +163,15 @@ def coldstart(a):
                 total, depth, active = 0, 1, 1
             out["scrapes"] += 1
             if total >= a.n and depth == 0 and active == 0:
-                out["reconciled_s"] = round(time.time() - a.t0, 2)
+                out["reconciled_s"] = round(time.time() - t0, 2)
                 done_at = time.time()
         elif done_at is not None and now - done_at >= a.quiet:
-            out["peak_mib"] = round(kib["VmHWM"] / 1024, 1)
-            out["cpu_s"] = round(cpu_seconds(a.pid), 2)
             out["reconciles"] = int(scrape(a.metrics, a.controller)[0])
-            print(json.dumps(out))
-            return 0
+            kib = proc_status(pid) or kib
+            return dict(out, peak_mib=round(kib["VmHWM"] / 1024, 1), cpu_s=round(cpu_seconds(pid), 2))
         time.sleep(a.interval)
-    kib = proc_status(a.pid) or {"VmHWM": 0}
-    print(json.dumps(dict(out, peak_mib=round(kib["VmHWM"] / 1024, 1), error=f"not reconciled in {a.timeout} s")))
-    return 1
+    kib = proc_status(pid) or {"VmHWM": 0}
+    return dict(out, peak_mib=round(kib["VmHWM"] / 1024, 1), error=f"not reconciled in {a.timeout} s")
 
 
 def main():
@@ -161,17 +180,16 @@ def main():
     c = sub.add_parser("converged")
     c.add_argument("--n", type=int, required=True)
     s = sub.add_parser("coldstart")
-    s.add_argument("--pid", type=int, required=True)
     s.add_argument("--log", required=True)
     s.add_argument("--metrics", required=True)
     s.add_argument("--n", type=int, required=True)
     s.add_argument("--synced", required=True, help="regex of the log line written once the caches synced")
     s.add_argument("--controller", default="modelservice")
-    s.add_argument("--t0", type=float, required=True)
     s.add_argument("--interval", type=float, default=0.02, help="seconds between samples of /proc")
     s.add_argument("--scrape", type=float, default=0.5, help="seconds between reads of /metrics")
     s.add_argument("--quiet", type=float, default=10, help="seconds watched after every object was reconciled")
     s.add_argument("--timeout", type=float, default=900)
+    s.add_argument("command", nargs=argparse.REMAINDER, help="-- the controller and its arguments")
     a = ap.parse_args()
     try:
         return {"converged": converged, "coldstart": coldstart}[a.cmd](a)
