@@ -62,7 +62,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 append=0 apiserver_args=""
-command="bench/controller/run.sh$(printf ' %q' "$@")"
+command="bench/controller/run.sh"
+for a in "$@"; do if [[ -z $a || $a =~ [[:space:]] ]]; then command+=" \"$a\""; else command+=" $a"; fi; done
 build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
 peers_dir="${PEERS_DIR:-}"
 while (($#)); do
