@@ -14,6 +14,13 @@
 //   Serialize/Controller   one /metrics answer of a controller managing 200
 //                          ModelServices (400 modelservice_replicas series,
 //                          workqueue, reconcile, leader election, rest_client).
+//   ConditionChange/N      one ModelService's condition changing reason
+//                          (executor.cc RecordMetrics: ObjectSeries::Set
+//                          drops the old series, adds the new) among N
+//                          ModelServices with three conditions each.
+//                          prometheus-cpp 1.0's Family::Remove finds the
+//                          series by a scan of the whole family, so the time
+//                          per change grows with N (bench/README.md, "Metrics").
 //
 // The families are the programs' own declarations (each subsystem's
 // metrics.h), not copies.
@@ -24,6 +31,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/metrics.h"
 #include "controller/kube/metrics.h"
@@ -125,6 +133,32 @@ BENCHMARK_CAPTURE(SerializeOne, Webhook, FillWebhook)->Name("Serialize/Webhook")
 BENCHMARK_CAPTURE(SerializeOne, Controller, FillController)
     ->Name("Serialize/Controller")
     ->Unit(benchmark::kMicrosecond);
+
+// N ModelServices with three conditions each; every iteration changes one
+// condition's reason of the next object (one series out, one in).
+void ConditionChange(benchmark::State& state) {
+  metrics::Registry registry;
+  ms::modelservice::ModelServiceMetrics m(registry);
+  ms::modelservice::ObjectSeries series(m.conditions);
+  const int n = static_cast<int>(state.range(0));
+  auto conditions = [](int i, const char* reason) {
+    const std::string name = "ms-" + std::to_string(i);
+    std::vector<prometheus::Labels> out;
+    for (const char* type : {"Ready", "Progressing", "Degraded"})
+      out.push_back({{"namespace", "bench"}, {"name", name}, {"type", type}, {"status", "False"}, {"reason", reason}});
+    return out;
+  };
+  for (int i = 0; i < n; ++i) series.Set("bench/ms-" + std::to_string(i), conditions(i, "Creating"));
+  int i = 0;
+  bool flip = false;
+  for (auto _ : state) {
+    auto next = conditions(i, "Creating");
+    if (!flip) next[0]["reason"] = "Changed";  // Ready's reason: Creating -> Changed, next pass back
+    series.Set("bench/ms-" + std::to_string(i), std::move(next));
+    if (++i == n) i = 0, flip = !flip;
+  }
+}
+BENCHMARK(ConditionChange)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

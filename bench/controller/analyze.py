@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Reads the API server's audit log for bench/controller/run.sh and writes its report.
 
-  analyze.py record --audit FILE --ua PREFIX --t0 EPOCH ... > one JSON line
+  analyze.py record --audit FILE --ua PREFIX --t0 EPOCH ... > one JSON line (a burst)
+  analyze.py record-cold --audit FILE --ua PREFIX --watch FILE ... > one JSON line
+                                            (a cold start; FILE is watch.py coldstart's answer)
   analyze.py line < one JSON line           (a one-line summary)
   analyze.py report --results FILE.jsonl    (the markdown report)
+  analyze.py report --section ...           (only the section of this run, to append to a report)
+  analyze.py plot --results FILE.jsonl --n N --out FILE.svg
+                                            (converged ModelServices over time, both controllers)
 """
 import argparse
 import collections
@@ -19,13 +24,13 @@ def ts(s):
     return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 
 
-def record(a):
-    by_verb = collections.Counter()
-    reads = 0
-    last_write = None
-    last_ms_create = None
-    failed = collections.Counter()
-    with open(a.audit) as f:
+def scan(audit, ua_prefix, t0):
+    """The controller's requests from t0 on: writes by verb, failed writes, reads, the last successful
+    write to a ModelService, Deployment or Service (overall and by object name), and kubectl's creates
+    of ModelServices by name."""
+    s = {"by_verb": collections.Counter(), "failed": collections.Counter(), "reads": collections.Counter(),
+         "last_write": None, "last_by_name": {}, "created": {}}
+    with open(audit) as f:
         for line in f:
             try:
                 e = json.loads(line)
@@ -34,40 +39,86 @@ def record(a):
             if e.get("stage") != "ResponseComplete":
                 continue
             t = ts(e["stageTimestamp"])
-            if t < a.t0:
+            if t < t0:
                 continue
             ua = e.get("userAgent") or ""
             ref = e.get("objectRef") or {}
             res = ref.get("resource", "")
             verb = e.get("verb", "")
-            if ua.startswith("kubectl") and verb == "create" and res == "modelservices":
-                last_ms_create = max(last_ms_create or t, t)
-            if not ua.startswith(a.ua) or res == "leases":
+            code = (e.get("responseStatus") or {}).get("code", 0)
+            if ua.startswith("kubectl") and verb == "create" and res == "modelservices" and code < 400:
+                s["created"][ref.get("name", "")] = t
+            if not ua.startswith(ua_prefix) or res == "leases":
                 continue
             if verb not in WRITES:
-                reads += verb in ("get", "list")
+                s["reads"][verb] += 1
                 continue
             what = verb + " " + res + ("/" + ref["subresource"] if ref.get("subresource") else "")
-            code = (e.get("responseStatus") or {}).get("code", 0)
-            by_verb[what] += 1
+            s["by_verb"][what] += 1
             if code >= 400:
-                failed[f"{what} {code}"] += 1
+                s["failed"][f"{what} {code}"] += 1
             if res in OBJECTS and code < 400:
-                last_write = max(last_write or t, t)
+                s["last_write"] = max(s["last_write"] or t, t)
+                name = ref.get("name", "")
+                s["last_by_name"][name] = max(s["last_by_name"].get(name, t), t)
+    return s
+
+
+def cumulative(times, t0):
+    """Counts of the events at or before each whole second after t0, up to the last."""
+    secs = sorted(max(0.0, t - t0) for t in times)
+    out, i = [], 0
+    for k in range(int(secs[-1]) + 2 if secs else 0):
+        while i < len(secs) and secs[i] <= k:
+            i += 1
+        out.append(i)
+    return out
+
+
+def record(a):
+    s = scan(a.audit, a.ua, a.t0)
+    created = s["created"].values()
+    # An object has converged at the controller's last write to it (its ModelService's status, its
+    # Deployment or its Service, which share its name); only objects kubectl created in this run.
+    conv = [t for name, t in s["last_by_name"].items() if name in s["created"]]
     out = {
-        "who": a.who, "n": a.n, "label": a.label, "qps": a.qps, "burst": a.burst, "ok": a.ok == 1,
-        "converged_s": round(last_write - a.t0, 1) if last_write else None,
-        "apply_s": round(last_ms_create - a.t0, 1) if last_ms_create else None,
+        "kind": "burst", "who": a.who, "n": a.n, "label": a.label, "qps": a.qps, "burst": a.burst,
+        "ok": a.ok == 1,
+        "converged_s": round(s["last_write"] - a.t0, 1) if s["last_write"] else None,
+        "apply_s": round(max(created) - a.t0, 1) if created else None,
         "hwm_mib": round(a.hwm_kib / 1024, 1), "rss_mib": round(a.rss_kib / 1024, 1),
         "cpu_s": a.cpu_s, "cpu_total_s": a.cpu_total_s,
-        "writes": sum(by_verb.values()), "by_verb": dict(sorted(by_verb.items())),
-        "failed_writes": dict(sorted(failed.items())), "reads": reads,
+        "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
+        "failed_writes": dict(sorted(s["failed"].items())), "reads": s["reads"]["get"] + s["reads"]["list"],
+        "etcd_db_mib": a.etcd_db_mib,
+        "curve": {"created": cumulative(created, a.t0), "converged": cumulative(conv, a.t0)},
     }
+    print(json.dumps(out))
+
+
+def record_cold(a):
+    with open(a.watch) as f:
+        w = json.load(f)
+    s = scan(a.audit, a.ua, w["t0"])
+    out = {
+        "kind": "cold", "who": a.who, "n": a.n, "label": a.label, "ok": w.get("reconciled_s") is not None,
+        "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
+        "failed_writes": dict(sorted(s["failed"].items())), "lists": s["reads"]["list"],
+        "gets": s["reads"]["get"], "watches": s["reads"]["watch"],
+    }
+    out.update({k: w.get(k) for k in ("synced_s", "list_peak_mib", "reconciled_s", "peak_mib", "cpu_s",
+                                     "reconciles", "scrapes", "error")})
     print(json.dumps(out))
 
 
 def line(_):
     r = json.loads(sys.stdin.readline())
+    if r.get("kind") == "cold":
+        print(f"{r['who']} N={r['n']} cold start: synced {r['synced_s']} s (LIST peak {r['list_peak_mib']} MiB), "
+              f"reconciled {r['reconciled_s']} s ({r['reconciles']} reconciles), peak RSS {r['peak_mib']} MiB, "
+              f"CPU {r['cpu_s']} s, {r['writes']} writes {r['by_verb']}, {r['lists']} lists"
+              + ("" if r["ok"] else f"  NOT RECONCILED ({r.get('error')})"))
+        return
     print(f"{r['who']} N={r['n']} {r['label']}: converged {r['converged_s']} s (apply {r['apply_s']} s), "
           f"peak RSS {r['hwm_mib']} MiB, CPU {r['cpu_s']} s, {r['writes']} writes {r['by_verb']}, "
           f"failed {r['failed_writes']}, {r['reads']} reads" + ("" if r["ok"] else "  NOT CONVERGED"))
@@ -79,25 +130,21 @@ def limits(r):
     return f"QPS {r['qps']} burst {r['burst']} per group-version, both"
 
 
-def report(a):
-    rows = [json.loads(l) for l in open(a.results) if l.strip()]
-    runs = {(r["who"], r["n"], r["label"]): r for r in rows}
-    ns = sorted({r["n"] for r in rows})
-    labels = []
-    for r in rows:
-        if r["label"] not in labels:
-            labels.append(r["label"])
-    p = print
-    p("# Controller benchmark: this controller and controller-runtime, side by side\n")
-    p(f"Written by `bench/controller/run.sh` ({a.machine}). Each run: a fresh local control plane "
-      "(kube-apiserver v1.34 + etcd, audit log at Metadata level), one controller (concurrency 2, no leader "
-      "election), N ModelServices created by one `kubectl apply`. *Converged*: from the start of the apply to "
-      "the controller's last write to a ModelService, Deployment or Service (audit log), once every "
-      "ModelService has its Deployment, its Service and its status for its generation. *Peak RSS*: VmHWM. "
-      "*CPU*: user + system seconds from the apply to 5 s after convergence. *Writes*: create, update, "
-      "patch and delete requests of the controller (Events included), from the audit log.\n")
-    p("controller-runtime is the peer implementation of the same contract (v0.22.5, kubebuilder style: `CreateOrUpdate`, `Owns()`, "
-      "status update, finalizer, Events). Its default is no client-side limit (since v0.21).\n")
+NAME = {"ours": "this controller", "cr": "controller-runtime"}
+
+
+def verbs_of(r):
+    v = ", ".join(f"{k} {n}" for k, n in r["by_verb"].items())
+    if r["failed_writes"]:
+        v += "; failed: " + ", ".join(f"{k} ×{n}" for k, n in r["failed_writes"].items())
+    return v or "none"
+
+
+def ratio(o, c):
+    return f"{o / c:.2f}" if o is not None and c else "–"
+
+
+def burst_tables(p, runs, ns, labels):
     p("| N | client limits | controller | converged s | apply s | peak RSS MiB | CPU s | writes | writes by verb |")
     p("|---:|---|---|---:|---:|---:|---:|---:|---|")
     for n in ns:
@@ -106,14 +153,10 @@ def report(a):
                 r = runs.get((who, n, label))
                 if not r:
                     continue
-                verbs = ", ".join(f"{k} {v}" for k, v in r["by_verb"].items())
-                if r["failed_writes"]:
-                    verbs += "; failed: " + ", ".join(f"{k} ×{v}" for k, v in r["failed_writes"].items())
-                name = "this controller" if who == "ours" else "controller-runtime"
                 conv = r["converged_s"] if r["ok"] else f"not converged ({r['converged_s']})"
-                p(f"| {n} | {limits(r)} | {name} | {conv} | {r['apply_s']} | {r['hwm_mib']} | {r['cpu_s']} | "
-                  f"{r['writes']} | {verbs} |")
-    p("\n## Ratios (this controller / controller-runtime)\n")
+                p(f"| {n} | {limits(r)} | {NAME[who]} | {conv} | {r['apply_s']} | {r['hwm_mib']} | {r['cpu_s']} | "
+                  f"{r['writes']} | {verbs_of(r)} |")
+    p("\n### Ratios (this controller / controller-runtime)\n")
     p("Goals: convergence time at most 1 (no slower), memory per cached ModelService at most 0.25, CPU at most 0.5.\n")
     p("| N | client limits | convergence time | CPU seconds |")
     p("|---:|---|---:|---:|")
@@ -125,21 +168,160 @@ def report(a):
             p(f"| {n} | {limits(o)} | {o['converged_s'] / c['converged_s']:.2f} "
               f"({o['converged_s']} / {c['converged_s']} s) | {o['cpu_s'] / max(c['cpu_s'], 0.01):.2f} "
               f"({o['cpu_s']} / {c['cpu_s']} s) |")
-    if len(ns) >= 2:
-        lo, hi = ns[0], ns[-1]
-        p(f"\nMemory per cached ModelService: the slope of peak RSS between N={lo} and N={hi}.\n")
-        p("| client limits | this controller KiB/object | controller-runtime KiB/object | ratio |")
-        p("|---|---:|---:|---:|")
-        for label in labels:
-            vals = {}
-            for who in ("ours", "cr"):
-                a1, a2 = runs.get((who, lo, label)), runs.get((who, hi, label))
-                if a1 and a2:
-                    vals[who] = (a2["hwm_mib"] - a1["hwm_mib"]) * 1024 / (hi - lo)
-            if len(vals) == 2:
-                r = runs[("ours", lo, label)]
-                p(f"| {limits(r)} | {vals['ours']:.1f} | {vals['cr']:.1f} | "
-                  f"{vals['ours'] / vals['cr']:.2f} |")
+    if len(ns) < 2:
+        return
+    lo, hi = ns[0], ns[-1]
+    p(f"\nMemory per cached ModelService: the slope of peak RSS between N={lo} and N={hi}.\n")
+    p("| client limits | this controller KiB/object | controller-runtime KiB/object | ratio |")
+    p("|---|---:|---:|---:|")
+    for label in labels:
+        vals = {}
+        for who in ("ours", "cr"):
+            a1, a2 = runs.get((who, lo, label)), runs.get((who, hi, label))
+            if a1 and a2:
+                vals[who] = (a2["hwm_mib"] - a1["hwm_mib"]) * 1024 / (hi - lo)
+        if len(vals) == 2:
+            p(f"| {limits(runs[('ours', lo, label)])} | {vals['ours']:.1f} | {vals['cr']:.1f} | "
+              f"{ratio(vals['ours'], vals['cr'])} |")
+    p(f"\nPer object, N={lo} against N={hi} (a ratio near 1 is linear growth; the apply itself sets a floor "
+      "on the time per object):\n")
+    p("| client limits | controller | converged ms/object | CPU ms/object | ratio N={0}/N={1}: time, CPU |"
+      .format(hi, lo))
+    p("|---|---|---:|---:|---:|")
+    for label in labels:
+        for who in ("ours", "cr"):
+            a1, a2 = runs.get((who, lo, label)), runs.get((who, hi, label))
+            if not a1 or not a2 or not a1["converged_s"] or not a2["converged_s"]:
+                continue
+            t1, t2 = a1["converged_s"] * 1000 / lo, a2["converged_s"] * 1000 / hi
+            c1, c2 = a1["cpu_s"] * 1000 / lo, a2["cpu_s"] * 1000 / hi
+            p(f"| {limits(a1)} | {NAME[who]} | {t1:.2f} → {t2:.2f} | {c1:.2f} → {c2:.2f} | "
+              f"{ratio(t2, t1)}, {ratio(c2, c1)} |")
+
+
+def cold_tables(p, cold, ns):
+    p("\n### Cold start\n")
+    p("Each controller, after its burst above, is stopped (SIGTERM) and started again against the N ModelServices "
+      "it converged (same flags, same cluster). *Synced*: seconds from its start until it logs that its caches "
+      "synced and its workers start. *LIST peak*: its VmHWM at that moment, sampled every 20 ms (the peak RSS of "
+      "the initial LISTs: nothing else has run yet). *Reconciled*: seconds from its start until its `/metrics` "
+      "(read every 0.5 s after the sync) show `controller_runtime_reconcile_total{controller=\"modelservice\"}` "
+      ">= N with `workqueue_depth` 0 and no active worker: every ModelService the initial LIST queued has been "
+      "reconciled once. *Peak RSS*: VmHWM 10 s after that. *CPU*: user + system seconds of the process by then. "
+      "*Writes*: the controller's create, update, patch and delete requests from its start to 10 s after "
+      "*reconciled* (audit log; Events included). Goals: 0 writes; peak RSS at most 1/4 of controller-runtime's.\n")
+    p("| N | controller | synced s | reconciled s | reconciles | writes | writes by verb | LISTs | "
+      "LIST peak MiB | peak RSS MiB | CPU s |")
+    p("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    for n in ns:
+        for who in ("ours", "cr"):
+            r = cold.get((who, n))
+            if not r:
+                continue
+            rec = r["reconciled_s"] if r["ok"] else f"not reconciled ({r.get('error')})"
+            p(f"| {n} | {NAME[who]} | {r['synced_s']} | {rec} | {r['reconciles']} | {r['writes']} | {verbs_of(r)} | "
+              f"{r['lists']} | {r['list_peak_mib']} | {r['peak_mib']} | {r['cpu_s']} |")
+    p("\nRatios (this controller / controller-runtime):\n")
+    p("| N | reconciled time | peak RSS | LIST peak | CPU seconds |")
+    p("|---:|---:|---:|---:|---:|")
+    for n in ns:
+        o, c = cold.get(("ours", n)), cold.get(("cr", n))
+        if o and c:
+            p(f"| {n} | {ratio(o['reconciled_s'], c['reconciled_s'])} | {ratio(o['peak_mib'], c['peak_mib'])} | "
+              f"{ratio(o['list_peak_mib'], c['list_peak_mib'])} | {ratio(o['cpu_s'], c['cpu_s'])} |")
+
+
+METHOD = ("Each run: a fresh local control plane (kube-apiserver v1.34 + etcd, audit log at Metadata level), one "
+          "controller (concurrency 2, no leader election), N ModelServices created by one `kubectl apply`. "
+          "*Converged*: from the start of the apply to the controller's last write to a ModelService, Deployment "
+          "or Service (audit log), once every ModelService has its Deployment, its Service and its status for its "
+          "generation. *Peak RSS*: VmHWM. *CPU*: user + system seconds from the apply to 5 s after convergence. "
+          "*Writes*: create, update, patch and delete requests of the controller (Events included), from the "
+          "audit log.\n")
+PEER = ("controller-runtime is the peer implementation of the same contract (v0.22.5, kubebuilder style: "
+        "`CreateOrUpdate`, `Owns()`, status update, finalizer, Events). Its default is no client-side limit "
+        "(since v0.21).\n")
+
+
+def report(a):
+    rows = [json.loads(l) for l in open(a.results) if l.strip()]
+    bursts = [r for r in rows if r.get("kind", "burst") == "burst"]
+    runs = {(r["who"], r["n"], r["label"]): r for r in bursts}
+    cold = {(r["who"], r["n"]): r for r in rows if r.get("kind") == "cold"}
+    ns = sorted({r["n"] for r in bursts})
+    labels = list(dict.fromkeys(r["label"] for r in bursts))
+    p = print
+    if not a.section:
+        p("# Controller benchmark: this controller and controller-runtime, side by side\n")
+        p(f"Written by `bench/controller/run.sh`. {METHOD}")
+        p(PEER)
+    p(f"## {a.title}\n")
+    p(f"Machine: {a.machine}." + (f" Commit {a.commit}." if a.commit else "")
+      + (f" Load average (1 min) before / after: {a.load}." if a.load else ""))
+    if a.command:
+        p(f"Command: `{a.command}`.")
+    if a.apiserver:
+        p(f"kube-apiserver flags added to test/e2e/cluster.sh's: `{a.apiserver}` (a large cluster's in-flight "
+          "limits). kubectl and both controllers use the cluster's admin credentials (group system:masters), "
+          "which API Priority and Fairness exempts, so no in-flight limit throttled them here.")
+    dbs = [r["etcd_db_mib"] for r in bursts if r.get("etcd_db_mib")]
+    if dbs:
+        p(f"etcd's database after the largest burst: {max(dbs)} MiB (etcd's default quota: 2 GiB).")
+    p("")
+    burst_tables(p, runs, ns, labels)
+    if cold:
+        cold_tables(p, cold, sorted({n for _, n in cold}))
+    if a.plot:
+        p(f"\n### Convergence over time\n\n![Converged ModelServices against seconds since the apply, "
+          f"both controllers]({a.plot})\n")
+        p("Per controller: ModelServices created by the apply (dashed) and converged (solid: the controller's "
+          "last write to the object, its Deployment or its Service, from the audit log), by second since the "
+          "start of the apply.")
+
+
+def plot(a):
+    rows = [json.loads(l) for l in open(a.results) if l.strip()]
+    curves = [r for r in rows if r.get("kind", "burst") == "burst" and r["n"] == a.n and r["label"] == a.label
+              and r.get("curve")]
+    if not curves:
+        sys.exit(f"analyze.py plot: no burst of N={a.n} ({a.label}) with a curve in {a.results}")
+    w, h, left, right, top, bottom = 720, 420, 70, 20, 40, 50
+    tmax = max(max(len(r["curve"]["created"]), len(r["curve"]["converged"])) for r in curves) or 1
+    ymax = a.n
+    x = lambda t: left + (w - left - right) * t / tmax
+    y = lambda v: h - bottom - (h - top - bottom) * v / ymax
+    colours = {"ours": "#1f77b4", "cr": "#d62728"}
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+         'font-family="sans-serif" font-size="12">', f'<rect width="{w}" height="{h}" fill="white"/>',
+         f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{a.n:,} ModelServices created by one '
+         'kubectl apply: converged over time</text>']
+    for k in range(6):
+        v = ymax * k / 5
+        o.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{w - right}" y2="{y(v):.1f}" stroke="#ddd"/>')
+        o.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{int(v):,}</text>')
+    step = next(s for s in (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200) if tmax / s <= 10)
+    for t in range(0, tmax + 1, step):
+        o.append(f'<line x1="{x(t):.1f}" y1="{h - bottom}" x2="{x(t):.1f}" y2="{h - bottom + 4}" stroke="black"/>')
+        o.append(f'<text x="{x(t):.1f}" y="{h - bottom + 18}" text-anchor="middle">{t}</text>')
+    o.append(f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>')
+    o.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>')
+    o.append(f'<text x="{(w + left) / 2}" y="{h - 12}" text-anchor="middle">seconds since the start of the apply'
+             '</text>')
+    o.append(f'<text x="16" y="{(h - bottom + top) / 2}" text-anchor="middle" '
+             f'transform="rotate(-90 16 {(h - bottom + top) / 2})">ModelServices</text>')
+    ly = top + 10
+    for r in curves:
+        c = colours.get(r["who"], "black")
+        for key, dash, what in (("created", ' stroke-dasharray="5,4"', "created"), ("converged", "", "converged")):
+            pts = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in enumerate(r["curve"][key]))
+            o.append(f'<polyline fill="none" stroke="{c}" stroke-width="2"{dash} points="{pts}"/>')
+            o.append(f'<line x1="{left + 12}" y1="{ly}" x2="{left + 40}" y2="{ly}" stroke="{c}" stroke-width="2"'
+                     f'{dash}/>')
+            o.append(f'<text x="{left + 46}" y="{ly + 4}">{NAME[r["who"]]}: {what}</text>')
+            ly += 16
+    o.append("</svg>")
+    with open(a.out, "w") as f:
+        f.write("\n".join(o) + "\n")
 
 
 def main():
@@ -159,12 +341,30 @@ def main():
     r.add_argument("--rss-kib", type=float, required=True)
     r.add_argument("--cpu-s", type=float, required=True)
     r.add_argument("--cpu-total-s", type=float, required=True)
+    r.add_argument("--etcd-db-mib", type=float, default=None)
+    c = sub.add_parser("record-cold")
+    for flag in ("--audit", "--ua", "--who", "--watch"):
+        c.add_argument(flag, required=True)
+    c.add_argument("--n", type=int, required=True)
+    c.add_argument("--label", default="default")
     sub.add_parser("line")
     rep = sub.add_parser("report")
     rep.add_argument("--results", required=True)
     rep.add_argument("--machine", default="")
+    rep.add_argument("--section", action="store_true", help="only this run's section, to append to a report")
+    rep.add_argument("--title", default="Results")
+    rep.add_argument("--commit", default="")
+    rep.add_argument("--load", default="")
+    rep.add_argument("--command", default="")
+    rep.add_argument("--apiserver", default="")
+    rep.add_argument("--plot", default="", help="the convergence plot to link, relative to the report")
+    pl = sub.add_parser("plot")
+    pl.add_argument("--results", required=True)
+    pl.add_argument("--n", type=int, required=True)
+    pl.add_argument("--label", default="default")
+    pl.add_argument("--out", required=True)
     a = ap.parse_args()
-    {"record": record, "line": line, "report": report}[a.cmd](a)
+    {"record": record, "record-cold": record_cold, "line": line, "report": report, "plot": plot}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,17 @@
 # and write bench/results/controller.md with the ratios the goals name:
 # convergence time (ours / theirs), memory per cached ModelService (the
 # slope of peak RSS between the smallest and the largest N, ours / theirs)
-# and CPU seconds (ours / theirs).
+# and CPU seconds (ours / theirs), the time and CPU per object at the
+# smallest and the largest N (does either grow faster than N?), and a plot
+# of converged ModelServices over time, both controllers, at the largest N
+# (an SVG next to the report, linked from it).
+#
+# With --cold-start, each controller is then stopped (SIGTERM) and started
+# again against the N ModelServices it converged, and watch.py records: when
+# its caches synced (its log) and its peak RSS then (the initial LISTs), when
+# every ModelService had been reconciled (its /metrics: reconcile total >= N,
+# queue empty, no worker busy), its peak RSS and CPU seconds 10 s later, and
+# its writes meanwhile (audit log; the goal is none).
 #
 # Usage: bench/controller/run.sh [options]
 #   --n "300 1000"        object counts (the slope uses the smallest and largest)
@@ -30,6 +40,12 @@
 #   --no-build            use the binaries already there
 #   --peers-out DIR       where PEERS_DIR/build.sh puts the peer (default /tmp/peers)
 #   --out FILE            report (default bench/results/controller.md)
+#   --cold-start          also measure a cold start after each burst (above)
+#   --apiserver-args ARGS kube-apiserver flags added to cluster.sh's (e.g. the
+#                         in-flight limits of a large cluster), said in the report
+#   --append              add this run's section to the end of --out (the
+#                         earlier runs' sections stay) and its rows to the
+#                         .jsonl next to it, instead of replacing both
 #   --keep                keep the work directory (logs, audit logs)
 # The peer is built with `bash $PEERS_DIR/build.sh` when PEERS_OUT has no
 # binary; PEERS_DIR (the directory of the peer implementations, with cr/ and
@@ -45,7 +61,9 @@ export E2E_CLUSTER_MODE="${E2E_CLUSTER_MODE:-light}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0
+ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 append=0 apiserver_args=""
+command="bench/controller/run.sh"
+for a in "$@"; do if [[ -z $a || $a =~ [[:space:]] ]]; then command+=" \"$a\""; else command+=" $a"; fi; done
 build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
 peers_dir="${PEERS_DIR:-}"
 while (($#)); do
@@ -59,6 +77,9 @@ while (($#)); do
     --peers-out) peers_out=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --cold-start) cold=1; shift ;;
+    --apiserver-args) apiserver_args=$2; shift 2 ;;
+    --append) append=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -105,15 +126,41 @@ manifest() {  # manifest N FILE: N ModelServices, as a user would write them (th
   done >"$f"
 }
 
-converged() {  # converged N: every ModelService has its status for its generation; N Deployments and Services
-  local n=$1 ms deps svcs
-  ms=$("$KUBECTL" -n bench get ms --no-headers \
-    -o custom-columns=P:.status.phase,G:.metadata.generation,O:.status.observedGeneration 2>/dev/null |
-    awk '($1 == "Progressing" || $1 == "Ready") && $2 == $3 { c++ } END { print c + 0 }')
-  [[ $ms == "$n" ]] || return 1
-  deps=$("$KUBECTL" -n bench get deployments --no-headers -o name 2>/dev/null | wc -l)
-  svcs=$("$KUBECTL" -n bench get services --no-headers -o name 2>/dev/null | wc -l)
-  [[ $deps == "$n" && $svcs == "$n" ]]
+converged() {  # converged N: N Deployments and Services, every ModelService with its status for its generation
+  python3 "$here/watch.py" converged --n "$1" 2>/dev/null
+}
+
+# The controller under test for a burst: start_controller LOG starts
+# "${cargs[@]}" (set by run_one) and sets ctrl_pid; stop_controller sends
+# SIGTERM, then SIGKILL after 10 s.
+start_controller() {
+  "${cargs[@]}" >"$1" 2>&1 &
+  ctrl_pid=$!
+}
+stop_controller() {
+  local i
+  kill -TERM "$ctrl_pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do kill -0 "$ctrl_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$ctrl_pid" 2>/dev/null || true
+  wait "$ctrl_pid" 2>/dev/null || true
+  ctrl_pid=""
+}
+
+# cold_start WHO N LABEL: the controller (stopped) started again against the N
+# ModelServices it converged; one line appended to $work/results.jsonl.
+cold_start() {
+  local who=$1 n=$2 label=$3 log="$work/$1-$2-$3-cold.log" synced ok=1
+  # The line each writes once its informers have synced and its workers start.
+  if [[ $who == ours ]]; then synced='caches synced; starting'; else synced='Starting workers'; fi
+  say "== $who, N=$n, $label: cold start"
+  sleep 2
+  # watch.py starts the controller, so that it samples it from its first moment, and stops it.
+  python3 "$here/watch.py" coldstart --log "$log" --metrics "http://127.0.0.1:$mport/metrics" --n "$n" \
+    --synced "$synced" --timeout $((300 + n / 10)) -- "${cargs[@]}" >"$work/$who-$n-$label-cold.json" || ok=0
+  python3 "$here/analyze.py" record-cold --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --who "$who" \
+    --n "$n" --label "$label" --watch "$work/$who-$n-$label-cold.json" >>"$work/results.jsonl"
+  tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
+  return $((1 - ok))
 }
 
 # run CONTROLLER N QPS BURST LABEL: one measurement, appended to $work/results.jsonl
@@ -121,7 +168,7 @@ run_one() {
   local who=$1 n=$2 qps=$3 burst=$4 label=$5
   say "== $who, N=$n, $label"
   # A /16 of ClusterIPs: the default /24 runs out at 254 Services.
-  E2E_AUDIT=1 E2E_APISERVER_ARGS="--service-cluster-ip-range=10.0.0.0/16 ${E2E_APISERVER_ARGS:-}" \
+  E2E_AUDIT=1 E2E_APISERVER_ARGS="--service-cluster-ip-range=10.0.0.0/16 $apiserver_args ${E2E_APISERVER_ARGS:-}" \
     "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" up >"$work/cluster-up.log" 2>&1 ||
     die "cluster.sh up failed (see $work/cluster-up.log)"
   # shellcheck disable=SC1091
@@ -129,22 +176,21 @@ run_one() {
   "$KUBECTL" apply -f "$repo/manifests/crd/modelservices.modelops.dev.yaml" >/dev/null
   "$KUBECTL" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
   "$KUBECTL" create namespace bench >/dev/null
-  local mport pport log="$work/$who-$n-$label.log" args=()
+  local pport log="$work/$who-$n-$label.log"
   mport=$(free_port) pport=$(free_port)
   if [[ $who == ours ]]; then
-    args=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text --cert-mode provided
+    cargs=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text --cert-mode provided
       --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
-    [[ -n $qps ]] && args+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
+    [[ -n $qps ]] && cargs+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
     ua_prefix=modelservice-controller
   else
-    args=("$cr_bin" --mode controller --kubeconfig "$KUBECONFIG" --concurrency 2
+    cargs=("$cr_bin" --mode controller --kubeconfig "$KUBECONFIG" --concurrency 2
       --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
     # The peer's own flag defaults to 20/30; controller-runtime's default is no limit (-1).
-    args+=(--qps "${qps:--1}" --burst "${burst:-30}")
+    cargs+=(--qps "${qps:--1}" --burst "${burst:-30}")
     ua_prefix=cr-modelservice
   fi
-  "${args[@]}" >"$log" 2>&1 &
-  ctrl_pid=$!
+  start_controller "$log"
   local i
   for ((i = 0; i < 300; i++)); do
     curl -fsS -o /dev/null "http://127.0.0.1:$pport/readyz" 2>/dev/null && break
@@ -158,11 +204,13 @@ run_one() {
   local t0 ok=1
   t0=$(date +%s.%N)
   "$KUBECTL" apply -f "$work/ms.yaml" >/dev/null
-  local deadline=$((SECONDS + 900))
+  # Checking costs the API server a full list of ModelServices: less often for many.
+  local deadline=$((SECONDS + 900 + n / 10)) every=3
+  ((n > 2000)) && every=10
   until converged "$n"; do
-    if ((SECONDS > deadline)); then say "$who N=$n $label: not converged after 900 s"; ok=0; break; fi
+    if ((SECONDS > deadline)); then say "$who N=$n $label: not converged after $((900 + n / 10)) s"; ok=0; break; fi
     kill -0 "$ctrl_pid" 2>/dev/null || { say "$who exited (see $log)"; ok=0; break; }
-    sleep 3
+    sleep "$every"
   done
   sleep 5  # anything still to write shows in the audit log
   local hwm rss cpu1 hz
@@ -170,20 +218,22 @@ run_one() {
   rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$ctrl_pid/status")
   cpu1=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
   hz=$(getconf CLK_TCK)
-  kill -TERM "$ctrl_pid" 2>/dev/null || true
-  for ((i = 0; i < 100; i++)); do kill -0 "$ctrl_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$ctrl_pid" 2>/dev/null || true
-  wait "$ctrl_pid" 2>/dev/null || true
-  ctrl_pid=""
+  stop_controller
+  local db
+  db=$(curl -fsS "$E2E_ETCD_URL/metrics" 2>/dev/null |
+    awk '/^etcd_mvcc_db_total_size_in_bytes / { printf "%.1f", $2 / 1048576 }')
   python3 "$here/analyze.py" record --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --t0 "$t0" \
     --who "$who" --n "$n" --label "$label" --qps "${qps:-}" --burst "${burst:-}" --ok "$ok" \
     --hwm-kib "$hwm" --rss-kib "$rss" --cpu-s "$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
-    --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" >>"$work/results.jsonl"
+    --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" \
+    ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
+  if ((cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
   "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
   return $((1 - ok))
 }
 
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 failed=0
 controllers=(ours cr)
 [[ -n $only ]] && controllers=("$only")
@@ -203,9 +253,24 @@ for n in $ns_list; do
 done
 
 mkdir -p "$(dirname "$out")"
-python3 "$here/analyze.py" report --results "$work/results.jsonl" \
-  --machine "$(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)" >"$out"
-cp "$work/results.jsonl" "${out%.md}.jsonl"
-say "wrote $out"
+nmax=$(tr ' ' '\n' <<<"$ns_list" | sort -n | tail -n 1)
+plot_label=default
+((defaults)) || plot_label="qps${equal%%:*}"
+plot="${out%.md}-convergence-$nmax.svg"
+python3 "$here/analyze.py" plot --results "$work/results.jsonl" --n "$nmax" --label "$plot_label" --out "$plot" || plot=""
+commit=$(git -C "$repo" rev-parse --short HEAD)
+[[ -z $(git -C "$repo" status --porcelain -- controller shared bench/controller) ]] || commit+=" (with uncommitted changes)"
+report=(python3 "$here/analyze.py" report --results "$work/results.jsonl" --machine "$(nproc) cores, $(uname -r)"
+  --title "Run of $(date -u +%Y-%m-%d): N = ${ns_list// /, }$( ((cold)) && echo ', bursts and cold starts')"
+  --commit "$commit" --load "$load_before / $(cut -d' ' -f1 /proc/loadavg)" --command "$command"
+  --apiserver "$apiserver_args" ${plot:+--plot "$(basename "$plot")"})
+if ((append)) && [[ -f $out ]]; then
+  { echo; "${report[@]}" --section; } >>"$out"
+  cat "$work/results.jsonl" >>"${out%.md}.jsonl"
+else
+  "${report[@]}" >"$out"
+  cp "$work/results.jsonl" "${out%.md}.jsonl"
+fi
+say "wrote $out${plot:+ and $plot}"
 cat "$out"
 exit "$failed"

@@ -112,14 +112,15 @@ void Dispatcher::Handled(Listener& listener, uint64_t seq) {
 void Dispatcher::Deliver(const EventHandler& h, const Delta& d) const {
   try {
     switch (d.type) {
+      // A list's objects are decoded here, one delta at a time (store.h).
       case Delta::Type::kAdd:
-        if (h.on_add) h.on_add(*d.object);
+        if (h.on_add) h.on_add(*d.object.Get());
         break;
       case Delta::Type::kUpdate:
-        if (h.on_update) h.on_update(*d.old_object, *d.object);
+        if (h.on_update) h.on_update(*d.old_object.Get(), *d.object.Get());
         break;
       case Delta::Type::kDelete:
-        if (h.on_delete) h.on_delete(*d.old_object);
+        if (h.on_delete) h.on_delete(*d.old_object.Get());
         break;
     }
   } catch (const std::exception& e) {

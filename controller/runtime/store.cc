@@ -14,6 +14,14 @@ std::shared_ptr<const json> Unpack(const std::string& packed) {
 
 }  // namespace
 
+DeltaObject DeltaObject::Packed(std::string packed) {
+  DeltaObject o;
+  o.packed_ = std::make_shared<const std::string>(std::move(packed));
+  return o;
+}
+
+std::shared_ptr<const json> DeltaObject::Get() const { return packed_ ? Unpack(*packed_) : decoded_; }
+
 std::string Store::Pack(const json& object) {
   std::string out;
   json::to_msgpack(object, out);
@@ -51,14 +59,15 @@ std::vector<Delta> Store::Replace(std::map<std::string, std::string> packed, con
   std::vector<Delta> deltas;
   std::unique_lock<std::shared_mutex> g(mu_);
   for (const auto& [key, old_obj] : items_) {
-    if (packed.find(key) == packed.end()) deltas.push_back({Delta::Type::kDelete, key, Unpack(old_obj), nullptr});
+    if (packed.find(key) == packed.end())
+      deltas.push_back({Delta::Type::kDelete, key, DeltaObject::Packed(old_obj), DeltaObject()});
   }
   for (const auto& [key, obj] : packed) {
     auto it = items_.find(key);
     if (it == items_.end()) {
-      deltas.push_back({Delta::Type::kAdd, key, nullptr, Unpack(obj)});
+      deltas.push_back({Delta::Type::kAdd, key, DeltaObject(), DeltaObject::Packed(obj)});
     } else if (it->second != obj) {
-      deltas.push_back({Delta::Type::kUpdate, key, Unpack(it->second), Unpack(obj)});
+      deltas.push_back({Delta::Type::kUpdate, key, DeltaObject::Packed(it->second), DeltaObject::Packed(obj)});
     }
   }
   items_ = std::move(packed);
@@ -77,8 +86,8 @@ Delta Store::Upsert(const std::string& key, json object, const std::string& rv) 
     if (!rv.empty()) rv_ = rv;
   }
   auto now = std::make_shared<const json>(std::move(object));
-  if (old_obj) return {Delta::Type::kUpdate, key, Unpack(*old_obj), std::move(now)};
-  return {Delta::Type::kAdd, key, nullptr, std::move(now)};
+  if (old_obj) return {Delta::Type::kUpdate, key, DeltaObject(Unpack(*old_obj)), DeltaObject(std::move(now))};
+  return {Delta::Type::kAdd, key, DeltaObject(), DeltaObject(std::move(now))};
 }
 
 Delta Store::Remove(const std::string& key, json object, const std::string& rv) {
@@ -87,7 +96,7 @@ Delta Store::Remove(const std::string& key, json object, const std::string& rv) 
     items_.erase(key);
     if (!rv.empty()) rv_ = rv;
   }
-  return {Delta::Type::kDelete, key, std::make_shared<const json>(std::move(object)), nullptr};
+  return {Delta::Type::kDelete, key, DeltaObject(std::make_shared<const json>(std::move(object))), DeltaObject()};
 }
 
 }  // namespace ms::runtime

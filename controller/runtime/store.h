@@ -1,7 +1,8 @@
 // An informer's cache (client-go's store): objects by key "ns/name", each
 // kept as the MessagePack of its transformed form (small), and the
-// resourceVersion the cache is at. Every change returns its Delta, with the
-// objects decoded once, for the dispatcher to hand to the handlers.
+// resourceVersion the cache is at. Every change returns its Delta for the
+// dispatcher to hand to the handlers: a watch event's with its objects
+// decoded once, a list's with them still packed (see DeltaObject).
 // Thread-safe: readers share the lock.
 #pragma once
 
@@ -16,13 +17,34 @@
 
 namespace ms::runtime {
 
+// An object of a Delta: decoded, or still packed (MessagePack), decoded by
+// Get() when a handler is handed it. A list's deltas are packed, so that a
+// list of N objects waiting for the handlers holds N packed forms (about a
+// kilobyte each), not N decoded trees (ten times that: at a cold start
+// against thousands of objects, most of the controller's peak memory).
+class DeltaObject {
+ public:
+  DeltaObject() = default;
+  explicit DeltaObject(std::shared_ptr<const nlohmann::json> decoded) : decoded_(std::move(decoded)) {}
+  static DeltaObject Packed(std::string packed);
+
+  bool empty() const { return !decoded_ && !packed_; }
+  bool packed() const { return packed_ != nullptr; }
+  // The object (decoded now when packed; each call decodes again).
+  std::shared_ptr<const nlohmann::json> Get() const;
+
+ private:
+  std::shared_ptr<const nlohmann::json> decoded_;
+  std::shared_ptr<const std::string> packed_;
+};
+
 // One change of the cache, as the handlers see it.
 struct Delta {
   enum class Type { kAdd, kUpdate, kDelete };
   Type type;
   std::string key;
-  std::shared_ptr<const nlohmann::json> old_object;  // kUpdate: before; kDelete: the deleted object
-  std::shared_ptr<const nlohmann::json> object;      // kAdd, kUpdate: now
+  DeltaObject old_object;  // kUpdate: before; kDelete: the deleted object
+  DeltaObject object;      // kAdd, kUpdate: now
 };
 
 class Store {
@@ -38,7 +60,7 @@ class Store {
 
   // Replaces everything with a list's items (packed) at `rv`; returns the
   // deletes of the keys that vanished, then the adds and the updates (only
-  // of objects that differ).
+  // of objects that differ), their objects packed.
   std::vector<Delta> Replace(std::map<std::string, std::string> packed, const std::string& rv);
   // An object added or modified at `rv` (empty: keep the current).
   Delta Upsert(const std::string& key, nlohmann::json object, const std::string& rv);
