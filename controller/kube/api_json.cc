@@ -6,7 +6,6 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <utility>
 
 namespace ms::kube {
