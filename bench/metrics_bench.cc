@@ -15,12 +15,11 @@
 //                          ModelServices (400 modelservice_replicas series,
 //                          workqueue, reconcile, leader election, rest_client).
 //   ConditionChange/N      one ModelService's condition changing reason
-//                          (executor.cc RecordMetrics: ObjectSeries::Set
-//                          drops the old series, adds the new) among N
-//                          ModelServices with three conditions each.
-//                          prometheus-cpp 1.0's Family::Remove finds the
-//                          series by a scan of the whole family, so the time
-//                          per change grows with N (bench/README.md, "Metrics").
+//                          (executor.cc RecordMetrics: ObjectGauges::Set
+//                          replaces the object's series) among N
+//                          ModelServices with three conditions each: the
+//                          time per change must not grow with N
+//                          (bench/README.md, "Metrics").
 //
 // The families are the programs' own declarations (each subsystem's
 // metrics.h), not copies.
@@ -110,9 +109,7 @@ void FillController(Program& p) {
       parts->client.requests.Add({{"code", code}, {"method", method}, {"host", "10.0.0.1:443"}}).Increment(7);
   for (int i = 0; i < 200; ++i)
     for (const char* kind : {"desired", "ready"})
-      parts->modelservice.replicas
-          .Add({{"namespace", "team-" + std::to_string(i % 10)}, {"name", "ms-" + std::to_string(i)}, {"kind", kind}})
-          .Set(3);
+      parts->modelservice.replicas.Put("team-" + std::to_string(i % 10), "ms-" + std::to_string(i), {{kind}, 3});
   p.parts = parts;
 }
 
@@ -139,22 +136,19 @@ BENCHMARK_CAPTURE(SerializeOne, Controller, FillController)
 void ConditionChange(benchmark::State& state) {
   metrics::Registry registry;
   ms::modelservice::ModelServiceMetrics m(registry);
-  ms::modelservice::ObjectSeries series(m.conditions);
   const int n = static_cast<int>(state.range(0));
-  auto conditions = [](int i, const char* reason) {
-    const std::string name = "ms-" + std::to_string(i);
-    std::vector<prometheus::Labels> out;
-    for (const char* type : {"Ready", "Progressing", "Degraded"})
-      out.push_back({{"namespace", "bench"}, {"name", name}, {"type", type}, {"status", "False"}, {"reason", reason}});
+  auto conditions = [](const char* reason) {
+    std::vector<metrics::ObjectGauges::Series> out;
+    for (const char* type : {"Ready", "Progressing", "Degraded"}) out.push_back({{type, "False", reason}, 1});
     return out;
   };
-  for (int i = 0; i < n; ++i) series.Set("bench/ms-" + std::to_string(i), conditions(i, "Creating"));
+  for (int i = 0; i < n; ++i) m.conditions.Set("bench", "ms-" + std::to_string(i), conditions("Creating"));
   int i = 0;
   bool flip = false;
   for (auto _ : state) {
-    auto next = conditions(i, "Creating");
-    if (!flip) next[0]["reason"] = "Changed";  // Ready's reason: Creating -> Changed, next pass back
-    series.Set("bench/ms-" + std::to_string(i), std::move(next));
+    auto next = conditions("Creating");
+    if (!flip) next[0].labels[2] = "Changed";  // Ready's reason: Creating -> Changed, next pass back
+    m.conditions.Set("bench", "ms-" + std::to_string(i), std::move(next));
     if (++i == n) i = 0, flip = !flip;
   }
 }

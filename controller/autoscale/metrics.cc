@@ -14,10 +14,8 @@ prometheus::Family<prometheus::Counter>& Queries(metrics::Registry& registry) {
 }  // namespace
 
 AutoscalerMetrics::AutoscalerMetrics(metrics::Registry& registry)
-    : queue_length(prometheus::BuildGauge()
-                       .Name("modelservice_autoscaler_queue_length")
-                       .Help("Last queue length read from Prometheus per autoscaled ModelService")
-                       .Register(registry.families())),
+    : queue_length(registry.AddObjectGauges("modelservice_autoscaler_queue_length",
+                                            "Last queue length read from Prometheus per autoscaled ModelService")),
       queries_ok(Queries(registry).Add({{"result", "success"}})),
       queries_error(Queries(registry).Add({{"result", "error"}})),
       breaker_open(prometheus::BuildGauge()

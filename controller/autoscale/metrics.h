@@ -12,7 +12,7 @@ struct AutoscalerMetrics {
   // modelservice_autoscaler_queue_length{namespace,name}: the last queue
   // length read per autoscaled ModelService (NaN after a failed read; the
   // series goes with the object).
-  prometheus::Family<prometheus::Gauge>& queue_length;
+  metrics::ObjectGauges& queue_length;
   // modelservice_autoscaler_queries_total{result=success|error}: the
   // poller's queries.
   prometheus::Counter& queries_ok;

@@ -144,7 +144,7 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
   const auto& [ns, name] = key;
   {
     std::lock_guard<std::mutex> g(mu_);  // as in Readable()
-    metrics_.queue_length.Add({{"namespace", ns}, {"name", name}}).Set(std::numeric_limits<double>::quiet_NaN());
+    metrics_.queue_length.Put(ns, name, {{}, std::numeric_limits<double>::quiet_NaN()});
   }
   const std::string& error = read.why;
   Recommendation rec;
@@ -166,11 +166,11 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
 void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
   bool recovered = false;
   {
-    // The series is set under the lock Forget() removes it under: a Gauge
-    // reference from Add() must not outlive a concurrent RemoveSeries().
+    // Under the lock Forget() removes it under: a reading that races a
+    // Forget() cannot bring the series back after it.
     std::lock_guard<std::mutex> g(mu_);
     recovered = warned_.erase(key) > 0;
-    metrics_.queue_length.Add({{"namespace", key.first}, {"name", key.second}}).Set(queue_length);
+    metrics_.queue_length.Put(key.first, key.second, {{}, queue_length});
   }
   if (recovered && logger_)
     logger_->info("autoscaler {}/{}: the queue length is readable again", key.first, key.second);
@@ -202,7 +202,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     std::lock_guard<std::mutex> g(mu_);
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
-    metrics::RemoveSeries(metrics_.queue_length, {{"namespace", ns}, {"name", name}});
+    metrics_.queue_length.Remove(ns, name);
   }
   readings_.Forget(MetricKey{ns, name, Metric::kQueueLength});
   // The GPU utilization is read for the status too: ForgetGpu.

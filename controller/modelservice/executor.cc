@@ -73,39 +73,32 @@ runtime::Result Executor::Reconcile(const runtime::Request& request) {
 }
 
 void Executor::RecordMetrics(const runtime::Request& request, const Report& report) {
-  const prometheus::Labels desired{{"namespace", request.ns}, {"name", request.name}, {"kind", "desired"}};
-  const prometheus::Labels ready{{"namespace", request.ns}, {"name", request.name}, {"kind", "ready"}};
   if (report.gone) {
-    metrics::RemoveSeries(metrics_.replicas, desired);
-    metrics::RemoveSeries(metrics_.replicas, ready);
-    condition_series_.Remove(request.Key());
-    info_series_.Remove(request.Key());
+    metrics_.replicas.Remove(request.ns, request.name);
+    metrics_.conditions.Remove(request.ns, request.name);
+    metrics_.info.Remove(request.ns, request.name);
     return;
   }
-  if (report.desired_replicas) metrics_.replicas.Add(desired).Set(*report.desired_replicas);
-  if (report.ready_replicas) metrics_.replicas.Add(ready).Set(*report.ready_replicas);
+  if (report.desired_replicas)
+    metrics_.replicas.Put(request.ns, request.name, {{"desired"}, static_cast<double>(*report.desired_replicas)});
+  if (report.ready_replicas)
+    metrics_.replicas.Put(request.ns, request.name, {{"ready"}, static_cast<double>(*report.ready_replicas)});
   if (!report.status || !report.status->is_object()) return;
-  std::vector<prometheus::Labels> conditions;
+  std::vector<metrics::ObjectGauges::Series> conditions;
   if (auto c = report.status->find("conditions"); c != report.status->end() && c->is_array()) {
     for (const auto& cond : *c) {
       // The condition types the controller writes only: a status written by
       // someone else cannot add series.
-      const std::string type = StringField(cond, "type");
+      std::string type = StringField(cond, "type");
       if (type != api::kConditionReady && type != api::kConditionProgressing && type != api::kConditionDegraded)
         continue;
-      if (std::any_of(conditions.begin(), conditions.end(), [&](const auto& l) { return l.at("type") == type; }))
+      if (std::any_of(conditions.begin(), conditions.end(), [&](const auto& s) { return s.labels[0] == type; }))
         continue;
-      conditions.push_back({{"namespace", request.ns},
-                            {"name", request.name},
-                            {"type", type},
-                            {"status", StringField(cond, "status")},
-                            {"reason", StringField(cond, "reason")}});
+      conditions.push_back({{std::move(type), StringField(cond, "status"), StringField(cond, "reason")}, 1});
     }
   }
-  condition_series_.Set(request.Key(), std::move(conditions));
-  info_series_.Set(request.Key(), {{{"namespace", request.ns},
-                                    {"name", request.name},
-                                    {"version", StringField(*report.status, "servingVersion")}}});
+  metrics_.conditions.Set(request.ns, request.name, std::move(conditions));
+  metrics_.info.Set(request.ns, request.name, {{{StringField(*report.status, "servingVersion")}, 1}});
 }
 
 Report Executor::Run(const runtime::Request& request) {

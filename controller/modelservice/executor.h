@@ -136,8 +136,6 @@ class Executor final : public runtime::Reconciler {
   const Clock& clock_;
   const ExecutorOptions options_;
   ModelServiceMetrics& metrics_;
-  ObjectSeries condition_series_{metrics_.conditions};
-  ObjectSeries info_series_{metrics_.info};
   std::shared_ptr<spdlog::logger> logger_;
   CachedReads cache_;
 };

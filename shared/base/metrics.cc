@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -159,6 +160,21 @@ std::vector<prometheus::MetricFamily> CollectHooks::Collect() const {
   std::lock_guard<std::mutex> g(mu_);
   for (const auto& [id, hook] : hooks_) hook();
   return {};
+}
+
+ObjectGauges& Registry::AddObjectGauges(std::string name, std::string help, std::vector<std::string> series_labels) {
+  std::lock_guard<std::mutex> g(objects_mu_);
+  if (std::find(object_names_.begin(), object_names_.end(), name) != object_names_.end())
+    throw std::invalid_argument("metric family " + name + " is registered twice");
+  object_names_.push_back(name);
+  return objects_.emplace_back(std::move(name), std::move(help), std::move(series_labels));
+}
+
+std::vector<const prometheus::Collectable*> Registry::Collectables() const {
+  std::vector<const prometheus::Collectable*> out{&process_, &hooks_, &families_};
+  std::lock_guard<std::mutex> g(objects_mu_);
+  for (const auto& o : objects_) out.push_back(&o);
+  return out;
 }
 
 }  // namespace ms::metrics

@@ -23,6 +23,7 @@
 #include <prometheus/registry.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -30,6 +31,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "base/object_metrics.h"
 
 namespace ms::metrics {
 
@@ -51,13 +54,6 @@ inline std::string Serialize(const prometheus::Collectable& collectable) {
 // `count` buckets from `start`, each `factor` times the previous, as
 // client_golang's ExponentialBuckets (prometheus-cpp has no such helper).
 prometheus::Histogram::BucketBoundaries ExponentialBuckets(double start, double factor, int count);
-
-// Drops the series with `labels`, if any (prometheus-cpp removes by pointer
-// only). For per-object gauges after the object is gone.
-template <typename T>
-void RemoveSeries(prometheus::Family<T>& family, const prometheus::Labels& labels) {
-  if (family.Has(labels)) family.Remove(&family.Add(labels));
-}
 
 // The process_* metrics, read from /proc at every collection:
 // process_cpu_seconds_total, process_resident_memory_bytes,
@@ -119,14 +115,21 @@ class Registry {
   prometheus::Registry& families() { return families_; }
   const prometheus::Registry& families() const { return families_; }
   CollectHooks& hooks() { return hooks_; }
+  // A family of per-object gauges (object_metrics.h), held here for the
+  // program's life. Registered at start-up, as the families; a name already
+  // taken by another object family throws std::invalid_argument.
+  ObjectGauges& AddObjectGauges(std::string name, std::string help, std::vector<std::string> series_labels = {});
   // What /metrics serves, in that order: the process_* metrics, the hooks'
-  // updates, then the families.
-  std::vector<const prometheus::Collectable*> Collectables() const { return {&process_, &hooks_, &families_}; }
+  // updates, the families, then the object families.
+  std::vector<const prometheus::Collectable*> Collectables() const;
 
  private:
   const ProcessCollector process_;
   CollectHooks hooks_;
   prometheus::Registry families_;
+  mutable std::mutex objects_mu_;
+  std::deque<ObjectGauges> objects_;  // a deque: references stay valid as it grows
+  std::vector<std::string> object_names_;
 };
 
 inline std::string Serialize(const Registry& registry) { return Serialize(registry.Collectables()); }

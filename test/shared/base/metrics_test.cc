@@ -78,14 +78,54 @@ TEST(Metrics, ExponentialBucketsAsClientGolang) {
   EXPECT_TRUE(ExponentialBuckets(1, 2, 0).empty());
 }
 
-TEST(Metrics, RemoveSeriesDropsOnlyThatSeries) {
-  prometheus::Registry r;
-  auto& g = prometheus::BuildGauge().Name("replicas").Help("r").Register(r);
-  g.Add({{"name", "a"}}).Set(1);
-  g.Add({{"name", "b"}}).Set(2);
-  RemoveSeries(g, {{"name", "a"}});
-  RemoveSeries(g, {{"name", "never-added"}});
-  EXPECT_EQ(Serialize(r), "# HELP replicas r\n# TYPE replicas gauge\nreplicas{name=\"b\"} 2\n");
+TEST(Metrics, ObjectGaugesSetPutDropRemoveByObject) {
+  Registry r;
+  auto& g = r.AddObjectGauges("conditions", "c", {"type", "reason"});
+  g.Set("ns", "b", {{{"Ready", "Available"}, 1}, {{"Degraded", "AsExpected"}, 0}});
+  g.Set("ns", "a", {{{"Ready", "Creating"}, 1}});
+  g.Put("ns", "a", {{"Ready", "Creating"}, 2});   // same labels: the value changes
+  g.Put("ns", "a", {{"Degraded", "Failed"}, 3});  // new labels: added beside
+  const std::string head = "# HELP conditions c\n# TYPE conditions gauge\n";
+  const std::string b =
+      "conditions{name=\"b\",namespace=\"ns\",reason=\"Available\",type=\"Ready\"} 1\n"
+      "conditions{name=\"b\",namespace=\"ns\",reason=\"AsExpected\",type=\"Degraded\"} 0\n";
+  EXPECT_EQ(Serialize(*r.Collectables().back()),
+            head +
+                "conditions{name=\"a\",namespace=\"ns\",reason=\"Creating\",type=\"Ready\"} 2\n"
+                "conditions{name=\"a\",namespace=\"ns\",reason=\"Failed\",type=\"Degraded\"} 3\n" +
+                b);
+  g.Set("ns", "a", {{{"Ready", "Available"}, 1}});  // replaces both of a's series
+  g.Drop("ns", "b", {"Degraded", "AsExpected"});
+  g.Drop("ns", "b", {"Never", "Added"});
+  EXPECT_EQ(Serialize(*r.Collectables().back()),
+            head + "conditions{name=\"a\",namespace=\"ns\",reason=\"Available\",type=\"Ready\"} 1\n" +
+                "conditions{name=\"b\",namespace=\"ns\",reason=\"Available\",type=\"Ready\"} 1\n");
+  g.Remove("ns", "a");
+  g.Set("ns", "b", {});  // no series: the object is forgotten
+  g.Remove("ns", "never-added");
+  EXPECT_EQ(g.Objects(), 0u);
+  EXPECT_EQ(Serialize(*r.Collectables().back()), "");  // no series, no HELP line (as a prometheus::Family)
+}
+
+TEST(Metrics, ObjectGaugesRejectWrongLabelCountAndTwiceRegisteredName) {
+  Registry r;
+  auto& g = r.AddObjectGauges("replicas", "r", {"kind"});
+  EXPECT_THROW(g.Set("ns", "a", {{{}, 1}}), std::invalid_argument);
+  EXPECT_THROW(g.Put("ns", "a", {{"desired", "extra"}, 1}), std::invalid_argument);
+  EXPECT_EQ(g.Objects(), 0u);
+  EXPECT_THROW(r.AddObjectGauges("replicas", "again"), std::invalid_argument);
+}
+
+TEST(Metrics, ObjectGaugesServedAfterTheFamilies) {
+  Registry r;
+  r.AddObjectGauges("per_object", "p").Put("ns", "a", {{}, 7});
+  prometheus::BuildGauge().Name("plain").Help("q").Register(r.families()).Add({}).Set(1);
+  const std::string text = Serialize(r);
+  const auto plain = text.find("plain 1\n");
+  const auto object = text.find("per_object{name=\"a\",namespace=\"ns\"} 7\n");
+  ASSERT_NE(plain, std::string::npos);
+  ASSERT_NE(object, std::string::npos);
+  EXPECT_LT(plain, object);
 }
 
 TEST(Metrics, ProcessMetricsSampled) {

@@ -1,0 +1,67 @@
+// Gauges whose series belong to Kubernetes objects (a ModelService's
+// replicas, conditions and version; an autoscaled object's last reading),
+// labelled {namespace, name, ...}: an object's series are found by its key,
+// set and dropped in O(log N), and held once, as label values.
+//
+// Why not a prometheus::Family: prometheus-cpp 1.0's Family::Remove finds a
+// series by scanning the whole family, so dropping one series costs time
+// proportional to the number of objects (bench/metrics_bench.cc,
+// ConditionChange/N: 14 us at 1,000 objects, 931 us at 10,000), and a
+// caller that must replace an object's series also has to remember their
+// labels beside the family's own copy (about 5 KB per ModelService).
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ms::metrics {
+
+class ObjectGauges final : public prometheus::Collectable {
+ public:
+  // One series of an object: the values of the family's series labels (the
+  // names given at construction, after namespace and name), in order.
+  struct Series {
+    std::vector<std::string> labels;
+    double value = 1;
+    bool operator==(const Series&) const = default;
+  };
+
+  // `series_labels`: the label names after {namespace, name}; none for one
+  // series per object.
+  ObjectGauges(std::string name, std::string help, std::vector<std::string> series_labels = {});
+
+  // The object has exactly `series` (none: it has no series).
+  void Set(const std::string& ns, const std::string& name, std::vector<Series> series);
+  // Sets the object's series with these labels, adding it if new; the
+  // object's other series stay.
+  void Put(const std::string& ns, const std::string& name, Series series);
+  // Drops the object's series whose labels are `labels`, if any.
+  void Drop(const std::string& ns, const std::string& name, const std::vector<std::string>& labels);
+  // Drops all of the object's series (the object is gone).
+  void Remove(const std::string& ns, const std::string& name);
+
+  std::size_t Objects() const;
+  // One gauge family, its series by namespace, name, then as set, each
+  // series' labels in name order (as prometheus-cpp); none while no object
+  // has a series.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const std::string name_;
+  const std::string help_;
+  const std::vector<std::string> series_labels_;
+  // Every label name and where its value comes from (0: namespace, 1: name,
+  // 2 + i: series label i), in name order.
+  std::vector<std::pair<std::string, std::size_t>> order_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<Series>> objects_;
+};
+
+}  // namespace ms::metrics
