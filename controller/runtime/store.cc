@@ -14,9 +14,9 @@ std::shared_ptr<const json> Unpack(const std::string& packed) {
 
 }  // namespace
 
-DeltaObject DeltaObject::Packed(std::string packed) {
+DeltaObject DeltaObject::Packed(std::shared_ptr<const std::string> packed) {
   DeltaObject o;
-  o.packed_ = std::make_shared<const std::string>(std::move(packed));
+  o.packed_ = std::move(packed);
   return o;
 }
 
@@ -30,14 +30,14 @@ std::string Store::Pack(const json& object) {
 }
 
 std::optional<json> Store::Get(const std::string& key) const {
-  std::string packed;
+  std::shared_ptr<const std::string> packed;
   {
     std::shared_lock<std::shared_mutex> g(mu_);
     auto it = items_.find(key);
     if (it == items_.end()) return std::nullopt;
     packed = it->second;
   }
-  return json::from_msgpack(packed);
+  return json::from_msgpack(*packed);
 }
 
 size_t Store::size() const {
@@ -56,28 +56,36 @@ void Store::SetResourceVersion(const std::string& rv) {
 }
 
 std::vector<Delta> Store::Replace(std::map<std::string, std::string> packed, const std::string& rv) {
+  // The list's objects, each moved (not copied) into the form the cache
+  // and the deltas share; the keys' map nodes are reused.
+  std::map<std::string, std::shared_ptr<const std::string>> items;
+  while (!packed.empty()) {
+    auto node = packed.extract(packed.begin());
+    items.emplace_hint(items.end(), std::move(node.key()),
+                       std::make_shared<const std::string>(std::move(node.mapped())));
+  }
   std::vector<Delta> deltas;
   std::unique_lock<std::shared_mutex> g(mu_);
   for (const auto& [key, old_obj] : items_) {
-    if (packed.find(key) == packed.end())
+    if (items.find(key) == items.end())
       deltas.push_back({Delta::Type::kDelete, key, DeltaObject::Packed(old_obj), DeltaObject()});
   }
-  for (const auto& [key, obj] : packed) {
+  for (const auto& [key, obj] : items) {
     auto it = items_.find(key);
     if (it == items_.end()) {
       deltas.push_back({Delta::Type::kAdd, key, DeltaObject(), DeltaObject::Packed(obj)});
-    } else if (it->second != obj) {
+    } else if (*it->second != *obj) {
       deltas.push_back({Delta::Type::kUpdate, key, DeltaObject::Packed(it->second), DeltaObject::Packed(obj)});
     }
   }
-  items_ = std::move(packed);
+  items_ = std::move(items);
   rv_ = rv;
   return deltas;
 }
 
 Delta Store::Upsert(const std::string& key, json object, const std::string& rv) {
-  std::string packed = Pack(object);
-  std::optional<std::string> old_obj;
+  auto packed = std::make_shared<const std::string>(Pack(object));
+  std::shared_ptr<const std::string> old_obj;
   {
     std::unique_lock<std::shared_mutex> g(mu_);
     auto [it, inserted] = items_.try_emplace(key);

@@ -2,7 +2,8 @@
 // kept as the MessagePack of its transformed form (small), and the
 // resourceVersion the cache is at. Every change returns its Delta for the
 // dispatcher to hand to the handlers: a watch event's with its objects
-// decoded once, a list's with them still packed (see DeltaObject).
+// decoded once, a list's with them still packed (see DeltaObject) and shared
+// with the cache, not copied.
 // Thread-safe: readers share the lock.
 #pragma once
 
@@ -26,7 +27,7 @@ class DeltaObject {
  public:
   DeltaObject() = default;
   explicit DeltaObject(std::shared_ptr<const nlohmann::json> decoded) : decoded_(std::move(decoded)) {}
-  static DeltaObject Packed(std::string packed);
+  static DeltaObject Packed(std::shared_ptr<const std::string> packed);
 
   bool empty() const { return !decoded_ && !packed_; }
   bool packed() const { return packed_ != nullptr; }
@@ -69,7 +70,9 @@ class Store {
 
  private:
   mutable std::shared_mutex mu_;
-  std::map<std::string, std::string> items_;  // key -> MessagePack of the object
+  // key -> MessagePack of the object; shared with the deltas of a list
+  // (immutable: a change replaces the pointer).
+  std::map<std::string, std::shared_ptr<const std::string>> items_;
   std::string rv_;
 };
 
