@@ -406,8 +406,13 @@ int Run(int argc, char** argv) {
 // jemalloc (linked unless under the sanitizers) reads this at start: its
 // background thread returns freed pages to the kernel on the decay schedule
 // even when the process is idle, so RSS falls back after a burst of load
-// (without it, pages were only purged on later allocations).
-extern "C" const char* const malloc_conf = "background_thread:true";
+// (without it, pages were only purged on later allocations). One arena: the
+// informers, workers and clients allocate on a dozen threads, which
+// jemalloc would spread over 4 arenas per core, each keeping its own free
+// pages; with one, a cold start against 10,000 ModelServices peaked at 112
+// instead of 151 MiB (bench/results/controller.md). The environment's
+// MALLOC_CONF still overrides both.
+extern "C" const char* const malloc_conf = "background_thread:true,narenas:1";
 
 int main(int argc, char** argv) {
   try {
