@@ -78,16 +78,44 @@ prometheus::MetricFamily OneValue(const char* name, const char* help, prometheus
 }  // namespace
 
 std::string Serialize(std::span<const prometheus::Collectable* const> collectables) {
+  const prometheus::TextSerializer serializer;
+  std::ostringstream out;
   std::vector<prometheus::MetricFamily> families;
   for (const auto* c : collectables) {
+    if (const auto* objects = dynamic_cast<const ObjectGauges*>(c)) {
+      // Written a part at a time (kPartSeries series), so that a scrape never
+      // holds every object's labels at once; the first part with its HELP and
+      // TYPE lines, the next ones without.
+      constexpr std::size_t kPartSeries = 512;
+      serializer.Serialize(out, families);
+      families.clear();
+      bool first = true;
+      objects->CollectInParts(kPartSeries, [&](prometheus::MetricFamily part) {
+        part.help = EscapeHelp(part.help);
+        std::vector<prometheus::MetricFamily> one;
+        one.push_back(std::move(part));
+        if (first) {
+          serializer.Serialize(out, one);
+          first = false;
+          return;
+        }
+        std::ostringstream more;
+        serializer.Serialize(more, one);
+        const std::string text = std::move(more).str();
+        const auto help_end = text.find('\n');
+        const auto type_end = help_end == std::string::npos ? help_end : text.find('\n', help_end + 1);
+        if (type_end != std::string::npos)
+          out.write(text.data() + type_end + 1, static_cast<std::streamsize>(text.size() - type_end - 1));
+      });
+      continue;
+    }
     auto collected = c->Collect();
     for (auto& f : collected) {
       f.help = EscapeHelp(f.help);
       families.push_back(std::move(f));
     }
   }
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
+  serializer.Serialize(out, families);
   return std::move(out).str();
 }
 

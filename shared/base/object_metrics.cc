@@ -1,6 +1,7 @@
 #include "base/object_metrics.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace ms::metrics {
@@ -67,23 +68,41 @@ std::size_t ObjectGauges::Objects() const {
 }
 
 std::vector<prometheus::MetricFamily> ObjectGauges::Collect() const {
+  std::vector<prometheus::MetricFamily> out;
+  CollectInParts(std::numeric_limits<std::size_t>::max(), [&](prometheus::MetricFamily part) {
+    if (out.empty()) {
+      out.push_back(std::move(part));
+    } else {
+      for (auto& m : part.metric) out[0].metric.push_back(std::move(m));
+    }
+  });
+  return out;
+}
+
+void ObjectGauges::CollectInParts(std::size_t max_series,
+                                  const std::function<void(prometheus::MetricFamily)>& each) const {
+  auto empty_part = [&] {
+    prometheus::MetricFamily family;
+    family.name = name_;
+    family.help = help_;
+    family.type = prometheus::MetricType::Gauge;
+    return family;
+  };
   std::lock_guard<std::mutex> g(mu_);
-  if (objects_.empty()) return {};  // as a prometheus::Family with no series: not listed
-  prometheus::MetricFamily family;
-  family.name = name_;
-  family.help = help_;
-  family.type = prometheus::MetricType::Gauge;
+  // No object, no part: as a prometheus::Family with no series, not listed.
+  prometheus::MetricFamily part = empty_part();
   for (const auto& [key, series] : objects_) {
     for (const auto& s : series) {
+      if (part.metric.size() == max_series) each(std::exchange(part, empty_part()));
       prometheus::ClientMetric m;
       m.label.reserve(order_.size());
       for (const auto& [label, from] : order_)
         m.label.push_back({label, from == 0 ? key.first : from == 1 ? key.second : s.labels[from - 2]});
       m.gauge.value = s.value;
-      family.metric.push_back(std::move(m));
+      part.metric.push_back(std::move(m));
     }
   }
-  return {std::move(family)};
+  if (!part.metric.empty()) each(std::move(part));
 }
 
 }  // namespace ms::metrics

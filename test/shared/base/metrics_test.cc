@@ -1,8 +1,10 @@
 #include "base/metrics.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
 
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "test/support/test_support.h"
@@ -114,6 +116,24 @@ TEST(Metrics, ObjectGaugesRejectWrongLabelCountAndTwiceRegisteredName) {
   EXPECT_THROW(g.Put("ns", "a", {{"desired", "extra"}, 1}), std::invalid_argument);
   EXPECT_EQ(g.Objects(), 0u);
   EXPECT_THROW(r.AddObjectGauges("replicas", "again"), std::invalid_argument);
+}
+
+TEST(Metrics, ObjectGaugesSerializedInPartsReadAsOneFamily) {
+  Registry r;
+  auto& g = r.AddObjectGauges("per_object", "line one\nline two", {"kind"});
+  for (int i = 0; i < 1300; ++i) {  // three parts of at most 512 series
+    g.Put("ns", "o" + std::to_string(i), {{"desired"}, static_cast<double>(i)});
+    g.Put("ns", "o" + std::to_string(i), {{"ready"}, 0.5});
+  }
+  auto whole = g.Collect();
+  ASSERT_EQ(whole.size(), 1u);
+  whole[0].help = "line one\\nline two";  // Serialize escapes help texts
+  std::ostringstream expected;
+  prometheus::TextSerializer().Serialize(expected, whole);
+  const std::string text = Serialize(g);
+  EXPECT_EQ(text, expected.str());
+  EXPECT_EQ(text.find("# HELP", 1), std::string::npos);
+  EXPECT_NE(text.find("per_object{kind=\"ready\",name=\"o999\",namespace=\"ns\"} 0.5\n"), std::string::npos);
 }
 
 TEST(Metrics, ObjectGaugesServedAfterTheFamilies) {
