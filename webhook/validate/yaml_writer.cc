@@ -12,6 +12,8 @@ using nlohmann::json;
 
 namespace {
 
+constexpr size_t kMaxImplicitKey = 1000;
+
 // Plain (unquoted) output is safe for strings of these characters that do
 // not start with an indicator and that ReadYaml reads back as a string.
 bool PlainSafe(const std::string& s) {
@@ -74,7 +76,15 @@ void Emit(const json& v, int indent, std::string& out) {
   const std::string pad(static_cast<size_t>(indent), ' ');
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
-      out += pad + Scalar(it.key()) + ":";
+      const std::string key = Scalar(it.key());
+      // YAML limits an implicit key ("key: value") to 1024 characters, and
+      // yaml-cpp counts the quotes and the colon: a longer key is written as
+      // an explicit one ("? key", then ": value" on the next line).
+      if (key.size() < kMaxImplicitKey) {
+        out += pad + key + ":";
+      } else {
+        out += pad + "? " + key + "\n" + pad + ":";
+      }
       const json& e = *it;
       if (e.is_structured() && !e.empty()) {
         out += "\n";

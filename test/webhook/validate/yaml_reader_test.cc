@@ -139,6 +139,11 @@ TEST(YamlReader, ToYamlReadsBackAsTheSameValue) {
   values.push_back(json::parse(R"({"s":["yes","3","1e2","","a: b","- x","#c","~","null","25%","x:","é",
       "line\nbreak","tab\there"," lead","trail ","0x10","2001-12-14","<<","*a","&a","!t","%p","@a","`b"],
       "n":[1,-2,2.5,1e+300,true,false,null],"e":{},"a":[],"nested":[[1,[2]],{"k":[{}]}],"3":"key","true":1})"));
+  // Keys too long for YAML's implicit keys (1024 characters), at the top,
+  // nested and in a list (fuzz finding).
+  const std::string long_key = std::string(1100, 'k') + " ~";
+  values.push_back(
+      {{long_key, nullptr}, {"m", {{long_key, {{"a", 1}}}}}, {"l", {{{long_key, {1, 2}}}, {{long_key, "v"}}}}});
   for (const json& v : values) {
     const std::string text = ToYaml(v);
     auto r = ReadYaml(text);
