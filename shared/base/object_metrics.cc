@@ -49,14 +49,6 @@ void ObjectGauges::Put(const std::string& ns, const std::string& name, Series se
   }
 }
 
-void ObjectGauges::Drop(const std::string& ns, const std::string& name, const std::vector<std::string>& labels) {
-  std::lock_guard<std::mutex> g(mu_);
-  auto it = objects_.find({ns, name});
-  if (it == objects_.end()) return;
-  std::erase_if(it->second, [&](const Series& s) { return s.labels == labels; });
-  if (it->second.empty()) objects_.erase(it);
-}
-
 void ObjectGauges::Remove(const std::string& ns, const std::string& name) {
   std::lock_guard<std::mutex> g(mu_);
   objects_.erase({ns, name});

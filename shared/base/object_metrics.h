@@ -43,8 +43,6 @@ class ObjectGauges final : public prometheus::Collectable {
   // Sets the object's series with these labels, adding it if new; the
   // object's other series stay.
   void Put(const std::string& ns, const std::string& name, Series series);
-  // Drops the object's series whose labels are `labels`, if any.
-  void Drop(const std::string& ns, const std::string& name, const std::vector<std::string>& labels);
   // Drops all of the object's series (the object is gone).
   void Remove(const std::string& ns, const std::string& name);
 
