@@ -161,6 +161,18 @@ else
 fi
 
 # ------------------------------------------------------------ the image
+# Working containers an interrupted build left behind (this storage is the
+# script's own) hold their images against the pruning below: remove them,
+# and the images nothing uses any more, before building.
+buildah rm --all >/dev/null 2>&1 || true
+for (( i = 0; i < 50; i++ )); do
+  [[ -n "$(buildah rmi --prune 2>/dev/null)" ]] || break
+done
+# With vfs every changed step is a full copy of the build stage's tree (about
+# 1.3 GB): fail early and clearly rather than in the middle of a commit.
+need_gb=8
+free_gb=$(( $(df --output=avail -k "$cache" | tail -1) / 1024 / 1024 ))
+(( free_gb >= need_gb )) || die "only ${free_gb} GB free in $cache (a build needs about ${need_gb} GB: the build stage's changed layers are full copies); free some space"
 t0=$SECONDS
 say "buildah bud of $root/Dockerfile as $tag"
 # --version of the programs: the revision and its commit date (the build
