@@ -129,7 +129,7 @@ void DropDefaults(json& j, const json& defaults, const json& bare) {
 json SpecHashInput(const api::ModelServiceSpec& defaulted, const std::string& image) {
   // Every default, nested blocks included; and what an empty spec gets.
   static const json kDefaults =
-      api::ParseSpec({{"strategy", json::object()}, {"autoscaling", json::object()}, {"rollout", json::object()}})
+      api::ParseSpec(json{{"strategy", json::object()}, {"autoscaling", json::object()}, {"rollout", json::object()}})
           .spec.Defaulted()
           .ToJson();
   static const json kBare = api::ParseSpec(json::object()).spec.Defaulted().ToJson();

@@ -72,14 +72,14 @@ std::string EscapePointerToken(const std::string& token) {
 // its order: at each level the members present on both sides first (where
 // both are objects, descending), then those only `defaults` has, each by
 // name. Without copying the spec or diffing the members nothing is added to.
-void AddOperations(const json& target, const json& defaults, const std::string& path, std::vector<Addition>& out) {
+void AddOperations(JsonRef target, const json& defaults, const std::string& path, std::vector<Addition>& out) {
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     auto have = target.find(it.key());
-    if (have != target.end() && have->is_object() && it->is_object())
+    if (have && have->is_object() && it->is_object())
       AddOperations(*have, *it, path + "/" + EscapePointerToken(it.key()), out);
   }
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
-    if (target.contains(it.key())) continue;
+    if (target.find(it.key())) continue;
     std::string p = path + "/" + EscapePointerToken(it.key());
     auto ranks = Ranks(p);
     out.push_back({std::move(p), std::move(ranks), &*it});
@@ -104,23 +104,23 @@ json DefaultedObject(const json& object) {
   return out;
 }
 
-json DefaultsPatch(const json& object) {
+json DefaultsPatch(JsonRef object) {
   json patch = json::array();
   if (!object.is_object()) return patch;
   // `spec` itself first when absent, then each default inside it (rather
   // than one operation adding the whole defaulted spec).
   static const json kEmpty = json::object();
-  const json* spec = &kEmpty;
-  if (auto it = object.find("spec"); it == object.end()) {
+  JsonRef spec = kEmpty;
+  if (auto it = object.find("spec"); !it) {
     patch.push_back(AddOperation("/spec", json::object()));
   } else if (it->is_object()) {
-    spec = &*it;
+    spec = *it;
   } else {
     return patch;  // validation denies it
   }
-  const json defaults = ParseSpec(*spec).spec.Defaulted().ToJson();
+  const json defaults = ParseSpec(spec).spec.Defaulted().ToJson();
   std::vector<Addition> adds;
-  AddOperations(*spec, defaults, "/spec", adds);
+  AddOperations(spec, defaults, "/spec", adds);
   // Ordered as design.md §2 lists the fields, so a patch reads like the
   // spec. Only additions of distinct members: any order applies the same.
   std::stable_sort(adds.begin(), adds.end(), [](const Addition& a, const Addition& b) { return a.ranks < b.ranks; });

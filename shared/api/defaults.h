@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_ref.h"
+
 namespace ms::api {
 
 // The object with its typed spec's defaults added wherever the object has
@@ -22,6 +24,6 @@ nlohmann::json DefaultedObject(const nlohmann::json& object);
 // DefaultedObject(object): `add` operations only, `/spec` first when absent,
 // then the fields in the order of design.md §2. Empty when the object
 // already has every default (reinvocation is a no-op).
-nlohmann::json DefaultsPatch(const nlohmann::json& object);
+nlohmann::json DefaultsPatch(JsonRef object);
 
 }  // namespace ms::api

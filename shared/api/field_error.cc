@@ -2,12 +2,12 @@
 
 namespace ms::api {
 
-std::string RenderValue(const nlohmann::json& value) {
+std::string RenderValue(JsonRef value) {
   std::string s;
   if (value.is_structured() && value.size() > 64) {
     s = value.is_object() ? "{...}" : "[...]";
   } else {
-    s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    s = value.dump();
   }
   // At most 128 bytes quoted, cut before a character, never inside one: the
   // message is logged and answered as UTF-8.
@@ -44,12 +44,11 @@ FieldError FieldError::Required(std::string path, std::string detail) {
   return {Type::kRequired, std::move(path), {}, std::move(detail)};
 }
 
-FieldError FieldError::Invalid(std::string path, const nlohmann::json& value, std::string detail) {
+FieldError FieldError::Invalid(std::string path, JsonRef value, std::string detail) {
   return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail)};
 }
 
-FieldError FieldError::Unsupported(std::string path, const nlohmann::json& value,
-                                   const std::vector<std::string>& supported) {
+FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported) {
   std::string d = "supported values: ";
   for (size_t i = 0; i < supported.size(); ++i) {
     if (i) d += ", ";
@@ -71,7 +70,7 @@ FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items
           "must have at most " + std::to_string(max_items) + " items"};
 }
 
-FieldError FieldError::Duplicate(std::string path, const nlohmann::json& value) {
+FieldError FieldError::Duplicate(std::string path, JsonRef value) {
   return {Type::kDuplicate, std::move(path), RenderValue(value), {}};
 }
 

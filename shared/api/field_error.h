@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_ref.h"
+
 #include <string>
 #include <vector>
 
@@ -19,18 +21,28 @@ struct FieldError {
   std::string ToString() const;
 
   static FieldError Required(std::string path, std::string detail = {});
-  static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail);
+  // The value in either tree (JsonRef), or anything nlohmann::json is made of.
+  static FieldError Invalid(std::string path, JsonRef value, std::string detail);
+  static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail) {
+    return Invalid(std::move(path), JsonRef(value), std::move(detail));
+  }
+  static FieldError Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported);
   static FieldError Unsupported(std::string path, const nlohmann::json& value,
-                                const std::vector<std::string>& supported);
+                                const std::vector<std::string>& supported) {
+    return Unsupported(std::move(path), JsonRef(value), supported);
+  }
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
   static FieldError TooMany(std::string path, size_t actual, size_t max_items);
-  static FieldError Duplicate(std::string path, const nlohmann::json& value);
+  static FieldError Duplicate(std::string path, JsonRef value);
+  static FieldError Duplicate(std::string path, const nlohmann::json& value) {
+    return Duplicate(std::move(path), JsonRef(value));
+  }
 };
 
 // Renders a value as the API server does in "Invalid value: ..." (JSON; long
 // values are cut at 128 bytes with "...").
-std::string RenderValue(const nlohmann::json& value);
+std::string RenderValue(JsonRef value);
 
 // All errors joined with "; ", as a denial's message.
 std::string JoinErrors(const std::vector<FieldError>& errors);

@@ -9,38 +9,29 @@ using nlohmann::json;
 
 namespace {
 
-const char* TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::object:
-      return "object";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "boolean";
-    case json::value_t::null:
-      return "null";
-    case json::value_t::number_float:
-      return "number";
-    default:
-      return "integer";
-  }
+const char* TypeName(JsonRef v) {
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_null()) return "null";
+  if (v.is_number_float()) return "number";
+  return "integer";
 }
 
 // The value clamped into int64 (uint64 beyond INT64_MAX saturates). Integers
 // only: JSON numbers written with a fraction or exponent (2.5, 1e2) and
 // integers beyond 64 bits (parsed as floats) are not integers here.
-int64_t AsInt64(const json& v) {
+int64_t AsInt64(JsonRef v) {
   if (v.is_number_unsigned()) {
-    auto u = v.get<uint64_t>();
+    auto u = v.uint64();
     return u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
                                                                           : static_cast<int64_t>(u);
   }
-  return v.get<int64_t>();
+  return v.int64();
 }
 
-bool HasWhitespaceOrControl(const std::string& s) {
+bool HasWhitespaceOrControl(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char ch) {
     auto c = static_cast<unsigned char>(ch);
     return c <= 0x20 || c == 0x7F;  // control characters and space (\t\n\v\f\r are controls)
@@ -48,7 +39,7 @@ bool HasWhitespaceOrControl(const std::string& s) {
 }
 
 // Whether `s` passes `format`; the detail of an Invalid value of a string rule.
-bool FormatOk(StringFormat format, const std::string& s) {
+bool FormatOk(StringFormat format, std::string_view s) {
   switch (format) {
     case StringFormat::kAny:
       return true;
@@ -69,7 +60,7 @@ std::string FormatDetail(const StringRule& rule) {
 }
 
 // "N%" with N in 0..100, no sign, no leading zeros except "0%".
-std::optional<IntOrPercent> ParsePercent(const std::string& s) {
+std::optional<IntOrPercent> ParsePercent(std::string_view s) {
   if (s.size() < 2 || s.size() > 4 || s.back() != '%') return std::nullopt;
   const std::string_view digits(s.data(), s.size() - 1);
   if (digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
@@ -110,11 +101,11 @@ json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) 
 
 json Quantity::ToJson() const { return integer ? json::parse(text) : json(text); }
 
-FieldError TypeError(const std::string& path, const json& v, const char* want) {
+FieldError TypeError(const std::string& path, JsonRef v, const char* want) {
   return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
 }
 
-std::optional<int64_t> ReadValue(const json& v, const std::string& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(JsonRef v, const std::string& path, const IntRule& rule,
                                  std::vector<FieldError>& errors) {
   if (!v.is_number_integer()) {
     errors.push_back(TypeError(path, v, "integer"));
@@ -134,33 +125,33 @@ std::optional<int64_t> ReadValue(const json& v, const std::string& path, const I
   return n;
 }
 
-std::optional<std::string> ReadValue(const json& v, const std::string& path, const StringRule& rule,
+std::optional<std::string> ReadValue(JsonRef v, const std::string& path, const StringRule& rule,
                                      std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));
     return std::nullopt;
   }
-  const auto& s = v.get_ref<const std::string&>();
+  const std::string_view s = v.str();
   if (s.size() > rule.max_length)
     errors.push_back(FieldError::TooLong(path, rule.max_length));
   else if (s.size() < rule.min_length || !FormatOk(rule.format, s))
     errors.push_back(FieldError::Invalid(path, v, FormatDetail(rule)));
-  return s;
+  return std::string(s);
 }
 
-std::optional<bool> ReadValue(const json& v, const std::string& path, const BoolRule&,
+std::optional<bool> ReadValue(JsonRef v, const std::string& path, const BoolRule&,
                               std::vector<FieldError>& errors) {
-  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_boolean()) return v.boolean();
   errors.push_back(TypeError(path, v, "boolean"));
   return std::nullopt;
 }
 
-std::optional<IntOrPercent> ReadValue(const json& v, const std::string& path, const IntOrPercentRule&,
+std::optional<IntOrPercent> ReadValue(JsonRef v, const std::string& path, const IntOrPercentRule&,
                                       std::vector<FieldError>& errors) {
   std::optional<IntOrPercent> out;
   bool ok = false;
   if (v.is_string()) {
-    out = ParsePercent(v.get<std::string>());
+    out = ParsePercent(v.str());
     ok = out.has_value();
   } else if (v.is_number_integer()) {
     out = IntOrPercent{AsInt64(v), false};
@@ -171,69 +162,65 @@ std::optional<IntOrPercent> ReadValue(const json& v, const std::string& path, co
   return out;
 }
 
-std::optional<Quantity> ReadValue(const json& v, const std::string& path, const QuantityRule&,
+std::optional<Quantity> ReadValue(JsonRef v, const std::string& path, const QuantityRule&,
                                   std::vector<FieldError>& errors) {
   if (v.is_number_integer()) return Quantity{v.dump(), true};
-  if (v.is_string() && v.get_ref<const std::string&>().size() <= 64 && IsQuantity(v.get_ref<const std::string&>()))
-    return Quantity{v.get<std::string>(), false};
+  if (v.is_string() && v.str().size() <= 64 && IsQuantity(v.str())) return Quantity{std::string(v.str()), false};
   errors.push_back(FieldError::Invalid(path, v, "must be a quantity such as 500m, 2 or 8Gi"));
   return std::nullopt;
 }
 
-std::optional<json> ReadValue(const json& v, const std::string& path, const OpaqueRule&,
+std::optional<json> ReadValue(JsonRef v, const std::string& path, const OpaqueRule&,
                               std::vector<FieldError>& errors) {
-  if (v.is_object()) return v;
+  if (v.is_object()) return v.ToJson();
   errors.push_back(TypeError(path, v, "object"));
   return std::nullopt;
 }
 
-std::optional<size_t> ReadEnumIndex(const json& v, const std::string& path, const char* const* values, size_t count,
+std::optional<size_t> ReadEnumIndex(JsonRef v, const std::string& path, const char* const* values, size_t count,
                                     std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));
     return std::nullopt;
   }
   for (size_t i = 0; i < count; ++i) {
-    if (v.get_ref<const std::string&>() == values[i]) return i;
+    if (v.str() == values[i]) return i;
   }
   errors.push_back(FieldError::Unsupported(path, v, std::vector<std::string>(values, values + count)));
   return std::nullopt;
 }
 
-const json* FieldReader::Find(std::string_view key) const {
-  auto it = obj_.find(key);
-  return it == obj_.end() ? nullptr : &*it;
-}
+std::optional<JsonRef> FieldReader::Find(std::string_view key) const { return obj_.find(key); }
 
 void FieldReader::WarnUnknown(std::initializer_list<std::string_view> known) const {
-  for (auto it = obj_.begin(); it != obj_.end(); ++it) {
-    if (std::find(known.begin(), known.end(), it.key()) == known.end())
-      report_.warnings.push_back("unknown field \"" + path_ + "." + it.key() + "\"");
-  }
+  obj_.for_each_member([&](std::string_view key, JsonRef) {
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      report_.warnings.push_back("unknown field \"" + path_ + "." + std::string(key) + "\"");
+  });
 }
 
 void FieldReader::Require(std::string_view key) const {
   if (!Find(key)) report_.errors.push_back(FieldError::Required(Path(key)));
 }
 
-const json* FieldReader::Object(std::string_view key) const {
-  const json* v = Find(key);
+std::optional<JsonRef> FieldReader::Object(std::string_view key) const {
+  auto v = Find(key);
   if (v && !v->is_object()) {
     report_.errors.push_back(TypeError(Path(key), *v, "object"));
-    return nullptr;
+    return std::nullopt;
   }
   return v;
 }
 
-const json* FieldReader::Array(std::string_view key, const ArrayRule& rule) const {
-  const json* v = Find(key);
+std::optional<JsonRef> FieldReader::Array(std::string_view key, const ArrayRule& rule) const {
+  auto v = Find(key);
   if (v && !v->is_array()) {
     report_.errors.push_back(TypeError(Path(key), *v, "array"));
-    return nullptr;
+    return std::nullopt;
   }
   if (v && v->size() > rule.max_items) {
     report_.errors.push_back(FieldError::TooMany(Path(key), v->size(), rule.max_items));
-    return nullptr;
+    return std::nullopt;
   }
   return v;
 }

@@ -12,6 +12,7 @@
 // cannot be read stays unset and is reported.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <initializer_list>
@@ -23,6 +24,7 @@
 
 #include "api/field_error.h"
 #include "api/field_rules.h"
+#include "base/json_ref.h"
 
 namespace ms::api {
 
@@ -33,25 +35,25 @@ struct FieldReport {
 };
 
 // "must be of type integer, not string" for the value at `path`.
-FieldError TypeError(const std::string& path, const nlohmann::json& v, const char* want);
+FieldError TypeError(const std::string& path, JsonRef v, const char* want);
 
-std::optional<int64_t> ReadValue(const nlohmann::json& v, const std::string& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(JsonRef v, const std::string& path, const IntRule& rule,
                                  std::vector<FieldError>& errors);
-std::optional<std::string> ReadValue(const nlohmann::json& v, const std::string& path, const StringRule& rule,
+std::optional<std::string> ReadValue(JsonRef v, const std::string& path, const StringRule& rule,
                                      std::vector<FieldError>& errors);
-std::optional<bool> ReadValue(const nlohmann::json& v, const std::string& path, const BoolRule& rule,
+std::optional<bool> ReadValue(JsonRef v, const std::string& path, const BoolRule& rule,
                               std::vector<FieldError>& errors);
-std::optional<IntOrPercent> ReadValue(const nlohmann::json& v, const std::string& path, const IntOrPercentRule& rule,
+std::optional<IntOrPercent> ReadValue(JsonRef v, const std::string& path, const IntOrPercentRule& rule,
                                       std::vector<FieldError>& errors);
-std::optional<Quantity> ReadValue(const nlohmann::json& v, const std::string& path, const QuantityRule& rule,
+std::optional<Quantity> ReadValue(JsonRef v, const std::string& path, const QuantityRule& rule,
                                   std::vector<FieldError>& errors);
-std::optional<nlohmann::json> ReadValue(const nlohmann::json& v, const std::string& path, const OpaqueRule& rule,
+std::optional<nlohmann::json> ReadValue(JsonRef v, const std::string& path, const OpaqueRule& rule,
                                         std::vector<FieldError>& errors);
 // One of rule.values, else "Unsupported value" listing them.
-std::optional<size_t> ReadEnumIndex(const nlohmann::json& v, const std::string& path, const char* const* values,
+std::optional<size_t> ReadEnumIndex(JsonRef v, const std::string& path, const char* const* values,
                                     size_t count, std::vector<FieldError>& errors);
 template <class E, size_t N>
-std::optional<E> ReadValue(const nlohmann::json& v, const std::string& path, const EnumRule<E, N>& rule,
+std::optional<E> ReadValue(JsonRef v, const std::string& path, const EnumRule<E, N>& rule,
                            std::vector<FieldError>& errors) {
   const auto i = ReadEnumIndex(v, path, rule.values.data(), N, errors);
   return i ? std::optional<E>(static_cast<E>(*i)) : std::nullopt;
@@ -59,12 +61,12 @@ std::optional<E> ReadValue(const nlohmann::json& v, const std::string& path, con
 
 class FieldReader {
  public:
-  FieldReader(const nlohmann::json& object, std::string path, FieldReport report)
+  FieldReader(JsonRef object, std::string path, FieldReport report)
       : obj_(object), path_(std::move(path)), report_(report) {}
 
   const std::string& path() const { return path_; }
   std::string Path(std::string_view key) const { return path_ + "." + std::string(key); }
-  const nlohmann::json* Find(std::string_view key) const;
+  std::optional<JsonRef> Find(std::string_view key) const;
 
   // A warning "unknown field \"spec.colour\"" per member not in `known`.
   void WarnUnknown(std::initializer_list<std::string_view> known) const;
@@ -74,16 +76,16 @@ class FieldReader {
   // A value field: absent gives nullopt.
   template <class Rule>
   auto Read(std::string_view key, const Rule& rule) const
-      -> decltype(ReadValue(std::declval<const nlohmann::json&>(), std::string(), rule,
+      -> decltype(ReadValue(std::declval<JsonRef>(), std::string(), rule,
                             std::declval<std::vector<FieldError>&>())) {
-    if (const nlohmann::json* v = Find(key)) return ReadValue(*v, Path(key), rule, report_.errors);
+    if (auto v = Find(key)) return ReadValue(*v, Path(key), rule, report_.errors);
     return std::nullopt;
   }
 
   // An object field: its fields read into `out` (set) when it is an object.
   template <class T>
   void ReadObject(std::string_view key, std::optional<T>& out) const {
-    if (const nlohmann::json* v = Object(key)) {
+    if (auto v = Object(key)) {
       FieldReader sub(*v, Path(key), report_);
       ReadFields(sub, out.emplace());
     }
@@ -93,25 +95,26 @@ class FieldReader {
   template <class T, class ItemRule>
   void ReadList(std::string_view key, const ArrayRule& rule, const ItemRule& item_rule,
                 std::optional<std::vector<T>>& out) const {
-    if (const nlohmann::json* v = Array(key, rule)) {
+    if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
       for (size_t i = 0; i < v->size(); ++i) {
-        if (auto item = ReadValue((*v)[i], Path(key) + "[" + std::to_string(i) + "]", item_rule, report_.errors))
+        if (auto item = ReadValue(v->at(i), Path(key) + "[" + std::to_string(i) + "]", item_rule, report_.errors))
           list.push_back(std::move(*item));
       }
     }
   }
   template <class T>
   void ReadList(std::string_view key, const ArrayRule& rule, std::optional<std::vector<T>>& out) const {
-    if (const nlohmann::json* v = Array(key, rule)) {
+    if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
       for (size_t i = 0; i < v->size(); ++i) {
         const std::string path = Path(key) + "[" + std::to_string(i) + "]";
-        if (!(*v)[i].is_object()) {
-          report_.errors.push_back(TypeError(path, (*v)[i], "object"));
+        const JsonRef item = v->at(i);
+        if (!item.is_object()) {
+          report_.errors.push_back(TypeError(path, item, "object"));
           continue;
         }
-        FieldReader sub((*v)[i], path, report_);
+        FieldReader sub(item, path, report_);
         ReadFields(sub, list.emplace_back());
       }
     }
@@ -120,37 +123,37 @@ class FieldReader {
   // A map of values (value_rule) or of objects: "spec.nodeSelector[pool]" names an entry.
   template <class T, class ValueRule>
   void ReadMap(std::string_view key, const ValueRule& value_rule, std::optional<std::map<std::string, T>>& out) const {
-    if (const nlohmann::json* v = Object(key)) {
+    if (auto v = Object(key)) {
       auto& map = out.emplace();
-      for (const auto& [k, e] : v->items()) {
-        if (auto value = ReadValue(e, Path(key) + "[" + k + "]", value_rule, report_.errors))
-          map.emplace(k, std::move(*value));
-      }
+      v->for_each_member([&](std::string_view k, JsonRef e) {
+        if (auto value = ReadValue(e, Path(key) + "[" + std::string(k) + "]", value_rule, report_.errors))
+          map.emplace(std::string(k), std::move(*value));
+      });
     }
   }
   template <class T>
   void ReadMap(std::string_view key, std::optional<std::map<std::string, T>>& out) const {
-    if (const nlohmann::json* v = Object(key)) {
+    if (auto v = Object(key)) {
       auto& map = out.emplace();
-      for (const auto& [k, e] : v->items()) {
-        const std::string path = Path(key) + "[" + k + "]";
+      v->for_each_member([&](std::string_view k, JsonRef e) {
+        const std::string path = Path(key) + "[" + std::string(k) + "]";
         if (!e.is_object()) {
           report_.errors.push_back(TypeError(path, e, "object"));
-          continue;
+          return;
         }
         FieldReader sub(e, path, report_);
-        ReadFields(sub, map[k]);
-      }
+        ReadFields(sub, map[std::string(k)]);
+      });
     }
   }
 
  private:
   // The value at `key` when it is an object (else reported, and null).
-  const nlohmann::json* Object(std::string_view key) const;
+  std::optional<JsonRef> Object(std::string_view key) const;
   // The value at `key` when it is an array of at most rule.max_items (else reported, and null).
-  const nlohmann::json* Array(std::string_view key, const ArrayRule& rule) const;
+  std::optional<JsonRef> Array(std::string_view key, const ArrayRule& rule) const;
 
-  const nlohmann::json& obj_;
+  JsonRef obj_;
   std::string path_;
   FieldReport report_;
 };

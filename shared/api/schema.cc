@@ -78,11 +78,15 @@ SchemaValidator::SchemaValidator(std::string_view schema_json)
 
 SchemaValidator::~SchemaValidator() = default;
 
-std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& document) const {
+std::vector<SchemaError> SchemaValidator::Validate(JsonRef document) const {
   std::vector<SchemaError> out;
+  // valijson reads nlohmann's tree: a RapidJSON value is copied into one
+  // (only here, to word a violation no hand-written check explains).
+  std::optional<nlohmann::json> copy;
+  if (!document.nlohmann_value()) copy = document.ToJson();
   auto validator = pool_->Take();
   valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter target(document);
+  valijson::adapters::NlohmannJsonAdapter target(copy ? *copy : *document.nlohmann_value());
   try {
     validator->validate(*schema_, target, &results);
   } catch (const std::exception& e) {
@@ -99,7 +103,7 @@ std::vector<SchemaError> SchemaValidator::Validate(const nlohmann::json& documen
   return out;
 }
 
-std::optional<std::vector<std::string>> SchemaValidator::ViolationPaths(const nlohmann::json& document) const {
+std::optional<std::vector<std::string>> SchemaValidator::ViolationPaths(JsonRef document) const {
   if (!compiled_->supported()) return std::nullopt;
   return compiled_->ViolationPaths(document);
 }

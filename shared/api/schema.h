@@ -4,12 +4,15 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/json_ref.h"
 
 namespace valijson {
 class Schema;
@@ -41,13 +44,13 @@ class SchemaValidator {
   // without a lock) is taken from a pool for the call and given back, so
   // patterns are compiled once per pooled validator, not per call. Callers
   // must bound string lengths first (std::regex recursion, see notes).
-  std::vector<SchemaError> Validate(const nlohmann::json& document) const;
+  std::vector<SchemaError> Validate(JsonRef document) const;
 
   // The paths Validate would report errors at, found without valijson by
   // the compiled form of the same schema (schema_check.h); nullopt when the
   // schema uses a keyword that form lacks. Validate is then needed only for
   // the wording of a violation. Thread-safe.
-  std::optional<std::vector<std::string>> ViolationPaths(const nlohmann::json& document) const;
+  std::optional<std::vector<std::string>> ViolationPaths(JsonRef document) const;
 
  private:
   struct ValidatorPool;

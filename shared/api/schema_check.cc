@@ -215,15 +215,14 @@ class CompiledSchema::Walk {
  public:
   Walk(const std::vector<Node>& nodes, std::vector<std::string>& out) : nodes_(nodes), out_(out) {}
 
-  bool Check(size_t index, const json& value) {
+  bool Check(size_t index, JsonRef value) {
     const Node& node = nodes_[index];
     bool ok = Scalar(node, value);
     if (value.is_object()) ok = Object(node, value) && ok;
     if (value.is_array() && node.has_items) {
-      size_t i = 0;
-      for (const json& item : value) {
-        segments_.push_back({{}, i++, true});
-        ok = Check(node.items, item) && ok;
+      for (size_t i = 0, n = value.size(); i < n; ++i) {
+        segments_.push_back({{}, i, true});
+        ok = Check(node.items, value.at(i)) && ok;
         segments_.pop_back();
       }
     }
@@ -257,38 +256,24 @@ class CompiledSchema::Walk {
   }
 
   // valijson's asDouble: a float as it is, any integer through int64_t.
-  static double AsDouble(const json& v) {
-    return v.is_number_float() ? v.get<double>() : static_cast<double>(v.get<int64_t>());
+  static double AsDouble(JsonRef v) { return v.is_number_float() ? v.number() : static_cast<double>(v.int64()); }
+
+  static bool TypeOk(unsigned types, JsonRef v) {
+    if (v.is_string()) return types & kString;
+    if (v.is_number_float()) return types & kNumber;
+    if (v.is_number()) return types & (kInteger | kNumber);
+    if (v.is_object()) return types & kObject;
+    if (v.is_array()) return types & kArray;
+    if (v.is_boolean()) return types & kBoolean;
+    return types & kNull;
   }
 
-  static bool TypeOk(unsigned types, const json& v) {
-    switch (v.type()) {
-      case json::value_t::string:
-        return types & kString;
-      case json::value_t::number_integer:
-      case json::value_t::number_unsigned:
-        return types & (kInteger | kNumber);
-      case json::value_t::number_float:
-        return types & kNumber;
-      case json::value_t::object:
-        return types & kObject;
-      case json::value_t::array:
-        return types & kArray;
-      case json::value_t::boolean:
-        return types & kBoolean;
-      case json::value_t::null:
-        return types & kNull;
-      default:
-        return false;
-    }
-  }
-
-  bool Scalar(const Node& node, const json& v) {
+  bool Scalar(const Node& node, JsonRef v) {
     bool ok = true;
     if (node.types && !TypeOk(node.types, v)) ok = Fail();
     if (node.enum_values) {
       const auto& values = *node.enum_values;
-      if (!v.is_string() || std::find(values.begin(), values.end(), v.get_ref<const std::string&>()) == values.end())
+      if (!v.is_string() || std::find(values.begin(), values.end(), v.str()) == values.end())
         ok = Fail();
     }
     if (v.is_number()) {
@@ -297,49 +282,48 @@ class CompiledSchema::Walk {
       if (node.maximum && d > *node.maximum) ok = Fail();
     }
     if (v.is_string()) {
-      const std::string& s = v.get_ref<const std::string&>();
+      const std::string_view s = v.str();
       if (node.min_length || node.max_length) {
-        const uint64_t n = valijson::utils::u8_strlen(s.c_str());
+        const uint64_t n = valijson::utils::u8_strlen(v.c_str());
         if (node.min_length && n < *node.min_length) ok = Fail();
         if (node.max_length && n > *node.max_length) ok = Fail();
       }
       if (node.native && !node.native(s)) ok = Fail();
-      if (node.regex && !std::regex_search(s, *node.regex)) ok = Fail();
+      if (node.regex && !std::regex_search(s.begin(), s.end(), *node.regex)) ok = Fail();
     }
     return ok;
   }
 
-  bool Object(const Node& node, const json& v) {
+  bool Object(const Node& node, JsonRef v) {
     bool ok = true;
     for (const std::string& name : node.required)
-      if (v.find(name) == v.end()) ok = Fail();
+      if (!v.find(name)) ok = Fail();
     if (!node.has_properties) return ok;
     bool unmatched = false;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      const std::string& key = it.key();
+    v.for_each_member([&](std::string_view key, JsonRef value) {
       auto p = std::lower_bound(node.properties.begin(), node.properties.end(), key,
-                                [](const auto& prop, const std::string& k) { return prop.first < k; });
+                                [](const auto& prop, std::string_view k) { return prop.first < k; });
       segments_.push_back({key, 0, false});
       if (p != node.properties.end() && p->first == key) {
-        ok = Check(p->second, *it) && ok;
+        ok = Check(p->second, value) && ok;
       } else if (node.additional == Node::Additional::kSchema) {
-        if (!Check(node.additional_node, *it)) {
+        if (!Check(node.additional_node, value)) {
           segments_.pop_back();
           ok = Fail();  // "Failed to validate against additional properties schema", at the object
-          continue;
+          return;
         }
       } else if (node.additional == Node::Additional::kNone) {
         unmatched = true;
       }
       segments_.pop_back();
-    }
+    });
     if (unmatched) ok = Fail();
     return ok;
   }
 
   // Passes when one subschema does; the paths of the failed ones are kept
   // only when none does (as valijson reports them), with the value's own.
-  bool AnyOf(const Node& node, const json& v) {
+  bool AnyOf(const Node& node, JsonRef v) {
     const size_t mark = out_.size();
     for (size_t sub : node.any_of) {
       if (Check(sub, v)) {
@@ -355,7 +339,7 @@ class CompiledSchema::Walk {
   std::vector<Segment> segments_;
 };
 
-std::vector<std::string> CompiledSchema::ViolationPaths(const json& document) const {
+std::vector<std::string> CompiledSchema::ViolationPaths(JsonRef document) const {
   std::vector<std::string> out;
   Walk(nodes_, out).Check(0, document);
   return out;

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json_ref.h"
+
 namespace ms::api {
 
 class CompiledSchema {
@@ -35,7 +37,7 @@ class CompiledSchema {
   // The path of every value that breaks a constraint (once per value and
   // constraint kind at most; "" for the root), in no particular order.
   // Thread-safe. Only when supported().
-  std::vector<std::string> ViolationPaths(const nlohmann::json& document) const;
+  std::vector<std::string> ViolationPaths(JsonRef document) const;
 
   struct Node;
 

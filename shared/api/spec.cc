@@ -8,14 +8,14 @@ using nlohmann::json;
 
 namespace {
 
-void ReadSpec(const json& spec, ParsedModelService& out) {
+void ReadSpec(JsonRef spec, ParsedModelService& out) {
   FieldReader r(spec, "spec", {out.errors, out.warnings});
   ReadFields(r, out.spec);
 }
 
 }  // namespace
 
-ParsedModelService ParseModelService(const json& object) {
+ParsedModelService ParseModelService(JsonRef object) {
   ParsedModelService out;
   if (!object.is_object()) {
     out.errors.push_back(TypeError("<root>", object, "object"));
@@ -23,13 +23,13 @@ ParsedModelService ParseModelService(const json& object) {
   }
   for (const char* k : {"apiVersion", "kind"}) {
     auto it = object.find(k);
-    if (it != object.end() && !it->is_string()) out.errors.push_back(TypeError(k, *it, "string"));
+    if (it && !it->is_string()) out.errors.push_back(TypeError(k, *it, "string"));
   }
-  if (auto it = object.find("metadata"); it != object.end() && !it->is_object())
+  if (auto it = object.find("metadata"); it && !it->is_object())
     out.errors.push_back(TypeError("metadata", *it, "object"));
 
   auto spec_it = object.find("spec");
-  if (spec_it == object.end()) {
+  if (!spec_it) {
     out.errors.push_back(FieldError::Required("spec"));
     return out;
   }
@@ -41,7 +41,7 @@ ParsedModelService ParseModelService(const json& object) {
   return out;
 }
 
-ParsedModelService ParseSpec(const json& spec) {
+ParsedModelService ParseSpec(JsonRef spec) {
   ParsedModelService out;
   ReadSpec(spec, out);
   return out;
@@ -72,7 +72,7 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
   return d;
 }
 
-std::optional<int64_t> ParseReplicas(const json& value, std::vector<FieldError>& errors) {
+std::optional<int64_t> ParseReplicas(JsonRef value, std::vector<FieldError>& errors) {
   return ReadValue(value, "spec.replicas", ModelServiceSpec::kReplicas, errors);
 }
 

@@ -17,6 +17,7 @@
 
 #include "api/field_error.h"
 #include "api/spec.gen.h"
+#include "base/json_ref.h"
 
 namespace ms::api {
 
@@ -30,12 +31,12 @@ struct ParsedModelService {
 
 // Reads a ModelService object (apiVersion, kind, metadata are only type
 // checked). Never throws.
-ParsedModelService ParseModelService(const nlohmann::json& object);
+ParsedModelService ParseModelService(JsonRef object);
 // Reads the object's `spec` alone (which must be a JSON object).
-ParsedModelService ParseSpec(const nlohmann::json& spec);
+ParsedModelService ParseSpec(JsonRef spec);
 
 // The rule of spec.replicas (an integer in 1..100, errors worded as for the
 // ModelService) applied to one value, e.g. the spec.replicas of a Scale.
-std::optional<int64_t> ParseReplicas(const nlohmann::json& value, std::vector<FieldError>& errors);
+std::optional<int64_t> ParseReplicas(JsonRef value, std::vector<FieldError>& errors);
 
 }  // namespace ms::api

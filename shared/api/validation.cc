@@ -81,26 +81,31 @@ bool PathCovers(const std::string& field_path, const std::string& b) {
 // Whether every string in the object is short enough for std::regex (which
 // recurses per character). Longer strings are rejected by the hand-written
 // checks (TooLong) before the schema runs.
-bool StringsBounded(const json& v, size_t limit, int depth = 0) {
+bool StringsBounded(JsonRef v, size_t limit, int depth = 0) {
   if (depth > 64) return false;
-  if (v.is_string()) return v.get_ref<const std::string&>().size() <= limit;
-  if (v.is_structured())
-    for (const auto& e : v)
-      if (!StringsBounded(e, limit, depth + 1)) return false;
-  return true;
+  if (v.is_string()) return v.str().size() <= limit;
+  bool bounded = true;
+  if (v.is_array()) {
+    for (size_t i = 0, n = v.size(); i < n && bounded; ++i) bounded = StringsBounded(v.at(i), limit, depth + 1);
+  } else if (v.is_object()) {
+    v.for_each_member([&](std::string_view, JsonRef e) {
+      if (bounded) bounded = StringsBounded(e, limit, depth + 1);
+    });
+  }
+  return bounded;
 }
 
 }  // namespace
 
-ValidationOutcome ValidateModelService(const json& object, const SchemaValidator& schema) {
+ValidationOutcome ValidateModelService(JsonRef object, const SchemaValidator& schema) {
   ParsedModelService parsed = ParseModelService(object);
   ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
   CheckCrossFields(parsed.spec, out.errors);
   AddWarnings(parsed.spec, out.warnings);
   // The schema as a safety net, when the strings it matches patterns against
   // (all in spec) are bounded. The object is validated in place (no copy).
-  auto spec = object.is_object() ? object.find("spec") : object.end();
-  if (spec != object.end() && spec->is_object() && StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) {
+  auto spec = object.find("spec");
+  if (spec && spec->is_object() && StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) {
     auto covered = [&](const std::string& path) {
       return std::any_of(out.errors.begin(), out.errors.end(),
                          [&](const FieldError& f) { return PathCovers(f.path, path); });
@@ -121,11 +126,12 @@ ValidationOutcome ValidateModelService(const json& object, const SchemaValidator
   return out;
 }
 
-ValidationOutcome ValidateScale(const json& scale) {
+ValidationOutcome ValidateScale(JsonRef scale) {
   ValidationOutcome out;
-  json replicas = 0;
-  if (auto spec = scale.find("spec"); spec != scale.end() && spec->is_object()) {
-    if (auto r = spec->find("replicas"); r != spec->end()) replicas = *r;
+  static const json kZero = 0;
+  JsonRef replicas = kZero;
+  if (auto spec = scale.find("spec"); spec && spec->is_object()) {
+    if (auto r = spec->find("replicas")) replicas = *r;
   }
   ParseReplicas(replicas, out.errors);
   return out;

@@ -29,12 +29,12 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
 
 // All of the above, plus the compiled schema as a safety net: a schema
 // violation that no hand-written check explains is still reported.
-ValidationOutcome ValidateModelService(const nlohmann::json& object, const SchemaValidator& schema);
+ValidationOutcome ValidateModelService(JsonRef object, const SchemaValidator& schema);
 
 // A Scale (autoscaling/v1) of a ModelService, as the scale subresource
 // admits it: its spec.replicas is the ModelService's (absent means 0, Go's
 // omitempty), under the same rule. The autoscaling bounds are not in a Scale
 // (see manifests/webhook/scale-policy.yaml).
-ValidationOutcome ValidateScale(const nlohmann::json& scale);
+ValidationOutcome ValidateScale(JsonRef scale);
 
 }  // namespace ms::api

@@ -7,7 +7,9 @@
 #                                    yaml_reader prometheus_response h11)
 # Environment: FUZZ_SECONDS (per target), FUZZ_RUNS (an execution count instead
 # of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz), FUZZ_WORK
-# (where new inputs and crash files go; default build-fuzz/work).
+# (where new inputs and crash files go; default build-fuzz/work), FUZZ_TIMEOUT
+# (seconds one input may run before it is a finding: 10; libFuzzer counts
+# wall time, so a long run at idle priority beside other work needs more).
 # Prints, per target, executions, coverage (cov = edges) and features (ft).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,7 +41,7 @@ for t in "${targets[@]}"; do
   log="$work/$t.log"
   started=$SECONDS
   # New inputs go to $work/$t; the committed corpus is read, not written.
-  if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+  if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=8192 \
       -print_final_stats=1 -artifact_prefix="$work/$t-" "$work/$t" "test/fuzz/corpus/$t" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)

@@ -1,0 +1,148 @@
+#include "base/json_ref.h"
+
+#include <algorithm>
+
+namespace ms {
+
+namespace {
+
+std::string_view Name(const rapidjson::Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+nlohmann::json Convert(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return nullptr;
+    case rapidjson::kFalseType:
+      return false;
+    case rapidjson::kTrueType:
+      return true;
+    case rapidjson::kStringType:
+      return std::string(v.GetString(), v.GetStringLength());
+    case rapidjson::kNumberType:
+      if (v.IsDouble()) return v.GetDouble();
+      if (v.IsUint64()) return v.GetUint64();
+      return v.GetInt64();
+    case rapidjson::kArrayType: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& e : v.GetArray()) out.push_back(Convert(e));
+      return out;
+    }
+    case rapidjson::kObjectType: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& m : v.GetObject()) out[std::string(Name(m.name))] = Convert(m.value);  // the last wins
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int64_t JsonRef::int64() const {
+  if (n_) return n_->get<int64_t>();
+  if (r_->IsInt64()) return r_->GetInt64();
+  if (r_->IsUint64()) return static_cast<int64_t>(r_->GetUint64());
+  return static_cast<int64_t>(r_->GetDouble());
+}
+
+uint64_t JsonRef::uint64() const {
+  if (n_) return n_->get<uint64_t>();
+  if (r_->IsUint64()) return r_->GetUint64();
+  if (r_->IsInt64()) return static_cast<uint64_t>(r_->GetInt64());
+  return static_cast<uint64_t>(r_->GetDouble());
+}
+
+double JsonRef::number() const {
+  if (n_) return n_->get<double>();
+  if (r_->IsDouble()) return r_->GetDouble();
+  if (r_->IsUint64()) return static_cast<double>(r_->GetUint64());
+  return static_cast<double>(r_->GetInt64());
+}
+
+size_t JsonRef::size() const {
+  if (n_) return n_->size();
+  if (r_->IsArray()) return r_->Size();
+  if (!r_->IsObject()) return r_->IsNull() ? 0 : 1;  // as nlohmann's size()
+  size_t n = 0;
+  for_each_member([&n](std::string_view, JsonRef) { ++n; });
+  return n;
+}
+
+std::optional<JsonRef> JsonRef::find(std::string_view key) const {
+  if (n_) {
+    if (!n_->is_object()) return std::nullopt;
+    auto it = n_->find(key);
+    if (it == n_->end()) return std::nullopt;
+    return JsonRef(*it);
+  }
+  if (!r_->IsObject()) return std::nullopt;
+  const rapidjson::Value* found = nullptr;
+  for (const auto& m : r_->GetObject())
+    if (Name(m.name) == key) found = &m.value;
+  if (!found) return std::nullopt;
+  return JsonRef(*found);
+}
+
+size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
+                              const Member**& out) const {
+  const size_t count = r_->MemberCount();
+  out = buf;
+  if (count > cap) {
+    heap = std::make_unique<const Member*[]>(count);
+    out = heap.get();
+  }
+  size_t n = 0;
+  bool sorted = true;
+  for (auto it = r_->MemberBegin(); it != r_->MemberEnd(); ++it) {
+    if (n > 0 && !(Name(out[n - 1]->name) < Name(it->name))) sorted = false;
+    out[n++] = &*it;
+  }
+  if (sorted) return n;  // strictly increasing keys: no duplicates either
+  std::stable_sort(out, out + n, [](const Member* a, const Member* b) { return Name(a->name) < Name(b->name); });
+  // Of equal keys keep the last (stable: the last in the document).
+  size_t w = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n && Name(out[i]->name) == Name(out[i + 1]->name)) continue;
+    out[w++] = out[i];
+  }
+  return w;
+}
+
+nlohmann::json JsonRef::ToJson() const { return n_ ? *n_ : Convert(*r_); }
+
+std::string JsonRef::dump() const {
+  if (r_ && r_->IsNumber() && !r_->IsDouble())
+    return r_->IsUint64() ? std::to_string(r_->GetUint64()) : std::to_string(r_->GetInt64());
+  if (n_) return n_->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool JsonEqual(JsonRef a, JsonRef b) {
+  if (a.nlohmann_value() && b.nlohmann_value()) return *a.nlohmann_value() == *b.nlohmann_value();
+  if (a.is_number() && b.is_number()) {
+    if (a.is_number_float() || b.is_number_float()) return a.number() == b.number();
+    return a.int64() == b.int64();  // nlohmann compares a signed and an unsigned integer so
+  }
+  if (a.is_string() && b.is_string()) return a.str() == b.str();
+  if (a.is_boolean() && b.is_boolean()) return a.boolean() == b.boolean();
+  if (a.is_null() || b.is_null()) return a.is_null() && b.is_null();
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!JsonEqual(a.at(i), b.at(i))) return false;
+    return true;
+  }
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    bool equal = true;
+    a.for_each_member([&](std::string_view key, JsonRef v) {
+      if (!equal) return;
+      auto w = b.find(key);
+      equal = w && JsonEqual(v, *w);
+    });
+    return equal;
+  }
+  return false;
+}
+
+}  // namespace ms
