@@ -8,20 +8,20 @@
 
 #include <string>
 
+#include "base/json_ref.h"
+
 namespace ms {
 
 // object[key] when it is a string, else `def`.
-inline std::string StringField(const nlohmann::json& object, const char* key, const std::string& def = {}) {
-  if (!object.is_object()) return def;
+inline std::string StringField(JsonRef object, const char* key, const std::string& def = {}) {
   auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : def;
+  return it && it->is_string() ? std::string(it->str()) : def;
 }
 
 // object.metadata[key] when it is a string, else "".
-inline std::string MetadataString(const nlohmann::json& object, const char* key) {
-  if (!object.is_object()) return {};
+inline std::string MetadataString(JsonRef object, const char* key) {
   auto md = object.find("metadata");
-  return md != object.end() ? StringField(*md, key) : std::string();
+  return md ? StringField(*md, key) : std::string();
 }
 
 }  // namespace ms

@@ -98,7 +98,14 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
     out[n++] = &*it;
   }
   if (sorted) return n;  // strictly increasing keys: no duplicates either
-  std::stable_sort(out, out + n, [](const Member* a, const Member* b) { return Name(a->name) < Name(b->name); });
+  // Insertion sort, stable: objects are small (a spec has about ten
+  // members), and std::stable_sort would allocate.
+  for (size_t i = 1; i < n; ++i) {
+    const Member* m = out[i];
+    size_t j = i;
+    for (; j > 0 && Name(m->name) < Name(out[j - 1]->name); --j) out[j] = out[j - 1];
+    out[j] = m;
+  }
   // Of equal keys keep the last (stable: the last in the document).
   size_t w = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -30,8 +30,10 @@ void Check(bool ok, const char* what) {
   }
 }
 
-// Same values and number types.
+// Same values and number types. "-0" is nlohmann's signed 0 and RapidJSON's
+// unsigned one: the same value to every reader (base/json_ref.h).
 bool SameTree(const json& a, const json& b) {
+  if (a.is_number_integer() && b.is_number_integer() && a == 0 && b == 0) return true;
   if (a.type() != b.type()) return false;
   if (a.is_object()) {
     if (a.size() != b.size()) return false;
@@ -78,6 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (o.contains("metadata")) o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
     }
   }
-  Check(SameTree(fast.value, reference), "the same tree as nlohmann's");
+  Check(SameTree(fast.Tree(), reference), "the same tree as nlohmann's");
   return 0;
 }

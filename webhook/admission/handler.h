@@ -9,12 +9,16 @@
 #include <optional>
 #include <string>
 
+#include "base/json_ref.h"
+
 namespace ms::webhook {
 
 class Handler {
  public:
   virtual ~Handler() = default;
-  virtual nlohmann::json Handle(const nlohmann::json& request) const = 0;
+  // `request` in either tree (ServeReview passes RapidJSON's; tests may pass
+  // nlohmann's).
+  virtual nlohmann::json Handle(JsonRef request) const = 0;
   // "/validate" or "/mutate": the metrics' `webhook` label.
   virtual const std::string& path() const = 0;
 };
@@ -27,7 +31,7 @@ nlohmann::json Denied(int code, const std::string& reason, const std::string& me
 // untouched; a request about another kind, or without an object, is denied
 // with 400; a ratcheted UPDATE (below) is allowed untouched. Returns the
 // response to give, or nullopt to go on.
-std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
+std::optional<nlohmann::json> Preflight(JsonRef request);
 
 // Validation ratcheting, as the API server ratchets a CRD's schema (unchanged
 // values only): an UPDATE whose spec is the spec of oldObject (a finalizer
@@ -37,15 +41,15 @@ std::optional<nlohmann::json> Preflight(const nlohmann::json& request);
 // validated, also while the object is being deleted. The webhook
 // configurations' matchConditions skip the same requests before they are
 // sent.
-bool IsRatchetedUpdate(const nlohmann::json& request);
+bool IsRatchetedUpdate(JsonRef request);
 
 // Checks the request is about a modelops.dev ModelService, or about its scale
 // subresource (an autoscaling/v1 Scale); returns an error message when it is
 // not.
-std::string CheckModelServiceRequest(const nlohmann::json& request);
+std::string CheckModelServiceRequest(JsonRef request);
 
 // Whether the request is about the scale subresource of a ModelService (the
 // object is then an autoscaling/v1 Scale, not the ModelService).
-bool IsScaleRequest(const nlohmann::json& request);
+bool IsScaleRequest(JsonRef request);
 
 }  // namespace ms::webhook

@@ -7,7 +7,7 @@ namespace ms::webhook {
 
 using nlohmann::json;
 
-json MutatingHandler::Handle(const json& request) const {
+json MutatingHandler::Handle(JsonRef request) const {
   if (auto early = Preflight(request)) return *early;
   if (IsScaleRequest(request)) return Allowed();  // a Scale has nothing to default
   const auto obj = request.find("object");

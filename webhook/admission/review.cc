@@ -70,9 +70,11 @@ bool NestingExceeds(std::string_view text, int limit) {
 
 namespace {
 
-// Parses `body` into `review`: the reply refusing it, or nothing.
-std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, json& review,
-                                             Outcome* outcome) {
+// Parses `body` into `fast` (RapidJSON's tree) or, when only nlohmann's
+// parser takes it or words its error, into `fallback`: the reply refusing
+// it, or nothing.
+std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, FastParse& fast,
+                                             json& fallback, Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
     return Plain(413,
                  "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
@@ -81,12 +83,9 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
   if (!IsJsonContentType(content_type))
     return Plain(415, "unsupported Content-Type \"" + std::string(content_type) + "\": expected application/json",
                  outcome);
-  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  fast = ParseReviewFast(body, kMaxNestingDepth);
   if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
-  if (fast.status == FastParse::kOk) {
-    review = std::move(fast.value);
-    return std::nullopt;
-  }
+  if (fast.status == FastParse::kOk) return std::nullopt;
   // Not valid for the fast path: nlohmann's parser gives the verdict and
   // the message, after the depth check that keeps its recursion bounded.
   if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
@@ -95,7 +94,7 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
   if (auto nul = body.find('\0'); nul != std::string_view::npos)
     return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
   try {
-    review = json::parse(body);
+    fallback = json::parse(body);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
   }
@@ -104,30 +103,29 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
 // with a request and its uid, or nothing.
-std::optional<transport::Response> CheckEnvelope(const json& review, Outcome* outcome) {
+std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcome) {
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
   auto kind = review.find("kind");
-  if (kind == review.end() || *kind != "AdmissionReview") return Plain(400, "expected kind AdmissionReview", outcome);
-  if (api_version == review.end() || !api_version->is_string())
-    return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
-  if (*api_version == "admission.k8s.io/v1beta1")
+  if (!kind || !kind->is_string() || kind->str() != "AdmissionReview")
+    return Plain(400, "expected kind AdmissionReview", outcome);
+  if (!api_version || !api_version->is_string()) return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
+  if (api_version->str() == "admission.k8s.io/v1beta1")
     return Plain(400,
                  "admission.k8s.io/v1beta1 AdmissionReview is not supported: set admissionReviewVersions: [\"v1\"] "
                  "in the webhook configuration",
                  outcome);
-  if (*api_version != "admission.k8s.io/v1")
+  if (api_version->str() != "admission.k8s.io/v1")
     return Plain(400, "unsupported apiVersion " + api_version->dump() + ": expected admission.k8s.io/v1", outcome);
   auto request = review.find("request");
-  if (request == review.end() || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
+  if (!request || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
   auto uid = request->find("uid");
-  if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty())
-    return Plain(400, "AdmissionReview request has no uid", outcome);
+  if (!uid || !uid->is_string() || uid->str().empty()) return Plain(400, "AdmissionReview request has no uid", outcome);
   return std::nullopt;
 }
 
 // What the log line and the metrics say of a request and its answer.
-void FillOutcome(const json& request, const json& response, Outcome& outcome) {
+void FillOutcome(JsonRef request, const json& response, Outcome& outcome) {
   outcome.uid = StringField(request, "uid");
   outcome.operation = StringField(request, "operation");
   const bool allowed = response.value("allowed", false);
@@ -138,24 +136,25 @@ void FillOutcome(const json& request, const json& response, Outcome& outcome) {
   }
   std::string ns = StringField(request, "namespace");
   std::string name = StringField(request, "name");
-  if (auto obj = request.find("object"); name.empty() && obj != request.end()) {
+  if (auto obj = request.find("object"); name.empty() && obj) {
     name = MetadataString(*obj, "name");
     if (name.empty()) name = MetadataString(*obj, "generateName");
   }
   outcome.ns = std::move(ns);
   outcome.name = std::move(name);
-  if (auto kind = request.find("kind"); kind != request.end() && kind->is_object())
-    outcome.kind = StringField(*kind, "kind");
+  if (auto kind = request.find("kind"); kind && kind->is_object()) outcome.kind = StringField(*kind, "kind");
 }
 
 }  // namespace
 
 transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
                                 Outcome* outcome) {
-  json review;
-  if (auto refusal = ParseBody(body, content_type, review, outcome)) return *refusal;
+  FastParse fast;
+  json fallback;
+  if (auto refusal = ParseBody(body, content_type, fast, fallback, outcome)) return *refusal;
+  const JsonRef review = fast.status == FastParse::kOk ? JsonRef(fast.value()) : JsonRef(fallback);
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
-  const json& request = review.at("request");
+  const JsonRef request = *review.find("request");
 
   json response;
   try {
@@ -164,7 +163,7 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
     // A bug, not the client's fault: deny (never allow by accident) and say so.
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
-  response["uid"] = request.at("uid");
+  response["uid"] = std::string(request.find("uid")->str());
   if (outcome) FillOutcome(request, response, *outcome);
 
   json out(json::value_t::object);

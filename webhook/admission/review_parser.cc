@@ -1,15 +1,18 @@
-#include "webhook/admission/review_parser.h"
-
-#include "base/json_number.h"
-
 // RapidJSON's SSE2 scanning of whitespace and strings (every x86-64 has
 // SSE2). It loads aligned 16-byte blocks, so it may read up to 15 bytes past
 // the text's terminating NUL: the text is parsed from a copy with that much
-// padding (ParseReviewFast). Only this file includes RapidJSON.
+// padding (ParseReviewFast). Defined before any header includes RapidJSON;
+// this is the one file that parses a rapidjson::StringStream (the SSE2
+// functions are specializations for that stream and InsituStringStream).
 #if defined(__SSE2__)
 #define RAPIDJSON_SSE2
 #endif
+#include "webhook/admission/review_parser.h"
+
 #include <rapidjson/reader.h>
+
+#include "base/json_number.h"
+#include "base/json_ref.h"
 
 #include <algorithm>
 #include <array>
@@ -19,8 +22,6 @@
 #include <vector>
 
 namespace ms::webhook {
-
-using nlohmann::json;
 
 namespace {
 
@@ -79,26 +80,42 @@ bool Kept(Node node, std::string_view key) {
   return true;
 }
 
+// Forwards the kept parts of the review to a rapidjson::Document (a SAX
+// handler itself), counting what it forwards for EndObject and EndArray.
 class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeBuilder> {
  public:
-  TreeBuilder(json& root, int max_depth) : root_(root), max_depth_(max_depth) {}
+  TreeBuilder(rapidjson::Document& doc, int max_depth) : doc_(doc), max_depth_(max_depth) {}
   bool too_deep() const { return too_deep_; }
 
-  bool Null() { return Scalar(nullptr); }
-  bool Bool(bool b) { return Scalar(b); }
+  bool Null() {
+    if (skipping()) return Skip();
+    Count();
+    return doc_.Null();
+  }
+  bool Bool(bool b) {
+    if (skipping()) return Skip();
+    Count();
+    return doc_.Bool(b);
+  }
+  // Typed by nlohmann's rules (json_number.h): a number RapidJSON would
+  // take but nlohmann would not (beyond a double) stops the parse.
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     if (skipping()) return Skip();
     auto v = JsonNumber(std::string_view(s, n));
     if (!v) return false;
-    return Scalar(std::move(*v));
+    Count();
+    if (v->is_number_unsigned()) return doc_.Uint64(v->get<uint64_t>());
+    if (v->is_number_integer()) return doc_.Int64(v->get<int64_t>());
+    return doc_.Double(v->get<double>());
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (skipping()) return Skip();
-    return Scalar(std::string(s, n));
+    Count();
+    return doc_.String(s, n, false);  // in place, in the text FastParse keeps
   }
-  bool StartObject() { return Start(json::object()); }
+  bool StartObject() { return Start(/*object=*/true); }
   bool EndObject(rapidjson::SizeType) { return End(); }
-  bool StartArray() { return Start(json::array()); }
+  bool StartArray() { return Start(/*object=*/false); }
   bool EndArray(rapidjson::SizeType) { return End(); }
 
   bool Key(const char* s, rapidjson::SizeType n, bool) {
@@ -111,15 +128,16 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
     if (top.node == Node::kRequest && key == "oldObject") next_node_ = Node::kOldObject;
     if (top.node == Node::kObject && key == "metadata") next_node_ = Node::kMetadata;
     skip_next_ = !Kept(top.node, key);
-    // Duplicate keys: the last one wins, as in nlohmann's parser.
-    if (!skip_next_) slot_ = &(*top.value)[std::string(key)];
-    return true;
+    if (skip_next_) return true;
+    ++top.count;  // repeated keys are all kept: JsonRef reads the last
+    return doc_.Key(s, n, false);
   }
 
  private:
   struct Frame {
-    json* value;
     Node node;
+    bool object;
+    rapidjson::SizeType count;  // members (keys) or elements forwarded
   };
 
   bool skipping() const { return skip_depth_ > 0 || skip_next_; }
@@ -128,31 +146,12 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
     skip_next_ = false;
     return true;
   }
-
-  // Where the next value goes: the slot made by Key, the next array element,
-  // or the root.
-  json* Place(json&& v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return &root_;
-    }
-    json& parent = *stack_.back().value;
-    if (parent.is_array()) {
-      parent.push_back(std::move(v));
-      return &parent.back();
-    }
-    *slot_ = std::move(v);
-    return slot_;
+  // A value forwarded into an array counts as an element.
+  void Count() {
+    if (!stack_.empty() && !stack_.back().object) ++stack_.back().count;
   }
 
-  template <typename T>
-  bool Scalar(T&& v) {
-    if (skipping()) return Skip();
-    Place(json(std::forward<T>(v)));
-    return true;
-  }
-
-  bool Start(json&& container) {
+  bool Start(bool object) {
     if (static_cast<int>(stack_.size()) + skip_depth_ >= max_depth_) {
       too_deep_ = true;  // stops RapidJSON's recursion here
       return false;
@@ -166,10 +165,11 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
       skip_depth_ = 1;
       return true;
     }
-    const bool in_array = !stack_.empty() && stack_.back().value->is_array();
+    const bool in_array = !stack_.empty() && !stack_.back().object;
     const Node node = stack_.empty() ? Node::kRoot : (in_array ? Node::kOther : next_node_);
-    stack_.push_back({Place(std::move(container)), node});
-    return true;
+    Count();
+    stack_.push_back({node, object, 0});
+    return object ? doc_.StartObject() : doc_.StartArray();
   }
 
   bool End() {
@@ -177,15 +177,15 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
       --skip_depth_;
       return true;
     }
+    const Frame top = stack_.back();
     stack_.pop_back();
-    return true;
+    return top.object ? doc_.EndObject(top.count) : doc_.EndArray(top.count);
   }
 
-  json& root_;
+  rapidjson::Document& doc_;
   const int max_depth_;
   bool too_deep_ = false;
   std::vector<Frame> stack_;
-  json* slot_ = nullptr;
   Node next_node_ = Node::kOther;
   bool skip_next_ = false;
   int skip_depth_ = 0;
@@ -199,24 +199,26 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
   // RapidJSON's per-character check in strings (outside strings, JSON allows
   // ASCII only, which RapidJSON's grammar enforces).
   if (!IsValidUtf8(body) || HasSurrogateEscape(body) || HasControlByte(body)) return result;
-  TreeBuilder builder(result.value, max_depth);
+  rapidjson::Document& doc = result.tree->doc;
+  TreeBuilder builder(doc, max_depth);
   // NUL-terminated, and padded for the SIMD loads; a NUL byte inside the
-  // body ends RapidJSON's text there, so such a body falls back (below). A
-  // usual review (a few kB) is copied to the stack, a larger one to the heap.
-  constexpr size_t kPadding = 16, kOnStack = 8192;
-  std::array<char, kOnStack> small;
-  std::vector<char> large;
-  char* text = small.data();
-  if (body.size() + kPadding > kOnStack) {
-    large.resize(body.size() + kPadding);
-    text = large.data();
+  // body ends RapidJSON's text there, so such a body falls back (below).
+  // Parsed in place: the tree's strings point into this copy, which the
+  // FastParse keeps with the tree.
+  FastParse::Pool& pool = *result.tree;
+  char* text = pool.small;
+  if (body.size() + FastParse::Pool::kPadding > FastParse::Pool::kSmall) {
+    pool.large.resize(body.size() + FastParse::Pool::kPadding);
+    text = pool.large.data();
   }
   std::memcpy(text, body.data(), body.size());
-  std::memset(text + body.size(), 0, kPadding);
-  rapidjson::StringStream stream(text);
+  std::memset(text + body.size(), 0, FastParse::Pool::kPadding);
+  rapidjson::InsituStringStream stream(text);
   rapidjson::Reader reader;
-  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;
-  const bool parsed = !reader.Parse<kFlags>(stream, builder).IsError();
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseInsituFlag;
+  bool parsed = false;
+  auto generate = [&](rapidjson::Document&) { return parsed = !reader.Parse<kFlags>(stream, builder).IsError(); };
+  doc.Populate(generate);
   if (builder.too_deep()) {
     result.status = FastParse::kTooDeep;
   } else if (parsed && stream.Tell() == body.size()) {
@@ -224,8 +226,10 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
     // falls back, and ServeReview refuses it.)
     result.status = FastParse::kOk;
   }
-  if (result.status != FastParse::kOk) result.value = nullptr;
+  if (result.status != FastParse::kOk) doc.SetNull();
   return result;
 }
+
+nlohmann::json FastParse::Tree() const { return JsonRef(tree->doc).ToJson(); }
 
 }  // namespace ms::webhook

@@ -1,6 +1,7 @@
 // The fast path for reading an AdmissionReview body: RapidJSON's SAX reader
-// building the nlohmann::json tree the handlers take, several times faster
-// than nlohmann's own lexer, and without the subtrees no handler reads.
+// building a RapidJSON tree in a memory pool, which the handlers read
+// through JsonRef (base/json_ref.h), several times faster than nlohmann's
+// parser and its tree, and without the subtrees no handler reads.
 //
 // Kept: only what ServeReview, Preflight and the handlers read:
 //   apiVersion, kind, request
@@ -14,9 +15,10 @@
 // left out: usually the bulk of a review, and the tree's cost is per node,
 // to build and to free.
 //
-// What is kept is the value nlohmann::json::parse gives, number types
-// included (non-negative integers unsigned, negative ones signed, anything
-// with a fraction or exponent or beyond 64 bits a double). When RapidJSON
+// What is kept reads (through JsonRef) as the value nlohmann::json::parse
+// gives, number types included (non-negative integers unsigned, negative
+// ones signed, anything with a fraction or exponent or beyond 64 bits a
+// double; numbers are typed by nlohmann's rules, base/json_number.h). When RapidJSON
 // rejects the text, or a number is out of a double's range, the result is
 // kFallback: the caller falls back to nlohmann::json::parse, which gives the
 // error message users see. A test checks both directions on mutated bodies.
@@ -25,10 +27,13 @@
 // before it recurses further.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <rapidjson/document.h>
 
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "base/utf8.h"  // IsValidUtf8: RFC 3629, as nlohmann's parser requires of strings
 
@@ -37,7 +42,22 @@ namespace ms::webhook {
 struct FastParse {
   enum Status { kOk, kTooDeep, kFallback };
   Status status = kFallback;
-  nlohmann::json value;  // the review when kOk
+  // The review when kOk (a null value otherwise), in `tree`'s pool.
+  const rapidjson::Value& value() const { return tree->doc; }
+  // A copy as nlohmann::json (for tests).
+  nlohmann::json Tree() const;
+
+  // The tree's strings point into `text` (parsed in place): both live here.
+  struct Pool {
+    static constexpr size_t kPadding = 16, kSmall = 8192;
+    char small[kSmall];      // the padded copy of a usual review (a few kB)
+    std::vector<char> large;  // ... or of a larger one
+    alignas(8) char first_chunk[kSmall];  // holds a usual review's tree
+    rapidjson::MemoryPoolAllocator<> allocator{first_chunk, sizeof first_chunk, 16 * 1024};
+    rapidjson::Document doc{&allocator};
+  };
+  // Default-initialized: the buffers are written before they are read.
+  std::unique_ptr<Pool> tree = std::make_unique_for_overwrite<Pool>();
 };
 
 FastParse ParseReviewFast(std::string_view body, int max_depth);

@@ -6,7 +6,7 @@ namespace ms::webhook {
 
 using nlohmann::json;
 
-json ValidatingHandler::Handle(const json& request) const {
+json ValidatingHandler::Handle(JsonRef request) const {
   if (auto early = Preflight(request)) return *early;
   const auto obj = request.find("object");
 
