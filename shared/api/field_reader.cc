@@ -97,6 +97,20 @@ bool IsQuantity(std::string_view s) {
 
 }  // namespace
 
+std::string FieldPath::str() const {
+  switch (kind_) {
+    case kWhole:
+      break;
+    case kMember:
+      return parent_ + "." + std::string(key_);
+    case kIndex:
+      return parent_ + "[" + std::to_string(index_) + "]";
+    case kEntry:
+      return parent_ + "[" + std::string(key_) + "]";
+  }
+  return parent_;
+}
+
 json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) + "%") : json(value); }
 
 json Quantity::ToJson() const { return integer ? json::parse(text) : json(text); }
@@ -105,7 +119,7 @@ FieldError TypeError(const std::string& path, JsonRef v, const char* want) {
   return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
 }
 
-std::optional<int64_t> ReadValue(JsonRef v, const std::string& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule& rule,
                                  std::vector<FieldError>& errors) {
   if (!v.is_number_integer()) {
     errors.push_back(TypeError(path, v, "integer"));
@@ -125,7 +139,7 @@ std::optional<int64_t> ReadValue(JsonRef v, const std::string& path, const IntRu
   return n;
 }
 
-std::optional<std::string> ReadValue(JsonRef v, const std::string& path, const StringRule& rule,
+std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const StringRule& rule,
                                      std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));
@@ -139,14 +153,14 @@ std::optional<std::string> ReadValue(JsonRef v, const std::string& path, const S
   return std::string(s);
 }
 
-std::optional<bool> ReadValue(JsonRef v, const std::string& path, const BoolRule&,
+std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule&,
                               std::vector<FieldError>& errors) {
   if (v.is_boolean()) return v.boolean();
   errors.push_back(TypeError(path, v, "boolean"));
   return std::nullopt;
 }
 
-std::optional<IntOrPercent> ReadValue(JsonRef v, const std::string& path, const IntOrPercentRule&,
+std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const IntOrPercentRule&,
                                       std::vector<FieldError>& errors) {
   std::optional<IntOrPercent> out;
   bool ok = false;
@@ -162,7 +176,7 @@ std::optional<IntOrPercent> ReadValue(JsonRef v, const std::string& path, const 
   return out;
 }
 
-std::optional<Quantity> ReadValue(JsonRef v, const std::string& path, const QuantityRule&,
+std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule&,
                                   std::vector<FieldError>& errors) {
   if (v.is_number_integer()) return Quantity{v.dump(), true};
   if (v.is_string() && v.str().size() <= 64 && IsQuantity(v.str())) return Quantity{std::string(v.str()), false};
@@ -170,14 +184,14 @@ std::optional<Quantity> ReadValue(JsonRef v, const std::string& path, const Quan
   return std::nullopt;
 }
 
-std::optional<json> ReadValue(JsonRef v, const std::string& path, const OpaqueRule&,
+std::optional<json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule&,
                               std::vector<FieldError>& errors) {
   if (v.is_object()) return v.ToJson();
   errors.push_back(TypeError(path, v, "object"));
   return std::nullopt;
 }
 
-std::optional<size_t> ReadEnumIndex(JsonRef v, const std::string& path, const char* const* values, size_t count,
+std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values, size_t count,
                                     std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));

@@ -28,6 +28,30 @@
 
 namespace ms::api {
 
+// The path of a field as errors name it ("spec.replicas", "spec.args[2]",
+// "spec.nodeSelector[pool]"), made into a string only when an error needs
+// it: most fields read have none.
+class FieldPath {
+ public:
+  FieldPath(const std::string& path) : parent_(path) {}  // NOLINT(google-explicit-constructor): a whole path
+  FieldPath(const std::string& parent, std::string_view key) : parent_(parent), key_(key), kind_(kMember) {}
+  FieldPath(const std::string& parent, size_t index) : parent_(parent), index_(index), kind_(kIndex) {}
+  static FieldPath Entry(const std::string& parent, std::string_view key) {
+    FieldPath p(parent, key);
+    p.kind_ = kEntry;
+    return p;
+  }
+  std::string str() const;
+  operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  enum Kind { kWhole, kMember, kIndex, kEntry };
+  const std::string& parent_;
+  std::string_view key_;
+  size_t index_ = 0;
+  Kind kind_ = kWhole;
+};
+
 // Where the parser reports.
 struct FieldReport {
   std::vector<FieldError>& errors;
@@ -36,24 +60,25 @@ struct FieldReport {
 
 // "must be of type integer, not string" for the value at `path`.
 FieldError TypeError(const std::string& path, JsonRef v, const char* want);
+inline FieldError TypeError(const FieldPath& path, JsonRef v, const char* want) { return TypeError(path.str(), v, want); }
 
-std::optional<int64_t> ReadValue(JsonRef v, const std::string& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule& rule,
                                  std::vector<FieldError>& errors);
-std::optional<std::string> ReadValue(JsonRef v, const std::string& path, const StringRule& rule,
+std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const StringRule& rule,
                                      std::vector<FieldError>& errors);
-std::optional<bool> ReadValue(JsonRef v, const std::string& path, const BoolRule& rule,
+std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule& rule,
                               std::vector<FieldError>& errors);
-std::optional<IntOrPercent> ReadValue(JsonRef v, const std::string& path, const IntOrPercentRule& rule,
+std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const IntOrPercentRule& rule,
                                       std::vector<FieldError>& errors);
-std::optional<Quantity> ReadValue(JsonRef v, const std::string& path, const QuantityRule& rule,
+std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule& rule,
                                   std::vector<FieldError>& errors);
-std::optional<nlohmann::json> ReadValue(JsonRef v, const std::string& path, const OpaqueRule& rule,
+std::optional<nlohmann::json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule& rule,
                                         std::vector<FieldError>& errors);
 // One of rule.values, else "Unsupported value" listing them.
-std::optional<size_t> ReadEnumIndex(JsonRef v, const std::string& path, const char* const* values,
+std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values,
                                     size_t count, std::vector<FieldError>& errors);
 template <class E, size_t N>
-std::optional<E> ReadValue(JsonRef v, const std::string& path, const EnumRule<E, N>& rule,
+std::optional<E> ReadValue(JsonRef v, const FieldPath& path, const EnumRule<E, N>& rule,
                            std::vector<FieldError>& errors) {
   const auto i = ReadEnumIndex(v, path, rule.values.data(), N, errors);
   return i ? std::optional<E>(static_cast<E>(*i)) : std::nullopt;
@@ -76,9 +101,9 @@ class FieldReader {
   // A value field: absent gives nullopt.
   template <class Rule>
   auto Read(std::string_view key, const Rule& rule) const
-      -> decltype(ReadValue(std::declval<JsonRef>(), std::string(), rule,
+      -> decltype(ReadValue(std::declval<JsonRef>(), std::declval<const FieldPath&>(), rule,
                             std::declval<std::vector<FieldError>&>())) {
-    if (auto v = Find(key)) return ReadValue(*v, Path(key), rule, report_.errors);
+    if (auto v = Find(key)) return ReadValue(*v, FieldPath(path_, key), rule, report_.errors);
     return std::nullopt;
   }
 
@@ -97,8 +122,9 @@ class FieldReader {
                 std::optional<std::vector<T>>& out) const {
     if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
+      const std::string list_path = Path(key);
       for (size_t i = 0; i < v->size(); ++i) {
-        if (auto item = ReadValue(v->at(i), Path(key) + "[" + std::to_string(i) + "]", item_rule, report_.errors))
+        if (auto item = ReadValue(v->at(i), FieldPath(list_path, i), item_rule, report_.errors))
           list.push_back(std::move(*item));
       }
     }
@@ -125,8 +151,9 @@ class FieldReader {
   void ReadMap(std::string_view key, const ValueRule& value_rule, std::optional<std::map<std::string, T>>& out) const {
     if (auto v = Object(key)) {
       auto& map = out.emplace();
+      const std::string map_path = Path(key);
       v->for_each_member([&](std::string_view k, JsonRef e) {
-        if (auto value = ReadValue(e, Path(key) + "[" + std::string(k) + "]", value_rule, report_.errors))
+        if (auto value = ReadValue(e, FieldPath::Entry(map_path, k), value_rule, report_.errors))
           map.emplace(std::string(k), std::move(*value));
       });
     }

@@ -73,7 +73,8 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
 }
 
 std::optional<int64_t> ParseReplicas(JsonRef value, std::vector<FieldError>& errors) {
-  return ReadValue(value, "spec.replicas", ModelServiceSpec::kReplicas, errors);
+  static const std::string kPath = "spec.replicas";
+  return ReadValue(value, kPath, ModelServiceSpec::kReplicas, errors);
 }
 
 }  // namespace ms::api
