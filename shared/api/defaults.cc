@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/spec.h"
+#include "base/json_text.h"
 
 namespace ms::api {
 
@@ -104,28 +105,61 @@ json DefaultedObject(const json& object) {
   return out;
 }
 
-json DefaultsPatch(JsonRef object) {
-  json patch = json::array();
-  if (!object.is_object()) return patch;
+namespace {
+
+// The operations of the defaults patch of `object`, in order: the defaulted
+// spec they point into is kept in `defaults`. Nothing for an object that is
+// not a JSON object or whose spec is not one (validation denies it).
+std::vector<Addition> PatchOperations(JsonRef object, json& defaults) {
+  static const json kEmptyObject = json::object();
+  std::vector<Addition> adds;
+  if (!object.is_object()) return adds;
   // `spec` itself first when absent, then each default inside it (rather
   // than one operation adding the whole defaulted spec).
-  static const json kEmpty = json::object();
-  JsonRef spec = kEmpty;
+  JsonRef spec = kEmptyObject;
   if (auto it = object.find("spec"); !it) {
-    patch.push_back(AddOperation("/spec", json::object()));
+    adds.push_back({"/spec", {}, &kEmptyObject});
   } else if (it->is_object()) {
     spec = *it;
   } else {
-    return patch;  // validation denies it
+    return adds;
   }
-  const json defaults = ParseSpec(spec).spec.Defaulted().ToJson();
-  std::vector<Addition> adds;
+  defaults = ParseSpec(spec).spec.Defaulted().ToJson();
+  const size_t first = adds.size();
   AddOperations(spec, defaults, "/spec", adds);
   // Ordered as design.md §2 lists the fields, so a patch reads like the
   // spec. Only additions of distinct members: any order applies the same.
-  std::stable_sort(adds.begin(), adds.end(), [](const Addition& a, const Addition& b) { return a.ranks < b.ranks; });
-  for (auto& a : adds) patch.push_back(AddOperation(std::move(a.path), *a.value));
+  std::stable_sort(adds.begin() + static_cast<std::ptrdiff_t>(first), adds.end(),
+                   [](const Addition& a, const Addition& b) { return a.ranks < b.ranks; });
+  return adds;
+}
+
+}  // namespace
+
+json DefaultsPatch(JsonRef object) {
+  json defaults;
+  json patch = json::array();
+  for (auto& a : PatchOperations(object, defaults)) patch.push_back(AddOperation(std::move(a.path), *a.value));
   return patch;
+}
+
+std::string DefaultsPatchText(JsonRef object) {
+  json defaults;
+  const std::vector<Addition> adds = PatchOperations(object, defaults);
+  if (adds.empty()) return {};
+  // {"op":"add","path":...,"value":...}: members in key order, as nlohmann
+  // writes the object DefaultsPatch builds.
+  std::string out = "[";
+  for (const Addition& a : adds) {
+    if (out.size() > 1) out += ',';
+    out += R"({"op":"add","path":)";
+    AppendJsonString(out, a.path);
+    out += R"(,"value":)";
+    out += a.value->dump(-1, ' ', false, json::error_handler_t::replace);
+    out += '}';
+  }
+  out += ']';
+  return out;
 }
 
 }  // namespace ms::api

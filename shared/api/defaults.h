@@ -10,6 +10,8 @@
 
 #include "base/json_ref.h"
 
+#include <string>
+
 namespace ms::api {
 
 // The object with its typed spec's defaults added wherever the object has
@@ -25,5 +27,8 @@ nlohmann::json DefaultedObject(const nlohmann::json& object);
 // then the fields in the order of design.md §2. Empty when the object
 // already has every default (reinvocation is a no-op).
 nlohmann::json DefaultsPatch(JsonRef object);
+// The same patch as JSON text (DefaultsPatch(object).dump()), written
+// without building the array; "" when the patch is empty.
+std::string DefaultsPatchText(JsonRef object);
 
 }  // namespace ms::api

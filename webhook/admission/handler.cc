@@ -7,27 +7,6 @@ namespace ms::webhook {
 
 using nlohmann::json;
 
-// Built member by member: nlohmann's initializer lists cost several times
-// more (they are inspected to tell an object from an array).
-json Allowed() {
-  json response(json::value_t::object);
-  response["allowed"] = true;
-  return response;
-}
-
-json Denied(int code, const std::string& reason, const std::string& message) {
-  json status(json::value_t::object);
-  status["metadata"] = json::object();
-  status["status"] = "Failure";
-  status["code"] = code;
-  status["reason"] = reason;
-  status["message"] = message;
-  json response(json::value_t::object);
-  response["allowed"] = false;
-  response["status"] = std::move(status);
-  return response;
-}
-
 bool IsScaleRequest(JsonRef request) {
   if (StringField(request, "subResource") != "scale") return false;
   auto resource = request.find("resource");
@@ -66,7 +45,7 @@ std::string CheckModelServiceRequest(JsonRef request) {
   return {};
 }
 
-std::optional<json> Preflight(JsonRef request) {
+std::optional<AdmissionResponse> Preflight(JsonRef request) {
   const std::string op = StringField(request, "operation");
   if (op == "DELETE" || op == "CONNECT") return Allowed();
   if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);

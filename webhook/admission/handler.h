@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/json_ref.h"
+#include "webhook/admission/response.h"
 
 namespace ms::webhook {
 
@@ -18,20 +19,16 @@ class Handler {
   virtual ~Handler() = default;
   // `request` in either tree (ServeReview passes RapidJSON's; tests may pass
   // nlohmann's).
-  virtual nlohmann::json Handle(JsonRef request) const = 0;
+  virtual AdmissionResponse Handle(JsonRef request) const = 0;
   // "/validate" or "/mutate": the metrics' `webhook` label.
   virtual const std::string& path() const = 0;
 };
-
-// Building blocks for responses.
-nlohmann::json Allowed();
-nlohmann::json Denied(int code, const std::string& reason, const std::string& message);
 
 // The checks both handlers make first: DELETE and CONNECT are allowed
 // untouched; a request about another kind, or without an object, is denied
 // with 400; a ratcheted UPDATE (below) is allowed untouched. Returns the
 // response to give, or nullopt to go on.
-std::optional<nlohmann::json> Preflight(JsonRef request);
+std::optional<AdmissionResponse> Preflight(JsonRef request);
 
 // Validation ratcheting, as the API server ratchets a CRD's schema (unchanged
 // values only): an UPDATE whose spec is the spec of oldObject (a finalizer

@@ -1,23 +1,14 @@
 #include "webhook/admission/mutating_handler.h"
 
 #include "api/defaults.h"
-#include "base/base64.h"
 
 namespace ms::webhook {
 
-using nlohmann::json;
-
-json MutatingHandler::Handle(JsonRef request) const {
+AdmissionResponse MutatingHandler::Handle(JsonRef request) const {
   if (auto early = Preflight(request)) return *early;
   if (IsScaleRequest(request)) return Allowed();  // a Scale has nothing to default
-  const auto obj = request.find("object");
-
-  const json patch = api::DefaultsPatch(*obj);
-  json response = Allowed();
-  if (!patch.empty()) {
-    response["patchType"] = "JSONPatch";
-    response["patch"] = Base64Encode(patch.dump());
-  }
+  AdmissionResponse response = Allowed();
+  response.patch = api::DefaultsPatchText(*request.find("object"));  // "" when nothing is missing
   return response;
 }
 

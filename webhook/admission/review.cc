@@ -125,14 +125,13 @@ std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcom
 }
 
 // What the log line and the metrics say of a request and its answer.
-void FillOutcome(JsonRef request, const json& response, Outcome& outcome) {
+void FillOutcome(JsonRef request, const AdmissionResponse& response, Outcome& outcome) {
   outcome.uid = StringField(request, "uid");
   outcome.operation = StringField(request, "operation");
-  const bool allowed = response.value("allowed", false);
-  outcome.decision = allowed ? "allowed" : "denied";
-  if (auto status = response.find("status"); !allowed && status != response.end() && status->is_object()) {
-    outcome.message = status->value("message", std::string());
-    outcome.status_code = status->value("code", 0);
+  outcome.decision = response.allowed ? "allowed" : "denied";
+  if (!response.allowed) {
+    outcome.message = response.message;
+    outcome.status_code = response.code;
   }
   std::string ns = StringField(request, "namespace");
   std::string name = StringField(request, "name");
@@ -156,21 +155,15 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
   const JsonRef request = *review.find("request");
 
-  json response;
+  AdmissionResponse response;
   try {
     response = handler.Handle(request);
   } catch (const std::exception& e) {
     // A bug, not the client's fault: deny (never allow by accident) and say so.
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
-  response["uid"] = std::string(request.find("uid")->str());
   if (outcome) FillOutcome(request, response, *outcome);
-
-  json out(json::value_t::object);
-  out["apiVersion"] = "admission.k8s.io/v1";
-  out["kind"] = "AdmissionReview";
-  out["response"] = std::move(response);
-  return {200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace), {}};
+  return {200, "application/json", WriteAdmissionReview(response, request.find("uid")->str()), {}};
 }
 
 }  // namespace ms::webhook

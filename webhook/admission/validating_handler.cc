@@ -4,16 +4,14 @@
 
 namespace ms::webhook {
 
-using nlohmann::json;
-
-json ValidatingHandler::Handle(JsonRef request) const {
+AdmissionResponse ValidatingHandler::Handle(JsonRef request) const {
   if (auto early = Preflight(request)) return *early;
   const auto obj = request.find("object");
 
   api::ValidationOutcome outcome =
       IsScaleRequest(request) ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
-  json response = outcome.ok() ? Allowed() : Denied(422, "Invalid", api::JoinErrors(outcome.errors));
-  if (!outcome.warnings.empty()) response["warnings"] = outcome.warnings;
+  AdmissionResponse response = outcome.ok() ? Allowed() : Denied(422, "Invalid", api::JoinErrors(outcome.errors));
+  response.warnings = std::move(outcome.warnings);
   return response;
 }
 

@@ -1,0 +1,30 @@
+// An AdmissionResponse (the `response` of an admission.k8s.io/v1
+// AdmissionReview) as the handlers give it, and the AdmissionReview's text
+// written from it directly: the same bytes nlohmann's dump() of the same
+// object writes (members in key order), without building that object.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ms::webhook {
+
+struct AdmissionResponse {
+  bool allowed = true;
+  // A denial's status (a metav1.Status with status Failure).
+  int code = 0;
+  std::string reason, message;
+  std::vector<std::string> warnings;
+  // The JSON Patch (RFC 6902) text of a mutation, sent base64-encoded with
+  // patchType JSONPatch; empty: no patch.
+  std::string patch;
+};
+
+AdmissionResponse Allowed();
+AdmissionResponse Denied(int code, std::string reason, std::string message);
+
+// {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{...,"uid":uid}}.
+std::string WriteAdmissionReview(const AdmissionResponse& response, std::string_view uid);
+
+}  // namespace ms::webhook
