@@ -153,8 +153,7 @@ std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const Str
   return std::string(s);
 }
 
-std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule&,
-                              std::vector<FieldError>& errors) {
+std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule&, std::vector<FieldError>& errors) {
   if (v.is_boolean()) return v.boolean();
   errors.push_back(TypeError(path, v, "boolean"));
   return std::nullopt;
@@ -184,8 +183,7 @@ std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const Quanti
   return std::nullopt;
 }
 
-std::optional<json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule&,
-                              std::vector<FieldError>& errors) {
+std::optional<json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule&, std::vector<FieldError>& errors) {
   if (v.is_object()) return v.ToJson();
   errors.push_back(TypeError(path, v, "object"));
   return std::nullopt;

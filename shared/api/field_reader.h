@@ -60,14 +60,15 @@ struct FieldReport {
 
 // "must be of type integer, not string" for the value at `path`.
 FieldError TypeError(const std::string& path, JsonRef v, const char* want);
-inline FieldError TypeError(const FieldPath& path, JsonRef v, const char* want) { return TypeError(path.str(), v, want); }
+inline FieldError TypeError(const FieldPath& path, JsonRef v, const char* want) {
+  return TypeError(path.str(), v, want);
+}
 
 std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule& rule,
                                  std::vector<FieldError>& errors);
 std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const StringRule& rule,
                                      std::vector<FieldError>& errors);
-std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule& rule,
-                              std::vector<FieldError>& errors);
+std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule& rule, std::vector<FieldError>& errors);
 std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const IntOrPercentRule& rule,
                                       std::vector<FieldError>& errors);
 std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule& rule,
@@ -75,8 +76,8 @@ std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const Quanti
 std::optional<nlohmann::json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule& rule,
                                         std::vector<FieldError>& errors);
 // One of rule.values, else "Unsupported value" listing them.
-std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values,
-                                    size_t count, std::vector<FieldError>& errors);
+std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values, size_t count,
+                                    std::vector<FieldError>& errors);
 template <class E, size_t N>
 std::optional<E> ReadValue(JsonRef v, const FieldPath& path, const EnumRule<E, N>& rule,
                            std::vector<FieldError>& errors) {

@@ -273,8 +273,7 @@ class CompiledSchema::Walk {
     if (node.types && !TypeOk(node.types, v)) ok = Fail();
     if (node.enum_values) {
       const auto& values = *node.enum_values;
-      if (!v.is_string() || std::find(values.begin(), values.end(), v.str()) == values.end())
-        ok = Fail();
+      if (!v.is_string() || std::find(values.begin(), values.end(), v.str()) == values.end()) ok = Fail();
     }
     if (v.is_number()) {
       const double d = AsDouble(v);

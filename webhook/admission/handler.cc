@@ -27,8 +27,7 @@ std::string CheckModelServiceRequest(JsonRef request) {
     return {};
   }
   auto kind = request.find("kind");
-  if (!kind || !kind->is_object())
-    return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
+  if (!kind || !kind->is_object()) return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
   auto group = StringField(*kind, "group");
   auto k = StringField(*kind, "kind");
   if (group != api::kGroup || k != api::kKind)

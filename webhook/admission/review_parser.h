@@ -50,8 +50,8 @@ struct FastParse {
   // The tree's strings point into `text` (parsed in place): both live here.
   struct Pool {
     static constexpr size_t kPadding = 16, kSmall = 8192;
-    char small[kSmall];      // the padded copy of a usual review (a few kB)
-    std::vector<char> large;  // ... or of a larger one
+    char small[kSmall];                   // the padded copy of a usual review (a few kB)
+    std::vector<char> large;              // ... or of a larger one
     alignas(8) char first_chunk[kSmall];  // holds a usual review's tree
     rapidjson::MemoryPoolAllocator<> allocator{first_chunk, sizeof first_chunk, 16 * 1024};
     rapidjson::Document doc{&allocator};

@@ -113,9 +113,8 @@ TEST(BothTrees, SameAnswersOnMutations) {
 // over RapidJSON (which keeps both members), in lookups, in member order,
 // and so in every reader.
 TEST(BothTrees, TheLastOfDuplicateKeysWins) {
-  const std::string text =
-      R"({"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{"name":"x"},)"
-      R"("spec":{"replicas":500,"model":"a","zz":1,"replicas":2,"model":"b","aa":2,"model":"c"}})";
+  const std::string text = R"({"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{"name":"x"},)"
+                           R"("spec":{"replicas":500,"model":"a","zz":1,"replicas":2,"model":"b","aa":2,"model":"c"}})";
   const json n = json::parse(text);
   const Rapid r(text);
   const JsonRef spec = *JsonRef(r.doc).find("spec");
@@ -134,10 +133,26 @@ TEST(BothTrees, TheLastOfDuplicateKeysWins) {
 // Numbers are typed as nlohmann types them: an integer that fits 64 bits
 // is an integer (unsigned when not negative), anything else a double.
 TEST(BothTrees, NumbersTypedAsNlohmannTypesThem) {
-  for (const std::string text :
-       {"0", "-0", "1", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-        "18446744073709551615", "18446744073709551616", "-9223372036854775809", "1.0", "1e2", "-0.0", "2.5",
-        "1E400", "true", "null", "\"s\"", "[]", "{}"}) {
+  for (const std::string text : {"0",
+                                 "-0",
+                                 "1",
+                                 "-1",
+                                 "9223372036854775807",
+                                 "9223372036854775808",
+                                 "-9223372036854775808",
+                                 "18446744073709551615",
+                                 "18446744073709551616",
+                                 "-9223372036854775809",
+                                 "1.0",
+                                 "1e2",
+                                 "-0.0",
+                                 "2.5",
+                                 "1E400",
+                                 "true",
+                                 "null",
+                                 "\"s\"",
+                                 "[]",
+                                 "{}"}) {
     if (text == "1E400") continue;  // out of a double's range: refused before any reader (review.h)
     const json n = json::parse(text);
     const Rapid r(text);
@@ -164,11 +179,22 @@ TEST(BothTrees, NumbersTypedAsNlohmannTypesThem) {
 // JsonEqual (validation ratcheting compares an update's spec with the old
 // one) as nlohmann's operator==.
 TEST(BothTrees, EqualityAsNlohmannSeesIt) {
-  const std::vector<std::string> texts = {
-      R"({"a":1,"b":[1,2]})", R"({"b":[1,2],"a":1})", R"({"a":1.0,"b":[1,2]})", R"({"a":1,"b":[2,1]})",
-      R"({"a":1})",           R"({"a":1,"a":2})",     R"({"a":2})",             R"({"a":-1})",
-      R"({"a":"1"})",         R"({"a":null})",        R"({"a":true})",          R"([])",
-      R"({})",                R"(null)",              R"([{}])",                R"([null])"};
+  const std::vector<std::string> texts = {R"({"a":1,"b":[1,2]})",
+                                          R"({"b":[1,2],"a":1})",
+                                          R"({"a":1.0,"b":[1,2]})",
+                                          R"({"a":1,"b":[2,1]})",
+                                          R"({"a":1})",
+                                          R"({"a":1,"a":2})",
+                                          R"({"a":2})",
+                                          R"({"a":-1})",
+                                          R"({"a":"1"})",
+                                          R"({"a":null})",
+                                          R"({"a":true})",
+                                          R"([])",
+                                          R"({})",
+                                          R"(null)",
+                                          R"([{}])",
+                                          R"([null])"};
   for (const auto& x : texts)
     for (const auto& y : texts) {
       const json nx = json::parse(x), ny = json::parse(y);

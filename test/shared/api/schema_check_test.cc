@@ -40,7 +40,6 @@ std::set<std::string> CompiledPaths(const json& doc) {
   return paths ? std::set<std::string>(paths->begin(), paths->end()) : std::set<std::string>{};
 }
 
-
 void ExpectSamePaths(const json& doc) { EXPECT_EQ(CompiledPaths(doc), OraclePaths(doc)) << doc.dump(); }
 
 TEST(CompiledSchema, SamePathsAsValijsonOnTheCatalogue) {
