@@ -63,6 +63,7 @@ size_t JsonRef::size() const {
   if (n_) return n_->size();
   if (r_->IsArray()) return r_->Size();
   if (!r_->IsObject()) return r_->IsNull() ? 0 : 1;  // as nlohmann's size()
+  if (key_ordered_) return r_->MemberCount();
   size_t n = 0;
   for_each_member([&n](std::string_view, JsonRef) { ++n; });
   return n;
@@ -76,11 +77,58 @@ std::optional<JsonRef> JsonRef::find(std::string_view key) const {
     return JsonRef(*it);
   }
   if (!r_->IsObject()) return std::nullopt;
+  if (key_ordered_ && r_->MemberCount() > 16) {  // binary search (a small object is scanned: lengths mostly differ)
+    auto first = r_->MemberBegin();
+    size_t count = r_->MemberCount();
+    while (count > 0) {
+      const size_t half = count / 2;
+      if (NameLess(Name(first[half].name), key)) {
+        first += static_cast<std::ptrdiff_t>(half + 1);
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    if (first != r_->MemberEnd() && NameEqual(Name(first->name), key)) return Child(first->value);
+    return std::nullopt;
+  }
   const rapidjson::Value* found = nullptr;
-  for (const auto& m : r_->GetObject())
-    if (Name(m.name) == key) found = &m.value;
+  for (const auto& m : r_->GetObject()) {
+    if (NameEqual(Name(m.name), key)) {
+      found = &m.value;
+      if (key_ordered_) break;  // no repeated key
+    }
+  }
   if (!found) return std::nullopt;
-  return JsonRef(*found);
+  return Child(*found);
+}
+
+void SortMembers(rapidjson::Value& v) {
+  if (v.IsArray()) {
+    for (auto& e : v.GetArray()) SortMembers(e);
+    return;
+  }
+  if (!v.IsObject()) return;
+  auto* m = &*v.MemberBegin();
+  const size_t n = v.MemberCount();
+  bool unique = true;
+  // Insertion sort, stable (of repeated keys the document's last stays last).
+  for (size_t i = 1; i < n; ++i) {
+    for (size_t j = i; j > 0 && !NameLess(Name(m[j - 1].name), Name(m[j].name)); --j) {
+      if (NameEqual(Name(m[j - 1].name), Name(m[j].name))) {
+        unique = false;
+        break;
+      }
+      m[j - 1].name.Swap(m[j].name);
+      m[j - 1].value.Swap(m[j].value);
+    }
+  }
+  if (!unique) {  // keep the last of each run of equal keys
+    for (size_t i = n; i-- > 1;)
+      if (NameEqual(Name(m[i - 1].name), Name(m[i].name)))
+        v.EraseMember(v.MemberBegin() + static_cast<std::ptrdiff_t>(i - 1));
+  }
+  for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) SortMembers(it->value);
 }
 
 size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
@@ -94,7 +142,7 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
   size_t n = 0;
   bool sorted = true;
   for (auto it = r_->MemberBegin(); it != r_->MemberEnd(); ++it) {
-    if (n > 0 && !(Name(out[n - 1]->name) < Name(it->name))) sorted = false;
+    if (n > 0 && !NameLess(Name(out[n - 1]->name), Name(it->name))) sorted = false;
     out[n++] = &*it;
   }
   if (sorted) return n;  // strictly increasing keys: no duplicates either
@@ -103,13 +151,13 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
   for (size_t i = 1; i < n; ++i) {
     const Member* m = out[i];
     size_t j = i;
-    for (; j > 0 && Name(m->name) < Name(out[j - 1]->name); --j) out[j] = out[j - 1];
+    for (; j > 0 && NameLess(Name(m->name), Name(out[j - 1]->name)); --j) out[j] = out[j - 1];
     out[j] = m;
   }
   // Of equal keys keep the last (stable: the last in the document).
   size_t w = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n && Name(out[i]->name) == Name(out[i + 1]->name)) continue;
+    if (i + 1 < n && NameEqual(Name(out[i]->name), Name(out[i + 1]->name))) continue;
     out[w++] = out[i];
   }
   return w;

@@ -30,6 +30,14 @@ class JsonRef {
   // Implicit, so a function taking a JsonRef takes either tree's value.
   JsonRef(const nlohmann::json& v) : n_(&v) {}    // NOLINT(google-explicit-constructor)
   JsonRef(const rapidjson::Value& v) : r_(&v) {}  // NOLINT(google-explicit-constructor)
+  // A RapidJSON value whose objects, at every depth, have their members in
+  // key order and no repeated key (as SortMembers leaves them): members are
+  // then visited and found without sorting.
+  static JsonRef KeyOrdered(const rapidjson::Value& v) {
+    JsonRef r(v);
+    r.key_ordered_ = true;
+    return r;
+  }
 
   bool is_null() const { return n_ ? n_->is_null() : r_->IsNull(); }
   bool is_boolean() const { return n_ ? n_->is_boolean() : r_->IsBool(); }
@@ -60,7 +68,7 @@ class JsonRef {
   // An array's length, or an object's count of distinct keys.
   size_t size() const;
   // The i-th element of an array (precondition: is_array(), i < size()).
-  JsonRef at(size_t i) const { return n_ ? JsonRef((*n_)[i]) : JsonRef((*r_)[static_cast<rapidjson::SizeType>(i)]); }
+  JsonRef at(size_t i) const { return n_ ? JsonRef((*n_)[i]) : Child((*r_)[static_cast<rapidjson::SizeType>(i)]); }
   // The member `key` of an object (the last of several with that key);
   // nothing when absent or when this is not an object.
   std::optional<JsonRef> find(std::string_view key) const;
@@ -80,6 +88,11 @@ class JsonRef {
 
  private:
   using Member = rapidjson::GenericMember<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
+  JsonRef Child(const rapidjson::Value& v) const {
+    JsonRef c(v);
+    c.key_ordered_ = key_ordered_;
+    return c;
+  }
   // The members of an object in key order, duplicates (but the last) left
   // out: `buf` when they fit, else `heap`. Returns how many.
   size_t SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
@@ -87,7 +100,25 @@ class JsonRef {
 
   const nlohmann::json* n_ = nullptr;
   const rapidjson::Value* r_ = nullptr;
+  bool key_ordered_ = false;
 };
+
+// Puts the members of every object in `v` (at any depth) in key order and
+// removes all but the last of repeated keys: what JsonRef reads a RapidJSON
+// object as, done once so that JsonRef::KeyOrdered(v) reads it without
+// sorting. Recursion as deep as `v` nests (the caller bounds it).
+void SortMembers(rapidjson::Value& v);
+
+// Names compared as std::string_view compares them, without a call to
+// memcmp when the first bytes differ (most names differ there).
+inline bool NameLess(std::string_view a, std::string_view b) {
+  if (!a.empty() && !b.empty() && a[0] != b[0])
+    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]);
+  return a < b;
+}
+inline bool NameEqual(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && a == b));
+}
 
 // Deep equality as nlohmann's operator== sees it (objects as maps, an
 // integer equal to a double of the same value).
@@ -101,13 +132,18 @@ void JsonRef::for_each_member(F&& f) const {
     return;
   }
   if (!r_->IsObject()) return;
+  if (key_ordered_) {
+    for (auto it = r_->MemberBegin(); it != r_->MemberEnd(); ++it)
+      f(std::string_view(it->name.GetString(), it->name.GetStringLength()), Child(it->value));
+    return;
+  }
   constexpr size_t kCap = 32;
   const Member* buf[kCap];
   std::unique_ptr<const Member*[]> heap;
   const Member** members = nullptr;
   const size_t n = SortedMembers(buf, kCap, heap, members);
   for (size_t i = 0; i < n; ++i)
-    f(std::string_view(members[i]->name.GetString(), members[i]->name.GetStringLength()), JsonRef(members[i]->value));
+    f(std::string_view(members[i]->name.GetString(), members[i]->name.GetStringLength()), Child(members[i]->value));
 }
 
 }  // namespace ms

@@ -151,7 +151,7 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   FastParse fast;
   json fallback;
   if (auto refusal = ParseBody(body, content_type, fast, fallback, outcome)) return *refusal;
-  const JsonRef review = fast.status == FastParse::kOk ? JsonRef(fast.value()) : JsonRef(fallback);
+  const JsonRef review = fast.status == FastParse::kOk ? JsonRef::KeyOrdered(fast.value()) : JsonRef(fallback);
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
   const JsonRef request = *review.find("request");
 

@@ -239,6 +239,9 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
     // (A NUL byte ends RapidJSON's text before the body's end: such a body
     // falls back, and ServeReview refuses it.)
     result.status = FastParse::kOk;
+    // Members in key order, repeated keys resolved, once: the readers then
+    // take it as JsonRef::KeyOrdered (depth bounded by max_depth above).
+    SortMembers(doc);
   }
   if (result.status != FastParse::kOk) doc.SetNull();
   return result;

@@ -42,7 +42,9 @@ namespace ms::webhook {
 struct FastParse {
   enum Status { kOk, kTooDeep, kFallback };
   Status status = kFallback;
-  // The review when kOk (a null value otherwise), in `tree`'s pool.
+  // The review when kOk (a null value otherwise), in `tree`'s pool, its
+  // objects' members in key order with no repeated key (SortMembers), so
+  // read through JsonRef::KeyOrdered.
   const rapidjson::Value& value() const { return tree->doc; }
   // A copy as nlohmann::json (for tests).
   nlohmann::json Tree() const;
