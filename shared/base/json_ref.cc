@@ -108,7 +108,7 @@ void SortMembers(rapidjson::Value& v) {
     for (auto& e : v.GetArray()) SortMembers(e);
     return;
   }
-  if (!v.IsObject()) return;
+  if (!v.IsObject() || v.MemberCount() == 0) return;  // (an empty object has no member array to point into)
   auto* m = &*v.MemberBegin();
   const size_t n = v.MemberCount();
   bool unique = true;
