@@ -5,8 +5,6 @@
 
 namespace ms::webhook {
 
-using nlohmann::json;
-
 bool IsScaleRequest(JsonRef request) {
   if (StringField(request, "subResource") != "scale") return false;
   auto resource = request.find("resource");

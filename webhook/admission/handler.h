@@ -4,8 +4,6 @@
 // `response` object, without `uid`, which the caller echoes).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 

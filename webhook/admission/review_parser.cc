@@ -15,7 +15,6 @@
 #include "base/json_ref.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
