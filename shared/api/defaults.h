@@ -22,13 +22,15 @@ namespace ms::api {
 // unchanged.
 nlohmann::json DefaultedObject(const nlohmann::json& object);
 
-// The RFC 6902 JSON Patch (an array of operations) from `object` to
-// DefaultedObject(object): `add` operations only, `/spec` first when absent,
-// then the fields in the order of design.md §2. Empty when the object
-// already has every default (reinvocation is a no-op).
-nlohmann::json DefaultsPatch(JsonRef object);
-// The same patch as JSON text (DefaultsPatch(object).dump()), written
-// without building the array; "" when the patch is empty.
+// The RFC 6902 JSON Patch from `object` to DefaultedObject(object), as the
+// webhook sends it: `add` operations only, `/spec` first when absent, then
+// each default the spec lacks in the order of design.md §2, written as text
+// by the generated AppendDefaultsPatch (spec.gen.cc) from the typed
+// defaults, byte for byte as nlohmann's dump() writes the array. "" when
+// the object already has every default (reinvocation is a no-op), or is not
+// an object, or its spec is not one (validation denies those).
 std::string DefaultsPatchText(JsonRef object);
+// The same patch as a JSON array (empty when there is nothing to add).
+nlohmann::json DefaultsPatch(JsonRef object);
 
 }  // namespace ms::api

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "api/field_reader.h"
+#include "api/patch_text.h"
 
 namespace ms::api {
 
@@ -26,9 +27,31 @@ json RollingUpdate::ToJson() const {
   return j;
 }
 
+void AppendJson(std::string& out, const RollingUpdate& v) {
+  const size_t start = out.size();
+  if (v.max_surge) {
+    out += ",\"maxSurge\":";
+    AppendJsonValue(out, *v.max_surge);
+  }
+  if (v.max_unavailable) {
+    out += ",\"maxUnavailable\":";
+    AppendJsonValue(out, *v.max_unavailable);
+  }
+  if (out.size() == start)
+    out += '{';
+  else
+    out[start] = '{';
+  out += '}';
+}
+
 void ApplyDefaults(RollingUpdate& s) {
   if (!s.max_surge) s.max_surge = RollingUpdate::kMaxSurge.default_value;
   if (!s.max_unavailable) s.max_unavailable = RollingUpdate::kMaxUnavailable.default_value;
+}
+
+void AppendDefaultsPatch(JsonRef target, const RollingUpdate& d, AddPatchWriter& w) {
+  if (d.max_surge && !target.find("maxSurge")) w.Add("maxSurge", *d.max_surge);
+  if (d.max_unavailable && !target.find("maxUnavailable")) w.Add("maxUnavailable", *d.max_unavailable);
 }
 
 void ReadFields(FieldReader& r, Strategy& out) {
@@ -44,11 +67,40 @@ json Strategy::ToJson() const {
   return j;
 }
 
+void AppendJson(std::string& out, const Strategy& v) {
+  const size_t start = out.size();
+  if (v.rolling_update) {
+    out += ",\"rollingUpdate\":";
+    AppendJsonValue(out, *v.rolling_update);
+  }
+  if (v.type) {
+    out += ",\"type\":";
+    AppendJsonValue(out, *v.type);
+  }
+  if (out.size() == start)
+    out += '{';
+  else
+    out[start] = '{';
+  out += '}';
+}
+
 void ApplyDefaults(Strategy& s) {
   if (!s.type) s.type = Strategy::kType.default_value;
   if (s.type == StrategyType::kRollingUpdate) {
     if (!s.rolling_update) s.rolling_update.emplace();
     if (s.rolling_update) ApplyDefaults(*s.rolling_update);
+  }
+}
+
+void AppendDefaultsPatch(JsonRef target, const Strategy& d, AddPatchWriter& w) {
+  if (d.type && !target.find("type")) w.Add("type", *d.type);
+  if (d.rolling_update) {
+    if (const auto have = target.find("rollingUpdate"); !have) {
+      w.Add("rollingUpdate", *d.rolling_update);
+    } else if (have->is_object()) {
+      const AddPatchWriter::Scope scope(w, "rollingUpdate");
+      AppendDefaultsPatch(*have, *d.rolling_update, w);
+    }
   }
 }
 
@@ -73,9 +125,43 @@ json Autoscaling::ToJson() const {
   return j;
 }
 
+void AppendJson(std::string& out, const Autoscaling& v) {
+  const size_t start = out.size();
+  if (v.max_replicas) {
+    out += ",\"maxReplicas\":";
+    AppendJsonValue(out, *v.max_replicas);
+  }
+  if (v.min_replicas) {
+    out += ",\"minReplicas\":";
+    AppendJsonValue(out, *v.min_replicas);
+  }
+  if (v.mode) {
+    out += ",\"mode\":";
+    AppendJsonValue(out, *v.mode);
+  }
+  if (v.target_gpu_utilization) {
+    out += ",\"targetGPUUtilization\":";
+    AppendJsonValue(out, *v.target_gpu_utilization);
+  }
+  if (v.target_queue_length) {
+    out += ",\"targetQueueLength\":";
+    AppendJsonValue(out, *v.target_queue_length);
+  }
+  if (out.size() == start)
+    out += '{';
+  else
+    out[start] = '{';
+  out += '}';
+}
+
 void ApplyDefaults(Autoscaling& s) {
   if (!s.mode) s.mode = Autoscaling::kMode.default_value;
   if (!s.min_replicas) s.min_replicas = Autoscaling::kMinReplicas.default_value;
+}
+
+void AppendDefaultsPatch(JsonRef target, const Autoscaling& d, AddPatchWriter& w) {
+  if (d.mode && !target.find("mode")) w.Add("mode", *d.mode);
+  if (d.min_replicas && !target.find("minReplicas")) w.Add("minReplicas", *d.min_replicas);
 }
 
 void ReadFields(FieldReader& r, Rollout& out) {
@@ -91,9 +177,31 @@ json Rollout::ToJson() const {
   return j;
 }
 
+void AppendJson(std::string& out, const Rollout& v) {
+  const size_t start = out.size();
+  if (v.rollback) {
+    out += ",\"rollback\":";
+    AppendJsonValue(out, *v.rollback);
+  }
+  if (v.timeout_seconds) {
+    out += ",\"timeoutSeconds\":";
+    AppendJsonValue(out, *v.timeout_seconds);
+  }
+  if (out.size() == start)
+    out += '{';
+  else
+    out[start] = '{';
+  out += '}';
+}
+
 void ApplyDefaults(Rollout& s) {
   if (!s.timeout_seconds) s.timeout_seconds = Rollout::kTimeoutSeconds.default_value;
   if (!s.rollback) s.rollback = Rollout::kRollback.default_value;
+}
+
+void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w) {
+  if (d.timeout_seconds && !target.find("timeoutSeconds")) w.Add("timeoutSeconds", *d.timeout_seconds);
+  if (d.rollback && !target.find("rollback")) w.Add("rollback", *d.rollback);
 }
 
 void ReadFields(FieldReader& r, Resources& out) {
@@ -506,6 +614,36 @@ void ApplyDefaults(ModelServiceSpec& s) {
   if (s.autoscaling) ApplyDefaults(*s.autoscaling);
   if (!s.rollout) s.rollout.emplace();
   if (s.rollout) ApplyDefaults(*s.rollout);
+}
+
+void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w) {
+  if (d.replicas && !target.find("replicas")) w.Add("replicas", *d.replicas);
+  if (d.port && !target.find("port")) w.Add("port", *d.port);
+  if (d.gpus && !target.find("gpus")) w.Add("gpus", *d.gpus);
+  if (d.strategy) {
+    if (const auto have = target.find("strategy"); !have) {
+      w.Add("strategy", *d.strategy);
+    } else if (have->is_object()) {
+      const AddPatchWriter::Scope scope(w, "strategy");
+      AppendDefaultsPatch(*have, *d.strategy, w);
+    }
+  }
+  if (d.autoscaling) {
+    if (const auto have = target.find("autoscaling"); !have) {
+      w.Add("autoscaling", *d.autoscaling);
+    } else if (have->is_object()) {
+      const AddPatchWriter::Scope scope(w, "autoscaling");
+      AppendDefaultsPatch(*have, *d.autoscaling, w);
+    }
+  }
+  if (d.rollout) {
+    if (const auto have = target.find("rollout"); !have) {
+      w.Add("rollout", *d.rollout);
+    } else if (have->is_object()) {
+      const AddPatchWriter::Scope scope(w, "rollout");
+      AppendDefaultsPatch(*have, *d.rollout, w);
+    }
+  }
 }
 
 size_t FieldRank(std::string_view name) {

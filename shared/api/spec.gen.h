@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "api/field_rules.h"
+#include "base/json_ref.h"
 
 namespace ms::api {
 
+class AddPatchWriter;
 class FieldReader;
 
 // spec.strategy.type
@@ -508,6 +510,22 @@ void ReadFields(FieldReader& r, Affinity& out);
 void ReadFields(FieldReader& r, TopologySpreadConstraint& out);
 void ReadFields(FieldReader& r, LocalObjectReference& out);
 void ReadFields(FieldReader& r, ModelServiceSpec& out);
+
+// The objects a defaults patch can add, as JSON text, as nlohmann's dump() writes
+// ToJson() (value_text.h).
+void AppendJson(std::string& out, const RollingUpdate& v);
+void AppendJson(std::string& out, const Strategy& v);
+void AppendJson(std::string& out, const Autoscaling& v);
+void AppendJson(std::string& out, const Rollout& v);
+
+// The defaults patch of each object with defaults: an `add` of each field of the
+// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,
+// descending into the nested objects `target` has (patch_text.h, defaults.h).
+void AppendDefaultsPatch(JsonRef target, const RollingUpdate& d, AddPatchWriter& w);
+void AppendDefaultsPatch(JsonRef target, const Strategy& d, AddPatchWriter& w);
+void AppendDefaultsPatch(JsonRef target, const Autoscaling& d, AddPatchWriter& w);
+void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w);
+void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w);
 
 // Sets each field without a value that has a default (x-ms-default), in nested
 // objects too (an object whose default is {} is added first).

@@ -4,6 +4,7 @@ schema valijson compiles (schema.gen.cc). The text is run through
 clang-format (the repository's .clang-format) by gen-api.py."""
 
 import json
+import re
 
 from . import kinds
 from .kinds import DefinitionError, cpp_string
@@ -95,16 +96,25 @@ def spec_header(model, t):
            "#pragma once", "", "#include <nlohmann/json.hpp>", "",
            "#include <array>", "#include <cstdint>", "#include <map>", "#include <optional>",
            "#include <string>", "#include <string_view>", "#include <vector>", "",
-           '#include "api/field_rules.h"', ""]
+           '#include "api/field_rules.h"', '#include "base/json_ref.h"', ""]
     if namespace == "ms::api":
-        out += ["namespace ms::api {", "", "class FieldReader;", ""]
+        out += ["namespace ms::api {", "", "class AddPatchWriter;", "class FieldReader;", ""]
     else:
-        out += ["namespace ms::api {", "class FieldReader;", "}  // namespace ms::api", "", "namespace %s {" % namespace, ""]
+        out += ["namespace ms::api {", "class AddPatchWriter;", "class FieldReader;", "}  // namespace ms::api", "",
+                "namespace %s {" % namespace, ""]
     out += _enum_decls(model)
     for s in model.structs:
         out += _struct_decl(model, s)
     out.append("// The parser of each object: reads its fields into `out`, reports what it cannot read.")
     out += ["void ReadFields(FieldReader& r, %s& out);" % s.name for s in model.structs]
+    out += ["", "// The objects a defaults patch can add, as JSON text, as nlohmann's dump() writes",
+            "// ToJson() (value_text.h)."]
+    out += ["void AppendJson(std::string& out, const %s& v);" % s.name for s in _patch_values(model)]
+    out += ["", "// The defaults patch of each object with defaults: an `add` of each field of the",
+            "// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,",
+            "// descending into the nested objects `target` has (patch_text.h, defaults.h)."]
+    out += ["void AppendDefaultsPatch(JsonRef target, const %s& d, AddPatchWriter& w);" % s.name
+            for s in _patched(model)]
     out += ["", "// Sets each field without a value that has a default (x-ms-default), in nested",
             "// objects too (an object whose default is {} is added first)."]
     out += ["void ApplyDefaults(%s& s);" % s.name for s in model.structs if s.has_defaults()]
@@ -128,6 +138,96 @@ def _to_json(s):
     out = ["json %s::ToJson() const {" % s.name, "  json j = json::object();"]
     out += ["  if (%s) j[%s] = ToJsonValue(*%s);" % (f.member, cpp_string(f.key), f.member) for f in s.fields]
     return out + ["  return j;", "}", ""]
+
+
+def _append_json(s):
+    """Members in key order (nlohmann keeps an object's members in a std::map),
+    each as `,"key":value`; the first comma becomes the opening brace."""
+    out = ["void AppendJson(std::string& out, const %s& v) {" % s.name, "  const size_t start = out.size();"]
+    for f in sorted(s.fields, key=lambda f: f.key.encode("utf-8")):
+        lead = cpp_string("," + json.dumps(f.key, ensure_ascii=False) + ":")
+        out.append("  if (v.%s) {" % f.member)
+        out.append("    out += %s;" % lead)
+        out.append("    AppendJsonValue(out, *v.%s);" % f.member)
+        out.append("  }")
+    out += ["  if (out.size() == start)", "    out += '{';", "  else", "    out[start] = '{';", "  out += '}';", "}", ""]
+    return out
+
+
+def _patch_fields(s):
+    """The fields of `s` a defaults patch can add or descend into. An array is
+    added or left whole, as DefaultedObject treats it: defaults inside its
+    items reach the typed spec only (ApplyDefaults)."""
+    return [f for f in s.fields if f.default is not None or f.default_if is not None or
+            (f.kind.nested is not None and f.kind.nested.has_defaults() and not isinstance(f.kind, kinds.ArrayKind))]
+
+
+def _patch_values(model):
+    """The structs a defaults patch can add whole (a field's object and every
+    struct inside it): the ones given an AppendJson."""
+    out = []
+
+    def add(struct):
+        if struct not in out:
+            out.append(struct)
+            for f in struct.fields:
+                if f.kind.nested is not None:
+                    add(f.kind.nested)
+    for s in model.structs:
+        for f in _patch_fields(s) if s in _patched(model) else []:
+            if f.kind.nested is not None:
+                add(f.kind.nested)
+    return [s for s in model.structs if s in out]
+
+
+def _patched(model):
+    """The structs the defaults patch descends into, from the spec down: the
+    ones given an AppendDefaultsPatch."""
+    out = []
+
+    def add(struct):
+        if struct.has_defaults() and struct not in out:
+            out.append(struct)
+            for f in _patch_fields(struct):
+                if isinstance(f.kind, kinds.StructKind):
+                    add(f.kind.nested)
+    add(model.spec)
+    return [s for s in model.structs if s in out]
+
+
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _defaults_patch(model, s):
+    """The `add` operations of the defaults patch, in declaration order, which
+    must be the definition's rank order (FieldRank) so the patch reads like
+    the spec; only nested objects can be descended into (a JSON Patch of an
+    array element's default would need its index)."""
+    order = model.field_order()
+    fields = _patch_fields(s)
+    ranks = [order.index(f.key) for f in fields]
+    if ranks != sorted(ranks):
+        raise DefinitionError("%s: the fields with defaults are not in the definition's order" % s.path)
+    out = ["void AppendDefaultsPatch(JsonRef target, const %s& d, AddPatchWriter& w) {" % s.name]
+    for f in fields:
+        if not PLAIN_KEY.fullmatch(f.key):
+            raise DefinitionError("%s: a field with a default needs a plain name (JSON Pointer)" % f.path)
+        nested = f.kind.nested
+        descend = nested is not None and nested.has_defaults()
+        if descend and not isinstance(f.kind, kinds.StructKind):
+            raise DefinitionError("%s: defaults inside a map's values are not patched yet" % f.path)
+        key = cpp_string(f.key)
+        if not descend:
+            out.append("  if (d.%s && !target.find(%s)) w.Add(%s, *d.%s);" % (f.member, key, key, f.member))
+            continue
+        out += ["  if (d.%s) {" % f.member,
+                "    if (const auto have = target.find(%s); !have) {" % key,
+                "      w.Add(%s, *d.%s);" % (key, f.member),
+                "    } else if (have->is_object()) {",
+                "      const AddPatchWriter::Scope scope(w, %s);" % key,
+                "      AppendDefaultsPatch(*have, *d.%s, w);" % f.member,
+                "    }", "  }"]
+    return out + ["}", ""]
 
 
 def _default_condition(s, f):
@@ -176,11 +276,14 @@ def spec_source(model, t):
     namespace = t.namespace
     out = [header("The parser, JSON form and defaults of the typed spec (spec.gen.h).", t),
            '#include "%s"' % t.spec_include, "", "#include <algorithm>", "",
-           '#include "api/field_reader.h"', "", "namespace %s {" % namespace, "", "using nlohmann::json;", ""]
+           '#include "api/field_reader.h"', '#include "api/patch_text.h"', "", "namespace %s {" % namespace, "", "using nlohmann::json;", ""]
+    patch_values, patched = _patch_values(model), _patched(model)
     for s in model.structs:
-        out += _read_fields(s) + _to_json(s)
+        out += _read_fields(s) + _to_json(s) + (_append_json(s) if s in patch_values else [])
         if s.has_defaults():
             out += _apply_defaults(s)
+        if s in patched:
+            out += _defaults_patch(model, s)
     order = model.field_order()
     out += ["size_t FieldRank(std::string_view name) {",
             "  static constexpr std::array<std::string_view, %d> kOrder = {%s};" % (

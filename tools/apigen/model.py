@@ -8,7 +8,9 @@ The definition is the CRD's openAPIV3Schema plus annotations, all named
   x-ms-api          (root) group, version, kind, names, finalizer,
                     subresources and printer columns of the CRD
   x-ms-default      the value the mutating webhook defaults a field to (an
-                    object field: {} adds the object, then its defaults)
+                    object field: {} adds the object, then its defaults);
+                    inside an array's items it reaches the typed spec only
+                    (the patch adds or leaves an array whole)
   x-ms-default-if   {"sibling": "value"}: the object is added and defaulted
                     only when that sibling (defaulted) has that value
   x-ms-default-doc  how the reference shows a default that depends on other

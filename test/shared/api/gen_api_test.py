@@ -77,6 +77,22 @@ class Refusals(unittest.TestCase):
         spec_field(d, "strategy", "rollingUpdate")["x-ms-default-if"] = {"colour": "red"}
         self.refused(d, "x-ms-default-if names 'colour'")
 
+    def test_defaults_the_patch_cannot_write_in_the_definitions_order(self):
+        # The patch adds defaults in declaration order, which must be the
+        # definition's (FieldRank): a default declared before a field that
+        # ranks earlier would be written out of order.
+        d = definition()
+        props = spec_field(d)["properties"]
+        spec_field(d)["properties"] = dict([("gpus", props["gpus"])] + [(k, v) for k, v in props.items() if k != "gpus"])
+        spec_field(d, "rollout")["properties"]["gpus"] = {"type": "integer", "description": "G.", "x-ms-default": 1}
+        self.refused(d, "spec.rollout: the fields with defaults are not in the definition's order")
+        d = definition()
+        spec_field(d)["properties"]["pools"] = {
+            "type": "object", "description": "Pools.", "additionalProperties": {
+                "type": "object", "description": "One.", "x-ms-cpp-type": "Pool",
+                "properties": {"size": {"type": "integer", "description": "S.", "x-ms-default": 1}}}}
+        self.refused(d, "spec.pools: defaults inside a map's values are not patched yet")
+
     def test_a_struct_of_an_array_without_a_cpp_name(self):
         d = definition()
         spec_field(d)["properties"]["env"] = {"type": "array", "description": "Variables.", "items": {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "api/field_reader.h"
+#include "api/patch_text.h"
 #include "api/schema.h"
 #include "base/files.h"
 #include "fixture_spec.gen.h"
@@ -119,6 +120,34 @@ TEST(GeneratedKinds, DefaultsIncludingConditionalObjects) {
   ApplyDefaults(given);
   EXPECT_EQ(given.count, 0);
   EXPECT_EQ(given.enabled, false);
+}
+
+// The defaults patch (generated AppendDefaultsPatch): an `add` of each
+// default the object lacks, a whole object where it is missing, nothing
+// inside a value of the wrong type, and nothing inside an array's items
+// (their defaults reach the typed spec only, as DefaultedObject leaves
+// arrays whole).
+std::string Patch(const char* spec_text) {
+  const json spec = json::parse(spec_text);
+  WidgetSpec d = Parse(spec).spec;
+  ApplyDefaults(d);
+  AddPatchWriter w;
+  const AddPatchWriter::Scope scope(w, "spec");
+  AppendDefaultsPatch(spec, d, w);
+  return std::move(w).Finish();
+}
+
+TEST(GeneratedKinds, DefaultsPatchAddsWhatIsMissingInTheDefinitionsOrder) {
+  EXPECT_EQ(Patch(R"({"name":"w","count":5,"env":[{"name":"A"}],"policy":{"mode":"Tuned"}})"),
+            R"([{"op":"add","path":"/spec/note","value":"none"},{"op":"add","path":"/spec/enabled","value":true},)"
+            R"({"op":"add","path":"/spec/pullPolicy","value":"IfNotPresent"},)"
+            R"({"op":"add","path":"/spec/policy/tuning","value":{"level":2}}])");
+  EXPECT_EQ(Patch(R"({"name":"w","note":"n","count":1,"enabled":false,"pullPolicy":"Always"})"),
+            R"([{"op":"add","path":"/spec/policy","value":{"mode":"Tuned","tuning":{"level":2}}}])");
+  EXPECT_EQ(Patch(R"({"name":"w","note":7,"count":"x","enabled":false,"pullPolicy":"Always","policy":[]})"), "");
+  EXPECT_EQ(Patch(R"({"note":"n","count":1,"enabled":false,"pullPolicy":"Always",)"
+                  R"("policy":{"mode":"Simple"}})"),
+            "");
 }
 
 TEST(GeneratedKinds, RulesAndFieldOrderComeFromTheDefinition) {
