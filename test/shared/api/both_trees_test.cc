@@ -20,16 +20,12 @@
 #include "api/validation.h"
 #include "base/json_ref.h"
 #include "test/support/modelservice_catalogue.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
 
 using nlohmann::json;
-
-const SchemaValidator& Schema() {
-  static const SchemaValidator schema;
-  return schema;
-}
 
 // `text` parsed by RapidJSON (the webhook's parser).
 struct Rapid {
@@ -83,11 +79,12 @@ void ExpectSameReaders(const json& n, JsonRef rv, const std::string& text) {
   EXPECT_EQ(pr.warnings, pn.warnings) << text;
   EXPECT_EQ(pr.spec.ToJson(), pn.spec.ToJson()) << text;
 
-  const ValidationOutcome vn = ValidateModelService(n, Schema()), vr = ValidateModelService(rv, Schema());
+  const ValidationOutcome vn = ValidateModelService(n, test::ModelServiceSchema()),
+                          vr = ValidateModelService(rv, test::ModelServiceSchema());
   EXPECT_EQ(Strings(vr.errors), Strings(vn.errors)) << text;
   EXPECT_EQ(vr.warnings, vn.warnings) << text;
 
-  EXPECT_EQ(Schema().ViolationPaths(rv), Schema().ViolationPaths(n)) << text;
+  EXPECT_EQ(test::ModelServiceSchema().ViolationPaths(rv), test::ModelServiceSchema().ViolationPaths(n)) << text;
   const json patch = DefaultsPatch(n);
   EXPECT_EQ(DefaultsPatch(rv), patch) << text;
   // The text the webhook sends is that patch, written without a tree.
@@ -112,7 +109,7 @@ TEST(BothTrees, SameAnswersOnMutations) {
   for (int round = 0; round < kRounds; ++round) {
     const json doc = test::Mutated(docs, values, rng);
     ExpectSameOnBothTrees(doc);
-    invalid += !ValidateModelService(doc, Schema()).ok();
+    invalid += !ValidateModelService(doc, test::ModelServiceSchema()).ok();
   }
   EXPECT_GT(invalid, kRounds / 4) << "the mutations must break the rules often";
   EXPECT_LT(invalid, kRounds);

@@ -9,6 +9,7 @@
 #include "api/spec.h"
 #include "api/validation.h"
 #include "test/support/modelservice_corpus.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
@@ -68,8 +69,7 @@ TEST(Defaults, DependentDefaults) {
   json surge0 = {{"spec", {{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}}};
   json applied = Apply(surge0);
   EXPECT_EQ(applied["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 1);
-  SchemaValidator schema;
-  EXPECT_TRUE(ValidateModelService(applied, schema).ok());
+  EXPECT_TRUE(ValidateModelService(applied, test::ModelServiceSchema()).ok());
 }
 
 // spec.rollout (issue 15): each missing default alone, in design.md's order.
@@ -100,7 +100,7 @@ TEST(Defaults, MalformedPartsAreLeftToValidation) {
 }
 
 TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
-  SchemaValidator schema;
+  const SchemaValidator& schema = test::ModelServiceSchema();
   for (const char* text :
        {R"({"spec":{"model":"m"}})", R"({"spec":{"model":"m","strategy":{}}})",
         R"({"spec":{"model":"m","strategy":{"type":"RollingUpdate","rollingUpdate":{}}}})",

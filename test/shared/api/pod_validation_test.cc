@@ -5,16 +5,12 @@
 
 #include "api/pod_template.h"
 #include "api/validation.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
 
 using nlohmann::json;
-
-const SchemaValidator& Schema() {
-  static const SchemaValidator schema;
-  return schema;
-}
 
 ValidationOutcome With(const json& fields) {
   json o = {{"apiVersion", "modelops.dev/v1"},
@@ -22,7 +18,7 @@ ValidationOutcome With(const json& fields) {
             {"metadata", {{"name", "m"}}},
             {"spec", {{"model", "m"}}}};
   for (const auto& [k, v] : fields.items()) o["spec"][k] = v;
-  return ValidateModelService(o, Schema());
+  return ValidateModelService(o, test::ModelServiceSchema());
 }
 std::string Errors(const json& fields) { return JoinErrors(With(fields).errors); }
 std::string Warnings(const json& fields) {

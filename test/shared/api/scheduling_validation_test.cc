@@ -6,23 +6,19 @@
 #include <gtest/gtest.h>
 
 #include "api/validation.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
 
 using nlohmann::json;
 
-const SchemaValidator& Schema() {
-  static const SchemaValidator schema;
-  return schema;
-}
-
 std::string Errors(const char* member, const json& value) {
   json o = {{"apiVersion", "modelops.dev/v1"},
             {"kind", "ModelService"},
             {"metadata", {{"name", "m"}}},
             {"spec", {{"model", "m"}, {member, value}}}};
-  return JoinErrors(ValidateModelService(o, Schema()).errors);
+  return JoinErrors(ValidateModelService(o, test::ModelServiceSchema()).errors);
 }
 std::string Affinity(const json& v) { return Errors("affinity", v); }
 std::string Spread(const json& v) { return Errors("topologySpreadConstraints", v); }

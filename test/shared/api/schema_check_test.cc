@@ -17,25 +17,21 @@
 #include "api/schema.h"
 #include "base/files.h"
 #include "test/support/modelservice_catalogue.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
 
 using nlohmann::json;
 
-const SchemaValidator& Oracle() {
-  static const SchemaValidator schema;  // compiled once for the suite
-  return schema;
-}
-
 std::set<std::string> OraclePaths(const json& doc) {
   std::set<std::string> out;
-  for (const auto& e : Oracle().Validate(doc)) out.insert(e.path);
+  for (const auto& e : test::ModelServiceSchema().Validate(doc)) out.insert(e.path);
   return out;
 }
 
 std::set<std::string> CompiledPaths(const json& doc) {
-  auto paths = Oracle().ViolationPaths(doc);
+  auto paths = test::ModelServiceSchema().ViolationPaths(doc);
   EXPECT_TRUE(paths.has_value()) << "the ModelService schema must compile";
   return paths ? std::set<std::string>(paths->begin(), paths->end()) : std::set<std::string>{};
 }

@@ -1,4 +1,5 @@
 #include "api/validation.h"
+#include "test/support/modelservice_schema.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +12,7 @@ using nlohmann::json;
 
 class ValidationTest : public ::testing::Test {
  protected:
-  static const SchemaValidator& Schema() {
-    static const SchemaValidator schema;  // compiled once for the suite
-    return schema;
-  }
+  static const SchemaValidator& Schema() { return test::ModelServiceSchema(); }
   static json Valid() {
     return json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{"name":"bert-qa"},
       "spec":{"model":"bert-base-uncased","version":"3","image":"registry.local/serve:1.4","replicas":2,"port":8080,

@@ -8,6 +8,7 @@
 
 #include "base/base64.h"
 #include "base/utf8.h"
+#include "test/support/modelservice_schema.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 
@@ -18,10 +19,7 @@ using nlohmann::json;
 
 class ReviewTest : public ::testing::Test {
  protected:
-  static const api::SchemaValidator& Schema() {
-    static const api::SchemaValidator schema;
-    return schema;
-  }
+  static const api::SchemaValidator& Schema() { return test::ModelServiceSchema(); }
   ValidatingHandler validating_{Schema()};
   MutatingHandler mutating_;
 

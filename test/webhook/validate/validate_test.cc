@@ -13,6 +13,7 @@
 
 #include "api/defaults.h"
 #include "base/files.h"
+#include "test/support/modelservice_schema.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"
@@ -27,10 +28,7 @@ namespace fs = std::filesystem;
 const std::string kSamples = std::string(MS_SOURCE_DIR) + "/manifests/samples";
 const std::string kBinary = MS_WEBHOOK_BINARY;
 
-const api::SchemaValidator& Schema() {
-  static const api::SchemaValidator schema;
-  return schema;
-}
+const api::SchemaValidator& Schema() { return test::ModelServiceSchema(); }
 
 std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> out;
