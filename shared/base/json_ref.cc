@@ -1,6 +1,7 @@
 #include "base/json_ref.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ms {
 
@@ -103,6 +104,29 @@ std::optional<JsonRef> JsonRef::find(std::string_view key) const {
   return Child(*found);
 }
 
+namespace {
+
+// Sorts n items by name, item i's name being name(i), with swap(i) exchanging
+// items i and i + 1: an insertion sort, stable (of repeated names the
+// document's last stays last), without allocating (objects are small: a
+// spec has about ten members). True when no name repeats.
+template <class NameAt, class SwapNext>
+bool SortByName(size_t n, NameAt name, SwapNext swap) {
+  bool unique = true;
+  for (size_t i = 1; i < n; ++i) {
+    for (size_t j = i; j > 0 && !NameLess(name(j - 1), name(j)); --j) {
+      if (NameEqual(name(j - 1), name(j))) {
+        unique = false;
+        break;
+      }
+      swap(j - 1);
+    }
+  }
+  return unique;
+}
+
+}  // namespace
+
 void SortMembers(rapidjson::Value& v) {
   if (v.IsArray()) {
     for (auto& e : v.GetArray()) SortMembers(e);
@@ -111,18 +135,12 @@ void SortMembers(rapidjson::Value& v) {
   if (!v.IsObject() || v.MemberCount() == 0) return;  // (an empty object has no member array to point into)
   auto* m = &*v.MemberBegin();
   const size_t n = v.MemberCount();
-  bool unique = true;
-  // Insertion sort, stable (of repeated keys the document's last stays last).
-  for (size_t i = 1; i < n; ++i) {
-    for (size_t j = i; j > 0 && !NameLess(Name(m[j - 1].name), Name(m[j].name)); --j) {
-      if (NameEqual(Name(m[j - 1].name), Name(m[j].name))) {
-        unique = false;
-        break;
-      }
-      m[j - 1].name.Swap(m[j].name);
-      m[j - 1].value.Swap(m[j].value);
-    }
-  }
+  const bool unique = SortByName(
+      n, [m](size_t i) { return Name(m[i].name); },
+      [m](size_t i) {
+        m[i].name.Swap(m[i + 1].name);
+        m[i].value.Swap(m[i + 1].value);
+      });
   if (!unique) {  // keep the last of each run of equal keys
     for (size_t i = n; i-- > 1;)
       if (NameEqual(Name(m[i - 1].name), Name(m[i].name)))
@@ -146,14 +164,9 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
     out[n++] = &*it;
   }
   if (sorted) return n;  // strictly increasing keys: no duplicates either
-  // Insertion sort, stable: objects are small (a spec has about ten
-  // members), and std::stable_sort would allocate.
-  for (size_t i = 1; i < n; ++i) {
-    const Member* m = out[i];
-    size_t j = i;
-    for (; j > 0 && NameLess(Name(m->name), Name(out[j - 1]->name)); --j) out[j] = out[j - 1];
-    out[j] = m;
-  }
+  if (SortByName(
+          n, [out](size_t i) { return Name(out[i]->name); }, [out](size_t i) { std::swap(out[i], out[i + 1]); }))
+    return n;
   // Of equal keys keep the last (stable: the last in the document).
   size_t w = 0;
   for (size_t i = 0; i < n; ++i) {
