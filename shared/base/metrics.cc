@@ -192,9 +192,8 @@ std::vector<prometheus::MetricFamily> CollectHooks::Collect() const {
 
 ObjectGauges& Registry::AddObjectGauges(std::string name, std::string help, std::vector<std::string> series_labels) {
   std::lock_guard<std::mutex> g(objects_mu_);
-  if (std::find(object_names_.begin(), object_names_.end(), name) != object_names_.end())
+  if (std::any_of(objects_.begin(), objects_.end(), [&](const ObjectGauges& o) { return o.name() == name; }))
     throw std::invalid_argument("metric family " + name + " is registered twice");
-  object_names_.push_back(name);
   return objects_.emplace_back(std::move(name), std::move(help), std::move(series_labels));
 }
 

@@ -129,7 +129,6 @@ class Registry {
   prometheus::Registry families_;
   mutable std::mutex objects_mu_;
   std::deque<ObjectGauges> objects_;  // a deque: references stay valid as it grows
-  std::vector<std::string> object_names_;
 };
 
 inline std::string Serialize(const Registry& registry) { return Serialize(registry.Collectables()); }

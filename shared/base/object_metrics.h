@@ -57,6 +57,7 @@ class ObjectGauges final : public prometheus::Collectable {
   // collected whole holds a copy of every label of every series (about 4 KB
   // per ModelService at a scrape, 41 MB at 10,000).
   void CollectInParts(std::size_t max_series, const std::function<void(prometheus::MetricFamily)>& each) const;
+  const std::string& name() const { return name_; }
 
  private:
   const std::string name_;
