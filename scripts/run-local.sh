@@ -97,7 +97,7 @@ start_proc() {  # start_proc NAME BINARY ARGS...
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+free_port() { python3 "$root/test/e2e/free-port.py"; }
 pick() {  # pick PREFERRED: PREFERRED if nobody listens there, else a free port
   if port_free "$1"; then echo "$1"; else free_port; fi
 }

@@ -116,7 +116,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+free_port() { python3 "$here/../../test/e2e/free-port.py"; }  # below the ephemeral range
 
 manifest() {  # manifest N FILE: N ModelServices, as a user would write them (the controllers default the rest)
   local n=$1 f=$2 i

@@ -280,11 +280,11 @@ fail() {
 free_port() {
   local p i
   if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    python3 "$(dirname "${BASH_SOURCE[0]}")/free-port.py"  # below the ephemeral range
     return
   fi
   for (( i = 0; i < 100; i++ )); do
-    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))  # below the usual ephemeral range
     # Connection refused => nobody listens there.
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done

@@ -241,8 +241,8 @@ delete_ms_wait() {
 
 # ------------------------------------------------------------------ processes
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+free_port() {  # a port below the ephemeral range (free-port.py says why)
+  python3 "$(dirname "${BASH_SOURCE[0]}")/free-port.py"
 }
 
 port_free() {  # port_free PORT: nobody listens on 127.0.0.1:PORT
