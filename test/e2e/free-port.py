@@ -18,27 +18,31 @@ import socket
 LOWEST = 10000
 
 
-def main():
+def ephemeral_low():
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
-            ephemeral_low = int(f.read().split()[0])
+            return int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
-        ephemeral_low = 32768
+        return 32768
+
+
+def choose(low_of_ephemeral):
+    """A port in [LOWEST, low_of_ephemeral) nobody has bound on loopback, or
+    the kernel's choice when there is no room below the range."""
     rng = random.SystemRandom()
-    if ephemeral_low - 1 > LOWEST:
+    if low_of_ephemeral > LOWEST:
         for _ in range(500):
-            port = rng.randint(LOWEST, ephemeral_low - 1)
+            port = rng.randint(LOWEST, low_of_ephemeral - 1)
             with socket.socket() as s:
                 try:
                     s.bind(("127.0.0.1", port))
                 except OSError:
                     continue
-            print(port)
-            return
-    with socket.socket() as s:  # no room below the range: the kernel's choice
+            return port
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        print(s.getsockname()[1])
+        return s.getsockname()[1]
 
 
 if __name__ == "__main__":
-    main()
+    print(choose(ephemeral_low()))
