@@ -85,18 +85,7 @@ trap cleanup EXIT
 
 "$repo/certs-scripts/gen-certs.sh" --out "$tmp/certs" --ip 127.0.0.1 >/dev/null
 
-free_port() {
-  if command -v python3 >/dev/null; then
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-  else
-    # Fallback: a random high port not currently listening.
-    local p
-    while :; do
-      p=$((20000 + RANDOM % 40000))
-      ss -ltn 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
-    done
-  fi
-}
+free_port() { python3 "$repo/test/e2e/free-port.py"; }  # below the ephemeral range
 port=$(free_port) probe_port=$(free_port) metrics_port=$(free_port)
 
 "$webhook_bin" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" \

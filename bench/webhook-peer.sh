@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# modelservice-webhook and the controller-runtime peer's webhook side by side
+# in one run: the same certificates, fixtures and wrk load (bench/review.lua,
+# every answer checked), each server at its defaults (ours: 2 event loops;
+# the peer: Go's GOMAXPROCS = the cores), one after the other on the same
+# 2 cores. Prints a markdown table with the ratio ours / peer per row.
+#
+# Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR]
+# Needs: wrk, curl, the peer's binary ($PEERS_OUT/bin/cr-modelservice,
+# PEERS_OUT default /tmp/peers, built by `bash $PEERS_DIR/build.sh` as in
+# bench/controller/run.sh), and
+# $build_dir/webhook/modelservice-webhook (a Release build: bench/run.sh makes it).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+duration=10 warmup=2 conns=4,8,16 build_dir="$repo/build-bench"
+while (($#)); do
+  case $1 in
+    --duration) duration=$2; shift 2 ;;
+    --connections) conns=$2; shift 2 ;;
+    --build-dir) build_dir=$2; shift 2 ;;
+    *) echo "webhook-peer.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+ours="$build_dir/webhook/modelservice-webhook"
+peer="${PEERS_OUT:-/tmp/peers}/bin/cr-modelservice"
+for f in "$ours" "$peer"; do [[ -x $f ]] || { echo "webhook-peer.sh: no $f" >&2; exit 2; }; done
+command -v wrk >/dev/null || { echo "webhook-peer.sh: wrk is required" >&2; exit 2; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ms-peer-bench.XXXXXX")
+pid=""
+stop() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; pid=""; }
+trap 'stop; rm -rf "$tmp"' EXIT
+"$repo/certs-scripts/gen-certs.sh" --out "$tmp/certs" --ip 127.0.0.1 >/dev/null
+free_port() { python3 "$repo/test/e2e/free-port.py"; }
+
+start() {  # start ours|peer: the server on $port, ready on $probe
+  port=$(free_port) probe=$(free_port) metrics=$(free_port)
+  if [[ $1 == ours ]]; then
+    "$ours" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" --log-level warn \
+      --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
+  else
+    "$peer" --mode webhook --host 127.0.0.1 --port "$port" --cert-dir "$tmp/certs" \
+      --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
+  fi
+  pid=$!
+  for _ in $(seq 100); do
+    curl -fsS "http://127.0.0.1:$probe/readyz" >/dev/null 2>&1 && curl -ksS -o /dev/null "https://127.0.0.1:$port/" && return
+    sleep 0.1
+  done
+  cat "$tmp/$1.log" >&2; echo "webhook-peer.sh: $1 never became ready" >&2; exit 1
+}
+
+run() {  # run fixture expect path connections seconds -> the RESULT line
+  BENCH_BODY="$here/fixtures/$1" BENCH_EXPECT="$2" BENCH_METHOD=POST BENCH_STATUS=200 \
+    wrk -t 1 -c "$4" -d "${5}s" --timeout 2s -s "$here/review.lua" "https://127.0.0.1:$port$3" >"$tmp/wrk.out" 2>&1
+  grep '^RESULT ' "$tmp/wrk.out"
+}
+
+scenarios=("valid|validate-valid.json|\"allowed\":true|/validate"
+           "denied|validate-invalid.json|\"allowed\":false|/validate"
+           "mutate|mutate-defaults.json|\"patchType\":\"JSONPatch\"|/mutate")
+declare -A rps p99 errs
+IFS=',' read -ra conn_list <<<"$conns"
+for server in ours peer; do
+  start "$server"
+  for s in "${scenarios[@]}"; do
+    IFS='|' read -r name fixture expect path <<<"$s"
+    for c in "${conn_list[@]}"; do
+      run "$fixture" "$expect" "$path" "$c" "$warmup" >/dev/null
+      line=$(run "$fixture" "$expect" "$path" "$c" "$duration")
+      declare -A r=()
+      for kv in ${line#RESULT }; do r[${kv%%=*}]=${kv#*=}; done
+      key="$server $name $c"
+      rps[$key]=$(awk -v x="${r[rps]}" 'BEGIN{printf "%.0f", x}')
+      p99[$key]=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
+      errs[$key]=$((r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
+      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]}" >&2
+      unset r
+    done
+  done
+  stop
+done
+
+echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio | errors (ours / peer) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---|"
+for s in "${scenarios[@]}"; do
+  IFS='|' read -r name _ <<<"$s"
+  for c in "${conn_list[@]}"; do
+    o="ours $name $c" q="peer $name $c"
+    ratio=$(awk -v a="${rps[$o]}" -v b="${rps[$q]}" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}')
+    echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $ratio | ${errs[$o]} / ${errs[$q]} |"
+  done
+done
