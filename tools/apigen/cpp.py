@@ -173,8 +173,8 @@ def _patch_values(model):
             for f in struct.fields:
                 if f.kind.nested is not None:
                     add(f.kind.nested)
-    for s in model.structs:
-        for f in _patch_fields(s) if s in _patched(model) else []:
+    for s in _patched(model):
+        for f in _patch_fields(s):
             if f.kind.nested is not None:
                 add(f.kind.nested)
     return [s for s in model.structs if s in out]
