@@ -70,7 +70,7 @@ bool NestingExceeds(std::string_view text, int limit) {
 
 namespace {
 
-// Parses `body` into `fast` (RapidJSON's tree) or, when only nlohmann's
+// Parses `body` into `fast` (a RapidJSON tree) or, when only nlohmann's
 // parser takes it or words its error, into `fallback`: the reply refusing
 // it, or nothing.
 std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, FastParse& fast,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/files.h"
+#include "base/utf8.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
 
@@ -176,11 +177,33 @@ TEST(ReviewParser, BodiesNlohmannRefusesFallBack) {
   for (const auto& body : bad) {
     SCOPED_TRACE(json(body).dump(-1, ' ', false, json::error_handler_t::replace));
     CheckAgainstNlohmann(body);
+    // The same inside a member the parser keeps (decoded, not only
+    // checked as a skipped member is).
+    CheckAgainstNlohmann(R"({"request":{"object":{"spec":)" + body + "}}}");
+    EXPECT_NE(ParseReviewFast(R"({"request":{"object":{"spec":)" + body + "}}}", 1000).status, FastParse::kOk);
+    EXPECT_NE(ParseReviewFast(body, 1000).status, FastParse::kOk);
   }
   // A valid surrogate pair is accepted by both, or left to nlohmann.
   CheckAgainstNlohmann("{\"a\":\"\\uD83D\\uDE00\"}");
   CheckAgainstNlohmann("{\"a\":\"\xF0\x9F\x98\x80 \xE2\x82\xAC \xC3\xA9\"}");
   CheckAgainstNlohmann("{\"a\":\"\\u0000\\n\\\"\\/\\\\\"}");
+}
+
+TEST(ReviewParser, EscapesAndUtf8AreDecodedInKeptStringsAndKeys) {
+  // Escapes in a key the parser matches by name, in nested keys and in
+  // values, beside multi-byte UTF-8 and runs longer than one 16-byte load.
+  const std::string body =
+      "{\"req\\u0075est\":{\"object\":{\"sp\\u0065c\":{\"a\\tb\":\"x\\u00e9\\u20ac\\\"y\\\\z\\/\","
+      "\"long\":\"0123456789abcdef0123456789abcdef\\n0123456789abcdef\\u0041\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80 end\","
+      "\"\xC3\xA9\":[\"\\b\\f\\r\",\"\\u0000\"]}}},"
+      "\"skipped\":\"\\u00e9\\\"\\\\\xE2\x82\xAC\"}";
+  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, FastParse::kOk);
+  ExpectSameTree(fast.Tree(), Reference(body), "");
+  const json spec = fast.Tree()["request"]["object"]["spec"];
+  EXPECT_EQ(spec["a\tb"], "x\u00e9\u20ac\"y\\z/");
+  EXPECT_EQ(spec["long"], "0123456789abcdef0123456789abcdef\n0123456789abcdefA\u00e9\u20ac\U0001F600 end");
+  EXPECT_EQ(spec["\u00e9"], json({"\b\f\r", std::string(1, '\0')}));
 }
 
 TEST(ReviewParser, DuplicateKeysKeepTheLastValueAsNlohmannDoes) {

@@ -1,0 +1,228 @@
+#include "webhook/admission/json_scanner.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <cstring>
+
+#include "base/json_number.h"
+#include "base/utf8.h"
+
+namespace ms::webhook {
+
+namespace {
+
+// The first byte from `p` on that is '"', '\\', below 0x20 or above 0x7F
+// (the padding's NUL ends every search inside the buffer).
+char* FindSpecial(char* p) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control = _mm_set1_epi8(0x1F);
+  for (;; p += 16) {
+    // Unaligned: at most 15 bytes past the NUL at the text's end, which the
+    // padding holds.
+    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)),
+                                         _mm_cmpeq_epi8(_mm_min_epu8(s, control), s));  // s <= 0x1F
+    // The top bit of each byte: above 0x7F.
+    if (const int mask = _mm_movemask_epi8(special) | _mm_movemask_epi8(s))
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
+  }
+#else
+  while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x80)
+    ++p;
+  return p;
+#endif
+}
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The code point of the four hex digits at `p`, or -1. UTF-16 surrogates
+// count as -1: the review parser leaves them to nlohmann's parser.
+long HexQuad(const char* p) {
+  long cp = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int d = Hex(p[i]);
+    if (d < 0) return -1;
+    cp = cp * 16 + d;
+  }
+  return cp >= 0xD800 && cp <= 0xDFFF ? -1 : cp;
+}
+
+// The byte an escape's second character stands for ('u' aside), or 0.
+char Unescaped(char c) {
+  switch (c) {
+    case '"':
+    case '\\':
+    case '/':
+      return c;
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    default:
+      return 0;
+  }
+}
+
+// Writes `cp` (below 0x10000, not a surrogate) as UTF-8 at `w`.
+char* PutUtf8(char* w, long cp) {
+  if (cp < 0x80) {
+    *w++ = static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *w++ = static_cast<char>(0xC0 | (cp >> 6));
+    *w++ = static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *w++ = static_cast<char>(0xE0 | (cp >> 12));
+    *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *w++ = static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return w;
+}
+
+// The length of the UTF-8 sequence at `p` (a byte above 0x7F, before
+// `end`), or 0 when it is not RFC 3629 UTF-8, as nlohmann's parser requires.
+size_t Utf8Length(const char* p, const char* end) {
+  return Utf8SequenceLength(std::string_view(p, static_cast<size_t>(end - p)), 0);
+}
+
+bool Digit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+bool JsonScanner::String(std::string_view& out) {
+  char* const start = ++p_;  // past the opening quote
+  char* r = FindSpecial(start);
+  char* w = r;  // where decoded bytes go: behind r once an escape is decoded
+  for (;;) {
+    if (*r == '"') {
+      out = {start, static_cast<size_t>(w - start)};
+      *w = '\0';  // the quote or bytes already read
+      p_ = r + 1;
+      return true;
+    }
+    if (static_cast<unsigned char>(*r) >= 0x80) {
+      const size_t n = Utf8Length(r, end_);
+      if (n == 0) return false;
+      std::memmove(w, r, n);
+      w += n;
+      r += n;
+    } else if (*r != '\\') {
+      return false;  // a control byte, or the end
+    } else if (r[1] == 'u') {
+      const long cp = HexQuad(r + 2);  // within the padding when the text ends early
+      if (cp < 0) return false;
+      w = PutUtf8(w, cp);  // at most 3 bytes for the 6 read
+      r += 6;
+    } else {
+      const char c = Unescaped(r[1]);
+      if (!c) return false;
+      *w++ = c;
+      r += 2;
+    }
+    char* next = FindSpecial(r);
+    std::memmove(w, r, static_cast<size_t>(next - r));
+    w += next - r;
+    r = next;
+  }
+}
+
+bool JsonScanner::SkipString() {
+  char* r = FindSpecial(++p_);
+  for (; *r != '"'; r = FindSpecial(r)) {
+    if (static_cast<unsigned char>(*r) >= 0x80) {
+      const size_t n = Utf8Length(r, end_);
+      if (n == 0) return false;
+      r += n;
+    } else if (*r != '\\') {
+      return false;  // a control byte, or the end
+    } else if (r[1] == 'u') {
+      if (HexQuad(r + 2) < 0) return false;
+      r += 6;
+    } else {
+      if (!Unescaped(r[1])) return false;
+      r += 2;
+    }
+  }
+  p_ = r + 1;
+  return true;
+}
+
+bool JsonScanner::Number(std::string_view& out) {
+  const char* const start = p_;
+  if (*p_ == '-') ++p_;
+  if (*p_ == '0') {
+    ++p_;
+  } else if (*p_ >= '1' && *p_ <= '9') {
+    while (Digit(*p_)) ++p_;
+  } else {
+    return false;
+  }
+  if (*p_ == '.') {
+    if (!Digit(*++p_)) return false;
+    while (Digit(*p_)) ++p_;
+  }
+  if (*p_ == 'e' || *p_ == 'E') {
+    ++p_;
+    if (*p_ == '+' || *p_ == '-') ++p_;
+    if (!Digit(*p_)) return false;
+    while (Digit(*p_)) ++p_;
+  }
+  out = {start, static_cast<size_t>(p_ - start)};
+  return true;
+}
+
+bool JsonScanner::Literal(std::string_view word) {
+  if (std::memcmp(p_, word.data(), word.size()) != 0) return false;  // the padding covers a short text
+  p_ += word.size();
+  return true;
+}
+
+bool JsonScanner::SkipValue(int depth_left, bool& too_deep) {
+  switch (Peek()) {
+    case '"':
+      return SkipString();
+    case 't':
+      return Literal("true");
+    case 'f':
+      return Literal("false");
+    case 'n':
+      return Literal("null");
+    case '{':
+    case '[': {
+      if (depth_left <= 0) {
+        too_deep = true;
+        return false;
+      }
+      const bool object = *p_++ == '{';
+      const char close = object ? '}' : ']';
+      if (Consume(close)) return true;
+      do {
+        if (object && !(Peek() == '"' && SkipString() && Consume(':'))) return false;
+        if (!SkipValue(depth_left - 1, too_deep)) return false;
+      } while (Consume(','));
+      return Consume(close);
+    }
+    default: {
+      // Checked as nlohmann reads it: a number beyond a double's range is
+      // an error there.
+      std::string_view number;
+      return Number(number) && JsonNumber(number).has_value();
+    }
+  }
+}
+
+}  // namespace ms::webhook
