@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/schema.h"
+#include "base/cpus.h"
 #include "base/flags.h"
 #include "base/logging.h"
 #include "base/metrics.h"
@@ -46,7 +47,7 @@ struct Flags : ms::CommonFlags {
   std::string client_ca;
   std::string client_names = "kube-apiserver";
   std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
-  int threads = 2;
+  int threads = 0;  // 0: ms::UsableCpus()
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds idle_timeout{120000};
@@ -74,7 +75,9 @@ ms::FlagSet Definitions(Flags& f) {
                "'*' accepts any certificate the CAs signed");
   flags.Duration("tls-ticket-key-rotation", &f.ticket_key_rotation,
                  "how often a new TLS session-ticket key is made (tickets of the previous key resume until the next)");
-  flags.Int("threads", &f.threads, "event loops serving HTTPS connections (each serves any number of them)");
+  flags.Int("threads", &f.threads,
+            "event loops serving HTTPS connections (each serves any number of them); 0: one per usable CPU (the CPUs "
+            "the process may run on, at most its cgroup CPU limit rounded up)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
   flags.Duration("idle-timeout", &f.idle_timeout,
@@ -109,7 +112,7 @@ std::optional<Settings> Check(const Flags& f) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
   }
-  if (f.threads < 1 || f.port < 0 || f.port > 65535 || f.max_connections < 1 || f.max_connections_per_peer < 0) {
+  if (f.threads < 0 || f.port < 0 || f.port > 65535 || f.max_connections < 1 || f.max_connections_per_peer < 0) {
     s.logger->critical("invalid --threads, --port, --max-connections or --max-connections-per-peer");
     return std::nullopt;
   }
@@ -121,7 +124,7 @@ std::optional<Settings> Check(const Flags& f) {
   }
   s.server.http.host = f.bind_host;
   s.server.http.port = f.port;
-  s.server.http.threads = f.threads;
+  s.server.http.threads = f.threads > 0 ? f.threads : ms::UsableCpus();
   s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
   s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
   s.server.http.max_connections = static_cast<size_t>(f.max_connections);
@@ -217,8 +220,9 @@ int Serve(const Flags& f, const Settings& s) {
   const ms::SystemClock clock;
   ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, cert_metrics, logger, clock, f.client_ca);
   cert_watcher.Start(f.cert_poll);
-  logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}", f.bind_host, server.port(),
-               f.tls_min, f.client_ca.empty() ? "" : ", client certificates required");
+  logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}, {} event loop{}", f.bind_host,
+               server.port(), f.tls_min, f.client_ca.empty() ? "" : ", client certificates required",
+               s.server.http.threads, s.server.http.threads == 1 ? "" : "s");
 
   int sig = ms::WaitForTermination();
   logger->info("received signal {}: finishing requests in flight and shutting down", sig);
