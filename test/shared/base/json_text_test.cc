@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,25 @@ TEST(JsonText, EveryByteAloneAsNlohmannWritesIt) {
   for (int b = 0; b < 256; ++b) {
     const std::string s(1, static_cast<char>(b));
     EXPECT_EQ(Ours(s), Nlohmann(s)) << "byte " << b;
+  }
+}
+
+// Every byte to escape at every position of strings longer than one
+// 16-byte block (the scan is 16 bytes at a time), and random mixes.
+TEST(JsonText, EscapesAtEveryPositionOfLongStrings) {
+  for (char special : {'"', '\\', '\n', '\x01', '\x1f'})
+    for (size_t len : {15u, 16u, 17u, 31u, 32u, 33u, 47u})
+      for (size_t at = 0; at < len; ++at) {
+        std::string s(len, 'a');
+        s[at] = special;
+        ASSERT_EQ(Ours(s), Nlohmann(s)) << "byte " << int(special) << " at " << at << " of " << len;
+      }
+  std::mt19937 rng(27);
+  const std::string alphabet = std::string("ab \"\\\t\x7f\x20\x1f\xc3\xa9") + '\0';
+  for (int n = 0; n < 2000; ++n) {
+    std::string s(rng() % 70, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    ASSERT_EQ(Ours(s), Nlohmann(s)) << nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   }
 }
 
