@@ -7,10 +7,10 @@
 // review's many short strings its SSE2 scan runs byte by byte up to the next
 // 16-byte boundary, and it decodes every string, read or not. This scanner
 // loads 16 unaligned bytes at a time (the buffer's padding makes that safe)
-// and only checks what it skips. Measured with callgrind on a valid review
-// (bench/admission_profile): about 31,000 instructions for RapidJSON's
-// reader and the checks it needed around it, against the figure in
-// bench/results/webhook.md for this one.
+// and only checks what it skips. Measured with callgrind on the valid review
+// fixture (bench/admission_profile): reading the body into the tree took
+// about 33,000 instructions with RapidJSON's reader and the checks it needed
+// around it, about 19,000 with this scanner (docs/contributor/benchmarks.md).
 //
 // The buffer: `size` bytes of text followed by at least kPadding NUL bytes.
 // The scanner refuses (returns false) whatever RFC 8259 refuses, and also
