@@ -9,7 +9,9 @@
 # of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz), FUZZ_WORK
 # (where new inputs and crash files go; default build-fuzz/work), FUZZ_TIMEOUT
 # (seconds one input may run before it is a finding: 10; libFuzzer counts
-# wall time, so a long run at idle priority beside other work needs more).
+# wall time, so a long run at idle priority beside other work needs more),
+# FUZZ_MAX_LEN (the largest input libFuzzer makes: 8192; a long run of a slow
+# target may take less, and says so in its results).
 # Prints, per target, executions, coverage (cov = edges) and features (ft).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,12 +43,12 @@ for t in "${targets[@]}"; do
   log="$work/$t.log"
   started=$SECONDS
   # New inputs go to $work/$t; the committed corpus is read, not written.
-  if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=8192 \
+  if "$build/test/fuzz/${t}_fuzz" "${limit[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len="${FUZZ_MAX_LEN:-8192}" \
       -print_final_stats=1 -artifact_prefix="$work/$t-" "$work/$t" "test/fuzz/corpus/$t" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
     ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 || true)
-    echo "fuzz $t: ok, $execs executions in $((SECONDS - started))s${FUZZ_RUNS:+ (-runs=$FUZZ_RUNS)}, $cov, $ft"
+    echo "fuzz $t: ok, $execs executions in $((SECONDS - started))s${FUZZ_RUNS:+ (-runs=$FUZZ_RUNS)}${FUZZ_MAX_LEN:+ (-max_len=$FUZZ_MAX_LEN)}, $cov, $ft"
   else
     echo "fuzz $t: FINDING (log $log, inputs $work/$t-*):"
     grep -E 'ERROR|invariant broken|SUMMARY|Test unit written' "$log" | head -20 || true
