@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # modelservice-webhook and the controller-runtime peer's webhook side by side
 # in one run: the same certificates, fixtures and wrk load (bench/review.lua,
-# every answer checked), each server at its defaults (ours: 2 event loops;
+# every answer checked), each server at its defaults (ours: an event loop per usable CPU;
 # the peer: Go's GOMAXPROCS = the cores), one after the other on the same
-# 2 cores. Prints a markdown table with the ratio ours / peer per row.
+# 2 cores. Prints a markdown table with the ratio ours / peer per row, this
+# webhook's own TLS + HTTP baseline in the same run (GET /validate answered
+# 405: no admission work) with each row's ratio to it, and the instructions
+# per review counted by callgrind (bench/admission_profile), so that every
+# figure issue 27 names comes from one run.
 #
 # Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR]
 # Needs: wrk, curl, the peer's binary ($PEERS_OUT/bin/cr-modelservice,
 # PEERS_OUT default /tmp/peers, built by `bash $PEERS_DIR/build.sh` as in
 # bench/controller/run.sh), and
-# $build_dir/webhook/modelservice-webhook (a Release build: bench/run.sh makes it).
+# $build_dir/webhook/modelservice-webhook and $build_dir/bench/admission_profile
+# (a Release build: bench/run.sh makes both), valgrind for the instructions.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -51,24 +56,28 @@ start() {  # start ours|peer: the server on $port, ready on $probe
   cat "$tmp/$1.log" >&2; echo "webhook-peer.sh: $1 never became ready" >&2; exit 1
 }
 
-run() {  # run fixture expect path connections seconds -> the RESULT line
-  BENCH_BODY="$here/fixtures/$1" BENCH_EXPECT="$2" BENCH_METHOD=POST BENCH_STATUS=200 \
+run() {  # run fixture expect path connections seconds method status -> the RESULT line
+  BENCH_BODY="$here/fixtures/$1" BENCH_EXPECT="$2" BENCH_METHOD="$6" BENCH_STATUS="$7" \
     wrk -t 1 -c "$4" -d "${5}s" --timeout 2s -s "$here/review.lua" "https://127.0.0.1:$port$3" >"$tmp/wrk.out" 2>&1
   grep '^RESULT ' "$tmp/wrk.out"
 }
 
-scenarios=("valid|validate-valid.json|\"allowed\":true|/validate"
-           "denied|validate-invalid.json|\"allowed\":false|/validate"
-           "mutate|mutate-defaults.json|\"patchType\":\"JSONPatch\"|/mutate")
+# name | fixture | substring every answer must contain | path | method | status
+scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
+           "denied|validate-invalid.json|\"allowed\":false|/validate|POST|200"
+           "mutate|mutate-defaults.json|\"patchType\":\"JSONPatch\"|/mutate|POST|200")
+baseline="baseline|validate-valid.json|accepts POST only|/validate|GET|405"
 declare -A rps p99 errs
 IFS=',' read -ra conn_list <<<"$conns"
 for server in ours peer; do
   start "$server"
-  for s in "${scenarios[@]}"; do
-    IFS='|' read -r name fixture expect path <<<"$s"
+  rows=("${scenarios[@]}")
+  [[ $server == ours ]] && rows+=("$baseline")
+  for s in "${rows[@]}"; do
+    IFS='|' read -r name fixture expect path method status <<<"$s"
     for c in "${conn_list[@]}"; do
-      run "$fixture" "$expect" "$path" "$c" "$warmup" >/dev/null
-      line=$(run "$fixture" "$expect" "$path" "$c" "$duration")
+      run "$fixture" "$expect" "$path" "$c" "$warmup" "$method" "$status" >/dev/null
+      line=$(run "$fixture" "$expect" "$path" "$c" "$duration" "$method" "$status")
       declare -A r=()
       for kv in ${line#RESULT }; do r[${kv%%=*}]=${kv#*=}; done
       key="$server $name $c"
@@ -84,13 +93,34 @@ done
 
 echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio | errors (ours / peer) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---|"
+echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline | errors (ours / peer) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name _ <<<"$s"
   for c in "${conn_list[@]}"; do
-    o="ours $name $c" q="peer $name $c"
-    ratio=$(awk -v a="${rps[$o]}" -v b="${rps[$q]}" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}')
-    echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $ratio | ${errs[$o]} / ${errs[$q]} |"
+    o="ours $name $c" q="peer $name $c" b="ours baseline $c"
+    echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $(ratio "${rps[$o]}" "${rps[$q]}") |" \
+      "$(ratio "${rps[$o]}" "${rps[$b]}") | ${errs[$o]} / ${errs[$q]} |"
   done
 done
+for c in "${conn_list[@]}"; do
+  b="ours baseline $c"
+  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | ${errs[$b]} / |"
+done
+
+# Instructions per review: (Ir of 51 reviews - Ir of 1) / 50, counted, not
+# timed (unaffected by other load).
+profile="$build_dir/bench/admission_profile"
+if command -v valgrind >/dev/null && [[ -x $profile ]]; then
+  ir() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$profile" "$1" "$2" 2>&1 |
+      awk '/I +refs:/ {gsub(",", "", $NF); print $NF}'
+  }
+  echo
+  echo "| instructions per review (callgrind) | valid | invalid | mutate |"
+  echo "|---|---:|---:|---:|"
+  line="| \`$(git -C "$repo" rev-parse --short HEAD)\`"
+  for sc in valid invalid mutate; do line+=" | $((($(ir $sc 51) - $(ir $sc 1)) / 50))"; done
+  echo "$line |"
+fi
