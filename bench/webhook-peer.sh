@@ -9,7 +9,11 @@
 # per review counted by callgrind (bench/admission_profile), so that every
 # figure issue 27 names comes from one run.
 #
-# Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR]
+# Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR] [--pin]
+#   --pin  the server on the last CPU, wrk on the others (taskset): each server's
+#          default then sizes itself to the one CPU it is given (ours: one event
+#          loop; Go: GOMAXPROCS 1), as in a container with a cpuset, and the
+#          client no longer takes turns with the server on the same cores.
 # Needs: wrk, curl, the peer's binary ($PEERS_OUT/bin/cr-modelservice,
 # PEERS_OUT default /tmp/peers, built by `bash $PEERS_DIR/build.sh` as in
 # bench/controller/run.sh), and
@@ -19,8 +23,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 duration=10 warmup=2 conns=4,8,16 build_dir="$repo/build-bench"
+server_cpus=() client_cpus=()
 while (($#)); do
   case $1 in
+    --pin)
+      last=$(($(nproc) - 1))
+      ((last >= 1)) || { echo "webhook-peer.sh: --pin needs 2 CPUs" >&2; exit 2; }
+      server_cpus=(taskset -c "$last") client_cpus=(taskset -c "0-$((last - 1))")
+      shift ;;
     --duration) duration=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
     --build-dir) build_dir=$2; shift 2 ;;
@@ -42,10 +52,10 @@ free_port() { python3 "$repo/test/e2e/free-port.py"; }
 start() {  # start ours|peer: the server on $port, ready on $probe
   port=$(free_port) probe=$(free_port) metrics=$(free_port)
   if [[ $1 == ours ]]; then
-    "$ours" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" --log-level warn \
+    "${server_cpus[@]}" "$ours" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" --log-level warn \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
   else
-    "$peer" --mode webhook --host 127.0.0.1 --port "$port" --cert-dir "$tmp/certs" \
+    "${server_cpus[@]}" "$peer" --mode webhook --host 127.0.0.1 --port "$port" --cert-dir "$tmp/certs" \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
   fi
   pid=$!
@@ -58,7 +68,7 @@ start() {  # start ours|peer: the server on $port, ready on $probe
 
 run() {  # run fixture expect path connections seconds method status -> the RESULT line
   BENCH_BODY="$here/fixtures/$1" BENCH_EXPECT="$2" BENCH_METHOD="$6" BENCH_STATUS="$7" \
-    wrk -t 1 -c "$4" -d "${5}s" --timeout 2s -s "$here/review.lua" "https://127.0.0.1:$port$3" >"$tmp/wrk.out" 2>&1
+    "${client_cpus[@]}" wrk -t 1 -c "$4" -d "${5}s" --timeout 2s -s "$here/review.lua" "https://127.0.0.1:$port$3" >"$tmp/wrk.out" 2>&1
   grep '^RESULT ' "$tmp/wrk.out"
 }
 
@@ -91,7 +101,9 @@ for server in ours peer; do
   stop
 done
 
-echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
+pinning="nothing pinned"
+((${#server_cpus[@]})) && pinning="servers pinned with \`${server_cpus[*]}\`, wrk with \`${client_cpus[*]}\`"
+echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline | errors (ours / peer) |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
