@@ -2,6 +2,24 @@
 
 namespace ms::webhook {
 
+namespace {
+
+constexpr std::array<std::string_view, 5> kOperations = {"CREATE", "UPDATE", "DELETE", "CONNECT", "UNKNOWN"};
+constexpr std::array<std::string_view, 3> kDecisions = {"allowed", "denied", "rejected"};
+
+// The slot of (operation, decision); anything outside the closed sets counts
+// as UNKNOWN / rejected (callers pass OperationLabel values).
+size_t DecisionSlot(std::string_view operation, std::string_view decision) {
+  size_t op = kOperations.size() - 1, d = kDecisions.size() - 1;
+  for (size_t i = 0; i < kOperations.size(); ++i)
+    if (operation == kOperations[i]) op = i;
+  for (size_t i = 0; i < kDecisions.size(); ++i)
+    if (decision == kDecisions[i]) d = i;
+  return op * kDecisions.size() + d;
+}
+
+}  // namespace
+
 WebhookMetrics::WebhookMetrics(metrics::Registry& registry)
     : requests(prometheus::BuildCounter()
                    .Name("controller_runtime_webhook_requests_total")
@@ -39,9 +57,9 @@ RouteMetrics::RouteMetrics(WebhookMetrics& metrics, std::string path)
     requests_[code] = &metrics_.requests.Add({{"webhook", path_}, {"code", std::to_string(code)}});
   for (const char* op : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
     for (const char* decision : {"allowed", "denied"})
-      decisions_[{op, decision}] =
+      decisions_[DecisionSlot(op, decision)] =
           &metrics_.decisions.Add({{"webhook", path_}, {"operation", op}, {"decision", decision}});
-  decisions_[{"UNKNOWN", "rejected"}] =
+  decisions_[DecisionSlot("UNKNOWN", "rejected")] =
       &metrics_.decisions.Add({{"webhook", path_}, {"operation", "UNKNOWN"}, {"decision", "rejected"}});
 }
 
@@ -51,10 +69,15 @@ prometheus::Counter& RouteMetrics::Requests(int code) {
   return metrics_.requests.Add({{"webhook", path_}, {"code", std::to_string(code)}});  // rare: thread-safe slow path
 }
 
-prometheus::Counter& RouteMetrics::Decisions(const std::string& operation, const std::string& decision) {
-  auto it = decisions_.find({operation, decision});
-  if (it != decisions_.end()) return *it->second;
-  return metrics_.decisions.Add({{"webhook", path_}, {"operation", operation}, {"decision", decision}});
+prometheus::Counter& RouteMetrics::Decisions(std::string_view operation, std::string_view decision) {
+  const size_t slot = DecisionSlot(operation, decision);
+  if (prometheus::Counter* c = decisions_[slot].load(std::memory_order_acquire)) return *c;
+  // Rare: Family::Add is thread-safe and gives every caller the same series.
+  prometheus::Counter& c = metrics_.decisions.Add({{"webhook", path_},
+                                                   {"operation", std::string(kOperations[slot / kDecisions.size()])},
+                                                   {"decision", std::string(kDecisions[slot % kDecisions.size()])}});
+  decisions_[slot].store(&c, std::memory_order_release);
+  return c;
 }
 
 }  // namespace ms::webhook

@@ -54,11 +54,16 @@ void Server::Refused(const transport::Request& req, const transport::Response& r
 
 void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome,
                     double seconds) {
-  const std::string operation(OperationLabel(outcome.operation));
+  const std::string_view operation = OperationLabel(outcome.operation);
   if (m) {
     m->Requests(status).Increment();
     m->Decisions(operation, outcome.decision).Increment();
   }
+  // Allowed reviews are logged at debug, denials at info, refusals at warn:
+  // nothing of the line is built when its level is off.
+  const bool denied = outcome.decision == "denied", rejected = outcome.decision == "rejected";
+  const auto level = denied ? spdlog::level::info : rejected ? spdlog::level::warn : spdlog::level::debug;
+  if (!logger_->should_log(level)) return;
   char latency[32];
   std::snprintf(latency, sizeof latency, "%.6f", seconds);
   // The line's fields (JSON keys, or key=value in text); values the client
@@ -70,12 +75,12 @@ void Server::Record(const transport::Request& req, RouteMetrics* m, int status, 
                                 {"name", outcome.name},
                                 {"operation", outcome.operation},
                                 {"allowed", outcome.decision == "allowed" ? "true" : "false"},
-                                {"code", std::to_string(outcome.decision == "denied" ? outcome.status_code : status)},
+                                {"code", std::to_string(denied ? outcome.status_code : status)},
                                 {"latency", latency}});
-  if (outcome.decision == "denied") {
+  if (denied) {
     logger_->info("denied {} {} {} (uid {}, code {}): {}", req.path, outcome.operation, outcome.Object(), outcome.uid,
                   outcome.status_code, outcome.message);
-  } else if (outcome.decision == "rejected") {
+  } else if (rejected) {
     logger_->warn("rejected a request to {} from {} with HTTP {}: {}", req.path.empty() ? "?" : req.path,
                   req.remote_addr, status, outcome.message);
   } else {
