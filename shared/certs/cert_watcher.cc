@@ -26,21 +26,40 @@ CertWatcher::CertWatcher(std::string cert_file, std::string key_file, CertWatche
 
 CertWatcher::~CertWatcher() { Stop(); }
 
+const std::optional<Certificate>& CertWatcher::CheckedPair(std::string cert_pem, std::string key_pem) {
+  if (checked_pem_ && checked_pem_->first == cert_pem && checked_pem_->second == key_pem) return checked_;
+  try {
+    checked_ = CheckPair(cert_pem, key_pem);
+    checked_error_.clear();
+  } catch (const std::exception& e) {
+    checked_.reset();
+    checked_error_ = e.what();
+  }
+  checked_pem_.emplace(std::move(cert_pem), std::move(key_pem));
+  return checked_;
+}
+
 bool CertWatcher::ReadOnce() {
   metrics_.reads.Increment();
-  Certificate cert;
+  std::string error;
+  const Certificate* cert = nullptr;
   try {
-    cert = CheckPair(ReadFile(cert_file_), ReadFile(key_file_));
-  } catch (const std::exception& e) {
+    const std::optional<Certificate>& checked = CheckedPair(ReadFile(cert_file_), ReadFile(key_file_));
+    if (checked) cert = &*checked;
+    error = checked_error_;
+  } catch (const std::exception& e) {  // a file missing or unreadable
+    error = e.what();
+  }
+  if (!cert) {
     metrics_.read_errors.Increment();
     // The reloader warns about a bad pair too; here only each new error.
-    if (logger_ && last_error_ != e.what()) logger_->debug("certwatcher: {}: {}", cert_file_, e.what());
-    last_error_ = e.what();
+    if (logger_ && last_error_ != error) logger_->debug("certwatcher: {}: {}", cert_file_, error);
+    last_error_ = error;
     return false;
   }
   last_error_.clear();
-  metrics_.expiration.Add({{"certificate", "serving"}}).Set(UnixSeconds(cert.not_after));
-  Warn("serving certificate", cert);
+  metrics_.expiration.Add({{"certificate", "serving"}}).Set(UnixSeconds(cert->not_after));
+  Warn("serving certificate", *cert);
   if (!client_ca_file_.empty()) ReadClientCa();
   return true;
 }

@@ -13,6 +13,9 @@
 // and the log warnings of expiry.h for both. It reads the files on its own
 // thread every `interval`, with the same checks as the webhook's reloader
 // (shared/transport/tls.h), so its gauge is the certificate in service.
+// Files whose bytes have not changed since the last read are not parsed
+// again (decoding the key is about a millisecond of CPU; the read each poll
+// is what notices a change).
 //
 //   CertWatcher watcher(cert_file, key_file, metrics, logger, clock, client_ca_file);
 //   watcher.Start(std::chrono::seconds(1));   // first read at once
@@ -24,9 +27,11 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "base/clock.h"
 #include "certs/expiry.h"
@@ -54,6 +59,9 @@ class CertWatcher {
 
  private:
   void Warn(std::string_view what, const Certificate& cert);
+  // CheckPair of the two files' bytes, or its error: computed again only
+  // when the bytes differ from the last call's.
+  const std::optional<Certificate>& CheckedPair(std::string cert_pem, std::string key_pem);
 
   const std::string cert_file_, key_file_, client_ca_file_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -61,6 +69,10 @@ class CertWatcher {
   CertWatcherMetrics& metrics_;
   ExpiryWarnings warnings_;  // ReadOnce's thread only
   std::string last_error_;   // ReadOnce's thread only: logged once per distinct error
+  // ReadOnce's thread only: the last pair checked and its result.
+  std::optional<std::pair<std::string, std::string>> checked_pem_;
+  std::optional<Certificate> checked_;
+  std::string checked_error_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -61,12 +61,15 @@ TEST(CertWatcher, CountsReadsAndErrorsAndWarnsBeforeExpiry) {
   EXPECT_EQ(log.str(), "");  // 40 days left
 
   // A key that does not match (a rotation caught half-way): an error, the gauge stays.
+  // Read again unchanged (the verdict on the same bytes is kept, not made
+  // again): still an error each time.
   test::WriteFile(dir.File("tls.key"), NewPrivateKey());
+  EXPECT_FALSE(watcher.ReadOnce());
   EXPECT_FALSE(watcher.ReadOnce());
   std::remove(dir.File("tls.crt").c_str());
   EXPECT_FALSE(watcher.ReadOnce());
-  EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 3);
-  EXPECT_EQ(Value(registry, "certwatcher_read_certificate_errors_total"), 2);
+  EXPECT_EQ(Value(registry, "certwatcher_read_certificate_total"), 4);
+  EXPECT_EQ(Value(registry, "certwatcher_read_certificate_errors_total"), 3);
   EXPECT_EQ(Value(registry, kExpiry), expiry);
 
   test::WriteFile(dir.File("tls.crt"), pair.cert_pem);
