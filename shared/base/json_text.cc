@@ -1,11 +1,8 @@
 #include "base/json_text.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <nlohmann/json.hpp>
 
+#include "base/json_stops.h"
 #include "base/utf8.h"
 
 namespace ms {
@@ -16,22 +13,9 @@ namespace {
 // or below 0x20), or s.size(). Sixteen bytes at a time where SSE2 is
 // there: the denial messages run to a kilobyte.
 size_t NextToEscape(std::string_view s, size_t i) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
-  for (; i + 16 <= s.size(); i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                     _mm_cmpeq_epi8(_mm_min_epu8(v, control), v));  // v <= 0x1F
-    if (const int mask = _mm_movemask_epi8(hit))
-      return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
-  }
-#endif
-  for (; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\') return i;
-  }
+  for (; i + 16 <= s.size(); i += 16)
+    if (const unsigned mask = JsonStops16(s.data() + i, /*high=*/false)) return i + __builtin_ctz(mask);
+  while (i < s.size() && !IsJsonStop(static_cast<unsigned char>(s[i]), /*high=*/false)) ++i;
   return i;
 }
 

@@ -1,12 +1,9 @@
 #include "webhook/admission/json_scanner.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <cstring>
 
 #include "base/json_number.h"
+#include "base/json_stops.h"
 #include "base/utf8.h"
 
 namespace ms::webhook {
@@ -16,25 +13,10 @@ namespace {
 // The first byte from `p` on that is '"', '\\', below 0x20 or above 0x7F
 // (the padding's NUL ends every search inside the buffer).
 char* FindSpecial(char* p) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
-  for (;; p += 16) {
-    // Unaligned: at most 15 bytes past the NUL at the text's end, which the
-    // padding holds.
-    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)),
-                                         _mm_cmpeq_epi8(_mm_min_epu8(s, control), s));  // s <= 0x1F
-    // The top bit of each byte: above 0x7F.
-    if (const int mask = _mm_movemask_epi8(special) | _mm_movemask_epi8(s))
-      return p + __builtin_ctz(static_cast<unsigned>(mask));
-  }
-#else
-  while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x80)
-    ++p;
-  return p;
-#endif
+  // Unaligned: at most 15 bytes past the NUL at the text's end, which the
+  // padding holds.
+  for (;; p += 16)
+    if (const unsigned mask = JsonStops16(p, /*high=*/true)) return p + __builtin_ctz(mask);
 }
 
 int Hex(char c) {
