@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "base/strings.h"
 
 namespace ms {
@@ -27,16 +27,6 @@ std::optional<long long> Integer(std::string_view text) {
 std::optional<double> Limit(std::optional<long long> quota, std::optional<long long> period) {
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
   return static_cast<double>(*quota) / static_cast<double>(*period);
-}
-
-// The file's contents, or nullopt when it cannot be read (no such cgroup
-// controller, or not mounted here).
-std::optional<std::string> Read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void Lower(std::optional<double>& lowest, std::optional<double> limit) {
@@ -81,7 +71,7 @@ int UsableCpus() {
   // Inside a container's cgroup namespace the path is "/" and the files at
   // the mount's root are the container's own.
   std::optional<double> lowest;
-  std::istringstream lines(Read("/proc/self/cgroup").value_or(""));
+  std::istringstream lines(TryReadFile("/proc/self/cgroup").value_or(""));
   for (std::string line; std::getline(lines, line);) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
@@ -92,11 +82,11 @@ int UsableCpus() {
     if (!v2 && !v1_cpu) continue;
     for (const std::string& dir : SelfAndAncestors(path)) {
       if (v2) {
-        Lower(lowest, CpuLimitV2(Read("/sys/fs/cgroup" + dir + "/cpu.max").value_or("")));
+        Lower(lowest, CpuLimitV2(TryReadFile("/sys/fs/cgroup" + dir + "/cpu.max").value_or("")));
       } else {
         const std::string base = "/sys/fs/cgroup/" + controllers + dir;
-        Lower(lowest, CpuLimitV1(Read(base + "/cpu.cfs_quota_us").value_or(""),
-                                 Read(base + "/cpu.cfs_period_us").value_or("")));
+        Lower(lowest, CpuLimitV1(TryReadFile(base + "/cpu.cfs_quota_us").value_or(""),
+                                 TryReadFile(base + "/cpu.cfs_period_us").value_or("")));
       }
     }
   }

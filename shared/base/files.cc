@@ -17,4 +17,12 @@ std::string ReadFile(const std::string& path) {
   return std::move(ss).str();
 }
 
+std::optional<std::string> TryReadFile(const std::string& path) {
+  try {
+    return ReadFile(path);
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace ms
