@@ -299,11 +299,19 @@ class CompiledSchema::Walk {
       if (!v.find(name)) ok = Fail();
     if (!node.has_properties) return ok;
     bool unmatched = false;
+    // Members come in key order, as the properties are sorted: one merge of
+    // the two (a search again only should a member come out of order).
+    const auto end = node.properties.end();
+    auto p = node.properties.begin();
+    std::string_view last;
     v.for_each_member([&](std::string_view key, JsonRef value) {
-      auto p = std::lower_bound(node.properties.begin(), node.properties.end(), key,
-                                [](const auto& prop, std::string_view k) { return prop.first < k; });
+      if (NameLess(key, last))
+        p = std::lower_bound(node.properties.begin(), end, key,
+                             [](const auto& prop, std::string_view k) { return NameLess(prop.first, k); });
+      last = key;
+      while (p != end && NameLess(p->first, key)) ++p;
       segments_.push_back({key, 0, false});
-      if (p != node.properties.end() && p->first == key) {
+      if (p != end && NameEqual(p->first, key)) {
         ok = Check(p->second, value) && ok;
       } else if (node.additional == Node::Additional::kSchema) {
         if (!Check(node.additional_node, value)) {
