@@ -4,8 +4,9 @@
 # every answer checked), each server at its defaults (ours: an event loop per usable CPU;
 # the peer: Go's GOMAXPROCS = the cores), one after the other on the same
 # 2 cores. Prints a markdown table with the ratio ours / peer per row, this
-# webhook's own TLS + HTTP baseline in the same run (GET /validate answered
-# 405: no admission work) with each row's ratio to it, and the instructions
+# webhook's own TLS + HTTP baselines in the same run (GET /validate answered
+# 405, and the valid review's bytes POSTed to a path with no handler, 404: no
+# admission work) with each row's ratio to them, and the instructions
 # per review counted by callgrind (bench/admission_profile), so that every
 # figure issue 27 names comes from one run.
 #
@@ -76,13 +77,17 @@ run() {  # run fixture expect path connections seconds method status -> the RESU
 scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
            "denied|validate-invalid.json|\"allowed\":false|/validate|POST|200"
            "mutate|mutate-defaults.json|\"patchType\":\"JSONPatch\"|/mutate|POST|200")
-baseline="baseline|validate-valid.json|accepts POST only|/validate|GET|405"
+# The transport baselines: GET /validate (405, no body), and the valid review's
+# own 1.8 KB POSTed to a path with no handler (404): TLS + HTTP for the same
+# bytes in, no admission work.
+baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
+           "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
 declare -A rps p99 errs
 IFS=',' read -ra conn_list <<<"$conns"
 for server in ours peer; do
   start "$server"
   rows=("${scenarios[@]}")
-  [[ $server == ours ]] && rows+=("$baseline")
+  [[ $server == ours ]] && rows+=("${baselines[@]}")
   for s in "${rows[@]}"; do
     IFS='|' read -r name fixture expect path method status <<<"$s"
     for c in "${conn_list[@]}"; do
@@ -105,20 +110,24 @@ pinning="nothing pinned"
 ((${#server_cpus[@]})) && pinning="servers pinned with \`${server_cpus[*]}\`, wrk with \`${client_cpus[*]}\`"
 echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline | errors (ours / peer) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | errors (ours / peer) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name _ <<<"$s"
   for c in "${conn_list[@]}"; do
-    o="ours $name $c" q="peer $name $c" b="ours baseline $c"
+    o="ours $name $c" q="peer $name $c" b="ours baseline $c" bb="ours baseline-body $c"
     echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $(ratio "${rps[$o]}" "${rps[$q]}") |" \
-      "$(ratio "${rps[$o]}" "${rps[$b]}") | ${errs[$o]} / ${errs[$q]} |"
+      "$(ratio "${rps[$o]}" "${rps[$b]}") | $(ratio "${rps[$o]}" "${rps[$bb]}") | ${errs[$o]} / ${errs[$q]} |"
   done
 done
 for c in "${conn_list[@]}"; do
   b="ours baseline $c"
-  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | ${errs[$b]} / |"
+  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | | ${errs[$b]} / |"
+done
+for c in "${conn_list[@]}"; do
+  b="ours baseline-body $c"
+  echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${errs[$b]} / |"
 done
 
 # Instructions per review: (Ir of 51 reviews - Ir of 1) / 50, counted, not
