@@ -1,5 +1,7 @@
 #include "api/field_error.h"
 
+#include <string_view>
+
 namespace ms::api {
 
 std::string RenderValue(JsonRef value) {
@@ -20,24 +22,46 @@ std::string RenderValue(JsonRef value) {
   return s;
 }
 
-std::string FieldError::ToString() const {
+void FieldError::AppendTo(std::string& out) const {
+  out += path;
+  const auto then = [&out](std::string_view label, const std::string& text) {
+    out += label;
+    out += text;
+  };
   switch (type) {
     case Type::kRequired:
-      return path + ": Required value" + (detail.empty() ? "" : ": " + detail);
+      out += ": Required value";
+      if (!detail.empty()) then(": ", detail);
+      return;
     case Type::kInvalid:
-      return path + ": Invalid value: " + value + (detail.empty() ? "" : ": " + detail);
+      then(": Invalid value: ", value);
+      if (!detail.empty()) then(": ", detail);
+      return;
     case Type::kUnsupported:
-      return path + ": Unsupported value: " + value + ": " + detail;
+      then(": Unsupported value: ", value);
+      then(": ", detail);
+      return;
     case Type::kForbidden:
-      return path + ": Forbidden: " + detail;
+      then(": Forbidden: ", detail);
+      return;
     case Type::kTooLong:
-      return path + ": Too long: " + detail;
+      then(": Too long: ", detail);
+      return;
     case Type::kTooMany:
-      return path + ": Too many: " + value + ": " + detail;
+      then(": Too many: ", value);
+      then(": ", detail);
+      return;
     case Type::kDuplicate:
-      return path + ": Duplicate value: " + value;
+      then(": Duplicate value: ", value);
+      return;
   }
-  return path + ": " + detail;
+  then(": ", detail);
+}
+
+std::string FieldError::ToString() const {
+  std::string out;
+  AppendTo(out);
+  return out;
 }
 
 FieldError FieldError::Required(std::string path, std::string detail) {
@@ -75,10 +99,13 @@ FieldError FieldError::Duplicate(std::string path, JsonRef value) {
 }
 
 std::string JoinErrors(const std::vector<FieldError>& errors) {
+  size_t size = 0;  // enough for the labels and separators too: one allocation
+  for (const auto& e : errors) size += e.path.size() + e.value.size() + e.detail.size() + 32;
   std::string out;
+  out.reserve(size);
   for (const auto& e : errors) {
     if (!out.empty()) out += "; ";
-    out += e.ToString();
+    e.AppendTo(out);
   }
   return out;
 }

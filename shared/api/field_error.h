@@ -19,6 +19,7 @@ struct FieldError {
   std::string detail;  // e.g. "must be between 1 and 100"
 
   std::string ToString() const;
+  void AppendTo(std::string& out) const;  // ToString() appended to `out`
 
   static FieldError Required(std::string path, std::string detail = {});
   // The value in either tree (JsonRef), or anything nlohmann::json is made of.

@@ -280,5 +280,43 @@ TEST_F(ValidationTest, ParserAgreesWithTheSchema) {
   EXPECT_EQ(checked, static_cast<int>(paths.size() * values.size()));
 }
 
+// Each kind of field error in the API server's words, alone and joined: the
+// text a denial's message is made of.
+TEST(FieldError, EveryKindWordedAsTheApiServerDoes) {
+  const std::vector<FieldError> errors = {
+      FieldError::Required("spec.model"),
+      FieldError::Required("spec.x", "needed"),
+      FieldError::Invalid("spec.replicas", json(0), "must be between 1 and 100"),
+      FieldError::Invalid("spec.port", json("80"), ""),
+      FieldError::Unsupported("spec.strategy.type", json("Blue"), {"Recreate", "RollingUpdate"}),
+      FieldError::Forbidden("spec.strategy.rollingUpdate", "may not be specified"),
+      FieldError::TooLong("spec.image", 512),
+      FieldError::TooMany("spec.args", 300, 256),
+      FieldError::Duplicate("spec.env[1].name", json("A")),
+  };
+  const std::vector<std::string> want = {
+      "spec.model: Required value",
+      "spec.x: Required value: needed",
+      "spec.replicas: Invalid value: 0: must be between 1 and 100",
+      "spec.port: Invalid value: \"80\"",
+      "spec.strategy.type: Unsupported value: \"Blue\": supported values: \"Recreate\", \"RollingUpdate\"",
+      "spec.strategy.rollingUpdate: Forbidden: may not be specified",
+      "spec.image: Too long: may not be more than 512 bytes",
+      "spec.args: Too many: 300: must have at most 256 items",
+      "spec.env[1].name: Duplicate value: \"A\"",
+  };
+  ASSERT_EQ(errors.size(), want.size());
+  std::string joined;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_EQ(errors[i].ToString(), want[i]);
+    std::string appended = "prefix ";
+    errors[i].AppendTo(appended);
+    EXPECT_EQ(appended, "prefix " + want[i]);
+    joined += (i ? "; " : "") + want[i];
+  }
+  EXPECT_EQ(JoinErrors(errors), joined);
+  EXPECT_EQ(JoinErrors({}), "");
+}
+
 }  // namespace
 }  // namespace ms::api
