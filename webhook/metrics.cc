@@ -1,5 +1,7 @@
 #include "webhook/metrics.h"
 
+#include <tuple>
+
 namespace ms::webhook {
 
 namespace {
@@ -55,12 +57,12 @@ RouteMetrics::RouteMetrics(WebhookMetrics& metrics, std::string path)
   // Every code ServeReview and the HTTP layer's refusals answer with.
   for (int code : {200, 400, 408, 411, 413, 415})
     requests_[code] = &metrics_.requests.Add({{"webhook", path_}, {"code", std::to_string(code)}});
-  for (const char* op : {"CREATE", "UPDATE", "DELETE", "CONNECT"})
-    for (const char* decision : {"allowed", "denied"})
-      decisions_[DecisionSlot(op, decision)] =
-          &metrics_.decisions.Add({{"webhook", path_}, {"operation", op}, {"decision", decision}});
-  decisions_[DecisionSlot("UNKNOWN", "rejected")] =
-      &metrics_.decisions.Add({{"webhook", path_}, {"operation", "UNKNOWN"}, {"decision", "rejected"}});
+  static_assert(kOperations.size() * kDecisions.size() == std::tuple_size_v<decltype(decisions_)>);
+  // A review's answers (every known operation, allowed or denied) and the
+  // refusal of what is not a review (UNKNOWN, rejected); the others on use.
+  for (size_t op = 0; op + 1 < kOperations.size(); ++op)
+    for (size_t d = 0; d < 2; ++d) Decisions(kOperations[op], kDecisions[d]);
+  Decisions("UNKNOWN", "rejected");
 }
 
 prometheus::Counter& RouteMetrics::Requests(int code) {
