@@ -14,6 +14,8 @@ namespace ms::api {
 
 class AddPatchWriter {
  public:
+  AddPatchWriter() { out_.reserve(512); }  // a usual patch, in one allocation
+
   // Adds `value` as the member `key` of the object at the current path.
   template <class T>
   void Add(std::string_view key, const T& value) {

@@ -1,11 +1,28 @@
 #include "base/base64.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace ms {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The two characters of every 12 bits: three bytes are written with two
+// lookups instead of four (a mutating review's patch is a few hundred bytes;
+// callgrind: about 10 instructions a byte with one character per lookup).
+struct Pairs {
+  char c[4096][2];
+};
+constexpr Pairs MakePairs() {
+  Pairs p{};
+  for (int i = 0; i < 4096; ++i) {
+    p.c[i][0] = kAlphabet[i >> 6];
+    p.c[i][1] = kAlphabet[i & 63];
+  }
+  return p;
+}
+constexpr Pairs kPairs = MakePairs();
 int Value(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -51,12 +68,10 @@ std::string Base64Encode(std::string_view data) {
   char* o = out.data();
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
+  for (; i + 2 < data.size(); i += 3, o += 4) {
     const uint32_t n = (uint32_t{p[i]} << 16) | (uint32_t{p[i + 1]} << 8) | p[i + 2];
-    *o++ = kAlphabet[(n >> 18) & 63];
-    *o++ = kAlphabet[(n >> 12) & 63];
-    *o++ = kAlphabet[(n >> 6) & 63];
-    *o++ = kAlphabet[n & 63];
+    std::memcpy(o, kPairs.c[n >> 12], 2);
+    std::memcpy(o + 2, kPairs.c[n & 0xFFF], 2);
   }
   if (i < data.size()) {  // one or two bytes left: the rest stays '='
     const uint32_t n = (uint32_t{p[i]} << 16) | (i + 1 < data.size() ? uint32_t{p[i + 1]} << 8 : 0);

@@ -10,29 +10,37 @@ namespace ms {
 namespace {
 
 // The index of the first byte from `i` on that JSON must escape ('"', '\\'
-// or below 0x20), or s.size(). Sixteen bytes at a time where SSE2 is
-// there: the denial messages run to a kilobyte.
-size_t NextToEscape(std::string_view s, size_t i) {
+// or below 0x20) or that is above 0x7F (to be checked as UTF-8), or
+// s.size(). Sixteen bytes at a time where SSE2 is there: the denial
+// messages run to a kilobyte.
+size_t NextStop(std::string_view s, size_t i) {
   for (; i + 16 <= s.size(); i += 16)
-    if (const unsigned mask = JsonStops16(s.data() + i, /*high=*/false)) return i + __builtin_ctz(mask);
-  while (i < s.size() && !IsJsonStop(static_cast<unsigned char>(s[i]), /*high=*/false)) ++i;
+    if (const unsigned mask = JsonStops16(s.data() + i, /*high=*/true)) return i + __builtin_ctz(mask);
+  while (i < s.size() && !IsJsonStop(static_cast<unsigned char>(s[i]), /*high=*/true)) ++i;
   return i;
 }
 
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
-  if (!IsValidUtf8(s)) {  // nlohmann's replacement of what is not UTF-8, as it does it
-    out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return;
-  }
   static constexpr char kHex[] = "0123456789abcdef";
+  const size_t start = out.size();
   out += '"';
   size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = NextToEscape(s, 0); i < s.size(); i = NextToEscape(s, i + 1)) {
+  for (size_t i = NextStop(s, 0); i < s.size(); i = NextStop(s, i)) {
     const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {  // UTF-8 is checked where it appears, in the same pass
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {  // nlohmann's replacement of what is not UTF-8, as it does it
+        out.resize(start);
+        out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return;
+      }
+      i += n;
+      continue;
+    }
     out.append(s.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     out += '\\';
     switch (c) {
       case '"':
