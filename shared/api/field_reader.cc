@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 namespace ms::api {
 
@@ -29,6 +30,13 @@ int64_t AsInt64(JsonRef v) {
                                                                           : static_cast<int64_t>(u);
   }
   return v.int64();
+}
+
+// Whether an integer is within int64 (the schema's checks, as valijson
+// makes them, read one beyond INT64_MAX as negative: such a value is out of
+// every range, as the schema sees it too).
+bool FitsInt64(JsonRef v) {
+  return !v.is_number_unsigned() || v.uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 }
 
 bool HasWhitespaceOrControl(std::string_view s) {
@@ -126,10 +134,12 @@ std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule
     return std::nullopt;
   }
   const int64_t n = AsInt64(v);
-  if (rule.Contains(n)) return n;
+  if (FitsInt64(v) && rule.Contains(n)) return n;
   constexpr IntRule kUnbounded;
   std::string detail;
-  if (rule.max == kUnbounded.max)
+  if (rule.max == kUnbounded.max && !FitsInt64(v))
+    detail = "must be less than or equal to " + std::to_string(kUnbounded.max);
+  else if (rule.max == kUnbounded.max)
     detail = "must be greater than or equal to " + std::to_string(rule.min);
   else if (rule.min == kUnbounded.min)
     detail = "must be less than or equal to " + std::to_string(rule.max);
@@ -168,7 +178,7 @@ std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const In
     ok = out.has_value();
   } else if (v.is_number_integer()) {
     out = IntOrPercent{AsInt64(v), false};
-    ok = out->value >= 0;
+    ok = out->value >= 0 && FitsInt64(v);
   }
   if (!ok)
     errors.push_back(FieldError::Invalid(path, v, "must be an integer >= 0 or a percentage between 0% and 100%"));
@@ -202,36 +212,47 @@ std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char
   return std::nullopt;
 }
 
-std::optional<JsonRef> FieldReader::Find(std::string_view key) const { return obj_.find(key); }
-
-void FieldReader::WarnUnknown(std::initializer_list<std::string_view> known) const {
+void FieldReader::Index(std::initializer_list<std::string_view> fields) {
+  if (fields.size() > kMaxFields) throw std::logic_error("FieldReader::Index: more fields than kMaxFields");
+  bool unknown = false;
+  obj_.every_member([&](std::string_view key, JsonRef value) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (NameEqual(fields.begin()[i], key)) {
+        slots_[i] = value;  // of repeated keys the last, as nlohmann's parser keeps it
+        return true;
+      }
+    }
+    unknown = true;
+    return true;
+  });
+  if (!unknown) return;
   obj_.for_each_member([&](std::string_view key, JsonRef) {
-    if (std::find(known.begin(), known.end(), key) == known.end())
+    if (std::none_of(fields.begin(), fields.end(), [&](std::string_view f) { return NameEqual(f, key); }))
       report_.warnings.push_back("unknown field \"" + path_ + "." + std::string(key) + "\"");
   });
 }
 
-void FieldReader::Require(std::string_view key) const {
-  if (!Find(key)) report_.errors.push_back(FieldError::Required(Path(key)));
+void FieldReader::Require(Field field) const {
+  if (!Find(field)) report_.errors.push_back(FieldError::Required(Path(field.name)));
 }
 
-std::optional<JsonRef> FieldReader::Object(std::string_view key) const {
+std::optional<JsonRef> FieldReader::Object(Field key) const {
   auto v = Find(key);
   if (v && !v->is_object()) {
-    report_.errors.push_back(TypeError(Path(key), *v, "object"));
+    report_.errors.push_back(TypeError(Path(key.name), *v, "object"));
     return std::nullopt;
   }
   return v;
 }
 
-std::optional<JsonRef> FieldReader::Array(std::string_view key, const ArrayRule& rule) const {
+std::optional<JsonRef> FieldReader::Array(Field key, const ArrayRule& rule) const {
   auto v = Find(key);
   if (v && !v->is_array()) {
-    report_.errors.push_back(TypeError(Path(key), *v, "array"));
+    report_.errors.push_back(TypeError(Path(key.name), *v, "array"));
     return std::nullopt;
   }
   if (v && v->size() > rule.max_items) {
-    report_.errors.push_back(FieldError::TooMany(Path(key), v->size(), rule.max_items));
+    report_.errors.push_back(FieldError::TooMany(Path(key.name), v->size(), rule.max_items));
     return std::nullopt;
   }
   return v;

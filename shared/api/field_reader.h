@@ -12,6 +12,7 @@
 // cannot be read stays unset and is reported.
 #pragma once
 
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -85,45 +86,59 @@ std::optional<E> ReadValue(JsonRef v, const FieldPath& path, const EnumRule<E, N
   return i ? std::optional<E>(static_cast<E>(*i)) : std::nullopt;
 }
 
+// A field of the object a FieldReader reads: its name, and its place in
+// the list of the object's fields given to FieldReader::Index (the
+// generated parser numbers them).
+struct Field {
+  std::string_view name;
+  size_t index;
+};
+
 class FieldReader {
  public:
+  // The most fields an object may have (tools/apigen checks it).
+  static constexpr size_t kMaxFields = 32;
+
   FieldReader(JsonRef object, std::string path, FieldReport report)
       : obj_(object), path_(std::move(path)), report_(report) {}
 
   const std::string& path() const { return path_; }
   std::string Path(std::string_view key) const { return path_ + "." + std::string(key); }
-  std::optional<JsonRef> Find(std::string_view key) const;
 
-  // A warning "unknown field \"spec.colour\"" per member not in `known`.
-  void WarnUnknown(std::initializer_list<std::string_view> known) const;
-  // "spec.model: Required value" when `key` is absent.
-  void Require(std::string_view key) const;
+  // Finds the object's value of each of `fields` (the last of a repeated
+  // key), in one pass over its members, and warns "unknown field
+  // \"spec.colour\"" of each member not in `fields`, in key order. First,
+  // before any other call. Throws std::logic_error beyond kMaxFields.
+  void Index(std::initializer_list<std::string_view> fields);
+  // The value of `field`, if the object has it.
+  std::optional<JsonRef> Find(Field field) const { return slots_[field.index]; }
+  // "spec.model: Required value" when `field` is absent.
+  void Require(Field field) const;
 
   // A value field: absent gives nullopt.
   template <class Rule>
-  auto Read(std::string_view key, const Rule& rule) const
+  auto Read(Field key, const Rule& rule) const
       -> decltype(ReadValue(std::declval<JsonRef>(), std::declval<const FieldPath&>(), rule,
                             std::declval<std::vector<FieldError>&>())) {
-    if (auto v = Find(key)) return ReadValue(*v, FieldPath(path_, key), rule, report_.errors);
+    if (auto v = Find(key)) return ReadValue(*v, FieldPath(path_, key.name), rule, report_.errors);
     return std::nullopt;
   }
 
   // An object field: its fields read into `out` (set) when it is an object.
   template <class T>
-  void ReadObject(std::string_view key, std::optional<T>& out) const {
+  void ReadObject(Field key, std::optional<T>& out) const {
     if (auto v = Object(key)) {
-      FieldReader sub(*v, Path(key), report_);
+      FieldReader sub(*v, Path(key.name), report_);
       ReadFields(sub, out.emplace());
     }
   }
 
   // An array of values (item_rule) or of objects: "spec.args[2]" names an item.
   template <class T, class ItemRule>
-  void ReadList(std::string_view key, const ArrayRule& rule, const ItemRule& item_rule,
-                std::optional<std::vector<T>>& out) const {
+  void ReadList(Field key, const ArrayRule& rule, const ItemRule& item_rule, std::optional<std::vector<T>>& out) const {
     if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
-      const std::string list_path = Path(key);
+      const std::string list_path = Path(key.name);
       for (size_t i = 0; i < v->size(); ++i) {
         if (auto item = ReadValue(v->at(i), FieldPath(list_path, i), item_rule, report_.errors))
           list.push_back(std::move(*item));
@@ -131,11 +146,11 @@ class FieldReader {
     }
   }
   template <class T>
-  void ReadList(std::string_view key, const ArrayRule& rule, std::optional<std::vector<T>>& out) const {
+  void ReadList(Field key, const ArrayRule& rule, std::optional<std::vector<T>>& out) const {
     if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
       for (size_t i = 0; i < v->size(); ++i) {
-        const std::string path = Path(key) + "[" + std::to_string(i) + "]";
+        const std::string path = Path(key.name) + "[" + std::to_string(i) + "]";
         const JsonRef item = v->at(i);
         if (!item.is_object()) {
           report_.errors.push_back(TypeError(path, item, "object"));
@@ -149,10 +164,10 @@ class FieldReader {
 
   // A map of values (value_rule) or of objects: "spec.nodeSelector[pool]" names an entry.
   template <class T, class ValueRule>
-  void ReadMap(std::string_view key, const ValueRule& value_rule, std::optional<std::map<std::string, T>>& out) const {
+  void ReadMap(Field key, const ValueRule& value_rule, std::optional<std::map<std::string, T>>& out) const {
     if (auto v = Object(key)) {
       auto& map = out.emplace();
-      const std::string map_path = Path(key);
+      const std::string map_path = Path(key.name);
       v->for_each_member([&](std::string_view k, JsonRef e) {
         if (auto value = ReadValue(e, FieldPath::Entry(map_path, k), value_rule, report_.errors))
           map.emplace(std::string(k), std::move(*value));
@@ -160,11 +175,11 @@ class FieldReader {
     }
   }
   template <class T>
-  void ReadMap(std::string_view key, std::optional<std::map<std::string, T>>& out) const {
+  void ReadMap(Field key, std::optional<std::map<std::string, T>>& out) const {
     if (auto v = Object(key)) {
       auto& map = out.emplace();
       v->for_each_member([&](std::string_view k, JsonRef e) {
-        const std::string path = Path(key) + "[" + std::string(k) + "]";
+        const std::string path = Path(key.name) + "[" + std::string(k) + "]";
         if (!e.is_object()) {
           report_.errors.push_back(TypeError(path, e, "object"));
           return;
@@ -177,13 +192,14 @@ class FieldReader {
 
  private:
   // The value at `key` when it is an object (else reported, and null).
-  std::optional<JsonRef> Object(std::string_view key) const;
+  std::optional<JsonRef> Object(Field key) const;
   // The value at `key` when it is an array of at most rule.max_items (else reported, and null).
-  std::optional<JsonRef> Array(std::string_view key, const ArrayRule& rule) const;
+  std::optional<JsonRef> Array(Field key, const ArrayRule& rule) const;
 
   JsonRef obj_;
   std::string path_;
   FieldReport report_;
+  std::array<std::optional<JsonRef>, kMaxFields> slots_{};  // by Field::index, set by Index
 };
 
 }  // namespace ms::api

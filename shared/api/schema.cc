@@ -103,9 +103,10 @@ std::vector<SchemaError> SchemaValidator::Validate(JsonRef document) const {
   return out;
 }
 
-std::optional<std::vector<std::string>> SchemaValidator::ViolationPaths(JsonRef document) const {
+std::optional<std::vector<std::string>> SchemaValidator::ViolationPaths(JsonRef document,
+                                                                        std::string_view skipped) const {
   if (!compiled_->supported()) return std::nullopt;
-  return compiled_->ViolationPaths(document);
+  return compiled_->ViolationPaths(document, skipped);
 }
 
 }  // namespace ms::api

@@ -49,8 +49,9 @@ class SchemaValidator {
   // The paths Validate would report errors at, found without valijson by
   // the compiled form of the same schema (schema_check.h); nullopt when the
   // schema uses a keyword that form lacks. Validate is then needed only for
-  // the wording of a violation. Thread-safe.
-  std::optional<std::vector<std::string>> ViolationPaths(JsonRef document) const;
+  // the wording of a violation. Thread-safe. With `skipped`, the root's
+  // member of that name is not walked (nor its presence required).
+  std::optional<std::vector<std::string>> ViolationPaths(JsonRef document, std::string_view skipped = {}) const;
 
  private:
   struct ValidatorPool;

@@ -213,7 +213,8 @@ CompiledSchema::~CompiledSchema() = default;
 // paths of the violations found.
 class CompiledSchema::Walk {
  public:
-  Walk(const std::vector<Node>& nodes, std::vector<std::string>& out) : nodes_(nodes), out_(out) {}
+  Walk(const std::vector<Node>& nodes, std::vector<std::string>& out, std::string_view skipped)
+      : nodes_(nodes), out_(out), skipped_(skipped) {}
 
   bool Check(size_t index, JsonRef value) {
     const Node& node = nodes_[index];
@@ -253,6 +254,12 @@ class CompiledSchema::Walk {
     }
     out_.push_back(std::move(path));
     return false;
+  }
+
+  // Whether `key`, a member of the object being checked, is the root's
+  // member the caller skips.
+  bool Skipped(std::string_view key) const {
+    return !skipped_.empty() && segments_.empty() && NameEqual(key, skipped_);
   }
 
   // valijson's asDouble: a float as it is, any integer through int64_t.
@@ -296,7 +303,7 @@ class CompiledSchema::Walk {
   bool Object(const Node& node, JsonRef v) {
     bool ok = true;
     for (const std::string& name : node.required)
-      if (!v.find(name)) ok = Fail();
+      if (!Skipped(name) && !v.find(name)) ok = Fail();
     if (!node.has_properties) return ok;
     bool unmatched = false;
     // Members come in key order, as the properties are sorted: one merge of
@@ -305,6 +312,7 @@ class CompiledSchema::Walk {
     auto p = node.properties.begin();
     std::string_view last;
     v.for_each_member([&](std::string_view key, JsonRef value) {
+      if (Skipped(key)) return;
       if (NameLess(key, last))
         p = std::lower_bound(node.properties.begin(), end, key,
                              [](const auto& prop, std::string_view k) { return NameLess(prop.first, k); });
@@ -343,12 +351,13 @@ class CompiledSchema::Walk {
 
   const std::vector<Node>& nodes_;
   std::vector<std::string>& out_;
+  const std::string_view skipped_;
   std::vector<Segment> segments_;
 };
 
-std::vector<std::string> CompiledSchema::ViolationPaths(JsonRef document) const {
+std::vector<std::string> CompiledSchema::ViolationPaths(JsonRef document, std::string_view skipped) const {
   std::vector<std::string> out;
-  Walk(nodes_, out).Check(0, document);
+  Walk(nodes_, out, skipped).Check(0, document);
   return out;
 }
 

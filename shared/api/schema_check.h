@@ -36,8 +36,9 @@ class CompiledSchema {
 
   // The path of every value that breaks a constraint (once per value and
   // constraint kind at most; "" for the root), in no particular order.
-  // Thread-safe. Only when supported().
-  std::vector<std::string> ViolationPaths(JsonRef document) const;
+  // With `skipped` (not empty), the root's member of that name is neither
+  // walked nor required. Thread-safe. Only when supported().
+  std::vector<std::string> ViolationPaths(JsonRef document, std::string_view skipped = {}) const;
 
   struct Node;
 

@@ -15,9 +15,9 @@ namespace ms::api {
 using nlohmann::json;
 
 void ReadFields(FieldReader& r, RollingUpdate& out) {
-  r.WarnUnknown({"maxSurge", "maxUnavailable"});
-  out.max_surge = r.Read("maxSurge", RollingUpdate::kMaxSurge);
-  out.max_unavailable = r.Read("maxUnavailable", RollingUpdate::kMaxUnavailable);
+  r.Index({"maxSurge", "maxUnavailable"});
+  out.max_surge = r.Read({"maxSurge", 0}, RollingUpdate::kMaxSurge);
+  out.max_unavailable = r.Read({"maxUnavailable", 1}, RollingUpdate::kMaxUnavailable);
 }
 
 json RollingUpdate::ToJson() const {
@@ -55,9 +55,9 @@ void AppendDefaultsPatch(JsonRef target, const RollingUpdate& d, AddPatchWriter&
 }
 
 void ReadFields(FieldReader& r, Strategy& out) {
-  r.WarnUnknown({"type", "rollingUpdate"});
-  out.type = r.Read("type", Strategy::kType);
-  r.ReadObject("rollingUpdate", out.rolling_update);
+  r.Index({"type", "rollingUpdate"});
+  out.type = r.Read({"type", 0}, Strategy::kType);
+  r.ReadObject({"rollingUpdate", 1}, out.rolling_update);
 }
 
 json Strategy::ToJson() const {
@@ -105,14 +105,14 @@ void AppendDefaultsPatch(JsonRef target, const Strategy& d, AddPatchWriter& w) {
 }
 
 void ReadFields(FieldReader& r, Autoscaling& out) {
-  r.WarnUnknown({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
-  out.mode = r.Read("mode", Autoscaling::kMode);
-  out.min_replicas = r.Read("minReplicas", Autoscaling::kMinReplicas);
-  r.Require("maxReplicas");
-  out.max_replicas = r.Read("maxReplicas", Autoscaling::kMaxReplicas);
-  r.Require("targetQueueLength");
-  out.target_queue_length = r.Read("targetQueueLength", Autoscaling::kTargetQueueLength);
-  out.target_gpu_utilization = r.Read("targetGPUUtilization", Autoscaling::kTargetGPUUtilization);
+  r.Index({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
+  out.mode = r.Read({"mode", 0}, Autoscaling::kMode);
+  out.min_replicas = r.Read({"minReplicas", 1}, Autoscaling::kMinReplicas);
+  r.Require({"maxReplicas", 2});
+  out.max_replicas = r.Read({"maxReplicas", 2}, Autoscaling::kMaxReplicas);
+  r.Require({"targetQueueLength", 3});
+  out.target_queue_length = r.Read({"targetQueueLength", 3}, Autoscaling::kTargetQueueLength);
+  out.target_gpu_utilization = r.Read({"targetGPUUtilization", 4}, Autoscaling::kTargetGPUUtilization);
 }
 
 json Autoscaling::ToJson() const {
@@ -165,9 +165,9 @@ void AppendDefaultsPatch(JsonRef target, const Autoscaling& d, AddPatchWriter& w
 }
 
 void ReadFields(FieldReader& r, Rollout& out) {
-  r.WarnUnknown({"timeoutSeconds", "rollback"});
-  out.timeout_seconds = r.Read("timeoutSeconds", Rollout::kTimeoutSeconds);
-  out.rollback = r.Read("rollback", Rollout::kRollback);
+  r.Index({"timeoutSeconds", "rollback"});
+  out.timeout_seconds = r.Read({"timeoutSeconds", 0}, Rollout::kTimeoutSeconds);
+  out.rollback = r.Read({"rollback", 1}, Rollout::kRollback);
 }
 
 json Rollout::ToJson() const {
@@ -205,9 +205,9 @@ void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w) {
 }
 
 void ReadFields(FieldReader& r, Resources& out) {
-  r.WarnUnknown({"requests", "limits"});
-  r.ReadMap("requests", Resources::kRequestsValues, out.requests);
-  r.ReadMap("limits", Resources::kLimitsValues, out.limits);
+  r.Index({"requests", "limits"});
+  r.ReadMap({"requests", 0}, Resources::kRequestsValues, out.requests);
+  r.ReadMap({"limits", 1}, Resources::kLimitsValues, out.limits);
 }
 
 json Resources::ToJson() const {
@@ -218,12 +218,12 @@ json Resources::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, SecretKeySelector& out) {
-  r.WarnUnknown({"name", "key", "optional"});
-  r.Require("name");
-  out.name = r.Read("name", SecretKeySelector::kName);
-  r.Require("key");
-  out.key = r.Read("key", SecretKeySelector::kKey);
-  out.optional = r.Read("optional", SecretKeySelector::kOptional);
+  r.Index({"name", "key", "optional"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, SecretKeySelector::kName);
+  r.Require({"key", 1});
+  out.key = r.Read({"key", 1}, SecretKeySelector::kKey);
+  out.optional = r.Read({"optional", 2}, SecretKeySelector::kOptional);
 }
 
 json SecretKeySelector::ToJson() const {
@@ -235,12 +235,12 @@ json SecretKeySelector::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, ConfigMapKeySelector& out) {
-  r.WarnUnknown({"name", "key", "optional"});
-  r.Require("name");
-  out.name = r.Read("name", ConfigMapKeySelector::kName);
-  r.Require("key");
-  out.key = r.Read("key", ConfigMapKeySelector::kKey);
-  out.optional = r.Read("optional", ConfigMapKeySelector::kOptional);
+  r.Index({"name", "key", "optional"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, ConfigMapKeySelector::kName);
+  r.Require({"key", 1});
+  out.key = r.Read({"key", 1}, ConfigMapKeySelector::kKey);
+  out.optional = r.Read({"optional", 2}, ConfigMapKeySelector::kOptional);
 }
 
 json ConfigMapKeySelector::ToJson() const {
@@ -252,9 +252,9 @@ json ConfigMapKeySelector::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, EnvVarSource& out) {
-  r.WarnUnknown({"secretKeyRef", "configMapKeyRef"});
-  r.ReadObject("secretKeyRef", out.secret_key_ref);
-  r.ReadObject("configMapKeyRef", out.config_map_key_ref);
+  r.Index({"secretKeyRef", "configMapKeyRef"});
+  r.ReadObject({"secretKeyRef", 0}, out.secret_key_ref);
+  r.ReadObject({"configMapKeyRef", 1}, out.config_map_key_ref);
 }
 
 json EnvVarSource::ToJson() const {
@@ -265,11 +265,11 @@ json EnvVarSource::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, EnvVar& out) {
-  r.WarnUnknown({"name", "value", "valueFrom"});
-  r.Require("name");
-  out.name = r.Read("name", EnvVar::kName);
-  out.value = r.Read("value", EnvVar::kValue);
-  r.ReadObject("valueFrom", out.value_from);
+  r.Index({"name", "value", "valueFrom"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, EnvVar::kName);
+  out.value = r.Read({"value", 1}, EnvVar::kValue);
+  r.ReadObject({"valueFrom", 2}, out.value_from);
 }
 
 json EnvVar::ToJson() const {
@@ -281,12 +281,12 @@ json EnvVar::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, Toleration& out) {
-  r.WarnUnknown({"key", "operator", "value", "effect", "tolerationSeconds"});
-  out.key = r.Read("key", Toleration::kKey);
-  out.operator_ = r.Read("operator", Toleration::kOperator);
-  out.value = r.Read("value", Toleration::kValue);
-  out.effect = r.Read("effect", Toleration::kEffect);
-  out.toleration_seconds = r.Read("tolerationSeconds", Toleration::kTolerationSeconds);
+  r.Index({"key", "operator", "value", "effect", "tolerationSeconds"});
+  out.key = r.Read({"key", 0}, Toleration::kKey);
+  out.operator_ = r.Read({"operator", 1}, Toleration::kOperator);
+  out.value = r.Read({"value", 2}, Toleration::kValue);
+  out.effect = r.Read({"effect", 3}, Toleration::kEffect);
+  out.toleration_seconds = r.Read({"tolerationSeconds", 4}, Toleration::kTolerationSeconds);
 }
 
 json Toleration::ToJson() const {
@@ -300,12 +300,12 @@ json Toleration::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, NodeSelectorRequirement& out) {
-  r.WarnUnknown({"key", "operator", "values"});
-  r.Require("key");
-  out.key = r.Read("key", NodeSelectorRequirement::kKey);
-  r.Require("operator");
-  out.operator_ = r.Read("operator", NodeSelectorRequirement::kOperator);
-  r.ReadList("values", NodeSelectorRequirement::kValues, NodeSelectorRequirement::kValuesItems, out.values);
+  r.Index({"key", "operator", "values"});
+  r.Require({"key", 0});
+  out.key = r.Read({"key", 0}, NodeSelectorRequirement::kKey);
+  r.Require({"operator", 1});
+  out.operator_ = r.Read({"operator", 1}, NodeSelectorRequirement::kOperator);
+  r.ReadList({"values", 2}, NodeSelectorRequirement::kValues, NodeSelectorRequirement::kValuesItems, out.values);
 }
 
 json NodeSelectorRequirement::ToJson() const {
@@ -317,8 +317,8 @@ json NodeSelectorRequirement::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, NodeSelectorTerm& out) {
-  r.WarnUnknown({"matchExpressions"});
-  r.ReadList("matchExpressions", NodeSelectorTerm::kMatchExpressions, out.match_expressions);
+  r.Index({"matchExpressions"});
+  r.ReadList({"matchExpressions", 0}, NodeSelectorTerm::kMatchExpressions, out.match_expressions);
 }
 
 json NodeSelectorTerm::ToJson() const {
@@ -328,9 +328,9 @@ json NodeSelectorTerm::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, NodeSelector& out) {
-  r.WarnUnknown({"nodeSelectorTerms"});
-  r.Require("nodeSelectorTerms");
-  r.ReadList("nodeSelectorTerms", NodeSelector::kNodeSelectorTerms, out.node_selector_terms);
+  r.Index({"nodeSelectorTerms"});
+  r.Require({"nodeSelectorTerms", 0});
+  r.ReadList({"nodeSelectorTerms", 0}, NodeSelector::kNodeSelectorTerms, out.node_selector_terms);
 }
 
 json NodeSelector::ToJson() const {
@@ -340,11 +340,11 @@ json NodeSelector::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, PreferredSchedulingTerm& out) {
-  r.WarnUnknown({"weight", "preference"});
-  r.Require("weight");
-  out.weight = r.Read("weight", PreferredSchedulingTerm::kWeight);
-  r.Require("preference");
-  r.ReadObject("preference", out.preference);
+  r.Index({"weight", "preference"});
+  r.Require({"weight", 0});
+  out.weight = r.Read({"weight", 0}, PreferredSchedulingTerm::kWeight);
+  r.Require({"preference", 1});
+  r.ReadObject({"preference", 1}, out.preference);
 }
 
 json PreferredSchedulingTerm::ToJson() const {
@@ -355,10 +355,10 @@ json PreferredSchedulingTerm::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, NodeAffinity& out) {
-  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadObject("requiredDuringSchedulingIgnoredDuringExecution",
+  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadObject({"requiredDuringSchedulingIgnoredDuringExecution", 0},
                out.required_during_scheduling_ignored_during_execution);
-  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
              NodeAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
              out.preferred_during_scheduling_ignored_during_execution);
 }
@@ -375,12 +375,12 @@ json NodeAffinity::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, LabelSelectorRequirement& out) {
-  r.WarnUnknown({"key", "operator", "values"});
-  r.Require("key");
-  out.key = r.Read("key", LabelSelectorRequirement::kKey);
-  r.Require("operator");
-  out.operator_ = r.Read("operator", LabelSelectorRequirement::kOperator);
-  r.ReadList("values", LabelSelectorRequirement::kValues, LabelSelectorRequirement::kValuesItems, out.values);
+  r.Index({"key", "operator", "values"});
+  r.Require({"key", 0});
+  out.key = r.Read({"key", 0}, LabelSelectorRequirement::kKey);
+  r.Require({"operator", 1});
+  out.operator_ = r.Read({"operator", 1}, LabelSelectorRequirement::kOperator);
+  r.ReadList({"values", 2}, LabelSelectorRequirement::kValues, LabelSelectorRequirement::kValuesItems, out.values);
 }
 
 json LabelSelectorRequirement::ToJson() const {
@@ -392,9 +392,9 @@ json LabelSelectorRequirement::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, LabelSelector& out) {
-  r.WarnUnknown({"matchLabels", "matchExpressions"});
-  r.ReadMap("matchLabels", LabelSelector::kMatchLabelsValues, out.match_labels);
-  r.ReadList("matchExpressions", LabelSelector::kMatchExpressions, out.match_expressions);
+  r.Index({"matchLabels", "matchExpressions"});
+  r.ReadMap({"matchLabels", 0}, LabelSelector::kMatchLabelsValues, out.match_labels);
+  r.ReadList({"matchExpressions", 1}, LabelSelector::kMatchExpressions, out.match_expressions);
 }
 
 json LabelSelector::ToJson() const {
@@ -405,12 +405,12 @@ json LabelSelector::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, PodAffinityTerm& out) {
-  r.WarnUnknown({"labelSelector", "namespaceSelector", "namespaces", "topologyKey"});
-  r.ReadObject("labelSelector", out.label_selector);
-  r.ReadObject("namespaceSelector", out.namespace_selector);
-  r.ReadList("namespaces", PodAffinityTerm::kNamespaces, PodAffinityTerm::kNamespacesItems, out.namespaces);
-  r.Require("topologyKey");
-  out.topology_key = r.Read("topologyKey", PodAffinityTerm::kTopologyKey);
+  r.Index({"labelSelector", "namespaceSelector", "namespaces", "topologyKey"});
+  r.ReadObject({"labelSelector", 0}, out.label_selector);
+  r.ReadObject({"namespaceSelector", 1}, out.namespace_selector);
+  r.ReadList({"namespaces", 2}, PodAffinityTerm::kNamespaces, PodAffinityTerm::kNamespacesItems, out.namespaces);
+  r.Require({"topologyKey", 3});
+  out.topology_key = r.Read({"topologyKey", 3}, PodAffinityTerm::kTopologyKey);
 }
 
 json PodAffinityTerm::ToJson() const {
@@ -423,11 +423,11 @@ json PodAffinityTerm::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, WeightedPodAffinityTerm& out) {
-  r.WarnUnknown({"weight", "podAffinityTerm"});
-  r.Require("weight");
-  out.weight = r.Read("weight", WeightedPodAffinityTerm::kWeight);
-  r.Require("podAffinityTerm");
-  r.ReadObject("podAffinityTerm", out.pod_affinity_term);
+  r.Index({"weight", "podAffinityTerm"});
+  r.Require({"weight", 0});
+  out.weight = r.Read({"weight", 0}, WeightedPodAffinityTerm::kWeight);
+  r.Require({"podAffinityTerm", 1});
+  r.ReadObject({"podAffinityTerm", 1}, out.pod_affinity_term);
 }
 
 json WeightedPodAffinityTerm::ToJson() const {
@@ -438,11 +438,11 @@ json WeightedPodAffinityTerm::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, PodAffinity& out) {
-  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadList("requiredDuringSchedulingIgnoredDuringExecution",
+  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
              PodAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
              out.required_during_scheduling_ignored_during_execution);
-  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
              PodAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
              out.preferred_during_scheduling_ignored_during_execution);
 }
@@ -459,11 +459,11 @@ json PodAffinity::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, PodAntiAffinity& out) {
-  r.WarnUnknown({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadList("requiredDuringSchedulingIgnoredDuringExecution",
+  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
+  r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
              PodAntiAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
              out.required_during_scheduling_ignored_during_execution);
-  r.ReadList("preferredDuringSchedulingIgnoredDuringExecution",
+  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
              PodAntiAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
              out.preferred_during_scheduling_ignored_during_execution);
 }
@@ -480,10 +480,10 @@ json PodAntiAffinity::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, Affinity& out) {
-  r.WarnUnknown({"nodeAffinity", "podAffinity", "podAntiAffinity"});
-  r.ReadObject("nodeAffinity", out.node_affinity);
-  r.ReadObject("podAffinity", out.pod_affinity);
-  r.ReadObject("podAntiAffinity", out.pod_anti_affinity);
+  r.Index({"nodeAffinity", "podAffinity", "podAntiAffinity"});
+  r.ReadObject({"nodeAffinity", 0}, out.node_affinity);
+  r.ReadObject({"podAffinity", 1}, out.pod_affinity);
+  r.ReadObject({"podAntiAffinity", 2}, out.pod_anti_affinity);
 }
 
 json Affinity::ToJson() const {
@@ -495,18 +495,18 @@ json Affinity::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, TopologySpreadConstraint& out) {
-  r.WarnUnknown({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
-                 "nodeTaintsPolicy"});
-  r.Require("maxSkew");
-  out.max_skew = r.Read("maxSkew", TopologySpreadConstraint::kMaxSkew);
-  r.Require("topologyKey");
-  out.topology_key = r.Read("topologyKey", TopologySpreadConstraint::kTopologyKey);
-  r.Require("whenUnsatisfiable");
-  out.when_unsatisfiable = r.Read("whenUnsatisfiable", TopologySpreadConstraint::kWhenUnsatisfiable);
-  r.ReadObject("labelSelector", out.label_selector);
-  out.min_domains = r.Read("minDomains", TopologySpreadConstraint::kMinDomains);
-  out.node_affinity_policy = r.Read("nodeAffinityPolicy", TopologySpreadConstraint::kNodeAffinityPolicy);
-  out.node_taints_policy = r.Read("nodeTaintsPolicy", TopologySpreadConstraint::kNodeTaintsPolicy);
+  r.Index({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+           "nodeTaintsPolicy"});
+  r.Require({"maxSkew", 0});
+  out.max_skew = r.Read({"maxSkew", 0}, TopologySpreadConstraint::kMaxSkew);
+  r.Require({"topologyKey", 1});
+  out.topology_key = r.Read({"topologyKey", 1}, TopologySpreadConstraint::kTopologyKey);
+  r.Require({"whenUnsatisfiable", 2});
+  out.when_unsatisfiable = r.Read({"whenUnsatisfiable", 2}, TopologySpreadConstraint::kWhenUnsatisfiable);
+  r.ReadObject({"labelSelector", 3}, out.label_selector);
+  out.min_domains = r.Read({"minDomains", 4}, TopologySpreadConstraint::kMinDomains);
+  out.node_affinity_policy = r.Read({"nodeAffinityPolicy", 5}, TopologySpreadConstraint::kNodeAffinityPolicy);
+  out.node_taints_policy = r.Read({"nodeTaintsPolicy", 6}, TopologySpreadConstraint::kNodeTaintsPolicy);
 }
 
 json TopologySpreadConstraint::ToJson() const {
@@ -522,8 +522,8 @@ json TopologySpreadConstraint::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, LocalObjectReference& out) {
-  r.WarnUnknown({"name"});
-  out.name = r.Read("name", LocalObjectReference::kName);
+  r.Index({"name"});
+  out.name = r.Read({"name", 0}, LocalObjectReference::kName);
 }
 
 json LocalObjectReference::ToJson() const {
@@ -533,50 +533,50 @@ json LocalObjectReference::ToJson() const {
 }
 
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
-  r.WarnUnknown({"model",
-                 "version",
-                 "image",
-                 "replicas",
-                 "port",
-                 "gpus",
-                 "strategy",
-                 "autoscaling",
-                 "rollout",
-                 "resources",
-                 "env",
-                 "args",
-                 "nodeSelector",
-                 "tolerations",
-                 "affinity",
-                 "topologySpreadConstraints",
-                 "imagePullSecrets",
-                 "serviceAccountName",
-                 "priorityClassName",
-                 "podAnnotations",
-                 "podLabels"});
-  r.Require("model");
-  out.model = r.Read("model", ModelServiceSpec::kModel);
-  out.version = r.Read("version", ModelServiceSpec::kVersion);
-  out.image = r.Read("image", ModelServiceSpec::kImage);
-  out.replicas = r.Read("replicas", ModelServiceSpec::kReplicas);
-  out.port = r.Read("port", ModelServiceSpec::kPort);
-  out.gpus = r.Read("gpus", ModelServiceSpec::kGpus);
-  r.ReadObject("strategy", out.strategy);
-  r.ReadObject("autoscaling", out.autoscaling);
-  r.ReadObject("rollout", out.rollout);
-  r.ReadObject("resources", out.resources);
-  r.ReadList("env", ModelServiceSpec::kEnv, out.env);
-  r.ReadList("args", ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
-  r.ReadMap("nodeSelector", ModelServiceSpec::kNodeSelectorValues, out.node_selector);
-  r.ReadList("tolerations", ModelServiceSpec::kTolerations, out.tolerations);
-  r.ReadObject("affinity", out.affinity);
-  r.ReadList("topologySpreadConstraints", ModelServiceSpec::kTopologySpreadConstraints,
+  r.Index({"model",
+           "version",
+           "image",
+           "replicas",
+           "port",
+           "gpus",
+           "strategy",
+           "autoscaling",
+           "rollout",
+           "resources",
+           "env",
+           "args",
+           "nodeSelector",
+           "tolerations",
+           "affinity",
+           "topologySpreadConstraints",
+           "imagePullSecrets",
+           "serviceAccountName",
+           "priorityClassName",
+           "podAnnotations",
+           "podLabels"});
+  r.Require({"model", 0});
+  out.model = r.Read({"model", 0}, ModelServiceSpec::kModel);
+  out.version = r.Read({"version", 1}, ModelServiceSpec::kVersion);
+  out.image = r.Read({"image", 2}, ModelServiceSpec::kImage);
+  out.replicas = r.Read({"replicas", 3}, ModelServiceSpec::kReplicas);
+  out.port = r.Read({"port", 4}, ModelServiceSpec::kPort);
+  out.gpus = r.Read({"gpus", 5}, ModelServiceSpec::kGpus);
+  r.ReadObject({"strategy", 6}, out.strategy);
+  r.ReadObject({"autoscaling", 7}, out.autoscaling);
+  r.ReadObject({"rollout", 8}, out.rollout);
+  r.ReadObject({"resources", 9}, out.resources);
+  r.ReadList({"env", 10}, ModelServiceSpec::kEnv, out.env);
+  r.ReadList({"args", 11}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
+  r.ReadMap({"nodeSelector", 12}, ModelServiceSpec::kNodeSelectorValues, out.node_selector);
+  r.ReadList({"tolerations", 13}, ModelServiceSpec::kTolerations, out.tolerations);
+  r.ReadObject({"affinity", 14}, out.affinity);
+  r.ReadList({"topologySpreadConstraints", 15}, ModelServiceSpec::kTopologySpreadConstraints,
              out.topology_spread_constraints);
-  r.ReadList("imagePullSecrets", ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
-  out.service_account_name = r.Read("serviceAccountName", ModelServiceSpec::kServiceAccountName);
-  out.priority_class_name = r.Read("priorityClassName", ModelServiceSpec::kPriorityClassName);
-  r.ReadMap("podAnnotations", ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
-  r.ReadMap("podLabels", ModelServiceSpec::kPodLabelsValues, out.pod_labels);
+  r.ReadList({"imagePullSecrets", 16}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
+  out.service_account_name = r.Read({"serviceAccountName", 17}, ModelServiceSpec::kServiceAccountName);
+  out.priority_class_name = r.Read({"priorityClassName", 18}, ModelServiceSpec::kPriorityClassName);
+  r.ReadMap({"podAnnotations", 19}, ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
+  r.ReadMap({"podLabels", 20}, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
 }
 
 json ModelServiceSpec::ToJson() const {

@@ -68,16 +68,6 @@ std::string SchemaPath(const std::string& path) {
   return out;
 }
 
-bool PathCovers(const std::string& field_path, const std::string& b) {
-  // a covers b if one is a prefix of the other on a field boundary.
-  const std::string a = SchemaPath(field_path);
-  const std::string& shorter = a.size() <= b.size() ? a : b;
-  const std::string& longer = a.size() <= b.size() ? b : a;
-  if (shorter.empty() || shorter == "<root>") return true;
-  if (longer.compare(0, shorter.size(), shorter) != 0) return false;
-  return longer.size() == shorter.size() || longer[shorter.size()] == '.' || longer[shorter.size()] == '[';
-}
-
 // Whether every string in the object is short enough for std::regex (which
 // recurses per character). Longer strings are rejected by the hand-written
 // checks (TooLong) before the schema runs.
@@ -97,30 +87,43 @@ bool StringsBounded(JsonRef v, size_t limit, int depth = 0) {
 
 }  // namespace
 
+bool ErrorCovers(const FieldError& error, const std::string& schema_path) {
+  // a covers b if one is a prefix of the other on a field boundary.
+  const std::string a = SchemaPath(error.path);
+  const std::string& b = schema_path;
+  const std::string& shorter = a.size() <= b.size() ? a : b;
+  const std::string& longer = a.size() <= b.size() ? b : a;
+  if (shorter.empty() || shorter == "<root>") return true;
+  if (longer.compare(0, shorter.size(), shorter) != 0) return false;
+  return longer.size() == shorter.size() || longer[shorter.size()] == '.' || longer[shorter.size()] == '[';
+}
+
 ValidationOutcome ValidateModelService(JsonRef object, const SchemaValidator& schema) {
   ParsedModelService parsed = ParseModelService(object);
   ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
   CheckCrossFields(parsed.spec, out.errors);
   AddWarnings(parsed.spec, out.warnings);
-  // The schema as a safety net, when the strings it matches patterns against
-  // (all in spec) are bounded. The object is validated in place (no copy).
+  // The schema over status: the parser reads and checks all the rest (the
+  // root's apiVersion, kind, metadata and spec), and explains every
+  // violation of the schema there (validation.h). When the strings the
+  // schema would match patterns against (all in spec) are bounded. The
+  // object is validated in place (no copy).
   auto spec = object.find("spec");
-  if (spec && spec->is_object() && StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) {
-    auto covered = [&](const std::string& path) {
-      return std::any_of(out.errors.begin(), out.errors.end(),
-                         [&](const FieldError& f) { return PathCovers(f.path, path); });
-    };
-    // valijson only for the wording of a violation no error above explains:
-    // where the violations are, the compiled schema says at a fraction of
-    // the cost.
-    if (auto paths = schema.ViolationPaths(object); paths && std::all_of(paths->begin(), paths->end(), covered))
-      return out;
-    for (auto& e : schema.Validate(object)) {
-      if (!covered(e.path)) {
-        std::string path = e.path.empty() ? "<root>" : e.path;
-        out.errors.push_back(FieldError::Invalid(path, json(nullptr), e.description));
-        out.errors.back().value = "(schema)";
-      }
+  if (!spec || !spec->is_object() || !object.find("status")) return out;
+  auto covered = [&](const std::string& path) {
+    return std::any_of(out.errors.begin(), out.errors.end(), [&](const FieldError& f) { return ErrorCovers(f, path); });
+  };
+  // valijson only for the wording of a violation no error above explains:
+  // where the violations are, the compiled schema says at a fraction of the
+  // cost.
+  if (auto paths = schema.ViolationPaths(object, "spec"); paths && std::all_of(paths->begin(), paths->end(), covered))
+    return out;
+  if (!StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) return out;
+  for (auto& e : schema.Validate(object)) {
+    if (!covered(e.path)) {
+      std::string path = e.path.empty() ? "<root>" : e.path;
+      out.errors.push_back(FieldError::Invalid(path, json(nullptr), e.description));
+      out.errors.back().value = "(schema)";
     }
   }
   return out;

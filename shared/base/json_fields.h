@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 #include "base/json_ref.h"
 
@@ -16,6 +17,13 @@ namespace ms {
 inline std::string StringField(JsonRef object, const char* key, const std::string& def = {}) {
   auto it = object.find(key);
   return it && it->is_string() ? std::string(it->str()) : def;
+}
+
+// object[key] when it is a string, else "": a view into the tree, for a
+// comparison or a copy.
+inline std::string_view StringView(JsonRef object, std::string_view key) {
+  auto it = object.find(key);
+  return it && it->is_string() ? it->str() : std::string_view();
 }
 
 // object.metadata[key] when it is a string, else "".

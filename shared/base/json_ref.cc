@@ -1,7 +1,10 @@
 #include "base/json_ref.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
+
+#include "base/json_text.h"
 
 namespace ms {
 
@@ -64,7 +67,6 @@ size_t JsonRef::size() const {
   if (n_) return n_->size();
   if (r_->IsArray()) return r_->Size();
   if (!r_->IsObject()) return r_->IsNull() ? 0 : 1;  // as nlohmann's size()
-  if (key_ordered_) return r_->MemberCount();
   size_t n = 0;
   for_each_member([&n](std::string_view, JsonRef) { ++n; });
   return n;
@@ -78,30 +80,16 @@ std::optional<JsonRef> JsonRef::find(std::string_view key) const {
     return JsonRef(*it);
   }
   if (!r_->IsObject()) return std::nullopt;
-  if (key_ordered_ && r_->MemberCount() > 16) {  // binary search (a small object is scanned: lengths mostly differ)
-    auto first = r_->MemberBegin();
-    size_t count = r_->MemberCount();
-    while (count > 0) {
-      const size_t half = count / 2;
-      if (NameLess(Name(first[half].name), key)) {
-        first += static_cast<std::ptrdiff_t>(half + 1);
-        count -= half + 1;
-      } else {
-        count = half;
-      }
-    }
-    if (first != r_->MemberEnd() && NameEqual(Name(first->name), key)) return Child(first->value);
-    return std::nullopt;
-  }
+  // Every member, for the last of a repeated key; the length first (most
+  // names differ there), without making a view of each name.
   const rapidjson::Value* found = nullptr;
-  for (const auto& m : r_->GetObject()) {
-    if (NameEqual(Name(m.name), key)) {
-      found = &m.value;
-      if (key_ordered_) break;  // no repeated key
-    }
+  for (auto m = r_->MemberBegin(), end = r_->MemberEnd(); m != end; ++m) {
+    if (m->name.GetStringLength() != key.size()) continue;
+    const char* name = m->name.GetString();
+    if (key.empty() || (name[0] == key[0] && std::memcmp(name, key.data(), key.size()) == 0)) found = &m->value;
   }
   if (!found) return std::nullopt;
-  return Child(*found);
+  return JsonRef(*found);
 }
 
 namespace {
@@ -126,28 +114,6 @@ bool SortByName(size_t n, NameAt name, SwapNext swap) {
 }
 
 }  // namespace
-
-void SortMembers(rapidjson::Value& v) {
-  if (v.IsArray()) {
-    for (auto& e : v.GetArray()) SortMembers(e);
-    return;
-  }
-  if (!v.IsObject() || v.MemberCount() == 0) return;  // (an empty object has no member array to point into)
-  auto* m = &*v.MemberBegin();
-  const size_t n = v.MemberCount();
-  const bool unique = SortByName(
-      n, [m](size_t i) { return Name(m[i].name); },
-      [m](size_t i) {
-        m[i].name.Swap(m[i + 1].name);
-        m[i].value.Swap(m[i + 1].value);
-      });
-  if (!unique) {  // keep the last of each run of equal keys
-    for (size_t i = n; i-- > 1;)
-      if (NameEqual(Name(m[i - 1].name), Name(m[i].name)))
-        v.EraseMember(v.MemberBegin() + static_cast<std::ptrdiff_t>(i - 1));
-  }
-  for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) SortMembers(it->value);
-}
 
 size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
                               const Member**& out) const {
@@ -181,6 +147,12 @@ nlohmann::json JsonRef::ToJson() const { return n_ ? *n_ : Convert(*r_); }
 std::string JsonRef::dump() const {
   if (r_ && r_->IsNumber() && !r_->IsDouble())
     return r_->IsUint64() ? std::to_string(r_->GetUint64()) : std::to_string(r_->GetInt64());
+  if (r_ && r_->IsString()) {  // as nlohmann writes it (json_text.h)
+    std::string out;
+    out.reserve(str().size() + 2);
+    AppendJsonString(out, str());
+    return out;
+  }
   if (n_) return n_->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

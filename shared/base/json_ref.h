@@ -30,14 +30,6 @@ class JsonRef {
   // Implicit, so a function taking a JsonRef takes either tree's value.
   JsonRef(const nlohmann::json& v) : n_(&v) {}    // NOLINT(google-explicit-constructor)
   JsonRef(const rapidjson::Value& v) : r_(&v) {}  // NOLINT(google-explicit-constructor)
-  // A RapidJSON value whose objects, at every depth, have their members in
-  // key order and no repeated key (as SortMembers leaves them): members are
-  // then visited and found without sorting.
-  static JsonRef KeyOrdered(const rapidjson::Value& v) {
-    JsonRef r(v);
-    r.key_ordered_ = true;
-    return r;
-  }
 
   bool is_null() const { return n_ ? n_->is_null() : r_->IsNull(); }
   bool is_boolean() const { return n_ ? n_->is_boolean() : r_->IsBool(); }
@@ -68,7 +60,7 @@ class JsonRef {
   // An array's length, or an object's count of distinct keys.
   size_t size() const;
   // The i-th element of an array (precondition: is_array(), i < size()).
-  JsonRef at(size_t i) const { return n_ ? JsonRef((*n_)[i]) : Child((*r_)[static_cast<rapidjson::SizeType>(i)]); }
+  JsonRef at(size_t i) const { return n_ ? JsonRef((*n_)[i]) : JsonRef((*r_)[static_cast<rapidjson::SizeType>(i)]); }
   // The member `key` of an object (the last of several with that key);
   // nothing when absent or when this is not an object.
   std::optional<JsonRef> find(std::string_view key) const;
@@ -77,6 +69,12 @@ class JsonRef {
   // non-object.
   template <class F>
   void for_each_member(F&& f) const;
+  // pred(std::string_view key, JsonRef value) for the members of an object
+  // in no particular order (a repeated key once per occurrence, the last
+  // one last), while it returns true: cheaper than for_each_member when the
+  // order does not matter. True when pred never returned false.
+  template <class P>
+  bool every_member(P&& pred) const;
 
   // A copy as nlohmann::json.
   nlohmann::json ToJson() const;
@@ -88,11 +86,6 @@ class JsonRef {
 
  private:
   using Member = rapidjson::GenericMember<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
-  JsonRef Child(const rapidjson::Value& v) const {
-    JsonRef c(v);
-    c.key_ordered_ = key_ordered_;
-    return c;
-  }
   // The members of an object in key order, duplicates (but the last) left
   // out: `buf` when they fit, else `heap`. Returns how many.
   size_t SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
@@ -100,14 +93,7 @@ class JsonRef {
 
   const nlohmann::json* n_ = nullptr;
   const rapidjson::Value* r_ = nullptr;
-  bool key_ordered_ = false;
 };
-
-// Puts the members of every object in `v` (at any depth) in key order and
-// removes all but the last of repeated keys: what JsonRef reads a RapidJSON
-// object as, done once so that JsonRef::KeyOrdered(v) reads it without
-// sorting. Recursion as deep as `v` nests (the caller bounds it).
-void SortMembers(rapidjson::Value& v);
 
 // Names compared as std::string_view compares them, without a call to
 // memcmp when the first bytes differ (most names differ there).
@@ -132,18 +118,27 @@ void JsonRef::for_each_member(F&& f) const {
     return;
   }
   if (!r_->IsObject()) return;
-  if (key_ordered_) {
-    for (auto it = r_->MemberBegin(); it != r_->MemberEnd(); ++it)
-      f(std::string_view(it->name.GetString(), it->name.GetStringLength()), Child(it->value));
-    return;
-  }
   constexpr size_t kCap = 32;
   const Member* buf[kCap];
   std::unique_ptr<const Member*[]> heap;
   const Member** members = nullptr;
   const size_t n = SortedMembers(buf, kCap, heap, members);
   for (size_t i = 0; i < n; ++i)
-    f(std::string_view(members[i]->name.GetString(), members[i]->name.GetStringLength()), Child(members[i]->value));
+    f(std::string_view(members[i]->name.GetString(), members[i]->name.GetStringLength()), JsonRef(members[i]->value));
+}
+
+template <class P>
+bool JsonRef::every_member(P&& pred) const {
+  if (n_) {
+    if (!n_->is_object()) return true;
+    for (auto it = n_->begin(); it != n_->end(); ++it)
+      if (!pred(std::string_view(it.key()), JsonRef(it.value()))) return false;
+    return true;
+  }
+  if (!r_->IsObject()) return true;
+  for (auto it = r_->MemberBegin(); it != r_->MemberEnd(); ++it)
+    if (!pred(std::string_view(it->name.GetString(), it->name.GetStringLength()), JsonRef(it->value))) return false;
+  return true;
 }
 
 }  // namespace ms

@@ -42,7 +42,7 @@ bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler)
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) return false;
   try {
-    return handler.Handle(*request).allowed;
+    return handler.Handle(ms::webhook::AdmissionRequest(*request)).allowed;
   } catch (const std::exception&) {
     return false;
   }

@@ -124,13 +124,19 @@ def spec_header(model, t):
     return "\n".join(out)
 
 
+MAX_FIELDS = 32  # FieldReader::kMaxFields
+
+
 def _read_fields(s):
+    if len(s.fields) > MAX_FIELDS:
+        raise DefinitionError("%s: more than %d fields (FieldReader::kMaxFields)" % (s.path, MAX_FIELDS))
     out = ["void ReadFields(FieldReader& r, %s& out) {" % s.name,
-           "  r.WarnUnknown({%s});" % ", ".join(cpp_string(f.key) for f in s.fields)]
-    for f in s.fields:
+           "  r.Index({%s});" % ", ".join(cpp_string(f.key) for f in s.fields)]
+    for i, f in enumerate(s.fields):
+        key = "{%s, %d}" % (cpp_string(f.key), i)
         if f.required:
-            out.append("  r.Require(%s);" % cpp_string(f.key))
-        out.append("  " + f.kind.read(f.key, f.member, "%s::%s" % (s.name, f.rule_name)))
+            out.append("  r.Require(%s);" % key)
+        out.append("  " + f.kind.read(key, f.member, "%s::%s" % (s.name, f.rule_name)))
     return out + ["}", ""]
 
 

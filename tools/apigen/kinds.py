@@ -62,7 +62,7 @@ class Kind:
         return [(name, r[0], r[1])] if r else []
 
     def read(self, key, member, rule_name):
-        return "out.%s = r.Read(%s, %s);" % (member, cpp_string(key), rule_name)
+        return "out.%s = r.Read(%s, %s);" % (member, key, rule_name)
 
     def doc_values(self):
         return ""
@@ -219,7 +219,7 @@ class StructKind(Kind):
         self.cpp_type = struct.name
 
     def read(self, key, member, rule_name):
-        return "r.ReadObject(%s, out.%s);" % (cpp_string(key), member)
+        return "r.ReadObject(%s, out.%s);" % (key, member)
 
 
 class _ContainerKind(Kind):
@@ -244,7 +244,7 @@ class _ContainerKind(Kind):
         return own if self.nested else own + self.element.rules(name + self.SUFFIX, None)
 
     def read(self, key, member, rule_name):
-        args = [cpp_string(key)] + ([rule_name] if self.own_rule() else [])
+        args = [key] + ([rule_name] if self.own_rule() else [])
         args += ([] if self.nested else [rule_name + self.SUFFIX]) + ["out." + member]
         return "r.%s(%s);" % (self.READER, ", ".join(args))
 

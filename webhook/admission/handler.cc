@@ -5,32 +5,33 @@
 
 namespace ms::webhook {
 
-bool IsScaleRequest(JsonRef request) {
-  if (StringField(request, "subResource") != "scale") return false;
-  auto resource = request.find("resource");
+bool IsScaleRequest(const AdmissionRequest& request) {
+  if (Text(request.sub_resource) != "scale") return false;
+  const auto& resource = request.resource;
   if (!resource) return false;
-  return StringField(*resource, "group") == api::kGroup && StringField(*resource, "resource") == api::kPlural;
+  return StringView(*resource, "group") == api::kGroup && StringView(*resource, "resource") == api::kPlural;
 }
 
-std::string CheckModelServiceRequest(JsonRef request) {
+std::string CheckModelServiceRequest(const AdmissionRequest& request) {
   if (IsScaleRequest(request)) {
-    auto kind = request.find("kind");
-    if (!kind || StringField(*kind, "group") != "autoscaling" || StringField(*kind, "kind") != "Scale")
+    const auto& kind = request.kind;
+    if (!kind || StringView(*kind, "group") != "autoscaling" || StringView(*kind, "kind") != "Scale")
       return "the scale subresource of a ModelService is admitted as an autoscaling Scale only";
-    auto obj = request.find("object");
-    if (obj && obj->is_object() && StringField(*obj, "kind") != "Scale") {
+    const auto& obj = request.object;
+    if (obj && obj->is_object() && StringView(*obj, "kind") != "Scale") {
       auto k = obj->find("kind");
       return "request.object is not a Scale (kind " + (k ? k->dump() : std::string("null")) + ")";
     }
     return {};
   }
-  auto kind = request.find("kind");
+  const auto& kind = request.kind;
   if (!kind || !kind->is_object()) return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
-  auto group = StringField(*kind, "group");
-  auto k = StringField(*kind, "kind");
+  const std::string_view group = StringView(*kind, "group");
+  const std::string_view k = StringView(*kind, "kind");
   if (group != api::kGroup || k != api::kKind)
-    return "this webhook admits modelops.dev ModelService objects only, not group \"" + group + "\" kind \"" + k + "\"";
-  auto obj = request.find("object");
+    return "this webhook admits modelops.dev ModelService objects only, not group \"" + std::string(group) +
+           "\" kind \"" + std::string(k) + "\"";
+  const auto& obj = request.object;
   if (obj && obj->is_object()) {
     auto av = obj->find("apiVersion");
     auto ok = obj->find("kind");
@@ -42,21 +43,21 @@ std::string CheckModelServiceRequest(JsonRef request) {
   return {};
 }
 
-std::optional<AdmissionResponse> Preflight(JsonRef request) {
-  const std::string op = StringField(request, "operation");
+std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
+  const std::string_view op = Text(request.operation);
   if (op == "DELETE" || op == "CONNECT") return Allowed();
   if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
-  auto obj = request.find("object");
+  const auto& obj = request.object;
   if (!obj || !obj->is_object()) return Denied(400, "BadRequest", "request.object is missing or not an object");
   if (IsRatchetedUpdate(request)) return Allowed();
   return std::nullopt;
 }
 
-bool IsRatchetedUpdate(JsonRef request) {
-  if (StringField(request, "operation") != "UPDATE") return false;
-  const auto obj = request.find("object");
+bool IsRatchetedUpdate(const AdmissionRequest& request) {
+  if (Text(request.operation) != "UPDATE") return false;
+  const auto& obj = request.object;
   if (!obj || !obj->is_object()) return false;
-  const auto old = request.find("oldObject");
+  const auto& old = request.old_object;
   if (!old || !old->is_object()) return false;
   const auto spec = obj->find("spec");
   const auto old_spec = old->find("spec");

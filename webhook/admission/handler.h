@@ -1,13 +1,14 @@
 // The admission Handler interface, as controller-runtime's admission.Handler:
 // a pure function from an AdmissionRequest (the `request` object of an
-// admission.k8s.io/v1 AdmissionReview) to an AdmissionResponse (the
-// `response` object, without `uid`, which the caller echoes).
+// admission.k8s.io/v1 AdmissionReview, request.h) to an AdmissionResponse
+// (the `response` object, without `uid`, which the caller echoes).
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "base/json_ref.h"
+#include "webhook/admission/request.h"
 #include "webhook/admission/response.h"
 
 namespace ms::webhook {
@@ -15,9 +16,7 @@ namespace ms::webhook {
 class Handler {
  public:
   virtual ~Handler() = default;
-  // `request` in either tree (ServeReview passes RapidJSON's; tests may pass
-  // nlohmann's).
-  virtual AdmissionResponse Handle(JsonRef request) const = 0;
+  virtual AdmissionResponse Handle(const AdmissionRequest& request) const = 0;
   // "/validate" or "/mutate": the metrics' `webhook` label.
   virtual const std::string& path() const = 0;
 };
@@ -26,7 +25,7 @@ class Handler {
 // untouched; a request about another kind, or without an object, is denied
 // with 400; a ratcheted UPDATE (below) is allowed untouched. Returns the
 // response to give, or nullopt to go on.
-std::optional<AdmissionResponse> Preflight(JsonRef request);
+std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request);
 
 // Validation ratcheting, as the API server ratchets a CRD's schema (unchanged
 // values only): an UPDATE whose spec is the spec of oldObject (a finalizer
@@ -36,15 +35,15 @@ std::optional<AdmissionResponse> Preflight(JsonRef request);
 // validated, also while the object is being deleted. The webhook
 // configurations' matchConditions skip the same requests before they are
 // sent.
-bool IsRatchetedUpdate(JsonRef request);
+bool IsRatchetedUpdate(const AdmissionRequest& request);
 
 // Checks the request is about a modelops.dev ModelService, or about its scale
 // subresource (an autoscaling/v1 Scale); returns an error message when it is
 // not.
-std::string CheckModelServiceRequest(JsonRef request);
+std::string CheckModelServiceRequest(const AdmissionRequest& request);
 
 // Whether the request is about the scale subresource of a ModelService (the
 // object is then an autoscaling/v1 Scale, not the ModelService).
-bool IsScaleRequest(JsonRef request);
+bool IsScaleRequest(const AdmissionRequest& request);
 
 }  // namespace ms::webhook

@@ -4,11 +4,11 @@
 
 namespace ms::webhook {
 
-AdmissionResponse MutatingHandler::Handle(JsonRef request) const {
+AdmissionResponse MutatingHandler::Handle(const AdmissionRequest& request) const {
   if (auto early = Preflight(request)) return *early;
   if (IsScaleRequest(request)) return Allowed();  // a Scale has nothing to default
   AdmissionResponse response = Allowed();
-  response.patch = api::DefaultsPatchText(*request.find("object"));  // "" when nothing is missing
+  response.patch = api::DefaultsPatchText(*request.object);  // "" when nothing is missing
   return response;
 }
 

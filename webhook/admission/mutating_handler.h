@@ -7,7 +7,7 @@ namespace ms::webhook {
 
 class MutatingHandler final : public Handler {
  public:
-  AdmissionResponse Handle(JsonRef request) const override;
+  AdmissionResponse Handle(const AdmissionRequest& request) const override;
   const std::string& path() const override { return path_; }
 
  private:

@@ -102,7 +102,7 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
 }
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
-// with a request and its uid, or nothing.
+// with a request, or nothing.
 std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcome) {
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
@@ -119,29 +119,25 @@ std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcom
     return Plain(400, "unsupported apiVersion " + api_version->dump() + ": expected admission.k8s.io/v1", outcome);
   auto request = review.find("request");
   if (!request || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
-  auto uid = request->find("uid");
-  if (!uid || !uid->is_string() || uid->str().empty()) return Plain(400, "AdmissionReview request has no uid", outcome);
   return std::nullopt;
 }
 
 // What the log line and the metrics say of a request and its answer.
-void FillOutcome(JsonRef request, const AdmissionResponse& response, Outcome& outcome) {
-  outcome.uid = StringField(request, "uid");
-  outcome.operation = StringField(request, "operation");
+void FillOutcome(const AdmissionRequest& request, AdmissionResponse&& response, Outcome& outcome) {
+  outcome.uid = Text(request.uid);
+  outcome.operation = Text(request.operation);
   outcome.decision = response.allowed ? "allowed" : "denied";
   if (!response.allowed) {
-    outcome.message = response.message;
+    outcome.message = std::move(response.message);
     outcome.status_code = response.code;
   }
-  std::string ns = StringField(request, "namespace");
-  std::string name = StringField(request, "name");
-  if (auto obj = request.find("object"); name.empty() && obj) {
-    name = MetadataString(*obj, "name");
-    if (name.empty()) name = MetadataString(*obj, "generateName");
+  outcome.ns = Text(request.namespace_);
+  outcome.name = Text(request.name);
+  if (const auto& obj = request.object; outcome.name.empty() && obj) {
+    outcome.name = MetadataString(*obj, "name");
+    if (outcome.name.empty()) outcome.name = MetadataString(*obj, "generateName");
   }
-  outcome.ns = std::move(ns);
-  outcome.name = std::move(name);
-  if (auto kind = request.find("kind"); kind && kind->is_object()) outcome.kind = StringField(*kind, "kind");
+  if (const auto& kind = request.kind; kind && kind->is_object()) outcome.kind = StringView(*kind, "kind");
 }
 
 }  // namespace
@@ -151,9 +147,11 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   FastParse fast;
   json fallback;
   if (auto refusal = ParseBody(body, content_type, fast, fallback, outcome)) return *refusal;
-  const JsonRef review = fast.status == FastParse::kOk ? JsonRef::KeyOrdered(fast.value()) : JsonRef(fallback);
+  const JsonRef review = fast.status == FastParse::kOk ? JsonRef(fast.value()) : JsonRef(fallback);
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
-  const JsonRef request = *review.find("request");
+  const AdmissionRequest request(*review.find("request"));
+  const std::string_view uid = Text(request.uid);
+  if (uid.empty()) return Plain(400, "AdmissionReview request has no uid", outcome);
 
   AdmissionResponse response;
   try {
@@ -162,8 +160,9 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
     // A bug, not the client's fault: deny (never allow by accident) and say so.
     response = Denied(500, "InternalError", std::string("internal error in the admission webhook: ") + e.what());
   }
-  if (outcome) FillOutcome(request, response, *outcome);
-  return {200, "application/json", WriteAdmissionReview(response, request.find("uid")->str()), {}};
+  std::string answer = WriteAdmissionReview(response, uid);
+  if (outcome) FillOutcome(request, std::move(response), *outcome);
+  return {200, "application/json", std::move(answer), {}};
 }
 
 }  // namespace ms::webhook

@@ -175,9 +175,6 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
     result.status = FastParse::kTooDeep;
   } else if (parsed) {
     result.status = FastParse::kOk;
-    // Members in key order, repeated keys resolved, once: the readers then
-    // take it as JsonRef::KeyOrdered (depth bounded by max_depth above).
-    SortMembers(doc);
   }
   if (result.status != FastParse::kOk) doc.SetNull();
   return result;

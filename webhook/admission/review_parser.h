@@ -41,8 +41,8 @@ struct FastParse {
   enum Status { kOk, kTooDeep, kFallback };
   Status status = kFallback;
   // The review when kOk (a null value otherwise), in `tree`'s pool, its
-  // objects' members in key order with no repeated key (SortMembers), so
-  // read through JsonRef::KeyOrdered.
+  // objects' members as the body has them (JsonRef reads them in key order,
+  // the last of a repeated key winning, as nlohmann would).
   const rapidjson::Value& value() const { return tree->doc; }
   // A copy as nlohmann::json (for tests).
   nlohmann::json Tree() const;

@@ -4,9 +4,9 @@
 
 namespace ms::webhook {
 
-AdmissionResponse ValidatingHandler::Handle(JsonRef request) const {
+AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) const {
   if (auto early = Preflight(request)) return *early;
-  const auto obj = request.find("object");
+  const auto& obj = request.object;
 
   api::ValidationOutcome outcome =
       IsScaleRequest(request) ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);

@@ -10,7 +10,7 @@ namespace ms::webhook {
 class ValidatingHandler final : public Handler {
  public:
   explicit ValidatingHandler(const api::SchemaValidator& schema) : schema_(schema) {}
-  AdmissionResponse Handle(JsonRef request) const override;
+  AdmissionResponse Handle(const AdmissionRequest& request) const override;
   const std::string& path() const override { return path_; }
 
  private:

@@ -65,6 +65,17 @@ TEST(CompiledSchema, SamePathsAsValijsonOnMutations) {
   EXPECT_LT(invalid, total);
 }
 
+// A skipped member of the root is neither walked nor required; the rest is.
+TEST(CompiledSchema, SkipsTheRootMemberItIsTold) {
+  const CompiledSchema schema(
+      R"({"required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"properties":{"a":{"type":"string"}}}}})");
+  EXPECT_EQ(schema.ViolationPaths(json({{"a", 1}, {"b", 2}})), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(schema.ViolationPaths(json({{"a", 1}, {"b", 2}}), "a"), std::vector<std::string>{"b"});
+  EXPECT_EQ(schema.ViolationPaths(json({{"b", "x"}}), "a"), std::vector<std::string>{});
+  EXPECT_EQ(schema.ViolationPaths(json({{"b", "x"}})), std::vector<std::string>{""});
+  EXPECT_EQ(schema.ViolationPaths(json({{"a", "x"}, {"c", {{"a", 1}}}}), "a"), std::vector<std::string>{"c.a"});
+}
+
 TEST(CompiledSchema, SchemaItCannotCompileIsNotSupported) {
   EXPECT_FALSE(CompiledSchema(R"({"type":"object","format":"date-time"})").supported());
   EXPECT_FALSE(CompiledSchema(R"({"minimum":1,"exclusiveMinimum":true})").supported());

@@ -1,9 +1,12 @@
 #include "api/validation.h"
-#include "test/support/modelservice_schema.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+
+#include "test/support/modelservice_catalogue.h"
+#include "test/support/modelservice_schema.h"
 
 namespace ms::api {
 namespace {
@@ -30,6 +33,24 @@ TEST_F(ValidationTest, ValidObjectHasNoErrorsOrWarnings) {
   auto out = ValidateModelService(Valid(), Schema());
   EXPECT_TRUE(out.ok()) << JoinErrors(out.errors);
   EXPECT_TRUE(out.warnings.empty());
+}
+
+// An integer beyond int64 is out of every range (the schema, as valijson
+// checks it, reads it as negative), not saturated into one.
+TEST_F(ValidationTest, IntegersBeyondInt64AreOutOfRange) {
+  json o = Valid();
+  o["spec"]["autoscaling"] = {{"maxReplicas", 5}, {"targetQueueLength", 18446744073709551615ULL}};
+  EXPECT_EQ(Message(o),
+            "spec.autoscaling.targetQueueLength: Invalid value: 18446744073709551615: must be less than or equal to "
+            "9223372036854775807");
+  o["spec"]["autoscaling"]["targetQueueLength"] = 9223372036854775807LL;
+  EXPECT_EQ(Message(o), "");
+  EXPECT_EQ(WithSpec("replicas", 9223372036854775808ULL),
+            "spec.replicas: Invalid value: 9223372036854775808: must be between 1 and 100");
+  o["spec"]["strategy"]["rollingUpdate"]["maxSurge"] = 9223372036854775808ULL;
+  EXPECT_EQ(Message(o),
+            "spec.strategy.rollingUpdate.maxSurge: Invalid value: 9223372036854775808: must be an integer >= 0 or a "
+            "percentage between 0% and 100%");
 }
 
 TEST_F(ValidationTest, RangesInTheApiServersWording) {
@@ -216,6 +237,9 @@ TEST_F(ValidationTest, ParserAgreesWithTheSchema) {
                               json(101),
                               json(65535),
                               json(65536),
+                              json(9223372036854775807LL),
+                              json(9223372036854775808ULL),
+                              json(18446744073709551615ULL),
                               json(2.5),
                               json::parse("1e2"),
                               json(""),
@@ -278,6 +302,43 @@ TEST_F(ValidationTest, ParserAgreesWithTheSchema) {
     }
   }
   EXPECT_EQ(checked, static_cast<int>(paths.size() * values.size()));
+}
+
+// Why ValidateModelService walks the schema over status only: everywhere
+// else every violation the schema finds is explained by an error of the
+// typed parser (on the catalogue and on thousands of mutations of it that
+// break each constraint), so the walk there could add no error.
+TEST_F(ValidationTest, ParserErrorsCoverEverySchemaViolationButStatus) {
+  const auto docs = test::Catalogue();
+  const auto values = test::Values();
+  std::mt19937 rng(2712);
+  int checked = 0, violations = 0;
+  auto check = [&](const json& doc) {
+    const auto spec = doc.find("spec");
+    if (spec == doc.end() || !spec->is_object()) return;
+    const std::vector<FieldError> errors = ParseModelService(doc).errors;
+    const auto paths = Schema().ViolationPaths(doc);
+    ASSERT_TRUE(paths.has_value()) << "the ModelService schema must compile";
+    for (const std::string& path : *paths) {
+      if (path == "status" || path.starts_with("status.") || path.starts_with("status[")) continue;
+      ++violations;
+      EXPECT_TRUE(std::any_of(errors.begin(), errors.end(), [&](const FieldError& e) { return ErrorCovers(e, path); }))
+          << path << " in " << doc.dump() << "\nparser: " << JoinErrors(errors);
+    }
+    ++checked;
+  };
+  for (const auto& doc : docs) check(doc);
+  for (int round = 0; round < 12000; ++round) check(test::Mutated(docs, values, rng));
+  EXPECT_GT(checked, 12000);
+  EXPECT_GT(violations, 3000) << "the mutations must break the schema inside spec";
+}
+
+// What is outside spec is still the schema's: a status or root that breaks
+// it is denied in valijson's words.
+TEST_F(ValidationTest, SchemaStillJudgesWhatTheParserDoesNotRead) {
+  json o = Valid();
+  o["status"] = {{"replicas", "two"}};
+  EXPECT_EQ(Message(o), "status.replicas: Invalid value: (schema): Value type not permitted by 'type' constraint.");
 }
 
 // Each kind of field error in the API server's words, alone and joined: the
