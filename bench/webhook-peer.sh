@@ -8,7 +8,12 @@
 # 405, and the valid review's bytes POSTed to a path with no handler, 404: no
 # admission work) with each row's ratio to them, and the instructions
 # per review counted by callgrind (bench/admission_profile), so that every
-# figure issue 27 names comes from one run.
+# figure issue 27 names comes from one run. Each row also says how busy the
+# server's CPU and wrk's CPU 0 were while it ran (meaningful with --pin): a
+# row whose server CPU is well under 100 % was limited by the client, so it
+# also gives the server's CPU time per request (its CPU's busy share over the
+# rate) and the ratio of the baselines' to the row's: the fraction of the
+# baseline's rate the row would reach with the server's CPU the limit.
 #
 # Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR] [--pin]
 #   --pin  the server on the last CPU, wrk on the others (taskset): each server's
@@ -67,6 +72,12 @@ start() {  # start ours|peer: the server on $port, ready on $probe
   cat "$tmp/$1.log" >&2; echo "webhook-peer.sh: $1 never became ready" >&2; exit 1
 }
 
+# CPU n's busy and total jiffies (user nice system irq softirq steal / all but guest).
+cpu_ticks() { awk -v c="cpu$1" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+# The percentage CPU n was busy between two cpu_ticks readings.
+busy_pct() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.0f", (t > 0) ? 100 * (y[1] - x[1]) / t : 0}'; }
+server_cpu=$(($(nproc) - 1))
+
 run() {  # run fixture expect path connections seconds method status -> the RESULT line
   BENCH_BODY="$here/fixtures/$1" BENCH_EXPECT="$2" BENCH_METHOD="$6" BENCH_STATUS="$7" \
     "${client_cpus[@]}" wrk -t 1 -c "$4" -d "${5}s" --timeout 2s -s "$here/review.lua" "https://127.0.0.1:$port$3" >"$tmp/wrk.out" 2>&1
@@ -82,7 +93,7 @@ scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
 # bytes in, no admission work.
 baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
            "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
-declare -A rps p99 errs
+declare -A rps p99 errs busy cpu_us
 IFS=',' read -ra conn_list <<<"$conns"
 for server in ours peer; do
   start "$server"
@@ -92,14 +103,18 @@ for server in ours peer; do
     IFS='|' read -r name fixture expect path method status <<<"$s"
     for c in "${conn_list[@]}"; do
       run "$fixture" "$expect" "$path" "$c" "$warmup" "$method" "$status" >/dev/null
+      s0=$(cpu_ticks "$server_cpu") c0=$(cpu_ticks 0)
       line=$(run "$fixture" "$expect" "$path" "$c" "$duration" "$method" "$status")
+      s1=$(cpu_ticks "$server_cpu") c1=$(cpu_ticks 0)
       declare -A r=()
       for kv in ${line#RESULT }; do r[${kv%%=*}]=${kv#*=}; done
       key="$server $name $c"
       rps[$key]=$(awk -v x="${r[rps]}" 'BEGIN{printf "%.0f", x}')
       p99[$key]=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
       errs[$key]=$((r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
-      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]}" >&2
+      busy[$key]="$(busy_pct "$s0" "$s1") / $(busy_pct "$c0" "$c1")"
+      cpu_us[$key]=$(awk -v p="$(busy_pct "$s0" "$s1")" -v r="${rps[$key]}" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
+      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]} CPU busy % (server / wrk) ${busy[$key]}" >&2
       unset r
     done
   done
@@ -110,24 +125,25 @@ pinning="nothing pinned"
 ((${#server_cpus[@]})) && pinning="servers pinned with \`${server_cpus[*]}\`, wrk with \`${client_cpus[*]}\`"
 echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | errors (ours / peer) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | server CPU µs / request (ours) | ratio to the baselines by server CPU (GET / same body) | errors (ours / peer) | CPU busy %, server's / wrk's (ours; peer) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name _ <<<"$s"
   for c in "${conn_list[@]}"; do
     o="ours $name $c" q="peer $name $c" b="ours baseline $c" bb="ours baseline-body $c"
     echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $(ratio "${rps[$o]}" "${rps[$q]}") |" \
-      "$(ratio "${rps[$o]}" "${rps[$b]}") | $(ratio "${rps[$o]}" "${rps[$bb]}") | ${errs[$o]} / ${errs[$q]} |"
+      "$(ratio "${rps[$o]}" "${rps[$b]}") | $(ratio "${rps[$o]}" "${rps[$bb]}") | ${cpu_us[$o]} |" \
+      "$(ratio "${cpu_us[$b]}" "${cpu_us[$o]}") / $(ratio "${cpu_us[$bb]}" "${cpu_us[$o]}") | ${errs[$o]} / ${errs[$q]} | ${busy[$o]}; ${busy[$q]} |"
   done
 done
 for c in "${conn_list[@]}"; do
   b="ours baseline $c"
-  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | | ${errs[$b]} / |"
+  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} |"
 done
 for c in "${conn_list[@]}"; do
   b="ours baseline-body $c"
-  echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${errs[$b]} / |"
+  echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} |"
 done
 
 # Instructions per review: (Ir of 51 reviews - Ir of 1) / 50, counted, not
