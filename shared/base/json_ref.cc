@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "base/json_text.h"
 
@@ -92,29 +93,6 @@ std::optional<JsonRef> JsonRef::find(std::string_view key) const {
   return JsonRef(*found);
 }
 
-namespace {
-
-// Sorts n items by name, item i's name being name(i), with swap(i) exchanging
-// items i and i + 1: an insertion sort, stable (of repeated names the
-// document's last stays last), without allocating (objects are small: a
-// spec has about ten members). True when no name repeats.
-template <class NameAt, class SwapNext>
-bool SortByName(size_t n, NameAt name, SwapNext swap) {
-  bool unique = true;
-  for (size_t i = 1; i < n; ++i) {
-    for (size_t j = i; j > 0 && !NameLess(name(j - 1), name(j)); --j) {
-      if (NameEqual(name(j - 1), name(j))) {
-        unique = false;
-        break;
-      }
-      swap(j - 1);
-    }
-  }
-  return unique;
-}
-
-}  // namespace
-
 size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<const Member*[]>& heap,
                               const Member**& out) const {
   const size_t count = r_->MemberCount();
@@ -130,9 +108,17 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
     out[n++] = &*it;
   }
   if (sorted) return n;  // strictly increasing keys: no duplicates either
-  if (SortByName(
-          n, [out](size_t i) { return Name(out[i]->name); }, [out](size_t i) { std::swap(out[i], out[i + 1]); }))
-    return n;
+  // Stable, so that of repeated keys the document's last stays last: an
+  // insertion sort for the usual few members (no allocation), std::stable_sort
+  // for more (an object of a hostile review may have hundreds of thousands,
+  // which an insertion sort takes minutes over).
+  auto less = [](const Member* x, const Member* y) { return NameLess(Name(x->name), Name(y->name)); };
+  if (n <= cap) {
+    for (size_t i = 1; i < n; ++i)
+      for (size_t j = i; j > 0 && less(out[j], out[j - 1]); --j) std::swap(out[j], out[j - 1]);
+  } else {
+    std::stable_sort(out, out + n, less);
+  }
   // Of equal keys keep the last (stable: the last in the document).
   size_t w = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -173,14 +159,17 @@ bool JsonEqual(JsonRef a, JsonRef b) {
     return true;
   }
   if (a.is_object() && b.is_object()) {
-    if (a.size() != b.size()) return false;
+    // Both in key order, side by side (a search of b per member of a is
+    // quadratic in a hostile review's huge objects).
+    std::vector<std::pair<std::string_view, JsonRef>> theirs;
+    b.for_each_member([&](std::string_view key, JsonRef v) { theirs.emplace_back(key, v); });
+    size_t i = 0;
     bool equal = true;
     a.for_each_member([&](std::string_view key, JsonRef v) {
-      if (!equal) return;
-      auto w = b.find(key);
-      equal = w && JsonEqual(v, *w);
+      equal = equal && i < theirs.size() && NameEqual(key, theirs[i].first) && JsonEqual(v, theirs[i].second);
+      ++i;
     });
-    return equal;
+    return equal && i == theirs.size();
   }
   return false;
 }
