@@ -5,7 +5,7 @@ namespace ms::webhook {
 AdmissionRequest::AdmissionRequest(JsonRef request) {
   request.every_member([this](std::string_view key, JsonRef value) {
     std::optional<JsonRef>* slot = nullptr;
-    switch (key.size()) {  // the names differ in length but for three pairs
+    switch (key.size()) {  // the length tells most of the names apart
       case 3:
         slot = key == "uid" ? &uid : nullptr;
         break;
