@@ -15,11 +15,21 @@
 # rate) and the ratio of the baselines' to the row's: the fraction of the
 # baseline's rate the row would reach with the server's CPU the limit.
 #
+# Each row also gives the share of the two CPUs' time the hypervisor took
+# ("steal" in /proc/stat): on a virtual machine a vCPU that halts when idle
+# can wait milliseconds to run again, and those waits are the latency tail.
+#
 # Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR] [--pin]
+#                              [--cpu-latency-qos]
 #   --pin  the server on the last CPU, wrk on the others (taskset): each server's
 #          default then sizes itself to the one CPU it is given (ours: one event
 #          loop; Go: GOMAXPROCS 1), as in a container with a cpuset, and the
 #          client no longer takes turns with the server on the same cores.
+#   --cpu-latency-qos  hold the kernel's CPU latency QoS request at 0 for the
+#          run (/dev/cpu_dma_latency open with 0 written, needs root; what
+#          tuned's latency-performance profile does): an idle CPU polls
+#          instead of halting, so a wake-up costs no trip through the
+#          hypervisor. For both servers alike; the table says which was used.
 # Needs: wrk, curl, the peer's binary ($PEERS_OUT/bin/cr-modelservice,
 # PEERS_OUT default /tmp/peers, built by `bash $PEERS_DIR/build.sh` as in
 # bench/controller/run.sh), and
@@ -40,6 +50,12 @@ while (($#)); do
     --duration) duration=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
     --build-dir) build_dir=$2; shift 2 ;;
+    --cpu-latency-qos)
+      [[ -w /dev/cpu_dma_latency ]] || { echo "webhook-peer.sh: --cpu-latency-qos needs write access to /dev/cpu_dma_latency" >&2; exit 2; }
+      # Held while this shell keeps the file open; "0" is read as ASCII.
+      exec {qos_fd}>/dev/cpu_dma_latency
+      printf 0 >&"$qos_fd"
+      shift ;;
     *) echo "webhook-peer.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -72,10 +88,13 @@ start() {  # start ours|peer: the server on $port, ready on $probe
   cat "$tmp/$1.log" >&2; echo "webhook-peer.sh: $1 never became ready" >&2; exit 1
 }
 
-# CPU n's busy and total jiffies (user nice system irq softirq steal / all but guest).
-cpu_ticks() { awk -v c="cpu$1" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
-# The percentage CPU n was busy between two cpu_ticks readings.
+# CPU n's busy, total and stolen jiffies (user nice system irq softirq steal /
+# all but guest / steal); "cpu" for all CPUs together.
+cpu_ticks() { awk -v c="cpu$1" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9}' /proc/stat; }
+# The percentage of the time between two cpu_ticks readings that CPU n was
+# busy (field 1) or that the hypervisor took (field 3).
 busy_pct() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.0f", (t > 0) ? 100 * (y[1] - x[1]) / t : 0}'; }
+steal_pct() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.1f", (t > 0) ? 100 * (y[3] - x[3]) / t : 0}'; }
 server_cpu=$(($(nproc) - 1))
 
 run() {  # run fixture expect path connections seconds method status -> the RESULT line
@@ -93,7 +112,7 @@ scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
 # bytes in, no admission work.
 baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
            "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
-declare -A rps p99 errs busy cpu_us
+declare -A rps p99 errs busy cpu_us steal
 IFS=',' read -ra conn_list <<<"$conns"
 for server in ours peer; do
   start "$server"
@@ -103,18 +122,20 @@ for server in ours peer; do
     IFS='|' read -r name fixture expect path method status <<<"$s"
     for c in "${conn_list[@]}"; do
       run "$fixture" "$expect" "$path" "$c" "$warmup" "$method" "$status" >/dev/null
-      s0=$(cpu_ticks "$server_cpu") c0=$(cpu_ticks 0)
+      s0=$(cpu_ticks "$server_cpu") c0=$(cpu_ticks 0) a0=$(cpu_ticks "")
       line=$(run "$fixture" "$expect" "$path" "$c" "$duration" "$method" "$status")
-      s1=$(cpu_ticks "$server_cpu") c1=$(cpu_ticks 0)
+      s1=$(cpu_ticks "$server_cpu") c1=$(cpu_ticks 0) a1=$(cpu_ticks "")
       declare -A r=()
       for kv in ${line#RESULT }; do r[${kv%%=*}]=${kv#*=}; done
       key="$server $name $c"
       rps[$key]=$(awk -v x="${r[rps]}" 'BEGIN{printf "%.0f", x}')
       p99[$key]=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
       errs[$key]=$((r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
-      busy[$key]="$(busy_pct "$s0" "$s1") / $(busy_pct "$c0" "$c1")"
-      cpu_us[$key]=$(awk -v p="$(busy_pct "$s0" "$s1")" -v r="${rps[$key]}" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
-      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]} CPU busy % (server / wrk) ${busy[$key]}" >&2
+      server_busy=$(busy_pct "$s0" "$s1")
+      busy[$key]="$server_busy / $(busy_pct "$c0" "$c1")"
+      steal[$key]=$(steal_pct "$a0" "$a1")
+      cpu_us[$key]=$(awk -v p="$server_busy" -v r="${rps[$key]}" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
+      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]} CPU busy % (server / wrk) ${busy[$key]} stolen ${steal[$key]} %" >&2
       unset r
     done
   done
@@ -123,10 +144,12 @@ done
 
 pinning="nothing pinned"
 ((${#server_cpus[@]})) && pinning="servers pinned with \`${server_cpus[*]}\`, wrk with \`${client_cpus[*]}\`"
-echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
+idle="idle CPUs halt (the kernel's default)"
+[[ -n ${qos_fd:-} ]] && idle="CPU latency QoS held at 0 (idle CPUs poll)"
+echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, $idle, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
-echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | server CPU µs / request (ours) | ratio to the baselines by server CPU (GET / same body) | errors (ours / peer) | CPU busy %, server's / wrk's (ours; peer) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
+echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | server CPU µs / request (ours) | ratio to the baselines by server CPU (GET / same body) | errors (ours / peer) | CPU busy %, server's / wrk's (ours; peer) | CPU stolen by the hypervisor % (ours; peer) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name _ <<<"$s"
@@ -134,16 +157,16 @@ for s in "${scenarios[@]}"; do
     o="ours $name $c" q="peer $name $c" b="ours baseline $c" bb="ours baseline-body $c"
     echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $(ratio "${rps[$o]}" "${rps[$q]}") |" \
       "$(ratio "${rps[$o]}" "${rps[$b]}") | $(ratio "${rps[$o]}" "${rps[$bb]}") | ${cpu_us[$o]} |" \
-      "$(ratio "${cpu_us[$b]}" "${cpu_us[$o]}") / $(ratio "${cpu_us[$bb]}" "${cpu_us[$o]}") | ${errs[$o]} / ${errs[$q]} | ${busy[$o]}; ${busy[$q]} |"
+      "$(ratio "${cpu_us[$b]}" "${cpu_us[$o]}") / $(ratio "${cpu_us[$bb]}" "${cpu_us[$o]}") | ${errs[$o]} / ${errs[$q]} | ${busy[$o]}; ${busy[$q]} | ${steal[$o]}; ${steal[$q]} |"
   done
 done
 for c in "${conn_list[@]}"; do
   b="ours baseline $c"
-  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} |"
+  echo "| baseline: TLS + HTTP only (GET → 405), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | 1.00 | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
 done
 for c in "${conn_list[@]}"; do
   b="ours baseline-body $c"
-  echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} |"
+  echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
 done
 
 # Instructions per review: (Ir of 51 reviews - Ir of 1) / 50, counted, not

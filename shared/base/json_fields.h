@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,17 +14,19 @@
 
 namespace ms {
 
+// The text of `member` (a find's result) when it is a string, else "": a
+// view into the tree, for a comparison or a copy.
+inline std::string_view Text(const std::optional<JsonRef>& member) {
+  return member && member->is_string() ? member->str() : std::string_view();
+}
+
+// object[key] when it is a string, else "".
+inline std::string_view StringView(JsonRef object, std::string_view key) { return Text(object.find(key)); }
+
 // object[key] when it is a string, else `def`.
 inline std::string StringField(JsonRef object, const char* key, const std::string& def = {}) {
   auto it = object.find(key);
   return it && it->is_string() ? std::string(it->str()) : def;
-}
-
-// object[key] when it is a string, else "": a view into the tree, for a
-// comparison or a copy.
-inline std::string_view StringView(JsonRef object, std::string_view key) {
-  auto it = object.find(key);
-  return it && it->is_string() ? it->str() : std::string_view();
 }
 
 // object.metadata[key] when it is a string, else "".

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/json_fields.h"  // Text(), for a member of the view
 #include "base/json_ref.h"
 
 namespace ms::webhook {
@@ -19,10 +20,5 @@ struct AdmissionRequest {
 
   std::optional<JsonRef> uid, kind, resource, sub_resource, name, namespace_, operation, object, old_object;
 };
-
-// The text of `member` when it is a string, else "".
-inline std::string_view Text(const std::optional<JsonRef>& member) {
-  return member && member->is_string() ? member->str() : std::string_view();
-}
 
 }  // namespace ms::webhook
