@@ -15,6 +15,10 @@
 # rate) and the ratio of the baselines' to the row's: the fraction of the
 # baseline's rate the row would reach with the server's CPU the limit.
 #
+# When nginx is installed (scripts/setup.sh installs nginx-light), a reference
+# row too: nginx, one worker, on the same CPU, certificates and TLS 1.3,
+# answering the same GET with a 405 and no work: what this machine's tail
+# is for a TLS server that is not this project's.
 # Each row also gives the share of the two CPUs' time the hypervisor took
 # ("steal" in /proc/stat): on a virtual machine a vCPU that halts when idle
 # can wait milliseconds to run again, and those waits are the latency tail.
@@ -71,9 +75,44 @@ trap 'stop; rm -rf "$tmp"' EXIT
 "$repo/certs-scripts/gen-certs.sh" --out "$tmp/certs" --ip 127.0.0.1 >/dev/null
 free_port() { python3 "$repo/test/e2e/free-port.py"; }
 
-start() {  # start ours|peer: the server on $port, ready on $probe
+nginx_conf() {  # the reference server's configuration, everything under $tmp
+  cat <<CONF
+worker_processes 1;
+daemon off;
+pid $tmp/nginx.pid;
+error_log $tmp/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx-body;
+  proxy_temp_path $tmp/nginx-proxy;
+  fastcgi_temp_path $tmp/nginx-fastcgi;
+  uwsgi_temp_path $tmp/nginx-uwsgi;
+  scgi_temp_path $tmp/nginx-scgi;
+  server {
+    listen 127.0.0.1:$port ssl;
+    ssl_certificate $tmp/certs/tls.crt;
+    ssl_certificate_key $tmp/certs/tls.key;
+    ssl_protocols TLSv1.3;
+    keepalive_requests 1000000000;
+    location / { return 405 "accepts POST only"; }
+  }
+}
+CONF
+}
+
+start() {  # start ours|peer|nginx: the server on $port, ready on $probe (nginx: on $port)
   port=$(free_port) probe=$(free_port) metrics=$(free_port)
-  if [[ $1 == ours ]]; then
+  if [[ $1 == nginx ]]; then
+    nginx_conf >"$tmp/nginx.conf"
+    "${server_cpus[@]}" nginx -c "$tmp/nginx.conf" -e "$tmp/nginx-error.log" >"$tmp/$1.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+      curl -ksS -o /dev/null "https://127.0.0.1:$port/" 2>/dev/null && return
+      sleep 0.1
+    done
+    cat "$tmp/$1.log" "$tmp/nginx-error.log" >&2; echo "webhook-peer.sh: nginx never became ready" >&2; exit 1
+  elif [[ $1 == ours ]]; then
     "${server_cpus[@]}" "$ours" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" --log-level warn \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
   else
@@ -113,11 +152,15 @@ scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
 baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
            "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
 declare -A rps p99 errs busy cpu_us steal
+reference=("reference|validate-valid.json|accepts POST only|/validate|GET|405")
 IFS=',' read -ra conn_list <<<"$conns"
-for server in ours peer; do
+servers=(ours peer)
+command -v nginx >/dev/null && servers+=(nginx)
+for server in "${servers[@]}"; do
   start "$server"
   rows=("${scenarios[@]}")
   [[ $server == ours ]] && rows+=("${baselines[@]}")
+  [[ $server == nginx ]] && rows=("${reference[@]}")
   for s in "${rows[@]}"; do
     IFS='|' read -r name fixture expect path method status <<<"$s"
     for c in "${conn_list[@]}"; do
@@ -168,6 +211,12 @@ for c in "${conn_list[@]}"; do
   b="ours baseline-body $c"
   echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
 done
+if [[ " ${servers[*]} " == *" nginx "* ]]; then
+  for c in "${conn_list[@]}"; do
+    b="nginx reference $c"
+    echo "| reference: nginx $(nginx -v 2>&1 | sed 's|.*/||'), one worker, TLS 1.3, the same GET → 405 | $c | ${rps[$b]} | ${p99[$b]} | | | | $(ratio "${rps[$b]}" "${rps[ours baseline $c]}") | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
+  done
+fi
 
 # Instructions per review: (Ir of 51 reviews - Ir of 1) / 50, counted, not
 # timed (unaffected by other load).

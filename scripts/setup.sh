@@ -12,6 +12,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
   prometheus python3-prometheus-client wrk clang-format clang-tidy
   clang-14 libclang-rt-14-dev libfuzzer-14-dev python3-h11 python3-yaml
+  # bench/webhook-peer.sh's reference TLS server (a configuration of its own,
+  # started by the script, never as a system service).
+  nginx-light
   # The pictures of docs/ (tools/gen-docs-images.py): the architecture
   # diagram from its Graphviz source, the benchmark plots.
   graphviz python3-matplotlib
