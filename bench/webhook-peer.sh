@@ -24,7 +24,11 @@
 # can wait milliseconds to run again, and those waits are the latency tail.
 #
 # Usage: bench/webhook-peer.sh [--duration SEC] [--connections 4,8,16] [--build-dir DIR] [--pin]
-#                              [--cpu-latency-qos]
+#                              [--cpu-latency-qos] [--repeat N]
+#   --repeat N  N rounds, each starting every server afresh and running all
+#          its rows; a row's figures are each the median of its N (the
+#          machine's run-to-run noise is larger than the differences the
+#          ratios are about on a shared virtual machine); errors are summed.
 #   --pin  the server on the last CPU, wrk on the others (taskset): each server's
 #          default then sizes itself to the one CPU it is given (ours: one event
 #          loop; Go: GOMAXPROCS 1), as in a container with a cpuset, and the
@@ -42,7 +46,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-duration=10 warmup=2 conns=4,8,16 build_dir="$repo/build-bench"
+duration=10 warmup=2 conns=4,8,16 repeat=1 build_dir="$repo/build-bench"
 server_cpus=() client_cpus=()
 while (($#)); do
   case $1 in
@@ -53,6 +57,7 @@ while (($#)); do
       shift ;;
     --duration) duration=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --build-dir) build_dir=$2; shift 2 ;;
     --cpu-latency-qos)
       [[ -w /dev/cpu_dma_latency ]] || { echo "webhook-peer.sh: --cpu-latency-qos needs write access to /dev/cpu_dma_latency" >&2; exit 2; }
@@ -151,11 +156,12 @@ scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
 # bytes in, no admission work.
 baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
            "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
-declare -A rps p99 errs busy cpu_us steal
+declare -A rps p99 errs busy sbusy cbusy cpu_us steal
 reference=("reference|validate-valid.json|accepts POST only|/validate|GET|405")
 IFS=',' read -ra conn_list <<<"$conns"
 servers=(ours peer)
 command -v nginx >/dev/null && servers+=(nginx)
+for round in $(seq "$repeat"); do
 for server in "${servers[@]}"; do
   start "$server"
   rows=("${scenarios[@]}")
@@ -171,25 +177,34 @@ for server in "${servers[@]}"; do
       declare -A r=()
       for kv in ${line#RESULT }; do r[${kv%%=*}]=${kv#*=}; done
       key="$server $name $c"
-      rps[$key]=$(awk -v x="${r[rps]}" 'BEGIN{printf "%.0f", x}')
-      p99[$key]=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
-      errs[$key]=$((r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
-      server_busy=$(busy_pct "$s0" "$s1")
-      busy[$key]="$server_busy / $(busy_pct "$c0" "$c1")"
-      steal[$key]=$(steal_pct "$a0" "$a1")
-      cpu_us[$key]=$(awk -v p="$server_busy" -v r="${rps[$key]}" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
-      echo "  $key: ${rps[$key]}/s p99 ${p99[$key]} ms errors ${errs[$key]} CPU busy % (server / wrk) ${busy[$key]} stolen ${steal[$key]} %" >&2
+      x_rps=$(awk -v x="${r[rps]}" 'BEGIN{printf "%.0f", x}')
+      x_p99=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
+      x_sbusy=$(busy_pct "$s0" "$s1") x_cbusy=$(busy_pct "$c0" "$c1") x_steal=$(steal_pct "$a0" "$a1")
+      x_cpu_us=$(awk -v p="$x_sbusy" -v r="$x_rps" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
+      rps[$key]+=" $x_rps" p99[$key]+=" $x_p99" sbusy[$key]+=" $x_sbusy" cbusy[$key]+=" $x_cbusy"
+      steal[$key]+=" $x_steal" cpu_us[$key]+=" $x_cpu_us"
+      errs[$key]=$((${errs[$key]:-0} + r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
+      echo "  round $round, $key: $x_rps/s p99 $x_p99 ms errors ${errs[$key]} CPU busy % (server / wrk) $x_sbusy / $x_cbusy stolen $x_steal %" >&2
       unset r
     done
   done
   stop
+done
+done
+# Each figure of a row: its median over the rounds (each figure on its own).
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for key in "${!rps[@]}"; do
+  rps[$key]=$(median "${rps[$key]}") p99[$key]=$(median "${p99[$key]}") steal[$key]=$(median "${steal[$key]}")
+  cpu_us[$key]=$(median "${cpu_us[$key]}") busy[$key]="$(median "${sbusy[$key]}") / $(median "${cbusy[$key]}")"
 done
 
 pinning="nothing pinned"
 ((${#server_cpus[@]})) && pinning="servers pinned with \`${server_cpus[*]}\`, wrk with \`${client_cpus[*]}\`"
 idle="idle CPUs halt (the kernel's default)"
 [[ -n ${qos_fd:-} ]] && idle="CPU latency QoS held at 0 (idle CPUs poll)"
-echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, $idle, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
+rounds="one round"
+((repeat > 1)) && rounds="medians of $repeat rounds"
+echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --short HEAD)\`, $(nproc) cores, $pinning, $idle, $rounds of ${duration} s per row, load before/after as the rows ran: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | server CPU µs / request (ours) | ratio to the baselines by server CPU (GET / same body) | errors (ours / peer) | CPU busy %, server's / wrk's (ours; peer) | CPU stolen by the hypervisor % (ours; peer) |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"
