@@ -137,8 +137,9 @@ start() {  # start ours|peer|nginx: the server on $port, ready on $probe (nginx:
 cpu_ticks() { awk -v c="cpu$1" '$1 == c {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9}' /proc/stat; }
 # The percentage of the time between two cpu_ticks readings that CPU n was
 # busy (field 1) or that the hypervisor took (field 3).
-busy_pct() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.0f", (t > 0) ? 100 * (y[1] - x[1]) / t : 0}'; }
-steal_pct() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.1f", (t > 0) ? 100 * (y[3] - x[3]) / t : 0}'; }
+share() { awk -v a="$1" -v b="$2" -v f="$3" -v fmt="$4" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf fmt, (t > 0) ? 100 * (y[f] - x[f]) / t : 0}'; }
+busy_pct() { share "$1" "$2" 1 "%.0f"; }
+steal_pct() { share "$1" "$2" 3 "%.1f"; }
 server_cpu=$(($(nproc) - 1))
 
 run() {  # run fixture expect path connections seconds method status -> the RESULT line
