@@ -85,7 +85,7 @@ nginx_conf() {  # the reference server's configuration, everything under $tmp
 worker_processes 1;
 daemon off;
 pid $tmp/nginx.pid;
-error_log $tmp/nginx-error.log;
+error_log stderr;
 events { worker_connections 1024; }
 http {
   access_log off;
@@ -110,13 +110,7 @@ start() {  # start ours|peer|nginx: the server on $port, ready on $probe (nginx:
   port=$(free_port) probe=$(free_port) metrics=$(free_port)
   if [[ $1 == nginx ]]; then
     nginx_conf >"$tmp/nginx.conf"
-    "${server_cpus[@]}" nginx -c "$tmp/nginx.conf" -e "$tmp/nginx-error.log" >"$tmp/$1.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do
-      curl -ksS -o /dev/null "https://127.0.0.1:$port/" 2>/dev/null && return
-      sleep 0.1
-    done
-    cat "$tmp/$1.log" "$tmp/nginx-error.log" >&2; echo "webhook-peer.sh: nginx never became ready" >&2; exit 1
+    "${server_cpus[@]}" nginx -c "$tmp/nginx.conf" -e stderr >"$tmp/$1.log" 2>&1 &
   elif [[ $1 == ours ]]; then
     "${server_cpus[@]}" "$ours" --port "$port" --bind-address 127.0.0.1 --cert-dir "$tmp/certs" --log-level warn \
       --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probe" >"$tmp/$1.log" 2>&1 &
@@ -126,7 +120,8 @@ start() {  # start ours|peer|nginx: the server on $port, ready on $probe (nginx:
   fi
   pid=$!
   for _ in $(seq 100); do
-    curl -fsS "http://127.0.0.1:$probe/readyz" >/dev/null 2>&1 && curl -ksS -o /dev/null "https://127.0.0.1:$port/" && return
+    { [[ $1 == nginx ]] || curl -fsS "http://127.0.0.1:$probe/readyz" >/dev/null 2>&1; } &&
+      curl -ksS -o /dev/null "https://127.0.0.1:$port/" 2>/dev/null && return
     sleep 0.1
   done
   cat "$tmp/$1.log" >&2; echo "webhook-peer.sh: $1 never became ready" >&2; exit 1
@@ -228,9 +223,10 @@ for c in "${conn_list[@]}"; do
   echo "| baseline: TLS + HTTP only, the valid review POSTed to a path with no handler (404), this webhook | $c | ${rps[$b]} | ${p99[$b]} | | | | | 1.00 | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
 done
 if [[ " ${servers[*]} " == *" nginx "* ]]; then
+  nginx_version=$(nginx -v 2>&1 | sed 's|.*/||')
   for c in "${conn_list[@]}"; do
     b="nginx reference $c"
-    echo "| reference: nginx $(nginx -v 2>&1 | sed 's|.*/||'), one worker, TLS 1.3, the same GET → 405 | $c | ${rps[$b]} | ${p99[$b]} | | | | $(ratio "${rps[$b]}" "${rps[ours baseline $c]}") | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
+    echo "| reference: nginx $nginx_version, one worker, TLS 1.3, the same GET → 405 | $c | ${rps[$b]} | ${p99[$b]} | | | | $(ratio "${rps[$b]}" "${rps[ours baseline $c]}") | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
   done
 fi
 
