@@ -17,6 +17,10 @@ void ReadSpec(JsonRef spec, ParsedModelService& out) {
 
 ParsedModelService ParseModelService(JsonRef object) {
   ParsedModelService out;
+  // A denial has a few errors: one allocation for them rather than one
+  // per doubling, each moving the errors before it (measured: about 1,000
+  // instructions of a review denied with four errors).
+  out.errors.reserve(8);
   if (!object.is_object()) {
     out.errors.push_back(TypeError("<root>", object, "object"));
     return out;

@@ -139,6 +139,8 @@ std::string JsonRef::dump() const {
     AppendJsonString(out, str());
     return out;
   }
+  if (n_ && n_->is_number_integer())  // as above, without nlohmann's serializer (and its localeconv)
+    return n_->is_number_unsigned() ? std::to_string(n_->get<uint64_t>()) : std::to_string(n_->get<int64_t>());
   if (n_) return n_->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
+
 #include "base/json_stops.h"
 #include "base/utf8.h"
 
@@ -16,8 +18,20 @@ namespace {
 size_t NextStop(std::string_view s, size_t i) {
   for (; i + 16 <= s.size(); i += 16)
     if (const unsigned mask = JsonStops16(s.data() + i, /*high=*/true)) return i + __builtin_ctz(mask);
-  while (i < s.size() && !IsJsonStop(static_cast<unsigned char>(s[i]), /*high=*/true)) ++i;
-  return i;
+  if (i == s.size()) return i;
+  // The last 1-15 bytes in one test too, not byte by byte (most strings of
+  // an answer are short): the sixteen bytes ending at the end, those before
+  // `i` masked out, or the tail copied into a block of plain bytes.
+  unsigned mask;
+  if (s.size() >= 16) {
+    mask = JsonStops16(s.data() + s.size() - 16, /*high=*/true) >> (i + 16 - s.size());
+  } else {
+    char block[16];
+    std::memset(block, 'a', sizeof block);
+    std::memcpy(block, s.data() + i, s.size() - i);
+    mask = JsonStops16(block, /*high=*/true);
+  }
+  return mask ? i + __builtin_ctz(mask) : s.size();
 }
 
 }  // namespace

@@ -30,11 +30,13 @@ TEST(JsonText, EveryByteAloneAsNlohmannWritesIt) {
   }
 }
 
-// Every byte to escape at every position of strings longer than one
-// 16-byte block (the scan is 16 bytes at a time), and random mixes.
+// Every byte to escape at every position of strings shorter and longer
+// than one 16-byte block (the scan is 16 bytes at a time, and the last 1-15
+// bytes one more block, copied when the string is shorter than 16 or
+// overlapping the block before), and random mixes.
 TEST(JsonText, EscapesAtEveryPositionOfLongStrings) {
-  for (char special : {'"', '\\', '\n', '\x01', '\x1f'})
-    for (size_t len : {15u, 16u, 17u, 31u, 32u, 33u, 47u})
+  for (char special : {'"', '\\', '\n', '\x01', '\x1f', '\xc3'})
+    for (size_t len : {1u, 2u, 7u, 14u, 15u, 16u, 17u, 31u, 32u, 33u, 47u})
       for (size_t at = 0; at < len; ++at) {
         std::string s(len, 'a');
         s[at] = special;
