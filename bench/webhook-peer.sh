@@ -28,7 +28,11 @@
 #   --repeat N  N rounds, each starting every server afresh and running all
 #          its rows; a row's figures are each the median of its N (the
 #          machine's run-to-run noise is larger than the differences the
-#          ratios are about on a shared virtual machine); errors are summed.
+#          ratios are about on a shared virtual machine), and each ratio the
+#          median of the N ratios of two rows of the same round (paired, so
+#          that a round on a slow stretch of the machine counts as one round,
+#          not as a slow numerator against another round's fast
+#          denominator); errors are summed.
 #   --pin  the server on the last CPU, wrk on the others (taskset): each server's
 #          default then sizes itself to the one CPU it is given (ours: one event
 #          loop; Go: GOMAXPROCS 1), as in a container with a cpuset, and the
@@ -152,7 +156,8 @@ scenarios=("valid|validate-valid.json|\"allowed\":true|/validate|POST|200"
 # bytes in, no admission work.
 baselines=("baseline|validate-valid.json|accepts POST only|/validate|GET|405"
            "baseline-body|validate-valid.json|404 page not found|/no-handler|POST|404")
-declare -A rps p99 errs busy sbusy cbusy cpu_us steal
+declare -A rps p99 errs busy sbusy cbusy cpu_us steal round_rps r_peer r_get r_body
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 reference=("reference|validate-valid.json|accepts POST only|/validate|GET|405")
 IFS=',' read -ra conn_list <<<"$conns"
 servers=(ours peer)
@@ -163,9 +168,12 @@ for server in "${servers[@]}"; do
   rows=("${scenarios[@]}")
   [[ $server == ours ]] && rows+=("${baselines[@]}")
   [[ $server == nginx ]] && rows=("${reference[@]}")
-  for s in "${rows[@]}"; do
-    IFS='|' read -r name fixture expect path method status <<<"$s"
-    for c in "${conn_list[@]}"; do
+  # Connections outer, rows inner: the rows a ratio compares run next to
+  # each other in time (seconds apart, not minutes), so a drift of the
+  # machine's speed within a round moves both sides of the ratio alike.
+  for c in "${conn_list[@]}"; do
+    for s in "${rows[@]}"; do
+      IFS='|' read -r name fixture expect path method status <<<"$s"
       run "$fixture" "$expect" "$path" "$c" "$warmup" "$method" "$status" >/dev/null
       s0=$(cpu_ticks "$server_cpu") c0=$(cpu_ticks 0) a0=$(cpu_ticks "")
       line=$(run "$fixture" "$expect" "$path" "$c" "$duration" "$method" "$status")
@@ -177,6 +185,7 @@ for server in "${servers[@]}"; do
       x_p99=$(awk -v u="${r[p99_us]}" 'BEGIN{printf "%.3f", u/1000}')
       x_sbusy=$(busy_pct "$s0" "$s1") x_cbusy=$(busy_pct "$c0" "$c1") x_steal=$(steal_pct "$a0" "$a1")
       x_cpu_us=$(awk -v p="$x_sbusy" -v r="$x_rps" 'BEGIN{printf "%.1f", (r > 0) ? 1e6 * p / 100 / r : 0}')
+      round_rps[$key]=$x_rps
       rps[$key]+=" $x_rps" p99[$key]+=" $x_p99" sbusy[$key]+=" $x_sbusy" cbusy[$key]+=" $x_cbusy"
       steal[$key]+=" $x_steal" cpu_us[$key]+=" $x_cpu_us"
       errs[$key]=$((${errs[$key]:-0} + r[non200] + r[mismatch] + r[connect] + r[read] + r[write] + r[timeout]))
@@ -186,9 +195,26 @@ for server in "${servers[@]}"; do
   done
   stop
 done
+# This round's ratios, each from two rows of the same round.
+for s in "${scenarios[@]}"; do
+  IFS='|' read -r name _ <<<"$s"
+  for c in "${conn_list[@]}"; do
+    o="ours $name $c"
+    r_peer[$o]+=" $(ratio "${round_rps[$o]}" "${round_rps[peer $name $c]}")"
+    r_get[$o]+=" $(ratio "${round_rps[$o]}" "${round_rps[ours baseline $c]}")"
+    r_body[$o]+=" $(ratio "${round_rps[$o]}" "${round_rps[ours baseline-body $c]}")"
+  done
+done
+if [[ " ${servers[*]} " == *" nginx "* ]]; then
+  for c in "${conn_list[@]}"; do
+    r_get[nginx reference $c]+=" $(ratio "${round_rps[nginx reference $c]}" "${round_rps[ours baseline $c]}")"
+  done
+fi
 done
 # Each figure of a row: its median over the rounds (each figure on its own).
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for key in "${!r_get[@]}"; do r_get[$key]=$(median "${r_get[$key]}"); done
+for key in "${!r_peer[@]}"; do r_peer[$key]=$(median "${r_peer[$key]}") r_body[$key]=$(median "${r_body[$key]}"); done
 for key in "${!rps[@]}"; do
   rps[$key]=$(median "${rps[$key]}") p99[$key]=$(median "${p99[$key]}") steal[$key]=$(median "${steal[$key]}")
   cpu_us[$key]=$(median "${cpu_us[$key]}") busy[$key]="$(median "${sbusy[$key]}") / $(median "${cbusy[$key]}")"
@@ -204,13 +230,12 @@ echo "Run $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git -C "$repo" rev-parse --sho
 echo
 echo "| case | connections | this webhook /s | p99 ms | controller-runtime /s | p99 ms | ratio to the peer | ratio to the baseline (GET) | ratio to the baseline (same body) | server CPU µs / request (ours) | ratio to the baselines by server CPU (GET / same body) | errors (ours / peer) | CPU busy %, server's / wrk's (ours; peer) | CPU stolen by the hypervisor % (ours; peer) |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}'; }
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name _ <<<"$s"
   for c in "${conn_list[@]}"; do
     o="ours $name $c" q="peer $name $c" b="ours baseline $c" bb="ours baseline-body $c"
-    echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | $(ratio "${rps[$o]}" "${rps[$q]}") |" \
-      "$(ratio "${rps[$o]}" "${rps[$b]}") | $(ratio "${rps[$o]}" "${rps[$bb]}") | ${cpu_us[$o]} |" \
+    echo "| $name | $c | ${rps[$o]} | ${p99[$o]} | ${rps[$q]} | ${p99[$q]} | ${r_peer[$o]} |" \
+      "${r_get[$o]} | ${r_body[$o]} | ${cpu_us[$o]} |" \
       "$(ratio "${cpu_us[$b]}" "${cpu_us[$o]}") / $(ratio "${cpu_us[$bb]}" "${cpu_us[$o]}") | ${errs[$o]} / ${errs[$q]} | ${busy[$o]}; ${busy[$q]} | ${steal[$o]}; ${steal[$q]} |"
   done
 done
@@ -226,7 +251,7 @@ if [[ " ${servers[*]} " == *" nginx "* ]]; then
   nginx_version=$(nginx -v 2>&1 | sed 's|.*/||')
   for c in "${conn_list[@]}"; do
     b="nginx reference $c"
-    echo "| reference: nginx $nginx_version, one worker, TLS 1.3, the same GET → 405 | $c | ${rps[$b]} | ${p99[$b]} | | | | $(ratio "${rps[$b]}" "${rps[ours baseline $c]}") | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
+    echo "| reference: nginx $nginx_version, one worker, TLS 1.3, the same GET → 405 | $c | ${rps[$b]} | ${p99[$b]} | | | | ${r_get[$b]} | | ${cpu_us[$b]} | | ${errs[$b]} / | ${busy[$b]} | ${steal[$b]} |"
   done
 fi
 
