@@ -50,8 +50,7 @@ json DeleteOptionsFor(const json& object) {
 std::string OwnerKey(const json& object) {
   const json* ref = ControllerRef(object);
   if (ref == nullptr) return "";
-  if (StringField(*ref, "kind") != api::kKind ||
-      StringField(*ref, "apiVersion").rfind(std::string(api::kGroup) + "/", 0) != 0) {
+  if (StringField(*ref, "kind") != api::kKind || !api::InGroup(StringField(*ref, "apiVersion"))) {
     return "";
   }
   const std::string name = StringField(*ref, "name");

@@ -37,11 +37,7 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
     auto ok = obj->find("kind");
     if (ok && !(ok->is_string() && ok->str() == api::kKind))
       return "request.object is not a ModelService (kind " + ok->dump() + ")";
-    const auto in_group = [](std::string_view v) {  // "modelops.dev/...", without building that prefix
-      const std::string_view group = api::kGroup;
-      return v.starts_with(group) && v.size() > group.size() && v[group.size()] == '/';
-    };
-    if (av && (!av->is_string() || !in_group(av->str())))
+    if (av && (!av->is_string() || !api::InGroup(av->str())))
       return "request.object is not a modelops.dev object (apiVersion " + av->dump() + ")";
   }
   return {};

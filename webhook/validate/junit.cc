@@ -90,8 +90,7 @@ void PrintJUnit(const Report& report, std::ostream& out) {
   };
   for (const auto& r : report.results) file(r.file).results.push_back(&r);
   for (const auto& s : report.skipped)
-    if (s.kind == api::kKind || s.api_version.rfind(std::string(api::kGroup) + "/", 0) == 0)
-      file(s.file).skipped.push_back(&s);
+    if (s.LookAlike()) file(s.file).skipped.push_back(&s);
   for (const auto& e : report.input_errors) file(e.file).errors.push_back(&e);
 
   size_t tests = 0, failures = report.invalid(), errors = report.input_errors.size();

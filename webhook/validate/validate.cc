@@ -88,6 +88,8 @@ std::string Dump(const json& v) { return v.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
+bool Skipped::LookAlike() const { return kind == api::kKind || api::InGroup(api_version); }
+
 size_t Report::invalid() const {
   return static_cast<size_t>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.valid(); }));
 }
@@ -177,9 +179,7 @@ void PrintText(const Report& report, std::ostream& out) {
     for (const auto& w : r.warnings) out << label << ": Warning: " << w << "\n";
   }
   for (const auto& s : report.skipped) {
-    // Only look-alikes are worth a line: a ModelService of another version,
-    // or another kind of the group.
-    if (s.kind == api::kKind || s.api_version.rfind(std::string(api::kGroup) + "/", 0) == 0)
+    if (s.LookAlike())
       out << Label(s.file, s.document, s.name) << ": skipped: apiVersion \"" << s.api_version << "\" kind \"" << s.kind
           << "\" is not " << api::kApiVersion << " " << api::kKind << "\n";
   }

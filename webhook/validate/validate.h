@@ -46,6 +46,9 @@ struct DocumentResult {
 // A document that is not a modelops.dev/v1 ModelService.
 struct Skipped {
   std::string file, document, api_version, kind, name;
+  // Worth a line in the reports: a ModelService of another version, or
+  // another kind of the group.
+  bool LookAlike() const;
 };
 
 struct InputError {

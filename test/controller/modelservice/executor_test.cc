@@ -736,6 +736,15 @@ TEST(OwnerKey, MapsControllerReferenceOfModelService) {
   EXPECT_EQ(OwnerKey(d), "ml/bert");
   EXPECT_EQ(ControllerUid(d), "u1");
   EXPECT_TRUE(IsControlledBy(d, "u1"));
+  // A ModelService of any version of the group; not of a group that merely
+  // starts with the same letters.
+  d["metadata"]["ownerReferences"][0]["apiVersion"] = "modelops.dev/v2beta1";
+  EXPECT_EQ(OwnerKey(d), "ml/bert");
+  for (const char* other : {"modelops.devx/v1", "modelops.dev", "example.com/v1", ""}) {
+    d["metadata"]["ownerReferences"][0]["apiVersion"] = other;
+    EXPECT_EQ(OwnerKey(d), "") << other;
+  }
+  d["metadata"]["ownerReferences"][0]["apiVersion"] = "modelops.dev/v1";
   EXPECT_FALSE(IsControlledBy(d, ""));
   // Malformed references are no controller reference, never an exception.
   d["metadata"]["ownerReferences"][0]["controller"] = "yes";

@@ -245,6 +245,37 @@ TEST_F(ReviewTest, ObjectOfAnotherKindIsDeniedWith400) {
   }
 }
 
+// request.kind says ModelService, but the object itself is of another kind
+// or group: a 400 naming what the object says, for either handler.
+TEST_F(ReviewTest, ObjectThatIsNotAModelServiceIsDeniedWith400) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"apiVersion", "modelops.dev/v1"}, {"kind", "Pod"}}, "request.object is not a ModelService (kind \"Pod\")"},
+      {{{"apiVersion", "apps/v1"}, {"kind", "ModelService"}},
+       "request.object is not a modelops.dev object (apiVersion \"apps/v1\")"},
+      {{{"apiVersion", "modelops.devx/v1"}, {"kind", "ModelService"}},
+       "request.object is not a modelops.dev object (apiVersion \"modelops.devx/v1\")"},
+      {{{"apiVersion", "modelops.dev"}, {"kind", "ModelService"}},
+       "request.object is not a modelops.dev object (apiVersion \"modelops.dev\")"},
+      {{{"apiVersion", 1}, {"kind", "ModelService"}}, "request.object is not a modelops.dev object (apiVersion 1)"},
+  };
+  for (const auto& [header, message] : cases) {
+    auto review = Review({{"model", "m"}});
+    review["request"]["object"]["apiVersion"] = header["apiVersion"];
+    review["request"]["object"]["kind"] = header["kind"];
+    for (auto* h : {static_cast<Handler*>(&validating_), static_cast<Handler*>(&mutating_)}) {
+      auto resp = Response(ServeReview(review.dump(), "application/json", *h));
+      EXPECT_EQ(resp["allowed"], false) << message;
+      EXPECT_EQ(resp["status"]["code"], 400) << message;
+      EXPECT_EQ(resp["status"]["message"], message);
+    }
+  }
+  // Another version of the group is not refused here (the API server only
+  // sends the versions the webhook configuration names).
+  auto v2 = Review({{"model", "m"}});
+  v2["request"]["object"]["apiVersion"] = "modelops.dev/v2";
+  EXPECT_EQ(Response(ServeReview(v2.dump(), "application/json", validating_))["allowed"], true);
+}
+
 struct BadInput {
   const char* name;
   std::string body;
