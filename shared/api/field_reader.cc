@@ -1,6 +1,7 @@
 #include "api/field_reader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <stdexcept>
 
@@ -105,16 +106,26 @@ bool IsQuantity(std::string_view s) {
 
 }  // namespace
 
+std::string JoinPath(std::string_view parent, std::string_view open, std::string_view key, std::string_view close) {
+  std::string out;
+  out.reserve(parent.size() + open.size() + key.size() + close.size());
+  out.append(parent).append(open).append(key).append(close);
+  return out;
+}
+
 std::string FieldPath::str() const {
   switch (kind_) {
     case kWhole:
       break;
     case kMember:
-      return parent_ + "." + std::string(key_);
-    case kIndex:
-      return parent_ + "[" + std::to_string(index_) + "]";
+      return JoinPath(parent_, ".", key_);
+    case kIndex: {
+      char digits[24];
+      const auto end = std::to_chars(digits, digits + sizeof digits, index_).ptr;
+      return JoinPath(parent_, "[", std::string_view(digits, static_cast<size_t>(end - digits)), "]");
+    }
     case kEntry:
-      return parent_ + "[" + std::string(key_) + "]";
+      return JoinPath(parent_, "[", key_, "]");
   }
   return parent_;
 }
@@ -228,7 +239,7 @@ void FieldReader::Index(std::initializer_list<std::string_view> fields) {
   if (!unknown) return;
   obj_.for_each_member([&](std::string_view key, JsonRef) {
     if (std::none_of(fields.begin(), fields.end(), [&](std::string_view f) { return NameEqual(f, key); }))
-      report_.warnings.push_back("unknown field \"" + path_ + "." + std::string(key) + "\"");
+      report_.warnings.push_back("unknown field \"" + JoinPath(path_, ".", key, "\""));
   });
 }
 

@@ -29,6 +29,11 @@
 
 namespace ms::api {
 
+// `parent` `open` `key` `close` ("spec" "." "replicas", "spec.args" "[" "2"
+// "]") in one allocation, not one per `+`: a reader's path is made for each
+// object it reads, and an error's for each error.
+std::string JoinPath(std::string_view parent, std::string_view open, std::string_view key, std::string_view close = {});
+
 // The path of a field as errors name it ("spec.replicas", "spec.args[2]",
 // "spec.nodeSelector[pool]"), made into a string only when an error needs
 // it: most fields read have none.
@@ -103,7 +108,7 @@ class FieldReader {
       : obj_(object), path_(std::move(path)), report_(report) {}
 
   const std::string& path() const { return path_; }
-  std::string Path(std::string_view key) const { return path_ + "." + std::string(key); }
+  std::string Path(std::string_view key) const { return JoinPath(path_, ".", key); }
 
   // Finds the object's value of each of `fields` (the last of a repeated
   // key), in one pass over its members, and warns "unknown field
@@ -149,8 +154,9 @@ class FieldReader {
   void ReadList(Field key, const ArrayRule& rule, std::optional<std::vector<T>>& out) const {
     if (auto v = Array(key, rule)) {
       auto& list = out.emplace();
+      const std::string list_path = Path(key.name);
       for (size_t i = 0; i < v->size(); ++i) {
-        const std::string path = Path(key.name) + "[" + std::to_string(i) + "]";
+        const std::string path = FieldPath(list_path, i).str();
         const JsonRef item = v->at(i);
         if (!item.is_object()) {
           report_.errors.push_back(TypeError(path, item, "object"));
@@ -178,8 +184,9 @@ class FieldReader {
   void ReadMap(Field key, std::optional<std::map<std::string, T>>& out) const {
     if (auto v = Object(key)) {
       auto& map = out.emplace();
+      const std::string map_path = Path(key.name);
       v->for_each_member([&](std::string_view k, JsonRef e) {
-        const std::string path = Path(key.name) + "[" + std::string(k) + "]";
+        const std::string path = FieldPath::Entry(map_path, k).str();
         if (!e.is_object()) {
           report_.errors.push_back(TypeError(path, e, "object"));
           return;
