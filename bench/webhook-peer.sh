@@ -28,11 +28,12 @@
 #   --repeat N  N rounds, each starting every server afresh and running all
 #          its rows; a row's figures are each the median of its N (the
 #          machine's run-to-run noise is larger than the differences the
-#          ratios are about on a shared virtual machine), and each ratio the
-#          median of the N ratios of two rows of the same round (paired, so
-#          that a round on a slow stretch of the machine counts as one round,
-#          not as a slow numerator against another round's fast
-#          denominator); errors are summed.
+#          ratios are about on a shared virtual machine); each ratio of two
+#          rates is the median of the N ratios of two rows of the same round
+#          (paired, so that a round on a slow stretch of the machine counts
+#          as one round, not as a slow numerator against another round's
+#          fast denominator), while the ratios by server CPU are of the
+#          medians; errors are summed.
 #   --pin  the server on the last CPU, wrk on the others (taskset): each server's
 #          default then sizes itself to the one CPU it is given (ours: one event
 #          loop; Go: GOMAXPROCS 1), as in a container with a cpuset, and the

@@ -131,16 +131,15 @@ size_t JsonRef::SortedMembers(const Member** buf, size_t cap, std::unique_ptr<co
 nlohmann::json JsonRef::ToJson() const { return n_ ? *n_ : Convert(*r_); }
 
 std::string JsonRef::dump() const {
-  if (r_ && r_->IsNumber() && !r_->IsDouble())
-    return r_->IsUint64() ? std::to_string(r_->GetUint64()) : std::to_string(r_->GetInt64());
-  if (r_ && r_->IsString()) {  // as nlohmann writes it (json_text.h)
+  // Integers and strings, of either tree, as nlohmann writes them but
+  // without its serializer (and its localeconv per number).
+  if (is_number_integer()) return is_number_unsigned() ? std::to_string(uint64()) : std::to_string(int64());
+  if (is_string()) {  // json_text.h
     std::string out;
     out.reserve(str().size() + 2);
     AppendJsonString(out, str());
     return out;
   }
-  if (n_ && n_->is_number_integer())  // as above, without nlohmann's serializer (and its localeconv)
-    return n_->is_number_unsigned() ? std::to_string(n_->get<uint64_t>()) : std::to_string(n_->get<int64_t>());
   if (n_) return n_->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
