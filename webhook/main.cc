@@ -49,6 +49,7 @@ struct Flags : ms::CommonFlags {
   std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
   int threads = 0;  // 0: ms::UsableCpus()
   std::chrono::milliseconds cert_poll{1000};
+  std::chrono::milliseconds shutdown_delay{0};
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds idle_timeout{120000};
   int max_connections = 1000;
@@ -79,6 +80,10 @@ ms::FlagSet Definitions(Flags& f) {
             "event loops serving HTTPS connections (each serves any number of them); 0: one per usable CPU (the CPUs "
             "the process may run on, at most its cgroup CPU limit rounded up)");
   flags.Duration("cert-poll-interval", &f.cert_poll, "how often the certificate files are checked for changes");
+  flags.Duration("shutdown-delay", &f.shutdown_delay,
+                 "after SIGTERM, how long to go on serving admission (with /readyz failing and each answer closing\n"
+                 "its connection) before stopping, so that the Pod leaves the Service's endpoints before it stops\n"
+                 "listening; a second SIGTERM or SIGINT stops at once");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
   flags.Duration("idle-timeout", &f.idle_timeout,
                  "how long a kept-alive connection may wait for its next request (longer than the API server's 90s,\n"
@@ -225,8 +230,21 @@ int Serve(const Flags& f, const Settings& s) {
                s.server.http.threads, s.server.http.threads == 1 ? "" : "s");
 
   int sig = ms::WaitForTermination();
-  logger->info("received signal {}: finishing requests in flight and shutting down", sig);
   stopping = true;
+  if (f.shutdown_delay.count() <= 0) {
+    logger->info("received signal {}: finishing requests in flight and shutting down", sig);
+  } else {
+    // The API server still sends admissions here until the endpoint
+    // controller has taken this Pod out of the Service and the API server
+    // has seen it: a port closed now would fail them (failurePolicy Fail:
+    // the user's write refused).
+    server.Quiesce();
+    logger->info("received signal {}: not ready; serving admission for {} more (--shutdown-delay)", sig,
+                 ms::FormatDuration(f.shutdown_delay));
+    const int again = ms::WaitForTerminationFor(f.shutdown_delay);
+    logger->info("{}: finishing requests in flight and shutting down",
+                 again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
+  }
   server.Stop();
   side.Stop();
   logger->info("stopped");

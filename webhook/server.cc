@@ -89,6 +89,12 @@ void Server::Record(const transport::Request& req, RouteMetrics* m, int status, 
 }
 
 transport::Response Server::Serve(const transport::Request& req) {
+  transport::Response reply = Answer(req);
+  reply.close = quiescing_.load(std::memory_order_relaxed);
+  return reply;
+}
+
+transport::Response Server::Answer(const transport::Request& req) {
   auto route = routes_.find(req.path);
   if (route == routes_.end()) return transport::Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
   if (req.method != "POST")

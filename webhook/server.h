@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -42,6 +43,11 @@ class Server {
   // the certificate cannot be loaded or the port bound.
   bool Start(std::string* error);
   int port() const { return port_; }
+  // From now on each answer closes its connection (Connection: close): a
+  // server about to stop (--shutdown-delay) keeps serving, but leaves no
+  // idle connection that a client could send its next request on just as
+  // Stop() closes it. Thread-safe.
+  void Quiesce() { quiescing_.store(true, std::memory_order_relaxed); }
   // Stops accepting, lets requests in flight finish, joins.
   void Stop();
   transport::CertificateReloader* certificates() { return reloader_.get(); }
@@ -53,6 +59,7 @@ class Server {
     RouteMetrics metrics;
   };
   transport::Response Serve(const transport::Request& req);
+  transport::Response Answer(const transport::Request& req);  // Serve's, before Quiesce's close
   // A request the HTTP layer refused before routing (411, 413, 408, ...).
   void Refused(const transport::Request& req, const transport::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
@@ -67,6 +74,7 @@ class Server {
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
   std::unique_ptr<transport::HttpServer> server_;
   int port_ = -1;
+  std::atomic<bool> quiescing_{false};
 };
 
 }  // namespace ms::webhook

@@ -187,13 +187,13 @@ void Connection::Process(TimePoint now) {
       request.body.assign(input_, 0, body_length_);
       input_.erase(0, body_length_);
     }
-    const bool keep_alive = WantsKeepAlive(request);
     Response response;
     try {
       response = handler_(request);
     } catch (const std::exception& e) {
       response = Response{500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
     }
+    const bool keep_alive = !response.close && WantsKeepAlive(request);
     Answer(request, std::move(response), keep_alive);
     body_lease_.Release();
     last_activity_ = now;

@@ -14,6 +14,9 @@ struct Response {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
+  // Send Connection: close and close the connection after this answer (a
+  // server about to stop, so that no client keeps an idle connection to it).
+  bool close = false;
 };
 
 }  // namespace ms::transport

@@ -209,6 +209,48 @@ TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
   EXPECT_TRUE(stopped);
 }
 
+// --shutdown-delay: after SIGTERM the program says it is not ready but goes
+// on answering admission (the API server may still call it until the Pod
+// leaves the Service's endpoints), each answer closing its connection; the
+// delay ends on its own, or at once on a second signal.
+TEST_F(WebhookBinary, ServesThroughTheShutdownDelayAfterSigterm) {
+  auto args = StandardArgs();
+  args.push_back("--shutdown-delay=10m");  // longer than this test: only the second signal ends it
+  Spawn(args);
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  ASSERT_TRUE(AwaitLog("not ready; serving admission for 10m more (--shutdown-delay)"))
+      << ms::ReadFile(dir_.File("log.txt"));
+  std::string body;
+  EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &body), 503);
+  EXPECT_NE(body.find("shutting down"), std::string::npos) << body;
+  body.clear();
+  EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/healthz", &body), 200);
+  std::string review = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-2",
+    "operation":"CREATE","namespace":"default","name":"x","kind":{"group":"modelops.dev","version":"v1",
+    "kind":"ModelService"},"object":{"apiVersion":"modelops.dev/v1","kind":"ModelService",
+    "metadata":{"name":"x"},"spec":{"model":"m"}}}})";
+  std::string reply;
+  ASSERT_EQ(Fetch("https://127.0.0.1:" + std::to_string(port_) + "/validate", &reply, dir_.File("ca.crt"), review),
+            200);
+  EXPECT_EQ(json::parse(reply)["response"]["allowed"], true) << reply;
+  ASSERT_EQ(kill(pid_, SIGINT), 0);
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
+  const std::string log = ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_NE(log.find("received signal 2 again: finishing requests in flight and shutting down"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("\"msg\":\"stopped\""), std::string::npos) << log;
+
+  // A short delay ends by itself.
+  args.back() = "--shutdown-delay=200ms";
+  Spawn(args);
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_TRUE(AwaitLog("shutdown delay over: finishing requests in flight and shutting down"))
+      << ms::ReadFile(dir_.File("log.txt"));
+}
+
 // Linked with jemalloc, the program runs its background thread (malloc_conf
 // background_thread:true), which returns freed memory to the kernel while
 // the webhook is idle after load: RSS 73 -> 52 MiB without it, -> 17 MiB

@@ -310,6 +310,37 @@ TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_EQ(connects, 1) << "the server closed keep-alive connections (cpp-httplib's default is 5 requests)";
 }
 
+// Quiesce (after SIGTERM, during --shutdown-delay): still served, but each
+// answer closes its connection, so that no client holds an idle one when
+// the server stops.
+TEST_F(ServerTest, QuiescedServerAnswersAndClosesEachConnection) {
+  Start();
+  CurlHandle h;
+  long connects = 0, n = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto r = Request(h.h, Url("/validate"), ReviewBody({{"model", "m"}}, std::string("a").append(std::to_string(i))),
+                     Trusting());
+    ASSERT_EQ(r.status, 200) << r.error;
+    curl_easy_getinfo(h.h, CURLINFO_NUM_CONNECTS, &n);
+    connects += n;
+  }
+  EXPECT_EQ(connects, 1);
+  server_->Quiesce();
+  connects = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto r = Request(h.h, Url("/validate"), ReviewBody({{"model", "m"}}, std::string("q").append(std::to_string(i))),
+                     Trusting());
+    ASSERT_EQ(r.code, CURLE_OK) << r.error;
+    ASSERT_EQ(r.status, 200);
+    EXPECT_EQ(json::parse(r.body)["response"]["allowed"], true);
+    curl_easy_getinfo(h.h, CURLINFO_NUM_CONNECTS, &n);
+    connects += n;
+  }
+  // The first went on the connection kept alive before; it and each after
+  // it were closed after their answer, so the next two each opened one.
+  EXPECT_EQ(connects, 2) << "a quiesced server kept a connection open after its answer";
+}
+
 // Label values from a request come from a closed set: 50 distinct operation
 // strings make no new series (they were 50 series, kept forever).
 TEST_F(ServerTest, OperationLabelComesFromAClosedSet) {

@@ -90,3 +90,13 @@ matchConditions:
 {{- fail "certificates.mode=provided needs certificates.provided.caBundle: the PEM (or base64 PEM) of the CA that signed the serving certificate in Secret certificates.secretName (e.g. --set-file certificates.provided.caBundle=ca.crt)" }}
 {{- end }}
 {{- end }}
+
+{{/*
+The webhook's --shutdown-delay in seconds: webhook.shutdownDelaySeconds, or
+10 when the value is absent (`helm upgrade --reuse-values` from a release
+made before the value existed renders with that release's values, not this
+chart's defaults; 0 is kept).
+*/}}
+{{- define "modelservice.webhookShutdownDelaySeconds" -}}
+{{- if hasKey .Values.webhook "shutdownDelaySeconds" }}{{ int .Values.webhook.shutdownDelaySeconds }}{{ else }}10{{ end }}
+{{- end }}

@@ -62,6 +62,22 @@ assert_eq "$(grep -c . <<<"$urls")" "$(grep -o 'alert: [A-Za-z]*' "$tmp/rules.ya
   "one runbook_url per alert name"
 assert_eq "$(grep -vc '^runbook_url: https://wiki.example.com/ops/modelservice/ModelService[A-Za-z]*\.md$' <<<"$urls" || true)" 0 \
   "runbook_urls outside https://wiki.example.com/ops/modelservice/ ($urls)"
+# The webhook's shutdown delay and the Pod's grace period, also when the value
+# is absent (null removes it, as `helm upgrade --reuse-values` from a release
+# older than the value does: the older release's values, not the chart's).
+delay() {
+  # shellcheck disable=SC2068
+  helm_ template modelservice "$chart" -n "$ns" $@ | python3 -c '
+import sys, yaml
+d = next(d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "Deployment")["spec"]["template"]["spec"]
+w = next(c for c in d["containers"] if c["name"] == "webhook")
+print(d["terminationGracePeriodSeconds"], *[a for a in w["args"] if a.startswith("--shutdown-delay")])' \
+    2>/dev/null || echo "helm template $*: failed"
+}
+assert_eq "$(delay)" "30 --shutdown-delay=10s" "grace period and shutdown delay by default"
+assert_eq "$(delay --set webhook.shutdownDelaySeconds=null)" "30 --shutdown-delay=10s" "... with the value absent"
+assert_eq "$(delay --set webhook.shutdownDelaySeconds=0)" "20 --shutdown-delay=0s" "... with 0"
+assert_eq "$(delay --set webhook.shutdownDelaySeconds=45)" "65 --shutdown-delay=45s" "... with 45"
 hk delete namespace "$ns" --wait --timeout=60s >/dev/null
 t_template="$(elapsed "$t0")"
 

@@ -125,6 +125,24 @@ TEST_F(Http1Test, ConnectionCloseAndHttp10) {
   EXPECT_FALSE(Conn().closing());
 }
 
+// A handler's Response::close (a server about to stop): Connection: close
+// on that answer, whatever the request asked, and nothing after it is read.
+TEST_F(Http1Test, AHandlersCloseEndsAKeptAliveConnection) {
+  handler_ = [this](const Request& r) {
+    seen_.push_back(r);
+    Response res{200, "text/plain", "ok", {}};
+    res.close = true;
+    return res;
+  };
+  EXPECT_EQ(Feed("POST /a HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"
+                 "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
+            "HTTP/1.1 200 OK\r\nDate: Tue, 04 Mar 2025 05:06:07 GMT\r\nContent-Type: text/plain\r\n"
+            "Content-Length: 2\r\nConnection: close\r\n\r\nok");
+  EXPECT_TRUE(Conn().closing());
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_EQ(seen_[0].path, "/a");
+}
+
 TEST_F(Http1Test, ExpectContinueIsAnsweredOnceBeforeTheBody) {
   EXPECT_EQ(Feed("POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"),
             "HTTP/1.1 100 Continue\r\n\r\n");
