@@ -177,6 +177,25 @@ int AwaitCertificate(const Settings& s, std::chrono::milliseconds poll, spdlog::
   return 0;
 }
 
+// After the SIGTERM `sig` (readiness already failing): the API server still
+// sends admissions here until the endpoint controller has taken this Pod
+// out of the Service and the API server has seen it, and a port closed now
+// would fail them (failurePolicy Fail: the user's write refused). So it
+// serves on for `delay`, each answer closing its connection, unless a second
+// signal comes first.
+void ShutdownDelay(int sig, std::chrono::milliseconds delay, ms::webhook::Server& server, spdlog::logger& logger) {
+  if (delay.count() <= 0) {
+    logger.info("received signal {}: finishing requests in flight and shutting down", sig);
+    return;
+  }
+  server.Quiesce();
+  logger.info("received signal {}: not ready; serving admission for {} more (--shutdown-delay)", sig,
+              ms::FormatDuration(delay));
+  const int again = ms::WaitForTerminationFor(delay);
+  logger.info("{}: finishing requests in flight and shutting down",
+              again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
+}
+
 // Serves admission, /metrics and the probes until SIGTERM or SIGINT, then
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
@@ -229,22 +248,9 @@ int Serve(const Flags& f, const Settings& s) {
                server.port(), f.tls_min, f.client_ca.empty() ? "" : ", client certificates required",
                s.server.http.threads, s.server.http.threads == 1 ? "" : "s");
 
-  int sig = ms::WaitForTermination();
+  const int sig = ms::WaitForTermination();
   stopping = true;
-  if (f.shutdown_delay.count() <= 0) {
-    logger->info("received signal {}: finishing requests in flight and shutting down", sig);
-  } else {
-    // The API server still sends admissions here until the endpoint
-    // controller has taken this Pod out of the Service and the API server
-    // has seen it: a port closed now would fail them (failurePolicy Fail:
-    // the user's write refused).
-    server.Quiesce();
-    logger->info("received signal {}: not ready; serving admission for {} more (--shutdown-delay)", sig,
-                 ms::FormatDuration(f.shutdown_delay));
-    const int again = ms::WaitForTerminationFor(f.shutdown_delay);
-    logger->info("{}: finishing requests in flight and shutting down",
-                 again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
-  }
+  ShutdownDelay(sig, f.shutdown_delay, server, *logger);
   server.Stop();
   side.Stop();
   logger->info("stopped");
