@@ -128,7 +128,14 @@ std::string FlagSet::Usage() const {
       if (n == name) shorthand = "-" + s + ", ";
     os << "      " << shorthand << "--" << name;
     if (!f.is_bool) os << " value";
-    os << "\n            " << f.help;
+    // Continuation lines of a help text indented like its first line.
+    os << "\n            ";
+    for (char c : f.help) {
+      if (c == '\n')
+        os << "\n            ";
+      else
+        os << c;
+    }
     if (!f.default_value.empty() && f.default_value != "false") os << " (default \"" << f.default_value << "\")";
     os << "\n";
   }

@@ -104,6 +104,17 @@ TEST(Flags, ValidateRunsAfterEachSetAndReportsItsError) {
   EXPECT_EQ(f.Parse({"--n=x"}), "invalid value \"x\" for --n: not an integer");
 }
 
+// A help text of several lines: each line indented as the first (the
+// webhook's --idle-timeout and --shutdown-delay have such texts).
+TEST(FlagSet, HelpOfSeveralLinesIsIndentedThroughout) {
+  FlagSet fs("prog", "test");
+  std::string v = "x";
+  fs.String("long", &v, "first line\nsecond line");
+  EXPECT_NE(fs.Usage().find("      --long value\n            first line\n            second line (default \"x\")\n"),
+            std::string::npos)
+      << fs.Usage();
+}
+
 TEST(CommonFlags, DefinedOnceWithTheirDefaultsChecksAndMeaning) {
   CommonFlags f;
   FlagSet fs("prog", "test");
