@@ -129,6 +129,24 @@ ms_yaml() {
   for l in "$@"; do printf '  %s\n' "$l"; done
 }
 
+# admission_loop NS PREFIX STOP RESULT [PAUSE]: server-side dry-run creates of
+# ModelServices PREFIX-1, PREFIX-2, ... in NS through the API server (so
+# through both webhooks) until the file STOP exists, PAUSE seconds apart
+# (default none); then writes "SENT FAILED" to RESULT. Each failure is shown
+# on stderr with the API server's message. Run it in the background.
+admission_loop() {
+  local ns="$1" prefix="$2" stop="$3" result="$4" pause="${5:-}" n=0 failed=0 out
+  while [[ ! -e "$stop" ]]; do
+    n=$(( n + 1 ))
+    # `|| true`: under set -e a failed kubectl would end the loop without a
+    # result; a failure is counted and shown instead.
+    out="$(ms_yaml "$prefix-$n" "model: m" | k -n "$ns" create --dry-run=server -f - -o 'jsonpath={.spec.port}' 2>&1)" || true
+    [[ "$out" == 8080 ]] || { failed=$(( failed + 1 )); echo "admission $prefix-$n: $out" >&2; }
+    [[ -z "$pause" ]] || sleep "$pause"
+  done
+  echo "$n $failed" >"$result"
+}
+
 # hpa_yaml NS NAME: an autoscaling/v2 HorizontalPodAutoscaler of a user's
 # (not the controller's HPA mode) on ModelService NAME's scale subresource,
 # 1..3 replicas on an External modelservice_queue_length target of 5 a pod.

@@ -29,18 +29,7 @@ ca0="$(operator_secret ca-current.crt | fingerprint)"
 # Admissions through the API server, in the background, from the upgrade to the
 # end of the second rotation.
 rm -f "$tmp/stop" "$tmp/result"
-(
-  n=0 failed=0
-  while [[ ! -e "$tmp/stop" ]]; do
-    n=$(( n + 1 ))
-    # `|| true`: under set -e a failed kubectl would end this loop without
-    # a result; a failure is counted and shown instead.
-    out="$(ms_yaml "r-$n" "model: m" | k -n "$ns" create --dry-run=server -f - -o 'jsonpath={.spec.port}' 2>&1)" || true
-    [[ "$out" == 8080 ]] || { failed=$(( failed + 1 )); echo "admission $n: $out" >&2; }
-    sleep 0.2
-  done
-  echo "$n $failed" >"$tmp/result"
-) &
+admission_loop "$ns" r "$tmp/stop" "$tmp/result" 0.2 &
 loop=$!
 
 # ---- 1. helm upgrade with a short serving certificate lifetime

@@ -21,18 +21,9 @@ tmp="$(mktemp -d)"
 trap 'touch "$tmp/stop"; wait; rm -rf "$tmp"' EXIT
 mark="$(audit_mark)"
 
-# Admissions in three loops until $tmp/stop, each loop's "sent failed" in $tmp/result.N.
-for i in 1 2 3; do
-  (
-    n=0 failed=0
-    while [[ ! -e "$tmp/stop" ]]; do
-      n=$(( n + 1 ))
-      out="$(ms_yaml "l$i-$n" "model: m" | k -n "$ns" create --dry-run=server -f - -o 'jsonpath={.spec.port}' 2>&1)" || true
-      [[ "$out" == 8080 ]] || { failed=$(( failed + 1 )); echo "admission l$i-$n: $out" >&2; }
-    done
-    echo "$n $failed" >"$tmp/result.$i"
-  ) &
-done
+# Admissions in three loops without pause until $tmp/stop, each loop's
+# "sent failed" in $tmp/result.N.
+for i in 1 2 3; do admission_loop "$ns" "l$i" "$tmp/stop" "$tmp/result.$i" & done
 
 # follow POD: POD's webhook log into $tmp/POD.log until the container ends
 # (in the background; its PID appended to followers).
