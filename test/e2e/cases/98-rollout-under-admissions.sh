@@ -7,8 +7,10 @@
 # may still send admissions there. With the chart's --shutdown-delay (10 s)
 # the webhook goes on answering them, not ready, and each answer closes its
 # connection; it then stops (its log says so, and that it stopped cleanly).
-# Without the delay this case fails: admissions answered 500 by the API
-# server ("failed calling webhook ... connection refused" or "proxy error").
+# Without the delay this case fails (webhook.shutdownDelaySeconds=0: 1 of
+# 128 and 1 of 124 admissions failed, "failed calling webhook ... Post
+# .../mutate?timeout=5s": EOF, a request sent on a connection the stopping
+# webhook closed).
 # The API server's audit log agrees: every dry-run create the loops sent got
 # 201, none another code.
 # timeout: 300
