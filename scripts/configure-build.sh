@@ -7,7 +7,9 @@
 # scratch) or broken by another, in any order.
 #
 # Usage: scripts/configure-build.sh DIR [CMAKE_ARGS...]
-#   Ninja, CMAKE_BUILD_TYPE=RelWithDebInfo (-O2 -g), MS_WERROR=ON; every
+#   Ninja, CMAKE_BUILD_TYPE=RelWithDebInfo (-O2), MS_WERROR=ON,
+#   MS_DEBUG_INFO=lines (-g1: backtraces with lines, no local variables; pass
+#   -DMS_DEBUG_INFO=full for a debugger's view of locals); every
 #   value is passed on every call, so a different value cached in DIR (say a
 #   Release configure from an older script, or a hand-made one) is replaced
 #   rather than inherited. CMAKE_ARGS come last and win (scripts/test.sh
@@ -24,4 +26,4 @@ if [[ -f "$dir/CMakeCache.txt" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja'
   echo "configure-build: $dir was configured with another generator: configuring it afresh" >&2
   rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
 fi
-cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON "$@"
+cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON -DMS_DEBUG_INFO=lines "$@"
