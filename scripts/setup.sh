@@ -15,6 +15,8 @@ PACKAGES=(
   # bench/webhook-peer.sh's reference TLS server (a configuration of its own,
   # started by the script, never as a system service).
   nginx-light
+  # test/support/start-no-thread.sh: the tests left out of the TSan build start no thread.
+  strace
   # The pictures of docs/ (tools/gen-docs-images.py): the architecture
   # diagram from its Graphviz source, the benchmark plots.
   graphviz python3-matplotlib
