@@ -52,7 +52,6 @@ const char* ContentType(Call::Verb verb) {
 HttpClient::HttpClient(RestConfig config, const Clock& clock, ClientMetrics& metrics,
                        std::shared_ptr<spdlog::logger> logger, HttpClientOptions options)
     : token_file_(config.token_file),
-      clock_(clock),
       logger_(std::move(logger)),
       tokens_(config.bearer_token, config.token_file, clock),
       transport_(config, options.transport),

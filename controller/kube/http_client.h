@@ -72,7 +72,6 @@ class HttpClient final : public Client {
   void Count(long http, const char* method);
 
   const std::string token_file_;
-  const Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   TokenSource tokens_;
   Transport transport_;

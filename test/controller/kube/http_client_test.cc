@@ -622,7 +622,7 @@ struct CountingApi {
       res.status = req.method == "POST" ? 201 : 200;
       res.set_content(R"({"metadata":{"name":"x"}})", "application/json");
     };
-    auto slow = [this, &srv](const httplib::Request& req, httplib::Response& res) {
+    auto slow = [this](const httplib::Request& req, httplib::Response& res) {
       {
         std::lock_guard<std::mutex> g(mu);
         seen.push_back(req.method + " slow");
