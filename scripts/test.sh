@@ -8,16 +8,12 @@
 #                              cluster on loopback (test/e2e/run.sh; slow)
 #   scripts/test.sh --fuzz     the libFuzzer targets and the h11 differential
 #                              check, 60 s each (test/fuzz/run.sh)
-#   scripts/test.sh --all      all four, as CI runs them: once the two
-#                              programs are built, the end-to-end suite
-#                              starts and runs beside everything else (it
-#                              mostly waits on the cluster, the rest mostly
-#                              computes): scripts/build-image.sh (the image
-#                              its real-node cases 90-99 install; they wait
-#                              for it), the plain build and ctest, the
-#                              sanitizer and fuzz runs; output prefixed
-#                              `[e2e] ` and `[image] `, the suite's summary
-#                              printed again at the end
+#   scripts/test.sh --all      all four, as CI runs them: the end-to-end
+#                              suite starts right after the plain ctest and
+#                              runs beside the sanitizer and fuzz runs (it
+#                              mostly waits on the cluster, they mostly
+#                              compute); its output is prefixed `[e2e] ` and
+#                              its summary printed again at the end
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +24,7 @@ case "${1:-}" in
   --e2e) e2e=1 ;;
   --fuzz) fuzz=1 ;;
   --all) plain=1 sanitize=1 e2e=1 fuzz=1 ;;
-  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 esac
 
@@ -66,43 +62,25 @@ git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 # 60, counted as clang-tidy's readability-function-size counts them.
 python3 tools/check-size.py
 
-e2e_pid="" image_pid="" image_status=""
-# kill_group PID: stop a background step started with setsid and everything it started.
-kill_group() { [[ -z $1 ]] || { kill -TERM -- "-$1" 2>/dev/null; wait "$1" 2>/dev/null || true; }; }
+if ((plain)); then
+  echo "== ctest (RelWithDebInfo) =="
+  run_ctest build
+fi
+e2e_pid=""
 if ((e2e && (sanitize || fuzz))); then
-  # The suite overlaps everything after it; it needs only the two programs
-  # in build/ (built here first, so that it can start with --no-build while
-  # the rest of build/ is built beside it). The fuzz step's h11 driver is in
-  # build/ too, built after the plain ctest.
-  echo "== end-to-end suite (in the background, beside the image, the plain, sanitizer and fuzz runs) =="
+  # The suite overlaps the CPU-bound steps below; it uses build/ only, they
+  # use build-asan/, build-tsan/ and build-fuzz/ (the fuzz step's h11 driver
+  # is in build/, built above or here, before the suite starts).
+  echo "== end-to-end suite (in the background, beside the sanitizer and fuzz runs) =="
   bash scripts/configure-build.sh build >/dev/null
-  cmake --build build -j "$jobs" --target modelservice-webhook modelservice-controller
-  trap 'rc=$?; kill_group "$e2e_pid"; kill_group "$image_pid"; exit "$rc"' EXIT
-  if [[ ${E2E_REAL_NODE_CASES:-1} != 0 ]]; then
-    # The image of this checkout, which the real-node cases install: built
-    # beside the suite, which waits for it at those cases (the last ones) on
-    # a lock this step holds until it has written build-image.sh's status.
-    export E2E_OPERATOR_IMAGE=localhost/modelservice:dev
-    E2E_OPERATOR_IMAGE_LOCK="$(mktemp "${TMPDIR:-/tmp}/modelservice-image.XXXXXX.lock")"
-    export E2E_OPERATOR_IMAGE_LOCK
-    image_status="$E2E_OPERATOR_IMAGE_LOCK.status"
-    exec 9>"$E2E_OPERATOR_IMAGE_LOCK"
-    flock 9
-    setsid bash -c 'bash scripts/build-image.sh --tag "$E2E_OPERATOR_IMAGE" 9>&- 2>&1 | sed -u "s/^/[image] /"
-                    echo "${PIPESTATUS[0]}" >"$0"' "$image_status" &
-    image_pid=$!
-    exec 9>&-  # the lock stays with the step until it ends
-  fi
+  cmake --build build -j "$jobs"
   e2e_log="$(mktemp "${TMPDIR:-/tmp}/modelservice-e2e.XXXXXX.log")"
   # Its own process group (setsid), so that a failing step here stops it and
   # everything it started (run.sh cleans up on SIGTERM).
   E2E_LOG="$e2e_log" BUILD_DIR=build setsid bash -o pipefail -c \
-    'bash test/e2e/run.sh --no-build 2>&1 | tee "$E2E_LOG" | sed -u "s/^/[e2e] /"' &
+    'bash test/e2e/run.sh 2>&1 | tee "$E2E_LOG" | sed -u "s/^/[e2e] /"' &
   e2e_pid=$!
-fi
-if ((plain)); then
-  echo "== ctest (RelWithDebInfo) =="
-  run_ctest build
+  trap 'rc=$?; if [[ -n $e2e_pid ]]; then kill -TERM -- "-$e2e_pid" 2>/dev/null; wait "$e2e_pid" 2>/dev/null || true; fi; exit "$rc"' EXIT
 fi
 if ((sanitize)); then
   echo "== ctest under ASan + UBSan =="
@@ -122,21 +100,13 @@ if ((fuzz)); then
   echo "== fuzzing =="
   bash test/fuzz/run.sh
 fi
-if [[ -n $image_pid ]]; then
-  echo "== waiting for the image =="
-  wait "$image_pid" || true
-  image_pid=""
-  image_rc="$(cat "$image_status" 2>/dev/null || echo "none")"
-  echo "scripts/build-image.sh: exit status $image_rc"
-  [[ $image_rc == 0 ]] || exit 1
-fi
 if [[ -n $e2e_pid ]]; then
   echo "== waiting for the end-to-end suite =="
   e2e_rc=0; wait "$e2e_pid" || e2e_rc=$?
   e2e_pid=""
   # The suite's own exit status (the pipeline's is tee's and sed's).
   summary="$(tail -n 1 "$e2e_log")"
-  rm -f "$e2e_log" "${E2E_OPERATOR_IMAGE_LOCK:-}" "$image_status"
+  rm -f "$e2e_log"
   echo "end-to-end suite: $summary"
   [[ $summary =~ ^[0-9]+\ passed,\ 0\ failed ]] && ((e2e_rc == 0)) || exit 1
 elif ((e2e)); then

@@ -49,10 +49,7 @@
 # E2E_OPERATOR_IMAGE (default localhost/modelservice:dev) as
 # scripts/build-image.sh last built it, which is run first only when that
 # image does not exist (rebuild it after changing the C++ to test the change
-# in the Pods). scripts/test.sh --all builds it beside the suite and sets
-# E2E_OPERATOR_IMAGE_LOCK, a lock file it holds until that build has ended
-# (its exit status in E2E_OPERATOR_IMAGE_LOCK.status): the set-up waits
-# for it, and fails those cases if the build failed. If that set-up fails, those
+# in the Pods; .ci/run builds it just before). If that set-up fails, those
 # cases fail with its reason. E2E_REAL_NODE_CASES=0 skips them instead.
 #
 # Logs: E2E_WORK/logs/{webhook,controller,controller-b,prometheus,
@@ -331,21 +328,6 @@ real_node_setup() {
   local t0=$SECONDS t1 image_cache
   real_setup_done=1
   E2E_OPERATOR_IMAGE="${E2E_OPERATOR_IMAGE:-localhost/modelservice:dev}"
-  if [[ -n ${E2E_OPERATOR_IMAGE_LOCK:-} ]]; then
-    # scripts/test.sh --all builds the image beside the suite and holds this
-    # lock until build-image.sh has ended and its exit status is written.
-    say "waiting for the image build beside the suite (scripts/test.sh --all; its lines are prefixed [image])"
-    if ! flock -s -w 1800 "$E2E_OPERATOR_IMAGE_LOCK" true; then
-      real_setup_failed "the image build beside the suite did not end within 30 minutes"; return
-    fi
-    local image_rc
-    image_rc="$(cat "$E2E_OPERATOR_IMAGE_LOCK.status" 2>/dev/null || echo none)"
-    if [[ $image_rc != 0 ]]; then
-      real_setup_failed "scripts/build-image.sh beside the suite failed (exit status $image_rc; its lines are prefixed [image])"; return
-    fi
-    say "the image build beside the suite is done ($(( SECONDS - t0 ))s waited)"
-    t0=$SECONDS
-  fi
   image_cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
   if [[ -z "$(CONTAINERS_STORAGE_CONF="$image_cache/storage.conf" buildah images -q "$E2E_OPERATOR_IMAGE" 2>/dev/null)" ]]; then
     say "no image $E2E_OPERATOR_IMAGE yet: scripts/build-image.sh (logs/build-image.log)"
