@@ -1,7 +1,9 @@
 #include "base/json_ref.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -12,6 +14,17 @@ namespace ms {
 namespace {
 
 std::string_view Name(const rapidjson::Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+// A double as an integer of type T: truncated toward zero, and clamped to
+// T's range (NaN: 0). A bare static_cast is undefined behaviour outside it.
+template <typename T>
+T Clamped(double d) {
+  constexpr double kBeyond = 2.0 * static_cast<double>(std::numeric_limits<T>::max() / 2 + 1);  // 2^63 or 2^64
+  if (std::isnan(d)) return 0;
+  if (d >= kBeyond) return std::numeric_limits<T>::max();
+  if (d <= static_cast<double>(std::numeric_limits<T>::min()) - 1.0) return std::numeric_limits<T>::min();
+  return static_cast<T>(d);
+}
 
 nlohmann::json Convert(const rapidjson::Value& v) {
   switch (v.GetType()) {
@@ -44,17 +57,17 @@ nlohmann::json Convert(const rapidjson::Value& v) {
 }  // namespace
 
 int64_t JsonRef::int64() const {
-  if (n_) return n_->get<int64_t>();
+  if (n_) return n_->is_number_float() ? Clamped<int64_t>(n_->get<double>()) : n_->get<int64_t>();
   if (r_->IsInt64()) return r_->GetInt64();
   if (r_->IsUint64()) return static_cast<int64_t>(r_->GetUint64());
-  return static_cast<int64_t>(r_->GetDouble());
+  return Clamped<int64_t>(r_->GetDouble());
 }
 
 uint64_t JsonRef::uint64() const {
-  if (n_) return n_->get<uint64_t>();
+  if (n_) return n_->is_number_float() ? Clamped<uint64_t>(n_->get<double>()) : n_->get<uint64_t>();
   if (r_->IsUint64()) return r_->GetUint64();
   if (r_->IsInt64()) return static_cast<uint64_t>(r_->GetInt64());
-  return static_cast<uint64_t>(r_->GetDouble());
+  return Clamped<uint64_t>(r_->GetDouble());
 }
 
 double JsonRef::number() const {

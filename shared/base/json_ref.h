@@ -52,7 +52,9 @@ class JsonRef {
   const char* c_str() const { return n_ ? n_->get_ref<const std::string&>().c_str() : r_->GetString(); }
   bool boolean() const { return n_ ? n_->get<bool>() : r_->GetBool(); }
   // As nlohmann's get<int64_t>() / get<uint64_t>() / get<double>(): a
-  // static_cast from whatever the number holds.
+  // static_cast from whatever the number holds, except that a double
+  // outside the integer type's range is clamped to it (NaN: 0) where the
+  // cast would be undefined behaviour.
   int64_t int64() const;
   uint64_t uint64() const;
   double number() const;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -174,6 +175,30 @@ TEST(BothTrees, NumbersTypedAsNlohmannTypesThem) {
       EXPECT_EQ(b.number(), a.number()) << text;
     }
     EXPECT_TRUE(JsonEqual(a, b)) << text;
+  }
+}
+
+// A double read as an integer is clamped to the integer's range (a bare
+// cast would be undefined behaviour), the same on both trees.
+TEST(BothTrees, DoublesOutOfAnIntegersRangeAreClamped) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  constexpr uint64_t kUMax = std::numeric_limits<uint64_t>::max();
+  struct Case {
+    std::string text;
+    int64_t i;
+    uint64_t u;
+  };
+  for (const Case& c : {Case{"18446744073709551616", kMax, kUMax}, Case{"1e30", kMax, kUMax},
+                        Case{"-9223372036854775809", kMin, 0}, Case{"-1e30", kMin, 0}, Case{"-2.5", -2, 0},
+                        Case{"-0.5", 0, 0}, Case{"2.5", 2, 2}, Case{"1e19", kMax, 10000000000000000000u}}) {
+    const json n = json::parse(c.text);
+    const Rapid r(c.text);
+    const JsonRef a = n, b = r.doc;
+    ASSERT_TRUE(a.is_number_float() && b.is_number_float()) << c.text;
+    EXPECT_EQ(a.int64(), c.i) << c.text;
+    EXPECT_EQ(b.int64(), c.i) << c.text;
+    EXPECT_EQ(a.uint64(), c.u) << c.text;
+    EXPECT_EQ(b.uint64(), c.u) << c.text;
   }
 }
 
