@@ -13,7 +13,8 @@
 #   value is passed on every call, so a different value cached in DIR (say a
 #   Release configure from an older script, or a hand-made one) is replaced
 #   rather than inherited. CMAKE_ARGS come last and win (scripts/test.sh
-#   passes -DCMAKE_BUILD_TYPE=Debug -DMS_SANITIZE=ON for build-asan/).
+#   passes -DCMAKE_BUILD_TYPE=Debug -DMS_SANITIZE=ON and clang for
+#   build-asan/).
 #   A DIR configured with another generator is configured afresh.
 # Output: cmake's, on stdout.
 set -euo pipefail
@@ -26,4 +27,17 @@ if [[ -f "$dir/CMakeCache.txt" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja'
   echo "configure-build: $dir was configured with another generator: configuring it afresh" >&2
   rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
 fi
+# A compiler asked for (-DCMAKE_CXX_COMPILER=..., as scripts/test.sh does for
+# the sanitizer builds) other than the one DIR was configured with: CMake
+# cannot switch compilers in place, so DIR is configured afresh.
+for arg in "$@"; do
+  [[ $arg == -DCMAKE_CXX_COMPILER=* && -f "$dir/CMakeCache.txt" ]] || continue
+  want="$(command -v "${arg#*=}" || echo "${arg#*=}")"
+  have="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt")"
+  have="$(command -v "$have" || echo "$have")"
+  if [[ "$(readlink -f "$want")" != "$(readlink -f "$have")" ]]; then
+    echo "configure-build: $dir was configured with ${have:-another compiler}, not $want: configuring it afresh" >&2
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+done
 cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON -DMS_DEBUG_INFO=lines "$@"

@@ -23,6 +23,7 @@
 #include "base/logging.h"
 #include "test/support/fake_clock.h"
 #include "test/support/log_capture.h"
+#include "test/support/sanitizers.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
@@ -509,7 +510,7 @@ TEST_F(ServerTest, ManyMoreConnectionsThanLoopsAreServedConcurrently) {
 // its answers back up (nothing is buffered without bound), keeps serving
 // others, and drops it when the answers have waited a read timeout.
 TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(MS_TEST_TSAN)
   // Under TSan the hog's hundreds of MB of TLS writes take about a minute and
   // the close time below depends on the machine's load, not on the server.
   GTEST_SKIP() << "timing-bound under ThreadSanitizer's slowdown";
@@ -538,7 +539,7 @@ TEST_F(ServerTest, ClientThatDoesNotReadIsDroppedAndOthersAreServed) {
 // backlog: the server pauses accepting instead of spinning, and serves the
 // connection once descriptors are free again.
 TEST_F(ServerTest, OutOfDescriptorsPausesAcceptingThenServesTheWaitingConnection) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(MS_TEST_ASAN)
   // The sanitizers' runtime opens files itself (UBSan's vptr check reads
   // /proc/self/maps) and reports false errors when it cannot.
   GTEST_SKIP() << "needs free descriptors for the sanitizer runtime";
