@@ -85,7 +85,7 @@ fi
 if ((sanitize)); then
   # The sanitizer builds are made with clang (clang-14, which setup.sh
   # installs for the fuzz build too): at -O0 with ASan it compiles a test
-  # file with about 55 % of g++ 12's CPU time, and its UBSan checks more
+  # file with about 62 % of g++ 12's CPU time, and its UBSan checks more
   # (float-cast-overflow among others). build/ stays with the system's c++
   # (GCC), so both compilers build the code clean with -Werror.
   sanitizer_cxx=-DCMAKE_CXX_COMPILER=clang++-14
