@@ -130,9 +130,11 @@ void EventLoop::FireDue() {
 
 bool EventLoop::Run(const IoHandler& on_io) {
   std::array<epoll_event, 64> events;
+  std::vector<uint64_t> again;
   exiting_ = false;
   while (!exiting_) {
-    const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), Timeout());
+    const int n =
+        epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), active_.empty() ? Timeout() : 0);
     if (n < 0 && errno != EINTR) return false;
     for (int i = 0; i < n && !exiting_; ++i) {
       const epoll_event& e = events[static_cast<size_t>(i)];
@@ -142,6 +144,9 @@ bool EventLoop::Run(const IoHandler& on_io) {
         on_io(e.data.u64, e.events);
       }
     }
+    again.swap(active_);
+    for (size_t i = 0; i < again.size() && !exiting_; ++i) on_io(again[i], EPOLLIN);
+    again.clear();
     if (!exiting_) FireDue();
   }
   return true;

@@ -62,7 +62,13 @@ class EventLoop {
   // Runs `task` on the loop's thread soon (thread-safe).
   void Post(std::function<void()> task);
 
-  // Dispatches I/O, due timers and posted tasks until Exit(). False when
+  // Hands `tag` to the IoHandler (with EPOLLIN) once more after the events
+  // of this round, as if epoll had reported it, and the next wait does not
+  // block: for an edge-triggered descriptor left with bytes to read. Loop
+  // thread only; what is activated in that turn waits for the round after.
+  void Activate(uint64_t tag) { active_.push_back(tag); }
+
+  // Dispatches I/O, activated tags, due timers and posted tasks until Exit(). False when
   // epoll_wait fails.
   bool Run(const IoHandler& on_io);
   void Exit() { exiting_ = true; }
@@ -78,7 +84,8 @@ class EventLoop {
   void RemoveAt(size_t i);
 
   UniqueFd epoll_, wake_;
-  std::vector<Timer*> heap_;  // min-heap by when_
+  std::vector<Timer*> heap_;      // min-heap by when_
+  std::vector<uint64_t> active_;  // Activate()d, in order
   bool exiting_ = false;
   std::mutex posted_mu_;
   std::vector<std::function<void()>> posted_;  // under posted_mu_

@@ -38,6 +38,9 @@ struct HttpServerOptions {
   // A connection's answers waiting to be sent beyond which its requests are
   // not read (a client that sends without reading).
   size_t max_queued_output = 1u << 20;
+  // Reads (16 KiB each) a connection's turn may make before the other
+  // connections of its loop get theirs; it is then driven again after them.
+  int reads_per_turn = 64;
   Limits limits;
 };
 

@@ -20,6 +20,7 @@ Stream::Io Stopped(Stream::Io again, const char* what, std::string& failure) {
 
 Stream::Io PlainConnection::Read(char* buf, size_t cap, size_t* n) {
   const ssize_t r = ::recv(fd_.get(), buf, cap, MSG_DONTWAIT);
+  drained_ = r < static_cast<ssize_t>(cap);
   if (r > 0) {
     *n = static_cast<size_t>(r);
     return Io::kDone;

@@ -28,7 +28,7 @@ ServerConnection::TimePoint ServerConnection::Deadline() const {
 
 // Reading stops while an answer waits to be sent and the connection is
 // closing, or too much output is queued (a client that sends without
-// reading); level-triggered EPOLLIN would otherwise spin.
+// reading); EPOLLOUT then says when to go on.
 std::uint32_t ServerConnection::Interest() const {
   if (lingering_) return EPOLLIN | EPOLLRDHUP;
   const bool want_read =
@@ -64,6 +64,10 @@ bool ServerConnection::Handshake() {
 }
 
 ServerConnection::Next ServerConnection::OnReady(std::uint32_t events) {
+  // The peer has half-closed: its end of stream comes after what a short
+  // read returns, and no edge will report it; read on until it is read.
+  if ((events & EPOLLRDHUP) != 0) peer_shut_ = true;
+  read_again_ = false;
   if (lingering_) return stream_->Linger(linger_budget_) ? Next::kKeep : Next::kClose;
   if (!http_ && !Handshake()) return closed_ ? Next::kClose : Next::kKeep;
   want_write_ = false;
@@ -75,45 +79,55 @@ ServerConnection::Next ServerConnection::OnReady(std::uint32_t events) {
     if (!Flush() || hung_up) return Next::kClose;
     if (blocked()) return Next::kKeep;
   }
-  // Read what there is (OpenSSL reads ahead, so this is usually one system
-  // call), answering complete requests as they come. Reading stops at
-  // max_queued_output of answers; once they are sent, what OpenSSL has
-  // already read from the socket (HasPending) is read on: epoll will not
-  // report it again.
+  // Read until the socket is drained (epoll is edge-triggered: it reports
+  // only bytes that come after), answering complete requests as they come.
+  // Reading stops at max_queued_output of answers until they are sent, and
+  // after options.reads_per_turn reads: then the worker drives this
+  // connection again after the others (ReadAgain), so that a client that
+  // never stops sending cannot hold the loop.
   bool failed = false;
+  int reads_left = std::max(1, context_.options.reads_per_turn);
   for (;;) {
-    const bool drained = Read(&failed);
+    const bool drained = Read(&failed, reads_left);
     if (hung_up) failed = true;
     // Answers already made are sent even when the peer has stopped sending.
     if (!Flush()) failed = true;
-    if (drained || failed || blocked() || http_->closing() ||
-        http_->output().size() >= context_.options.max_queued_output || !stream_->HasPending())
+    if (drained || failed || blocked() || http_->closing()) break;
+    if (reads_left == 0) {
+      read_again_ = true;
       break;
+    }
   }
   return AfterTurn(failed);
 }
 
 ServerConnection::Next ServerConnection::AfterTurn(bool failed) {
   if (failed) return Next::kClose;
-  if (http_->closing() && http_->output().empty()) StartLinger();
+  if (http_->closing() && http_->output().empty()) {
+    StartLinger();
+    // What the client sent and was not read is in the socket already, and
+    // no edge will report it: the linger starts reading at once.
+    read_again_ = true;
+  }
   return Next::kKeep;
 }
 
-// Feeds what the TLS connection gives to the HTTP connection, until it has
-// max_queued_output of answers waiting or stops reading. True when the
-// socket must be read again first (or the stream ended or broke: `failed`).
-bool ServerConnection::Read(bool* failed) {
+// Feeds what the TLS connection gives to the HTTP connection, until the
+// socket is drained, max_queued_output of answers wait, or `reads_left`
+// reads are spent. True when the socket must be read again first (or the
+// stream ended or broke: `failed`).
+bool ServerConnection::Read(bool* failed, int& reads_left) {
   char buf[16 * 1024];
-  while (!http_->closing() && http_->output().size() < context_.options.max_queued_output) {
+  while (!http_->closing() && http_->output().size() < context_.options.max_queued_output && reads_left > 0) {
+    --reads_left;
     size_t n = 0;
     switch (stream_->Read(buf, sizeof buf, &n)) {
       case Io::kDone:
         http_->OnData(std::string_view(buf, n), std::chrono::steady_clock::now());
-        // A short read with nothing read ahead: the socket was empty. Epoll
-        // is level-triggered and reports it again when more comes, so
-        // reading on would only cost a read() that says EAGAIN (one system
-        // call of three per request).
-        if (n < sizeof buf && !stream_->HasPending()) return true;
+        // The socket came back short and nothing is read ahead: epoll
+        // reports what comes next, so reading on would only cost a read()
+        // that says EAGAIN (one system call of three per request).
+        if (stream_->Drained() && !stream_->HasPending() && !peer_shut_) return true;
         continue;
       case Io::kWantWrite:
         want_write_ = true;
@@ -156,6 +170,7 @@ void ServerConnection::StartLinger() {
 }
 
 ServerConnection::Next ServerConnection::OnDeadline(TimePoint now) {
+  read_again_ = false;
   if (lingering_) return now >= deadline_ ? Next::kClose : Next::kKeep;
   if (!http_) {
     if (now < deadline_) return Next::kKeep;

@@ -5,7 +5,11 @@
 // time; a turn that returns kClose means: close it now.
 //
 // Per request it costs one read and one write system call: the answer (head
-// and body) leaves in one TLS record, and nothing polls before reading. A
+// and body) leaves in one TLS record, nothing polls before reading, and a
+// read that comes back short ends the turn (Stream::Drained). The socket is
+// watched edge-triggered: epoll then reports connections in the order their
+// bytes came, where level-triggered reporting puts the ones answered last
+// time first, and the latency tail is that unfairness (bench/results/webhook.md). A
 // handshake not finished within the read timeout is dropped; an answer the
 // client does not read within the read timeout drops the connection; after
 // the last answer on a connection the server closes (a refusal, Connection:
@@ -53,8 +57,12 @@ class ServerConnection {
 
   // When it next needs the time.
   TimePoint Deadline() const;
-  // What to watch the socket for (EPOLLIN, EPOLLOUT, EPOLLRDHUP).
+  // What to watch the socket for (EPOLLIN, EPOLLOUT, EPOLLRDHUP), edge-triggered.
   std::uint32_t Interest() const;
+  // The turn ended with the socket not drained while reading it (its
+  // options.reads_per_turn spent, or a linger begun): no event will come for what is there,
+  // so the loop must drive it again (EventLoop::Activate).
+  bool ReadAgain() const { return read_again_; }
   // Nothing in flight: it can go at a drain.
   bool Idle() const;
   // Before it goes: close_notify when it was established and is not lingering.
@@ -64,7 +72,7 @@ class ServerConnection {
 
  private:
   bool Handshake();  // false: not established (yet); `closed_` when it failed
-  bool Read(bool* failed);
+  bool Read(bool* failed, int& reads_left);
   bool Flush();
   Next AfterTurn(bool failed);
   void StartLinger();
@@ -76,6 +84,8 @@ class ServerConnection {
   bool closed_ = false;               // failed: close it
   bool want_write_ = false;           // the socket must become writable
   bool write_wants_read_ = false;     // SSL_write needs to read first (a TLS 1.3 key update)
+  bool read_again_ = false;           // see ReadAgain()
+  bool peer_shut_ = false;            // EPOLLRDHUP: the client has half-closed
   bool lingering_ = false;            // answered and shut for writing; reading what the client still sends
   size_t linger_budget_ = 0;
   TimePoint deadline_;  // of the handshake, then of the linger

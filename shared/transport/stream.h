@@ -33,6 +33,10 @@ class Stream {
   virtual Io Write(std::string& out) = 0;
   // Bytes read from the socket ahead and not handed out (epoll will not report them).
   virtual bool HasPending() const = 0;
+  // The last read from the socket came back short or found it empty: it was
+  // drained then, and epoll (edge-triggered) reports the next bytes that
+  // come. Until then reading on would only find what HasPending() says.
+  bool Drained() const { return drained_; }
   // The end of the stream for the peer, best effort (TLS: close_notify; TCP: nothing).
   virtual void SendCloseNotify() = 0;
   // After the last answer: the end of the stream and a TCP half-close.
@@ -57,6 +61,7 @@ class Stream {
   std::string remote_;
   std::string failure_;
   bool plain_http_ = false;
+  bool drained_ = false;  // set by each read from the socket
 };
 
 }  // namespace ms::transport

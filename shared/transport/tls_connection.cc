@@ -31,10 +31,23 @@ TlsConnection::Io Want(int err) {
   return TlsConnection::Io::kFailed;
 }
 
+// The socket BIO's callback after each read OpenSSL makes: whether it came
+// back short or empty (Stream::Drained). OpenSSL reads ahead, so an SSL_read
+// may make one read, several or none; the last one made says.
+long NoteRead(BIO* bio, int oper, const char*, size_t len, int, long, int ret, size_t* processed) {
+  if (oper == (BIO_CB_READ | BIO_CB_RETURN))
+    *reinterpret_cast<bool*>(BIO_get_callback_arg(bio)) = ret <= 0 || processed == nullptr || *processed < len;
+  return ret;
+}
+
 }  // namespace
 
 TlsConnection::TlsConnection(UniqueFd fd, SSL* ssl, std::string remote)
-    : Stream(std::move(fd), std::move(remote)), ssl_(ssl) {}
+    : Stream(std::move(fd), std::move(remote)), ssl_(ssl) {
+  BIO* socket_bio = SSL_get_rbio(ssl);
+  BIO_set_callback_arg(socket_bio, reinterpret_cast<char*>(&drained_));
+  BIO_set_callback_ex(socket_bio, NoteRead);
+}
 
 std::unique_ptr<TlsConnection> TlsConnection::Accept(UniqueFd fd, SSL_CTX& ctx, std::string remote,
                                                      std::string* error) {

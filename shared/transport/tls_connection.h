@@ -28,7 +28,7 @@ class TlsConnection final : public Stream {
   Io Read(char* buf, size_t cap, size_t* n) override;
   // Each write is one TLS record.
   Io Write(std::string& out) override;
-  // OpenSSL reads ahead.
+  // OpenSSL reads ahead; Drained() is told by a callback on its socket BIO.
   bool HasPending() const override { return SSL_has_pending(ssl_.get()) == 1; }
   // close_notify.
   void SendCloseNotify() override;

@@ -166,7 +166,7 @@ void Worker::Adopt(UniqueFd fd, const std::string& peer) {
   }
   auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
   c->peer = peer;
-  if (!loop_.Add(raw_fd, c->interest, c->id)) {
+  if (!loop_.Add(raw_fd, c->interest | EPOLLET, c->id)) {
     shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
     return forget();
   }
@@ -227,8 +227,9 @@ void Worker::Settle(Conns::iterator it, ServerConnection::Next next) {
   }
   if (const std::uint32_t interest = c.connection.Interest(); interest != c.interest) {
     c.interest = interest;
-    loop_.Modify(c.connection.fd(), interest, c.id);
+    loop_.Modify(c.connection.fd(), interest | EPOLLET, c.id);
   }
+  if (c.connection.ReadAgain()) loop_.Activate(c.id);
   loop_.Arm(c.timer, c.connection.Deadline());
 }
 

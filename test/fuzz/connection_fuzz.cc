@@ -2,16 +2,22 @@
 // loop drives it (transport/server_connection.h over a real socket, a
 // socketpair, with its plain stream, http1::Connection and the body budget):
 // the input is a script of what the client does (send bytes, half-close,
-// read) and what the loop does (the socket is readable or writable, the
-// deadline has come). Besides the sanitizers' findings, it checks what the
+// read; send while the loop is busy elsewhere, so that several sends come
+// to one turn) and what the loop does (the socket is readable or writable,
+// the deadline has come). Besides the sanitizers' findings, it checks what the
 // client reads: a sequence of complete, well-formed answers, one per request
-// handled or refused, and nothing after the connection's end; and that the
-// body budget is given back in full once the connection is gone.
+// handled or refused, and nothing after the connection's end; that the
+// body budget is given back in full once the connection is gone; and the
+// contract of an edge-triggered loop: a turn after which the connection
+// still reads, with the same interest as before (no EPOLL_CTL_MOD that would
+// report the socket anew), leaves no byte in the socket unless it asks to be
+// driven again (ReadAgain, which the loop does here as the worker does).
 #include <fuzzer/FuzzedDataProvider.h>
 #include <spdlog/sinks/null_sink.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -73,6 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.limits.read_timeout = std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(1, 10000));
   options.limits.idle_timeout = std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(1, 30000));
   options.max_queued_output = in.ConsumeIntegralInRange<size_t>(1, 8192);
+  options.reads_per_turn = 1 + static_cast<int>(options.max_queued_output % 3);  // no input of its own
   BodyBudget bodies(in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<size_t>(1, 8192));
 
   std::vector<bool> head_requests;  // per answer, in order
@@ -97,32 +104,61 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                  context, std::chrono::steady_clock::now());
   std::string received;
   bool closed = false, half_closed = false;
+  std::uint32_t interest = EPOLLIN | EPOLLRDHUP;  // as the worker adds it
+  bool edge = false;                              // bytes sent that no turn has been told of
   while (!closed && in.remaining_bytes() > 0) {
     ServerConnection::Next next = ServerConnection::Next::kKeep;
-    switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+    bool turn = true;
+    switch (in.ConsumeIntegralInRange<int>(0, 5)) {
       case 0: {
         const std::string chunk = in.ConsumeRandomLengthString(1024);
         if (!half_closed) [[maybe_unused]]
           auto n = send(client, chunk.data(), chunk.size(), MSG_NOSIGNAL);
         next = conn->OnReady(EPOLLIN);
+        edge = false;
         break;
       }
       case 1:
-        next = conn->OnReady(EPOLLOUT);
+        next = conn->OnReady(edge ? EPOLLIN | EPOLLOUT : EPOLLOUT);
+        edge = false;
         break;
       case 2:
         shutdown(client, SHUT_WR);
         half_closed = true;
         next = conn->OnReady(EPOLLIN | EPOLLRDHUP);
+        edge = false;
         break;
+      case 5: {  // the bytes' edge is reported to a later turn; repeated, beyond a turn's reads
+        const int times = in.ConsumeIntegralInRange<int>(1, 64);
+        const std::string chunk = in.ConsumeRandomLengthString(1024);
+        for (int i = 0; i < times && !half_closed; ++i)
+          [[maybe_unused]] auto n = send(client, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+        edge = true;
+        turn = false;
+        break;
+      }
       case 3:
         next = conn->OnDeadline(conn->Deadline());
         break;
       default:
         Drain(client, received);
+        turn = false;
         break;
     }
     closed = next == ServerConnection::Next::kClose;
+    if (closed || !turn) continue;
+    for (int again = 0; !closed && conn->ReadAgain(); ++again) {
+      Check(again < 1000, "a connection asks to be driven again without end");
+      closed = conn->OnReady(EPOLLIN) == ServerConnection::Next::kClose;
+    }
+    if (closed) continue;
+    const std::uint32_t now_interest = conn->Interest();
+    if (!edge && (now_interest & EPOLLIN) != 0 && (interest & EPOLLIN) != 0) {
+      char c;
+      Check(recv(conn->fd(), &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0,
+            "a turn leaves no byte in the socket unless it asks to be driven again");
+    }
+    interest = now_interest;
   }
   if (!closed) conn->Close();
   conn.reset();

@@ -615,6 +615,26 @@ TEST_F(ServerTest, RequestBufferedBehindALargeAnswerIsAnswered) {
   EXPECT_NE(got.find("\"uid\":\"second\""), std::string::npos) << got;
 }
 
+// Epoll is edge-triggered: a turn that spends its reads (reads_per_turn, 1
+// here: 16 KiB) with bytes still in the socket must be driven again by the
+// loop, since no event will come for them. Eight 20 KiB reviews sent at once
+// need a dozen turns and arrive in a few TCP segments: without that, the
+// answers stop after the first few.
+TEST_F(ServerTest, ATurnThatSpendsItsReadsIsDrivenAgainWithoutAnEvent) {
+  ServerOptions o;
+  o.http.reads_per_turn = 1;
+  Start(o);
+  RawTls c(server_->port());
+  ASSERT_TRUE(c.Handshake());
+  std::vector<std::string> requests;
+  for (int i = 1; i <= 8; ++i)
+    requests.push_back(PostReview(std::string(20 * 1024, ' ') + ReviewBody({{"model", "m"}}, "r" + std::to_string(i))));
+  ASSERT_TRUE(c.WriteRecordsTogether(requests));
+  const std::string got = c.ReadResponses(8);
+  EXPECT_EQ(RawTls::Complete(got), 8) << got;
+  EXPECT_NE(got.find("\"uid\":\"r8\""), std::string::npos) << got;
+}
+
 TEST_F(ServerTest, ExpectContinueIsHonoured) {
   Start();
   ClientOptions o = Trusting();

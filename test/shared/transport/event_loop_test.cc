@@ -2,9 +2,11 @@
 #include "transport/event_loop.h"
 
 #include <gtest/gtest.h>
+#include <sys/epoll.h>
 
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ms::transport {
@@ -51,6 +53,27 @@ TEST(EventLoop, ATaskPostedFromAnotherThreadWakesTheLoop) {
   ASSERT_TRUE(loop.Run([](uint64_t, uint32_t) {}));
   poster.join();
   EXPECT_TRUE(ran);
+  loop.Disarm(never);
+}
+
+// An activated tag is handed to the handler after the round's events, once,
+// without the loop sleeping (no descriptor is ready and no timer is due
+// soon); one activated during that turn waits for the next round.
+TEST(EventLoop, AnActivatedTagIsDrivenOnceMoreWithoutWaiting) {
+  EventLoop loop;
+  std::string error;
+  ASSERT_TRUE(loop.Init(&error)) << error;
+  EventLoop::Timer never([] { ADD_FAILURE() << "the loop slept until a timer an hour away"; });
+  loop.Arm(never, EventLoop::Now() + 1h);
+  std::vector<std::pair<uint64_t, uint32_t>> seen;
+  loop.Activate(7);
+  loop.Activate(9);
+  ASSERT_TRUE(loop.Run([&](uint64_t tag, uint32_t events) {
+    seen.emplace_back(tag, events);
+    if (seen.size() == 1) loop.Activate(7);  // again, in the next round
+    if (seen.size() == 3) loop.Exit();
+  }));
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, uint32_t>>{{7, EPOLLIN}, {9, EPOLLIN}, {7, EPOLLIN}}));
   loop.Disarm(never);
 }
 

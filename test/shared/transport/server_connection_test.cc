@@ -1,8 +1,9 @@
 // ServerConnection as its loop drives it, over a real socketpair with a
 // stream that counts the reads it is asked for: one request costs one read
-// (epoll is level-triggered: a short read with nothing read ahead ends the
-// turn, no read() is spent to learn that the socket is empty), and what is
-// left in the socket is read on the next turn.
+// (a short read with nothing read ahead ends the turn, no read() is spent to
+// learn that the socket is empty), what comes later is read on the next
+// turn, and, epoll being edge-triggered, a turn never leaves bytes in the
+// socket without asking to be driven again.
 #include "transport/server_connection.h"
 
 #include <gtest/gtest.h>
@@ -31,7 +32,9 @@ class CountingStream : public Stream {
   Io Handshake() override { return inner_.Handshake(); }
   Io Read(char* buf, size_t cap, size_t* n) override {
     ++*reads_;
-    return inner_.Read(buf, cap, n);
+    const Io io = inner_.Read(buf, cap, n);
+    drained_ = inner_.Drained();
+    return io;
   }
   Io Write(std::string& out) override { return inner_.Write(out); }
   bool HasPending() const override { return inner_.HasPending(); }
@@ -115,6 +118,43 @@ TEST_F(ServerConnectionTest, AFullReadIsFollowedByAnother) {
   ASSERT_EQ(conn_->OnReady(EPOLLIN), ServerConnection::Next::kKeep);
   EXPECT_GE(reads_, 3);  // 16 KiB at a time
   EXPECT_NE(Received().find("got 40960"), std::string::npos);
+}
+
+// A turn makes at most options.reads_per_turn reads; when it stops with the
+// socket not drained it says so (ReadAgain), since no edge will report what
+// is left, and the next turns read the rest.
+TEST_F(ServerConnectionTest, ATurnStopsAfterItsReadsAndAsksToBeDrivenAgain) {
+  options_.reads_per_turn = 1;
+  Send(Post(40 * 1024));
+  ASSERT_EQ(conn_->OnReady(EPOLLIN), ServerConnection::Next::kKeep);
+  EXPECT_EQ(reads_, 1);
+  EXPECT_TRUE(conn_->ReadAgain());
+  EXPECT_EQ(Received(), "");
+  int turns = 1;
+  while (conn_->ReadAgain() && turns < 10) {
+    ASSERT_EQ(conn_->OnReady(EPOLLIN), ServerConnection::Next::kKeep);
+    ++turns;
+  }
+  EXPECT_EQ(turns, 3);  // 16 KiB a read
+  EXPECT_EQ(reads_, 3);
+  EXPECT_NE(Received().find("got 40960"), std::string::npos);
+}
+
+// The client's half-close comes after its request's bytes: the short read
+// that returns them does not end the turn when epoll said EPOLLRDHUP, the
+// end of the stream is read too (no edge would report it), and the
+// connection answers, then closes.
+TEST_F(ServerConnectionTest, AHalfCloseAfterARequestIsReadInTheSameTurn) {
+  Send(Post(100));
+  ASSERT_EQ(shutdown(client_.get(), SHUT_WR), 0);
+  const ServerConnection::Next next = conn_->OnReady(EPOLLIN | EPOLLRDHUP);
+  EXPECT_EQ(reads_, 2);
+  EXPECT_NE(Received().find("got 100"), std::string::npos);
+  if (next == ServerConnection::Next::kKeep) {
+    // Lingering, which starts at once: what the client sent is read then.
+    EXPECT_TRUE(conn_->ReadAgain());
+    EXPECT_EQ(conn_->OnReady(EPOLLIN), ServerConnection::Next::kClose);
+  }
 }
 
 }  // namespace
