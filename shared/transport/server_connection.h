@@ -9,7 +9,8 @@
 // read that comes back short ends the turn (Stream::Drained). The socket is
 // watched edge-triggered: epoll then reports connections in the order their
 // bytes came, where level-triggered reporting puts the ones answered last
-// time first, and the latency tail is that unfairness (bench/results/webhook.md). A
+// time first, and that unfairness was the latency tail
+// (bench/results/webhook.md). A
 // handshake not finished within the read timeout is dropped; an answer the
 // client does not read within the read timeout drops the connection; after
 // the last answer on a connection the server closes (a refusal, Connection:
@@ -60,8 +61,8 @@ class ServerConnection {
   // What to watch the socket for (EPOLLIN, EPOLLOUT, EPOLLRDHUP), edge-triggered.
   std::uint32_t Interest() const;
   // The turn ended with the socket not drained while reading it (its
-  // options.reads_per_turn spent, or a linger begun): no event will come for what is there,
-  // so the loop must drive it again (EventLoop::Activate).
+  // options.reads_per_turn spent, or a linger begun): no event will come
+  // for what is there, so the loop must drive it again (EventLoop::Activate).
   bool ReadAgain() const { return read_again_; }
   // Nothing in flight: it can go at a drain.
   bool Idle() const;
