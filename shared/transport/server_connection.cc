@@ -30,11 +30,11 @@ ServerConnection::TimePoint ServerConnection::Deadline() const {
 // closing, or too much output is queued (a client that sends without
 // reading); EPOLLOUT then says when to go on.
 std::uint32_t ServerConnection::Interest() const {
-  if (lingering_) return EPOLLIN | EPOLLRDHUP;
+  if (lingering_) return EPOLLET | EPOLLIN | EPOLLRDHUP;
   const bool want_read =
       !http_ || write_wants_read_ ||
       (!blocked() && !http_->closing() && http_->output().size() < context_.options.max_queued_output);
-  return (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write_ || !want_read ? EPOLLOUT : 0u);
+  return EPOLLET | (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write_ || !want_read ? EPOLLOUT : 0u);
 }
 
 bool ServerConnection::Handshake() {

@@ -58,7 +58,7 @@ class ServerConnection {
 
   // When it next needs the time.
   TimePoint Deadline() const;
-  // What to watch the socket for (EPOLLIN, EPOLLOUT, EPOLLRDHUP), edge-triggered.
+  // What to watch the socket for (EPOLLIN, EPOLLOUT, EPOLLRDHUP), always with EPOLLET.
   std::uint32_t Interest() const;
   // The turn ended with the socket not drained while reading it (its
   // options.reads_per_turn spent, or a linger begun): no event will come

@@ -22,12 +22,15 @@ constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
 
 struct Worker::Conn {
   Conn(Worker& w, std::uint64_t id_, std::unique_ptr<Stream> stream, const ServerConnection::Context& context)
-      : id(id_), connection(std::move(stream), context, EventLoop::Now()), timer([&w, id_] { w.OnTimer(id_); }) {}
+      : id(id_),
+        connection(std::move(stream), context, EventLoop::Now()),
+        timer([&w, id_] { w.OnTimer(id_); }),
+        interest(connection.Interest()) {}
   std::uint64_t id;  // the epoll tag: never reused, unlike the fd
   std::string peer;  // its address, as counted in the connection budget
   ServerConnection connection;
   EventLoop::Timer timer;  // at the connection's next deadline
-  std::uint32_t interest = EPOLLIN | EPOLLRDHUP;
+  std::uint32_t interest;  // as last given to epoll
 };
 
 Worker::Worker(ServerShared& shared)
@@ -166,7 +169,7 @@ void Worker::Adopt(UniqueFd fd, const std::string& peer) {
   }
   auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
   c->peer = peer;
-  if (!loop_.Add(raw_fd, c->interest | EPOLLET, c->id)) {
+  if (!loop_.Add(raw_fd, c->interest, c->id)) {
     shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
     return forget();
   }
@@ -227,7 +230,7 @@ void Worker::Settle(Conns::iterator it, ServerConnection::Next next) {
   }
   if (const std::uint32_t interest = c.connection.Interest(); interest != c.interest) {
     c.interest = interest;
-    loop_.Modify(c.connection.fd(), interest | EPOLLET, c.id);
+    loop_.Modify(c.connection.fd(), interest, c.id);
   }
   if (c.connection.ReadAgain()) loop_.Activate(c.id);
   loop_.Arm(c.timer, c.connection.Deadline());

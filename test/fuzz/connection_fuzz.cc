@@ -104,8 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                  context, std::chrono::steady_clock::now());
   std::string received;
   bool closed = false, half_closed = false;
-  std::uint32_t interest = EPOLLIN | EPOLLRDHUP;  // as the worker adds it
-  bool edge = false;                              // bytes sent that no turn has been told of
+  std::uint32_t interest = conn->Interest();  // as the worker adds it
+  bool edge = false;                          // bytes sent that no turn has been told of
   while (!closed && in.remaining_bytes() > 0) {
     ServerConnection::Next next = ServerConnection::Next::kKeep;
     bool turn = true;
