@@ -47,14 +47,19 @@ struct Flags : ms::CommonFlags {
   std::string client_ca;
   std::string client_names = "kube-apiserver";
   std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
+  std::chrono::milliseconds session_max_age{3600 * 1000};
   int threads = 0;  // 0: ms::UsableCpus()
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds shutdown_delay{0};
   std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds body_timeout{2000};
   std::chrono::milliseconds idle_timeout{120000};
+  std::chrono::milliseconds handshake_timeout{5000};
   int max_connections = 1000;
-  int max_connections_per_peer = 500;
+  int max_connections_per_peer = 250;
+  int max_handshakes = 250;
   int max_body_bytes_in_flight = 32 << 20;
+  int max_body_bytes_per_peer = 8 << 20;
 };
 
 ms::FlagSet Definitions(Flags& f) {
@@ -74,6 +79,9 @@ ms::FlagSet Definitions(Flags& f) {
   flags.String("client-allowed-names", &f.client_names,
                "with --client-ca: comma-separated names (subject CN or DNS SAN) a client certificate must carry;\n"
                "'*' accepts any certificate the CAs signed");
+  flags.Duration("tls-session-max-age", &f.session_max_age,
+                 "how long after its full handshake a TLS session may be resumed and its connection kept; with\n"
+                 "--client-ca, new client CAs also end the sessions the old ones verified");
   flags.Duration("tls-ticket-key-rotation", &f.ticket_key_rotation,
                  "how often a new TLS session-ticket key is made (tickets of the previous key resume until the next)");
   flags.Int("threads", &f.threads,
@@ -85,18 +93,30 @@ ms::FlagSet Definitions(Flags& f) {
                  "its connection) before stopping, so that the Pod leaves the Service's endpoints before it stops\n"
                  "listening; a second SIGTERM or SIGINT stops at once");
   flags.Duration("read-timeout", &f.read_timeout, "time allowed to read a request before the connection is closed");
+  flags.Duration("body-timeout", &f.body_timeout,
+                 "time allowed for a request's body to arrive after its head (its reservation in\n"
+                 "--max-body-bytes-in-flight is held this long at most); 0: --read-timeout only");
+  flags.Duration("handshake-timeout", &f.handshake_timeout,
+                 "time allowed for a TLS handshake after the connection is accepted");
   flags.Duration("idle-timeout", &f.idle_timeout,
                  "how long a kept-alive connection may wait for its next request (longer than the API server's 90s,\n"
                  "so that it is the client that closes)");
   flags.Int("max-connections", &f.max_connections,
-            "open connections beyond which new ones are closed at once (each costs a file descriptor and buffers)");
+            "open connections at most (each costs a file descriptor and buffers); at the limit a connection owed\n"
+            "no answer, of the address holding the most, is closed to make room for a new one");
   flags.Int("max-connections-per-peer", &f.max_connections_per_peer,
-            "open connections from one client address beyond which its new ones are closed at once (0: only\n"
-            "--max-connections)");
+            "open connections from one client address at most; beyond, its new connection takes the place of\n"
+            "one of its own owed no answer (0: only --max-connections)");
+  flags.Int("max-handshakes", &f.max_handshakes,
+            "TLS handshakes in progress at most; beyond, a new connection takes the place of a handshake of the\n"
+            "address with the most (0: only --max-connections)");
   flags.Int("max-body-bytes-in-flight", &f.max_body_bytes_in_flight,
-            "bytes of request bodies being received at once (their Content-Length), one client address at most\n"
-            "half; beyond, a request is answered 503 with Retry-After: 1 (0: no budget; else at least 6291456,\n"
-            "two bodies of the 3 MiB limit)");
+            "bytes of request bodies being received (their Content-Length) and of answers waiting to be sent,\n"
+            "at once; beyond, a request is answered 503 with Retry-After: 1 (0: no budget; else at least\n"
+            "6291456, two bodies of the 3 MiB limit)");
+  flags.Int("max-body-bytes-per-peer", &f.max_body_bytes_per_peer,
+            "of --max-body-bytes-in-flight, what one client address may hold (0: all of it; else at least\n"
+            "3145728, one body of the limit)");
   ms::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
@@ -108,6 +128,38 @@ struct Settings {
   ms::webhook::ServerOptions server;
 };
 
+// The HTTP server's settings (threads, timeouts, limits); false after
+// saying what is wrong.
+bool CheckServing(const Flags& f, Settings& s) {
+  if (f.threads < 0 || f.port < 0 || f.port > 65535 || f.max_connections < 1 || f.max_connections_per_peer < 0 ||
+      f.max_handshakes < 0) {
+    s.logger->critical("invalid --threads, --port, --max-connections, --max-connections-per-peer or --max-handshakes");
+    return false;
+  }
+  const int max_body = static_cast<int>(ms::webhook::kMaxBodyBytes);
+  if (f.max_body_bytes_in_flight != 0 && f.max_body_bytes_in_flight < 2 * max_body) {
+    s.logger->critical("invalid --max-body-bytes-in-flight: 0, or at least {} (two bodies of the limit)", 2 * max_body);
+    return false;
+  }
+  if (f.max_body_bytes_per_peer != 0 && f.max_body_bytes_per_peer < max_body) {
+    s.logger->critical("invalid --max-body-bytes-per-peer: 0, or at least {} (one body of the limit)", max_body);
+    return false;
+  }
+  s.server.http.host = f.bind_host;
+  s.server.http.port = f.port;
+  s.server.http.threads = f.threads > 0 ? f.threads : ms::UsableCpus();
+  s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
+  s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
+  s.server.http.limits.body_timeout = std::max(f.body_timeout, std::chrono::milliseconds(0));
+  s.server.http.handshake_timeout = std::max(f.handshake_timeout, std::chrono::milliseconds(100));
+  s.server.http.max_connections = static_cast<size_t>(f.max_connections);
+  s.server.http.max_connections_per_peer = static_cast<size_t>(f.max_connections_per_peer);
+  s.server.http.max_handshakes = static_cast<size_t>(f.max_handshakes);
+  s.server.http.max_body_bytes_in_flight = static_cast<size_t>(f.max_body_bytes_in_flight);
+  s.server.http.max_body_bytes_per_peer = static_cast<size_t>(f.max_body_bytes_per_peer);
+  return true;
+}
+
 // The settings, or nothing after saying what is wrong with the flags.
 std::optional<Settings> Check(const Flags& f) {
   Settings s;
@@ -117,24 +169,7 @@ std::optional<Settings> Check(const Flags& f) {
     s.logger->critical("invalid --tls-min-version {}: use 1.2 or 1.3", f.tls_min);
     return std::nullopt;
   }
-  if (f.threads < 0 || f.port < 0 || f.port > 65535 || f.max_connections < 1 || f.max_connections_per_peer < 0) {
-    s.logger->critical("invalid --threads, --port, --max-connections or --max-connections-per-peer");
-    return std::nullopt;
-  }
-  if (f.max_body_bytes_in_flight != 0 &&
-      f.max_body_bytes_in_flight < 2 * static_cast<int>(ms::webhook::kMaxBodyBytes)) {
-    s.logger->critical("invalid --max-body-bytes-in-flight: 0, or at least {} (two bodies of the limit)",
-                       2 * ms::webhook::kMaxBodyBytes);
-    return std::nullopt;
-  }
-  s.server.http.host = f.bind_host;
-  s.server.http.port = f.port;
-  s.server.http.threads = f.threads > 0 ? f.threads : ms::UsableCpus();
-  s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
-  s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
-  s.server.http.max_connections = static_cast<size_t>(f.max_connections);
-  s.server.http.max_connections_per_peer = static_cast<size_t>(f.max_connections_per_peer);
-  s.server.http.max_body_bytes_in_flight = static_cast<size_t>(f.max_body_bytes_in_flight);
+  if (!CheckServing(f, s)) return std::nullopt;
   s.server.cert_file = f.cert_dir + "/" + f.cert_name;
   s.server.key_file = f.cert_dir + "/" + f.key_name;
   s.server.tls.min_version = min_version;
@@ -156,6 +191,11 @@ std::optional<Settings> Check(const Flags& f) {
     return std::nullopt;
   }
   s.server.tls.ticket_key_rotation = std::chrono::duration_cast<std::chrono::seconds>(f.ticket_key_rotation);
+  if (f.session_max_age < std::chrono::seconds(1)) {
+    s.logger->critical("invalid --tls-session-max-age: at least 1s");
+    return std::nullopt;
+  }
+  s.server.tls.session_max_age = std::chrono::duration_cast<std::chrono::seconds>(f.session_max_age);
   s.server.cert_poll_interval = f.cert_poll;
   return s;
 }

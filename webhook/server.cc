@@ -39,7 +39,9 @@ bool Server::Start(std::string* error) {
       [this](const transport::Request& req, const transport::Response& res) { Refused(req, res); }, logger_);
   if (!server_->Start(error)) return false;
   port_ = server_->port();
-  reload_loop_ = std::make_unique<transport::ReloadLoop>(*reloader_, options_.cert_poll_interval);
+  // New client CAs end the sessions the old ones verified.
+  reload_loop_ = std::make_unique<transport::ReloadLoop>(*reloader_, options_.cert_poll_interval,
+                                                         [this] { server_->EndInvalidSessions(); });
   return true;
 }
 
@@ -118,8 +120,8 @@ transport::Response Server::Answer(const transport::Request& req) {
 }
 
 void Server::Stop() {
+  reload_loop_.reset();          // first: its client CA hook calls into the server
   if (server_) server_->Stop();  // requests being received are answered first
-  reload_loop_.reset();
 }
 
 }  // namespace ms::webhook

@@ -15,6 +15,12 @@ bool PeerCounts::Take(const std::string& peer, size_t n) {
   return true;
 }
 
+void PeerCounts::Force(const std::string& peer, size_t n) {
+  std::lock_guard<std::mutex> g(mu_);
+  by_peer_[peer] += n;
+  total_ += n;
+}
+
 void PeerCounts::Give(const std::string& peer, size_t n) {
   std::lock_guard<std::mutex> g(mu_);
   total_ -= n;
@@ -22,6 +28,14 @@ void PeerCounts::Give(const std::string& peer, size_t n) {
   if (it == by_peer_.end()) return;
   it->second -= n;
   if (it->second == 0) by_peer_.erase(it);
+}
+
+bool PeerCounts::Full(const std::string& peer) const {
+  std::lock_guard<std::mutex> g(mu_);
+  if (max_total_ && total_ >= max_total_) return true;
+  if (!max_per_peer_) return false;
+  auto it = by_peer_.find(peer);
+  return it != by_peer_.end() && it->second >= max_per_peer_;
 }
 
 size_t PeerCounts::total() const {
@@ -50,6 +64,12 @@ void BodyBudget::Lease::Release() {
 std::optional<BodyBudget::Lease> BodyBudget::Reserve(const std::string& peer, size_t bytes) {
   if (max_total_ == 0 || bytes == 0) return Lease();
   if (!counts_.Take(peer, bytes)) return std::nullopt;
+  return Lease(this, peer, bytes);
+}
+
+BodyBudget::Lease BodyBudget::Hold(const std::string& peer, size_t bytes) {
+  if (max_total_ == 0 || bytes == 0) return Lease();
+  counts_.Force(peer, bytes);
   return Lease(this, peer, bytes);
 }
 

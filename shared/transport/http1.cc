@@ -9,119 +9,14 @@
 
 #include "base/strings.h"
 #include "base/utf8.h"
+#include "transport/http1_text.h"
 
 namespace ms::transport {
-
-namespace {
-
-// Optional white space around header values (RFC 9110 5.6.3).
-constexpr std::string_view kOws = " \t";
-
-bool IsTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool IsToken(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), IsTokenChar); }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-// True when the comma-separated header value lists `token` (lower case).
-bool ListsToken(const std::string* value, std::string_view token) {
-  if (!value) return false;
-  std::string lower = Lower(*value);
-  std::string_view rest(lower);
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    if (Trim(rest.substr(0, comma), kOws) == token) return true;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
-// A field value may hold visible characters, spaces, tabs and obs-text
-// (bytes >= 0x80), nothing else: no NUL, no bare CR or LF, no other
-// control character (RFC 9110 5.5).
-bool IsFieldValue(std::string_view v) {
-  for (char ch : v) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
-  }
-  return true;
-}
-
-// request-target in origin form: visible ASCII only.
-bool IsTarget(std::string_view t) {
-  for (char ch : t) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c <= 0x20 || c >= 0x7f) return false;
-  }
-  return !t.empty() && t.front() == '/';
-}
-
-// IMF-fixdate (RFC 9110 5.6.7): Sun, 06 Nov 1994 08:49:37 GMT.
-std::string HttpDate(std::chrono::system_clock::time_point t) {
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday % 7], tm.tm_mday,
-                kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
-}
-
-}  // namespace
 
 const std::string* Request::Header(std::string_view lower_name) const {
   for (const auto& [name, value] : headers)
     if (name == lower_name) return &value;
   return nullptr;
-}
-
-const char* ReasonPhrase(int status) {
-  switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Payload Too Large";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Entity";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Unknown";
-  }
 }
 
 Connection::Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal,
@@ -142,6 +37,7 @@ void Connection::OnData(std::string_view data, TimePoint now) {
   if (idle()) request_start_ = now;
   input_.append(data);
   Process(now);
+  HoldOutput();
 }
 
 void Connection::OnTimer(TimePoint now) {
@@ -150,7 +46,10 @@ void Connection::OnTimer(TimePoint now) {
     if (now >= last_activity_ + limits_.idle_timeout) closing_ = true;
   } else if (now >= request_start_ + limits_.read_timeout) {
     Refuse(408, "request not received in full within " + std::to_string(limits_.read_timeout.count()) + "ms");
+  } else if (head_ && limits_.body_timeout.count() > 0 && now >= body_start_ + limits_.body_timeout) {
+    Refuse(408, "request body not received within " + std::to_string(limits_.body_timeout.count()) + "ms of its head");
   }
+  HoldOutput();
 }
 
 void Connection::OnPeerClosed() {
@@ -161,12 +60,22 @@ void Connection::OnPeerClosed() {
 }
 
 TimePoint Connection::deadline() const {
-  return idle() ? last_activity_ + limits_.idle_timeout : request_start_ + limits_.read_timeout;
+  if (idle()) return last_activity_ + limits_.idle_timeout;
+  const TimePoint read_by = request_start_ + limits_.read_timeout;
+  if (!head_ || limits_.body_timeout.count() <= 0) return read_by;
+  return std::min(read_by, body_start_ + limits_.body_timeout);
+}
+
+void Connection::HoldOutput() {
+  if (bodies_ && output_.size() > output_lease_.bytes()) output_lease_ = bodies_->Hold(remote_addr_, output_.size());
 }
 
 void Connection::Process(TimePoint now) {
   while (!closing_) {
-    if (!head_ && !ParseHead()) return;
+    if (!head_) {
+      if (!ParseHead()) return;
+      body_start_ = now;
+    }
     if (closing_) return;
     if (input_.size() < body_length_) {
       const std::string* expect = head_->Header("expect");
@@ -193,7 +102,7 @@ void Connection::Process(TimePoint now) {
     } catch (const std::exception& e) {
       response = Response{500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
     }
-    const bool keep_alive = !response.close && WantsKeepAlive(request);
+    const bool keep_alive = !response.close && !close_after_answer_ && WantsKeepAlive(request);
     Answer(request, std::move(response), keep_alive);
     body_lease_.Release();
     last_activity_ = now;
@@ -318,6 +227,7 @@ void Connection::ReleaseBuffers() {
   constexpr size_t kKept = 16 * 1024;
   if (input_.empty() && input_.capacity() > kKept) input_ = std::string();
   if (output_.empty() && output_.capacity() > kKept) output_ = std::string();
+  if (output_.empty()) output_lease_.Release();
 }
 
 int Connection::ParseLines(std::string_view head, Request& request, std::string* message) const {
@@ -417,6 +327,7 @@ void Connection::Answer(const Request& request, Response response, bool keep_ali
   out += "\r\n";
   if (request.method != "HEAD") out += response.body;
   if (!keep_alive) closing_ = true;
+  ++answered_;
 }
 
 const std::string& Connection::Date() {

@@ -12,12 +12,13 @@
 //   400  malformed request line, header or Content-Length; obs-fold; a
 //        control character (NUL, a bare CR, ...) in a header value or the
 //        request target; two Host headers, or none in HTTP/1.1
-//   408  a request not received in full within the read timeout
+//   408  a request not received in full within the read timeout, or its
+//        body not within the body timeout of its head
 //   411  Transfer-Encoding (chunked bodies are not accepted: the body limit
 //        must be known before reading)
 //   413  Content-Length over the body limit (refused before the body is read)
-//   503  the body would exceed the server's budget of bodies in flight
-//        (budget.h; refused before it is read, with Retry-After: 1)
+//   503  the body would exceed the server's budget of bodies and answers
+//        in flight (budget.h; refused before it is read, with Retry-After: 1)
 //   431  request line and headers over the header limit
 //   505  an HTTP version other than 1.0 or 1.1
 #pragma once
@@ -59,6 +60,10 @@ struct Limits {
   size_t max_headers = 100;
   size_t max_body_bytes = 3 * 1024 * 1024;
   std::chrono::milliseconds read_timeout{10000};  // from a request's first byte to its last
+  // From the end of a request's head to the last byte of its body: a body
+  // announced and not sent holds its reservation in the budget this long
+  // at most. 0: only the read timeout.
+  std::chrono::milliseconds body_timeout{0};
   // Between requests on a kept-alive connection: longer than the API
   // server's own idle timeout (Go's http.Transport, 90 s), so the client
   // closes first and never sends a request on a connection closing under it.
@@ -76,7 +81,8 @@ class Connection {
 
   // `clock` gives the wall time of the Date header; the `now` arguments
   // below drive the timeouts. A body's Content-Length is reserved in
-  // `bodies` (when given; it outlives the connection) until it is answered.
+  // `bodies` (when given; it outlives the connection) until it is answered,
+  // and answers are counted there until they are sent.
   Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal, std::string remote_addr,
              TimePoint now, const Clock& clock, BodyBudget* bodies = nullptr);
 
@@ -92,7 +98,8 @@ class Connection {
   // Bytes to send. The transport erases what it sent.
   std::string& output() { return output_; }
   // Gives the memory of empty buffers back (after a large request or
-  // answer, an idle kept-alive connection holds no more than a small one).
+  // answer, an idle kept-alive connection holds no more than a small one),
+  // and, once output() is empty, the answers' share of the budget.
   void ReleaseBuffers();
   // Bytes the buffers hold (capacity), for tests.
   size_t buffer_capacity() const { return input_.capacity() + output_.capacity(); }
@@ -102,6 +109,10 @@ class Connection {
   TimePoint deadline() const;
   // True between requests (no byte of a next request received).
   bool idle() const { return input_.empty() && !head_; }
+  // Requests answered so far (refusals included).
+  size_t answered() const { return answered_; }
+  // The next answer closes the connection (Connection: close).
+  void CloseAfterNextAnswer() { close_after_answer_ = true; }
   // Bytes of request heads examined so far: each byte once, however the
   // head is split (a test checks that parsing is linear).
   size_t head_bytes_scanned() const { return head_bytes_scanned_; }
@@ -126,6 +137,8 @@ class Connection {
   const std::string& Date();
   void Refuse(int status, std::string message, std::vector<std::pair<std::string, std::string>> headers = {});
   void Answer(const Request& request, Response response, bool keep_alive);
+  // Counts what output_ holds in the budget (whatever its limit).
+  void HoldOutput();
   bool WantsKeepAlive(const Request& request) const;
 
   const Limits& limits_;
@@ -133,7 +146,8 @@ class Connection {
   const RefusalHook& on_refusal_;
   const Clock& clock_;
   BodyBudget* bodies_;
-  BodyBudget::Lease body_lease_;  // of the body being read
+  BodyBudget::Lease body_lease_;    // of the body being read
+  BodyBudget::Lease output_lease_;  // of the answers in output_
   std::string remote_addr_;
   std::string input_;
   std::string output_;
@@ -142,9 +156,12 @@ class Connection {
   size_t line_start_ = 0;        // start of the head line scan_pos_ is in
   size_t head_bytes_scanned_ = 0;
   size_t body_length_ = 0;
+  size_t answered_ = 0;
   bool sent_continue_ = false;
   bool closing_ = false;
+  bool close_after_answer_ = false;
   TimePoint request_start_{};
+  TimePoint body_start_{};     // the end of the head of the request whose body is being read
   TimePoint last_activity_{};  // connection start or the last answer: the idle timeout counts from it
   std::chrono::system_clock::time_point date_second_{};
   std::string date_;  // the Date header value for date_second_

@@ -10,9 +10,9 @@ HttpServer::HttpServer(HttpServerOptions options, SSL_CTX* ctx, Connection::Hand
       handler_(std::move(handler)),
       on_refusal_(std::move(on_refusal)),
       logger_(std::move(logger)),
-      bodies_(options_.max_body_bytes_in_flight),
-      shared_({options_, handler_, on_refusal_, *logger_, clock_, &bodies_}, ctx, listener_, options_.max_connections,
-              options_.max_connections_per_peer) {}
+      bodies_(options_.max_body_bytes_in_flight, options_.max_body_bytes_per_peer),
+      shared_({options_, handler_, on_refusal_, *logger_, clock_, &bodies_}, ctx, listener_,
+              {options_.max_connections, options_.max_connections_per_peer, options_.max_handshakes}) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -29,7 +29,7 @@ bool HttpServer::Start(std::string* error) {
     return false;
   }
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
-    auto worker = std::make_unique<Worker>(shared_);
+    auto worker = std::make_unique<Worker>(shared_, i);
     if (!worker->Init(&why)) {
       shared_.workers.clear();
       listener_.Close();
@@ -40,6 +40,10 @@ bool HttpServer::Start(std::string* error) {
   }
   for (auto& w : shared_.workers) threads_.emplace_back([w = w.get()] { w->Run(); });
   return true;
+}
+
+void HttpServer::EndInvalidSessions() {
+  for (auto& w : shared_.workers) w->EndInvalidSessions();
 }
 
 void HttpServer::Stop() {

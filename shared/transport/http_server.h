@@ -14,6 +14,7 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,15 +27,24 @@
 namespace ms::transport {
 
 struct HttpServerOptions {
-  std::string host = "0.0.0.0";         // an address, or "" for all
-  int port = 0;                         // 0: any free port
-  int threads = 2;                      // workers (event loops)
-  size_t max_connections = 1000;        // beyond: accepted and closed at once
-  size_t max_connections_per_peer = 0;  // from one address; 0: only the total
-  // Bytes of request bodies being received at once (their Content-Length,
-  // reserved when the head is read), one peer at most half of it; beyond, a
-  // request is answered 503 with Retry-After and its connection closed. 0: none.
+  std::string host = "0.0.0.0";  // an address, or "" for all
+  int port = 0;                  // 0: any free port
+  int threads = 2;               // workers (event loops)
+  // Open connections, in total, from one address and handshaking (0: no
+  // limit). At a limit a connection owed no answer gives way to the new one
+  // (connection_table.h); when none can, the new one is closed at once.
+  size_t max_connections = 1000;
+  size_t max_connections_per_peer = 0;
+  size_t max_handshakes = 0;
+  // A TLS handshake not finished this long after the connection was
+  // accepted: the connection is closed.
+  std::chrono::milliseconds handshake_timeout{10000};
+  // Bytes of request bodies being received (their Content-Length, reserved
+  // when the head is read) and of answers waiting to be sent, at once; one
+  // peer at most max_body_bytes_per_peer of it (0: all). Beyond, a request
+  // is answered 503 with Retry-After and its connection closed. 0: none.
   size_t max_body_bytes_in_flight = 0;
+  size_t max_body_bytes_per_peer = 0;
   // A connection's answers waiting to be sent beyond which its requests are
   // not read (a client that sends without reading).
   size_t max_queued_output = 1u << 20;
@@ -61,10 +71,15 @@ class HttpServer {
   // being received (up to the read timeout), then joins the workers.
   void Stop();
 
+  // After the client CAs changed: connections whose TLS session may no
+  // longer serve end, the idle ones at once, the others after their next
+  // answer (tls_sessions.h).
+  void EndInvalidSessions();
+
   // Bytes of bodies in flight, for tests.
   size_t body_bytes_reserved() const { return bodies_.reserved(); }
-  // Open connections, for tests and the log.
-  size_t connections() const { return shared_.budget.open(); }
+  // Open connections (their places in the table), for tests and the log.
+  size_t connections() const { return shared_.table.open(); }
 
  private:
   HttpServerOptions options_;

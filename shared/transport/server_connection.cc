@@ -12,9 +12,23 @@ namespace ms::transport {
 using Io = Stream::Io;
 
 ServerConnection::ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now)
-    : context_(context), stream_(std::move(stream)), deadline_(now + context.options.limits.read_timeout) {}
+    : context_(context), stream_(std::move(stream)), deadline_(now + context.options.handshake_timeout) {}
 
 bool ServerConnection::Idle() const { return lingering_ || (http_ && http_->idle() && http_->output().empty()); }
+
+bool ServerConnection::EndIfSessionInvalid() {
+  if (!http_ || lingering_ || stream_->SessionValid()) return false;
+  http_->CloseAfterNextAnswer();
+  return true;
+}
+
+Phase ServerConnection::phase() const {
+  if (lingering_) return Phase::kClosing;
+  if (!http_) return Phase::kHandshake;
+  if (!http_->output().empty() || blocked()) return Phase::kOwed;
+  if (http_->answered() == 0) return Phase::kFresh;
+  return http_->idle() ? Phase::kIdle : Phase::kReceiving;
+}
 
 void ServerConnection::Close() {
   if (http_ && !lingering_) stream_->SendCloseNotify();
@@ -31,9 +45,7 @@ ServerConnection::TimePoint ServerConnection::Deadline() const {
 // reading); EPOLLOUT then says when to go on.
 std::uint32_t ServerConnection::Interest() const {
   if (lingering_) return EPOLLET | EPOLLIN | EPOLLRDHUP;
-  const bool want_read =
-      !http_ || write_wants_read_ ||
-      (!blocked() && !http_->closing() && http_->output().size() < context_.options.max_queued_output);
+  const bool want_read = !http_ || write_wants_read_ || (!blocked() && !http_->closing() && MayRead());
   return EPOLLET | (want_read ? EPOLLIN | EPOLLRDHUP : 0u) | (want_write_ || !want_read ? EPOLLOUT : 0u);
 }
 
@@ -70,6 +82,9 @@ ServerConnection::Next ServerConnection::OnReady(std::uint32_t events) {
   read_again_ = false;
   if (lingering_) return stream_->Linger(linger_budget_) ? Next::kKeep : Next::kClose;
   if (!http_ && !Handshake()) return closed_ ? Next::kClose : Next::kKeep;
+  // A session past its age or of client CAs no longer current answers
+  // what it sends now and closes (tls_sessions.h).
+  if (http_->idle() && !stream_->SessionValid()) http_->CloseAfterNextAnswer();
   want_write_ = false;
   const bool hung_up = (events & (EPOLLHUP | EPOLLERR)) != 0;
   if (blocked()) {
@@ -118,7 +133,7 @@ ServerConnection::Next ServerConnection::AfterTurn(bool failed) {
 // stream ended or broke: `failed`).
 bool ServerConnection::Read(bool* failed, int& reads_left) {
   char buf[16 * 1024];
-  while (!http_->closing() && http_->output().size() < context_.options.max_queued_output && reads_left > 0) {
+  while (!http_->closing() && MayRead() && reads_left > 0) {
     --reads_left;
     size_t n = 0;
     switch (stream_->Read(buf, sizeof buf, &n)) {
@@ -143,6 +158,16 @@ bool ServerConnection::Read(bool* failed, int& reads_left) {
     }
   }
   return false;
+}
+
+// Whether to read further requests: not beyond max_queued_output of answers
+// waiting, nor while one waits and the budget of bodies and answers is
+// full (a client that sends without reading holds no more of it).
+bool ServerConnection::MayRead() const {
+  const size_t queued = http_->output().size();
+  if (queued == 0) return true;
+  if (queued >= context_.options.max_queued_output) return false;
+  return !context_.bodies || !context_.bodies->Full(stream_->remote());
 }
 
 // Sends what the HTTP connection has to say. False when the connection broke.
@@ -174,7 +199,8 @@ ServerConnection::Next ServerConnection::OnDeadline(TimePoint now) {
   if (lingering_) return now >= deadline_ ? Next::kClose : Next::kKeep;
   if (!http_) {
     if (now < deadline_) return Next::kKeep;
-    context_.logger.debug("TLS handshake with {} not finished within the read timeout", stream_->remote());
+    context_.logger.debug("TLS handshake with {} not finished within {}ms", stream_->remote(),
+                          context_.options.handshake_timeout.count());
     return Next::kClose;
   }
   if (blocked() && now >= write_blocked_since_ + context_.options.limits.read_timeout) {

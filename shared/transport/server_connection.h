@@ -11,7 +11,7 @@
 // bytes came, where level-triggered reporting puts the ones answered last
 // time first, and that unfairness was the latency tail
 // (bench/results/webhook.md). A
-// handshake not finished within the read timeout is dropped; an answer the
+// handshake not finished within options.handshake_timeout is dropped; an answer the
 // client does not read within the read timeout drops the connection; after
 // the last answer on a connection the server closes (a refusal, Connection:
 // close) it half-closes and lingers, reading what the client still sends.
@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "transport/budget.h"
+#include "transport/connection_table.h"
 #include "transport/http1.h"
 #include "transport/stream.h"
 
@@ -66,6 +67,14 @@ class ServerConnection {
   bool ReadAgain() const { return read_again_; }
   // Nothing in flight: it can go at a drain.
   bool Idle() const;
+  // What it is doing, as far as giving way to a new connection goes
+  // (connection_table.h).
+  Phase phase() const;
+  // Requests answered on it so far.
+  size_t answered() const { return http_ ? http_->answered() : 0; }
+  // Its TLS session may no longer serve (tls_sessions.h): when it is idle
+  // it can go now; else its next answer closes it. False: it may serve on.
+  bool EndIfSessionInvalid();
   // Before it goes: close_notify when it was established and is not lingering.
   void Close();
   int fd() const { return stream_->fd(); }
@@ -75,6 +84,7 @@ class ServerConnection {
   bool Handshake();  // false: not established (yet); `closed_` when it failed
   bool Read(bool* failed, int& reads_left);
   bool Flush();
+  bool MayRead() const;
   Next AfterTurn(bool failed);
   void StartLinger();
   bool blocked() const { return write_blocked_since_ != TimePoint{}; }

@@ -7,9 +7,12 @@ HttpServerOptions SideEndpointOptions() {
   // One loop: the answers take microseconds (/metrics a few milliseconds),
   // and an idle connection costs no thread.
   o.threads = 1;
-  // Enough for 2,000 clients at once (each at most its 8 KiB head: 16 MiB);
-  // beyond, a connection is closed at once.
+  // Enough for 2,000 clients at once (each at most its 8 KiB head: 16 MiB),
+  // one address at most a quarter of them; at a limit a connection owed no
+  // answer (of the address holding the most) gives way to the new one, so
+  // that the kubelet's probe and Prometheus' scrape always get a connection.
   o.max_connections = 2000;
+  o.max_connections_per_peer = 500;
   o.limits.max_header_bytes = 8 * 1024;
   o.limits.max_headers = 64;
   o.limits.max_body_bytes = 64 * 1024;

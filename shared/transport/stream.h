@@ -53,6 +53,9 @@ class Stream {
   const std::string& failure() const { return failure_; }
   // A plain HTTP request came to a TLS port (and was answered 400).
   bool plain_http() const { return plain_http_; }
+  // Once established: whether its TLS session may still serve (its age and
+  // client CAs, tls_sessions.h); plain TCP always may.
+  virtual bool SessionValid() const { return true; }
 
  protected:
   Stream(UniqueFd fd, std::string remote) : fd_(std::move(fd)), remote_(std::move(remote)) {}

@@ -8,6 +8,7 @@
 #include "base/files.h"
 #include "transport/client_names.h"
 #include "transport/ticket_keys.h"
+#include "transport/tls_sessions.h"
 
 namespace ms::transport {
 
@@ -143,6 +144,7 @@ bool CertificateReloader::ReloadClientCa() {
     client_ca_ = ca;
     client_ca_pem_ = std::move(pem);
     ++generation_;
+    ++client_ca_generation_;
   }
   if (logger_) logger_->info("loaded new client CAs from {} ({} certificates)", client_ca_file_, ca->count);
   return true;
@@ -215,15 +217,18 @@ bool CertificateReloader::ApplyTo(SSL* ssl) const {
   return true;
 }
 
-ReloadLoop::ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval)
-    : reloader_(reloader), interval_(interval) {
+ReloadLoop::ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval,
+                       std::function<void()> on_client_ca_change)
+    : reloader_(reloader), interval_(interval), on_client_ca_change_(std::move(on_client_ca_change)) {
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
       cv_.wait_for(lock, interval_, [this] { return stop_; });
       if (stop_) break;
       lock.unlock();
+      const uint64_t cas = reloader_.client_ca_generation().load();
       reloader_.ReloadIfChanged();
+      if (on_client_ca_change_ && reloader_.client_ca_generation().load() != cas) on_client_ca_change_();
       lock.lock();
     }
   });
@@ -278,12 +283,15 @@ bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, Certi
     RequireClientNames(ctx, options.client_names);
   }
   static const SystemClock system_clock;  // stateless
+  const Clock& clock = options.clock ? *options.clock : system_clock;
   try {
-    if (!InstallTicketKeys(ctx, options.clock ? *options.clock : system_clock, options.ticket_key_rotation))
+    if (!InstallTicketKeys(ctx, clock, options.ticket_key_rotation))
       return fail("cannot install the session-ticket keys");
   } catch (const std::exception& e) {
     return fail(e.what());
   }
+  if (!InstallSessionPolicy(ctx, clock, options.session_max_age, reloader.client_ca_generation()))
+    return fail("cannot install the session policy");
   return true;
 }
 

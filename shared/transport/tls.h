@@ -13,8 +13,10 @@
 #include <openssl/ssl.h>
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,6 +82,9 @@ class CertificateReloader {
   std::shared_ptr<const CertPair> Current() const;
   std::shared_ptr<const ClientCa> CurrentClientCa() const;  // nullptr without a client CA file
   uint64_t generation() const;
+  // Changes each time new client CAs are installed (sessions of older
+  // generations end: tls_sessions.h).
+  const std::atomic<uint64_t>& client_ca_generation() const { return client_ca_generation_; }
 
   // Installs the current pair, and the client CAs, on a connection (for
   // SSL_CTX_set_cert_cb, which runs before the server asks for the client's
@@ -97,12 +102,15 @@ class CertificateReloader {
   std::shared_ptr<const ClientCa> client_ca_;
   std::string cert_pem_, key_pem_, client_ca_pem_;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> client_ca_generation_{1};
 };
 
-// Polls the reloader on a thread every `interval` until destroyed.
+// Polls the reloader on a thread every `interval` until destroyed; calls
+// `on_client_ca_change` (when given) after new client CAs were installed.
 class ReloadLoop {
  public:
-  ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval);
+  ReloadLoop(CertificateReloader& reloader, std::chrono::milliseconds interval,
+             std::function<void()> on_client_ca_change = nullptr);
   ~ReloadLoop();
   ReloadLoop(const ReloadLoop&) = delete;
   ReloadLoop& operator=(const ReloadLoop&) = delete;
@@ -110,6 +118,7 @@ class ReloadLoop {
  private:
   CertificateReloader& reloader_;
   std::chrono::milliseconds interval_;
+  std::function<void()> on_client_ca_change_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -125,6 +134,10 @@ struct ServerTlsOptions {
   // Session-ticket keys rotate this often (ticket_keys.h), on `clock` (the
   // system clock when null; it must outlive the context).
   std::chrono::seconds ticket_key_rotation{3600};
+  // No session resumes more than this long after the full handshake it
+  // descends from, nor under client CAs other than the current ones
+  // (tls_sessions.h).
+  std::chrono::seconds session_max_age{3600};
   const Clock* clock = nullptr;
 };
 
@@ -132,8 +145,8 @@ struct ServerTlsOptions {
 // TLS 1.2, no compression or renegotiation, the reloader's certificate (and
 // client CAs) per handshake, client verification when asked, and a session
 // id context so that sessions resume (OpenSSL refuses to resume a verified
-// session without one), the allowed client names, and session-ticket keys
-// that rotate. Returns false and sets `error` on failure. `reloader` and
+// session without one), the allowed client names, session-ticket keys
+// that rotate, and sessions that end (tls_sessions.h). Returns false and sets `error` on failure. `reloader` and
 // `options` (the client names) must outlive the context.
 bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, CertificateReloader& reloader,
                             std::string* error);

@@ -65,7 +65,11 @@ std::unique_ptr<TlsConnection> TlsConnection::Accept(UniqueFd fd, SSL_CTX& ctx, 
 TlsConnection::Io TlsConnection::Handshake() {
   ERR_clear_error();
   const int r = SSL_do_handshake(ssl_.get());
-  if (r == 1) return Io::kDone;
+  if (r == 1) {
+    sessions_ = SessionPolicyOf(SSL_get_SSL_CTX(ssl_.get()));
+    if (sessions_) origin_ = sessions_->OriginOf(ssl_.get());
+    return Io::kDone;
+  }
   const int err = SSL_get_error(ssl_.get(), r);
   if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return Want(err);
   const unsigned long e = ERR_peek_error();
@@ -80,6 +84,8 @@ TlsConnection::Io TlsConnection::Handshake() {
   ERR_clear_error();
   return Io::kFailed;
 }
+
+bool TlsConnection::SessionValid() const { return !sessions_ || sessions_->Valid(origin_); }
 
 TlsConnection::Io TlsConnection::Read(char* buf, size_t cap, size_t* n) {
   ERR_clear_error();

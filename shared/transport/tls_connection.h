@@ -12,6 +12,7 @@
 #include <string>
 
 #include "transport/stream.h"
+#include "transport/tls_sessions.h"
 
 namespace ms::transport {
 
@@ -32,6 +33,7 @@ class TlsConnection final : public Stream {
   bool HasPending() const override { return SSL_has_pending(ssl_.get()) == 1; }
   // close_notify.
   void SendCloseNotify() override;
+  bool SessionValid() const override;
 
  private:
   TlsConnection(UniqueFd fd, SSL* ssl, std::string remote);
@@ -40,6 +42,8 @@ class TlsConnection final : public Stream {
   };
 
   std::unique_ptr<SSL, SslDeleter> ssl_;
+  const SessionPolicy* sessions_ = nullptr;  // the context's, when it has one
+  SessionOrigin origin_;                     // of its session, once established
 };
 
 }  // namespace ms::transport

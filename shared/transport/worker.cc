@@ -21,20 +21,25 @@ constexpr std::uint64_t kListenTag = ~std::uint64_t{0} - 1;
 }  // namespace
 
 struct Worker::Conn {
-  Conn(Worker& w, std::uint64_t id_, std::unique_ptr<Stream> stream, const ServerConnection::Context& context)
-      : id(id_),
+  Conn(Worker& w, ConnectionTable::SlotPtr slot_, std::unique_ptr<Stream> stream,
+       const ServerConnection::Context& context)
+      : id(slot_->id),
+        slot(std::move(slot_)),
         connection(std::move(stream), context, EventLoop::Now()),
-        timer([&w, id_] { w.OnTimer(id_); }),
+        timer([&w, i = id] { w.OnTimer(i); }),
         interest(connection.Interest()) {}
-  std::uint64_t id;  // the epoll tag: never reused, unlike the fd
-  std::string peer;  // its address, as counted in the connection budget
+  std::uint64_t id;               // the epoll tag: never reused, unlike the fd
+  ConnectionTable::SlotPtr slot;  // its place in the connection table
   ServerConnection connection;
-  EventLoop::Timer timer;  // at the connection's next deadline
-  std::uint32_t interest;  // as last given to epoll
+  EventLoop::Timer timer;   // at the connection's next deadline
+  std::uint32_t interest;   // as last given to epoll
+  bool handshaking = true;  // as the table last heard
+  size_t answered = 0;      // requests answered, as the table last heard
+  bool evict = false;       // gave its place away: close once it is owed no answer
 };
 
-Worker::Worker(ServerShared& shared)
-    : shared_(shared), accept_resume_([this] { ResumeAccepting(); }), drain_deadline_([this] {
+Worker::Worker(ServerShared& shared, int index)
+    : shared_(shared), index_(index), accept_resume_([this] { ResumeAccepting(); }), drain_deadline_([this] {
         while (!conns_.empty()) Close(conns_.begin());
         DrainStep();
       }) {}
@@ -73,7 +78,9 @@ void Worker::OnIo(std::uint64_t tag, std::uint32_t events) {
 
 // Accepts what is pending and gives each connection to the worker that owns
 // the fewest (this one on a tie): with EPOLLEXCLUSIVE one worker is woken
-// for a burst of connections, and keeping them all would leave the others idle.
+// for a burst of connections, and keeping them all would leave the others
+// idle. At a limit of the connection table another connection may give way
+// to it (connection_table.h): its owner closes it.
 void Worker::Accept() {
   for (int i = 0; i < 64; ++i) {
     sockaddr_storage addr{};
@@ -88,36 +95,55 @@ void Worker::Accept() {
       return;
     }
     UniqueFd owned(fd);
-    std::string peer = PeerAddress(addr);
-    if (!shared_.budget.Take(peer)) {
-      WarnRefused(peer);
-      continue;
-    }
+    const std::string peer = PeerAddress(addr);
     Worker* target = this;
     for (auto& w : shared_.workers)
       if (w->load() < target->load()) target = w.get();
+    auto admission = shared_.table.Admit(peer, target->index_, shared_.next_id.fetch_add(1), EventLoop::Now());
+    if (!admission.slot) {
+      WarnRefused(peer, admission.why);
+      continue;
+    }
+    if (const auto& victim = admission.victim) {
+      WarnEvicted(*victim, peer, admission.why);
+      if (victim->worker == index_) {
+        EvictNow(victim->id);
+      } else {
+        shared_.workers[static_cast<size_t>(victim->worker)]->Evict(victim->id);
+      }
+    }
     ++target->load_;
     if (target == this) {
-      Adopt(std::move(owned), peer);
+      Adopt(std::move(owned), std::move(admission.slot));
     } else {
-      target->Hand(std::move(owned), std::move(peer));
+      target->Hand(std::move(owned), std::move(admission.slot));
     }
   }
 }
 
-// A connection beyond the budget (in total or from its peer) is closed at
-// once; a flood of them is said once per 10 s, with how many.
-void Worker::WarnRefused(const std::string& peer) {
+// A connection no other could give way to is closed at once; a flood of
+// them is said once per 10 s, with how many.
+void Worker::WarnRefused(const std::string& peer, const std::string& why) {
   ++refused_since_warning_;
   const auto now = EventLoop::Now();
   if (now < next_accept_warning_) return;
   next_accept_warning_ = now + std::chrono::seconds(10);
-  const auto& o = shared_.connections.options;
   shared_.connections.logger.warn(
-      "refused {} connection(s) (the last from {}): {} open, at most {} in total and {} per peer address",
-      refused_since_warning_, peer, shared_.budget.open(), o.max_connections,
-      o.max_connections_per_peer ? std::to_string(o.max_connections_per_peer) : "any");
+      "refused {} connection(s) (the last from {}: {}, and every connection is owed an answer)", refused_since_warning_,
+      peer, why);
   refused_since_warning_ = 0;
+}
+
+// Connections closed to make room, said once per 10 s with how many.
+void Worker::WarnEvicted(const ConnectionTable::Slot& victim, const std::string& peer, const std::string& why) {
+  ++evicted_since_warning_;
+  const auto now = EventLoop::Now();
+  if (now < next_evict_warning_) return;
+  next_evict_warning_ = now + std::chrono::seconds(10);
+  shared_.connections.logger.warn(
+      "closed {} connection(s) owed no answer to make room for new ones (the last: one of {}, for one from {}: {})",
+      evicted_since_warning_, victim.peer, peer, why);
+  evicted_since_warning_ = 0;
 }
 
 // Out of descriptors or memory: the pending connection stays in the backlog
@@ -129,7 +155,7 @@ void Worker::PauseAccepting() {
   if (warn) next_accept_warning_ = now + std::chrono::seconds(10);
   shared_.connections.logger.log(warn ? spdlog::level::warn : spdlog::level::debug,
                                  "accept: {}; not accepting for 100ms ({} connections open)", std::strerror(errno),
-                                 shared_.budget.open());
+                                 shared_.table.open());
   loop_.Remove(shared_.listener.fd());
   accepting_ = false;
   loop_.Arm(accept_resume_, now + std::chrono::milliseconds(100));
@@ -140,19 +166,49 @@ void Worker::ResumeAccepting() {
   accepting_ = loop_.Add(shared_.listener.fd(), EPOLLIN | EPOLLEXCLUSIVE, kListenTag);
 }
 
-void Worker::Hand(UniqueFd fd, std::string peer) {
+void Worker::Hand(UniqueFd fd, ConnectionTable::SlotPtr slot) {
   auto owned = std::make_shared<UniqueFd>(std::move(fd));
-  loop_.Post([this, owned, peer = std::move(peer)] { Adopt(std::move(*owned), peer); });
+  loop_.Post([this, owned, slot = std::move(slot)] { Adopt(std::move(*owned), slot); });
 }
 
-// Takes an accepted connection (counted in the budget and load_
+void Worker::Evict(std::uint64_t id) {
+  loop_.Post([this, id] { EvictNow(id); });
+}
+
+void Worker::EndInvalidSessions() {
+  loop_.Post([this] {
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      const bool ended = it->second->connection.EndIfSessionInvalid();
+      if (ended && it->second->connection.Idle()) {
+        Close(it++);
+      } else {
+        ++it;
+      }
+    }
+    if (draining_) DrainStep();
+  });
+}
+
+void Worker::EvictNow(std::uint64_t id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;  // closed already, or not adopted yet (Adopt sees it)
+  if (it->second->connection.phase() == Phase::kOwed) {
+    it->second->evict = true;  // Settle() closes it once the answer is sent
+  } else {
+    Close(it);
+  }
+}
+
+// Takes an accepted connection (in the connection table and load_
 // already) and starts its handshake.
-void Worker::Adopt(UniqueFd fd, const std::string& peer) {
-  auto forget = [this, &peer] {
-    shared_.budget.Give(peer);
+void Worker::Adopt(UniqueFd fd, ConnectionTable::SlotPtr slot) {
+  auto forget = [this, &slot] {
+    shared_.table.Release(slot);
     --load_;
   };
-  if (draining_ || shared_.stopping.load()) return forget();
+  // Chosen to give way before it was adopted: it goes at once.
+  if (draining_ || shared_.stopping.load() || shared_.table.Evicted(*slot)) return forget();
+  const std::string& peer = slot->peer;
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const int raw_fd = fd.get();
@@ -167,8 +223,7 @@ void Worker::Adopt(UniqueFd fd, const std::string& peer) {
     shared_.connections.logger.error("{}", error);
     return forget();
   }
-  auto c = std::make_unique<Conn>(*this, next_id_++, std::move(stream), shared_.connections);
-  c->peer = peer;
+  auto c = std::make_unique<Conn>(*this, slot, std::move(stream), shared_.connections);
   if (!loop_.Add(raw_fd, c->interest, c->id)) {
     shared_.connections.logger.error("epoll_ctl(add): {}", std::strerror(errno));
     return forget();
@@ -182,7 +237,7 @@ void Worker::Close(Conns::iterator it) {
   c.connection.Close();
   loop_.Remove(c.connection.fd());
   loop_.Disarm(c.timer);
-  shared_.budget.Give(c.peer);
+  shared_.table.Release(c.slot);
   --load_;
   conns_.erase(it);
 }
@@ -227,6 +282,21 @@ void Worker::Settle(Conns::iterator it, ServerConnection::Next next) {
   if (next == ServerConnection::Next::kClose) {
     Close(it);
     return;
+  }
+  // What the connection table reads when a new connection needs a place.
+  const Phase phase = c.connection.phase();
+  if (c.handshaking && phase != Phase::kHandshake) {
+    c.handshaking = false;
+    shared_.table.HandshakeOver(*c.slot);
+  }
+  if (c.evict && phase != Phase::kOwed) {
+    Close(it);
+    return;
+  }
+  const size_t answered = c.connection.answered();
+  if (phase != c.slot->phase.load(std::memory_order_relaxed) || answered != c.answered) {
+    c.answered = answered;
+    ConnectionTable::Set(*c.slot, phase, EventLoop::Now());
   }
   if (const std::uint32_t interest = c.connection.Interest(); interest != c.interest) {
     c.interest = interest;

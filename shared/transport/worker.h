@@ -31,20 +31,21 @@ class Worker;
 
 // What the workers of one server share.
 struct ServerShared {
-  ServerShared(ServerConnection::Context context, SSL_CTX* ssl_ctx, const Listener& listening, size_t max_connections,
-               size_t max_per_peer)
-      : connections(context), ctx(ssl_ctx), listener(listening), budget(max_connections, max_per_peer) {}
+  ServerShared(ServerConnection::Context context, SSL_CTX* ssl_ctx, const Listener& listening, ConnectionLimits limits)
+      : connections(context), ctx(ssl_ctx), listener(listening), table(limits) {}
   ServerConnection::Context connections;
   SSL_CTX* ctx;  // nullptr: plain HTTP
   const Listener& listener;
   std::vector<std::unique_ptr<Worker>> workers;
-  ConnectionBudget budget;  // open connections, in total and per peer
+  ConnectionTable table;                  // open connections: who holds them, which gives way
+  std::atomic<std::uint64_t> next_id{1};  // connection tags: never reused, unlike fds
   std::atomic<bool> stopping{false};
 };
 
 class Worker {
  public:
-  explicit Worker(ServerShared& shared);
+  // The worker at `index` in shared.workers.
+  Worker(ServerShared& shared, int index);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -54,7 +55,13 @@ class Worker {
   // The thread's body: returns once drained.
   void Run();
   // A connection another worker accepted for this one (thread-safe).
-  void Hand(UniqueFd fd, std::string peer);
+  void Hand(UniqueFd fd, ConnectionTable::SlotPtr slot);
+  // Closes the connection `id` (its place is given to a new one) as soon as
+  // it is owed no answer (thread-safe).
+  void Evict(std::uint64_t id);
+  // Ends the connections whose TLS session may no longer serve: the idle
+  // ones now, the others after their next answer (thread-safe).
+  void EndInvalidSessions();
   // Stops accepting, closes idle connections, answers requests still
   // arriving (up to the read timeout), then ends Run() (thread-safe).
   void Drain();
@@ -69,9 +76,12 @@ class Worker {
   void Accept();
   void PauseAccepting();
   void ResumeAccepting();
-  void Adopt(UniqueFd fd, const std::string& peer);
-  // Says (at most every 10 s, else at debug) why connections are refused.
-  void WarnRefused(const std::string& what);
+  void Adopt(UniqueFd fd, ConnectionTable::SlotPtr slot);
+  void EvictNow(std::uint64_t id);
+  // Says (at most every 10 s, else at debug) why connections are refused
+  // or give way to new ones.
+  void WarnRefused(const std::string& peer, const std::string& why);
+  void WarnEvicted(const ConnectionTable::Slot& victim, const std::string& peer, const std::string& why);
   void Close(Conns::iterator it);
   void BeginDrain();
   void DrainStep();  // closes what is idle; ends Run() once nothing is left
@@ -82,16 +92,18 @@ class Worker {
   void Settle(Conns::iterator it, ServerConnection::Next next);
 
   ServerShared& shared_;
+  const int index_;
   EventLoop loop_;
   Conns conns_;
   std::atomic<size_t> load_{0};
-  std::uint64_t next_id_ = 1;
   bool accepting_ = true;
   bool draining_ = false;
   EventLoop::Timer accept_resume_;
   EventLoop::Timer drain_deadline_;
   EventLoop::TimePoint next_accept_warning_{};
+  EventLoop::TimePoint next_evict_warning_{};
   size_t refused_since_warning_ = 0;
+  size_t evicted_since_warning_ = 0;
 };
 
 }  // namespace ms::transport

@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.limits.idle_timeout = std::chrono::milliseconds(in.ConsumeIntegralInRange<int>(1, 30000));
   options.max_queued_output = in.ConsumeIntegralInRange<size_t>(1, 8192);
   options.reads_per_turn = 1 + static_cast<int>(options.max_queued_output % 3);  // no input of its own
-  BodyBudget bodies(in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<size_t>(1, 8192));
+  BodyBudget bodies(in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<size_t>(1, 8192), 0);
 
   std::vector<bool> head_requests;  // per answer, in order
   size_t refused = 0;

@@ -25,6 +25,7 @@
 #include "test/support/log_capture.h"
 #include "test/support/sanitizers.h"
 #include "test/support/test_support.h"
+#include "test/webhook/raw_tls.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 
@@ -113,80 +114,6 @@ std::string ReviewBody(const json& spec, const std::string& uid = "uid-1") {
                 {"object", object}}}}
       .dump();
 }
-
-// A TLS client on a raw socket, for what libcurl will not do: many
-// connections at once, pipelining, sending part of a request.
-class RawTls {
- public:
-  explicit RawTls(int port) : ctx_(SSL_CTX_new(TLS_client_method()), SSL_CTX_free), ssl_(nullptr, SSL_free) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (port >= 0) Connect(port);
-  }
-  void Connect(int port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    timeval tv{10, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ssl_.reset(SSL_new(ctx_.get()));
-    SSL_set_fd(ssl_.get(), fd_);
-  }
-  // Before connecting: a small receive buffer and a send timeout.
-  RawTls(int port, int rcvbuf, int send_timeout_s) : RawTls(-1) {
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    timeval tv{send_timeout_s, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    Connect(port);
-  }
-  ~RawTls() { close(fd_); }
-  bool Handshake() { return connected_ && SSL_connect(ssl_.get()) == 1; }
-  bool Write(const std::string& data) {
-    return SSL_write(ssl_.get(), data.data(), static_cast<int>(data.size())) == static_cast<int>(data.size());
-  }
-  // One TLS record per string, all leaving in one TCP segment: the server
-  // reads them from the socket together.
-  bool WriteRecordsTogether(const std::vector<std::string>& records) {
-    int on = 1, off = 0;
-    setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-    bool ok = true;
-    for (const auto& r : records) ok = ok && Write(r);
-    setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-    return ok;
-  }
-  // Reads until `count` complete responses (by Content-Length) have arrived,
-  // or the connection ends; returns what was read.
-  std::string ReadResponses(int count) {
-    std::string got;
-    char buf[4096];
-    while (Complete(got) < count) {
-      const int n = SSL_read(ssl_.get(), buf, sizeof buf);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    return got;
-  }
-  static int Complete(const std::string& s) {
-    int count = 0;
-    size_t pos = 0;
-    for (;;) {
-      const size_t end = s.find("\r\n\r\n", pos);
-      if (end == std::string::npos) return count;
-      const size_t cl = s.find("Content-Length: ", pos);
-      const size_t len = cl < end ? std::stoul(s.substr(cl + 16)) : 0;
-      if (s.size() < end + 4 + len) return count;
-      pos = end + 4 + len;
-      ++count;
-    }
-  }
-
- private:
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_;
-  std::unique_ptr<SSL, decltype(&SSL_free)> ssl_;
-  int fd_ = -1;
-  bool connected_ = false;
-};
 
 // Reads until the server ends the connection; returns the seconds it took.
 double SecondsUntilClosed(RawTls& c) {
@@ -458,11 +385,11 @@ TEST_F(ServerTest, StalledClientTimesOutAndOthersAreServed) {
   ExpectServing();
 }
 
-// A connection that never starts its handshake has the read timeout to do
-// so (the worker's timer for it fires; nothing sweeps), then is closed.
-TEST_F(ServerTest, AHandshakeNeverStartedIsDroppedAtTheReadTimeout) {
+// A connection that never starts its handshake has the handshake timeout
+// to do so (the worker's timer for it fires; nothing sweeps), then is closed.
+TEST_F(ServerTest, AHandshakeNeverStartedIsDroppedAtTheHandshakeTimeout) {
   ServerOptions o;
-  o.http.limits.read_timeout = std::chrono::milliseconds(300);
+  o.http.handshake_timeout = std::chrono::milliseconds(300);
   Start(o);
   const int fd = ConnectTcp(server_->port());
   ASSERT_GE(fd, 0);
@@ -841,6 +768,7 @@ TEST_F(ServerTest, SessionTicketKeysRotate) {
     ServerOptions o;
     o.tls.clock = &clock;
     o.tls.ticket_key_rotation = std::chrono::hours(1);
+    o.tls.session_max_age = std::chrono::hours(24);  // the keys' rule alone
     Start(o);
     SessionClient renewing(version, dir_.File("ca.crt"), "", ""), idle(version, dir_.File("ca.crt"), "", "");
     EXPECT_FALSE(renewing.Once(server_->port()).reused);
@@ -858,6 +786,98 @@ TEST_F(ServerTest, SessionTicketKeysRotate) {
     server_->Stop();
     server_.reset();
   }
+}
+
+// A TLS 1.3 resumption issues a new ticket, and OpenSSL dates each resumed
+// session anew: a chain of resumptions kept a session (and the client
+// certificate its full handshake verified) for ever (issue 41). Now no
+// session resumes past --tls-session-max-age from its full handshake, and a
+// connection whose session is older answers its next request and closes.
+TEST_F(ServerTest, NoSessionResumesOrServesPastItsMaxAgeFromTheFullHandshake) {
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+    FakeClock clock;
+    ServerOptions o;
+    o.tls.clock = &clock;
+    o.tls.session_max_age = std::chrono::seconds(10);
+    Start(o);
+    SessionClient client(version, dir_.File("ca.crt"), "", "");
+    EXPECT_FALSE(client.Once(server_->port()).reused);
+    RawTls kept(server_->port());
+    ASSERT_TRUE(kept.Handshake());
+    // Answered: the server has finished its side of the handshake (the
+    // client's ends first in TLS 1.3) before the clock moves.
+    ASSERT_TRUE(kept.Write(PostReview(ReviewBody({{"model", "m"}}, "new"))));
+    EXPECT_EQ(kept.ReadResponses(1).find("Connection: close"), std::string::npos);
+    clock.Advance(std::chrono::seconds(6));
+    EXPECT_TRUE(client.Once(server_->port()).reused);
+    ASSERT_TRUE(kept.Write(PostReview(ReviewBody({{"model", "m"}}, "young"))));
+    EXPECT_EQ(kept.ReadResponses(1).find("Connection: close"), std::string::npos);
+    clock.Advance(std::chrono::seconds(6));  // 12 s after the full handshake, 6 s after the last resumption
+    const Resumption old = client.Once(server_->port());
+    EXPECT_TRUE(old.served);
+    EXPECT_FALSE(old.reused) << "a chain of resumptions outlived the session's max age";
+    EXPECT_TRUE(client.Once(server_->port()).reused) << "the new full handshake starts a new chain";
+    ASSERT_TRUE(kept.Write(PostReview(ReviewBody({{"model", "m"}}, "old"))));
+    const std::string answer = kept.ReadResponses(1);
+    EXPECT_NE(answer.find("\"uid\":\"old\""), std::string::npos) << answer;
+    EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << "an expired session's connection goes on";
+    server_->Stop();
+    server_.reset();
+  }
+}
+
+// Removing a CA from --client-ca must end what it allowed: reloading the
+// file flushed neither the sessions nor the tickets, so a client of the
+// removed CA went on resuming (issue 41). Now a session of older client CAs
+// does not resume (the full handshake verifies the certificate again), and
+// idle connections it verified are closed when the CAs change.
+TEST_F(ServerTest, NewClientCasEndTheSessionsAndConnectionsTheOldOnesVerified) {
+  MakeCerts("--reuse-ca --client apiserver");
+  test::TempDir other;
+  ASSERT_EQ(
+      test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path()).exit_code,
+      0);
+  const std::string old_ca = ReadFile(dir_.File("ca.crt")), new_ca = ReadFile(other.File("ca.crt"));
+  const std::string client_ca = dir_.File("client-ca.crt");
+  for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+    SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
+    test::WriteFile(client_ca, old_ca);
+    ServerOptions o;
+    o.tls.client_ca_file = client_ca;
+    o.cert_poll_interval = std::chrono::hours(1);  // reloaded by hand
+    Start(o);
+    SessionClient client(version, dir_.File("ca.crt"), dir_.File("apiserver.crt"), dir_.File("apiserver.key"));
+    EXPECT_FALSE(client.Once(server_->port()).reused);
+    EXPECT_TRUE(client.Once(server_->port()).reused);
+    // The old CA and a new one: the client's certificate is still good, but
+    // its session was verified by other CAs.
+    test::WriteFile(client_ca, old_ca + new_ca);
+    ASSERT_TRUE(server_->certificates()->ReloadIfChanged());
+    const Resumption both = client.Once(server_->port());
+    EXPECT_TRUE(both.served);
+    EXPECT_FALSE(both.reused) << "a session of the old client CAs resumed";
+    // The new CA alone: the client's ticket no longer gets it in.
+    test::WriteFile(client_ca, new_ca);
+    ASSERT_TRUE(server_->certificates()->ReloadIfChanged());
+    EXPECT_FALSE(client.Once(server_->port()).served) << "a client of a removed CA was served on its ticket";
+    server_->Stop();
+    server_.reset();
+  }
+  // An idle connection the old CA verified is closed as soon as the reload
+  // loop installs the new one.
+  test::WriteFile(client_ca, old_ca);
+  ServerOptions o;
+  o.tls.client_ca_file = client_ca;
+  o.cert_poll_interval = std::chrono::milliseconds(50);
+  Start(o);
+  RawTls idle(server_->port());
+  ASSERT_TRUE(idle.UseCertificate(dir_.File("apiserver.crt"), dir_.File("apiserver.key")));
+  ASSERT_TRUE(idle.Handshake());
+  ASSERT_TRUE(idle.Write(PostReview(ReviewBody({{"model", "m"}}, "before"))));
+  ASSERT_NE(idle.ReadResponses(1).find("\"uid\":\"before\""), std::string::npos);
+  test::WriteFile(client_ca, new_ca);
+  EXPECT_TRUE(idle.ReadsCloseNotify()) << "the connection of a removed CA stayed open";
 }
 
 // The client CA file is reloaded like the serving pair: after it changes, a

@@ -74,7 +74,7 @@ class ServerConnectionTest : public ::testing::Test {
   std::shared_ptr<spdlog::logger> logger_ =
       std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   FakeClock clock_;
-  BodyBudget bodies_{0};
+  BodyBudget bodies_{0, 0};
   ServerConnection::Context context_{options_, handler_, on_refusal_, *logger_, clock_, &bodies_};
   UniqueFd client_;
   int reads_ = 0;
