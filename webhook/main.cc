@@ -48,6 +48,7 @@ struct Flags : ms::CommonFlags {
   std::string client_names = "kube-apiserver";
   std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
   std::chrono::milliseconds session_max_age{3600 * 1000};
+  bool metrics_secure = false;
   int threads = 0;  // 0: ms::UsableCpus()
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds shutdown_delay{0};
@@ -82,6 +83,8 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Duration("tls-session-max-age", &f.session_max_age,
                  "how long after its full handshake a TLS session may be resumed and its connection kept; with\n"
                  "--client-ca, new client CAs also end the sessions the old ones verified");
+  flags.Bool("metrics-secure", &f.metrics_secure,
+             "serve /metrics over HTTPS with the --cert-dir certificate (the probes stay plain HTTP, elsewhere)");
   flags.Duration("tls-ticket-key-rotation", &f.ticket_key_rotation,
                  "how often a new TLS session-ticket key is made (tickets of the previous key resume until the next)");
   flags.Int("threads", &f.threads,
@@ -197,8 +200,45 @@ std::optional<Settings> Check(const Flags& f) {
   }
   s.server.tls.session_max_age = std::chrono::duration_cast<std::chrono::seconds>(f.session_max_age);
   s.server.cert_poll_interval = f.cert_poll;
+  if (f.metrics_secure && f.MetricsAddress().port >= 0 && f.metrics_bind_address == f.health_probe_bind_address) {
+    s.logger->critical("--metrics-secure: --metrics-bind-address must differ from --health-probe-bind-address");
+    return std::nullopt;
+  }
   return s;
 }
+
+// /metrics over HTTPS (--metrics-secure), with the serving certificate the
+// admission server reloads, no client certificate asked: Prometheus is let
+// in by the NetworkPolicy, not by mTLS.
+class SecureMetrics {
+ public:
+  explicit SecureMetrics(std::shared_ptr<spdlog::logger> logger) : logger_(logger), server_(std::move(logger)) {}
+  ~SecureMetrics() { server_.Stop(); }
+  // False after saying why it cannot.
+  bool Start(const Flags& f, ms::webhook::Server& admission, const ms::metrics::Registry& registry) {
+    ctx_.reset(SSL_CTX_new(TLS_server_method()));
+    ms::transport::ServerTlsOptions tls;
+    tls.min_version = ms::transport::ParseTlsVersion(f.tls_min);
+    std::string error = "out of memory";
+    if (!ctx_ || !ms::transport::ConfigureServerContext(*ctx_, tls, *admission.certificates(), &error)) {
+      logger_->critical("/metrics over HTTPS: {}", error);
+      return false;
+    }
+    server_.ServeMetrics(registry.Collectables());
+    const ms::HostPort at = f.MetricsAddress();
+    if (at.port >= 0 && !server_.Start(at.host, at.port, &error, ctx_.get())) {
+      logger_->critical("metrics endpoint: {}", error);
+      return false;
+    }
+    return true;
+  }
+  void Stop() { server_.Stop(); }
+
+ private:
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
+  ms::transport::EndpointServer server_;
+};
 
 // Waits until the certificate and key files exist in a --cert-dir that does
 // exist: in a Pod whose Secret the controller makes (--cert-mode self, first
@@ -236,17 +276,22 @@ void ShutdownDelay(int sig, std::chrono::milliseconds delay, ms::webhook::Server
               again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
 }
 
+// The compiled schema, or nullptr after saying why it cannot be.
+std::unique_ptr<ms::api::SchemaValidator> LoadSchema(spdlog::logger& logger) {
+  try {
+    return std::make_unique<ms::api::SchemaValidator>();
+  } catch (const std::exception& e) {
+    logger.critical("{}", e.what());
+    return nullptr;
+  }
+}
+
 // Serves admission, /metrics and the probes until SIGTERM or SIGINT, then
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
   const auto& logger = s.logger;
-  std::unique_ptr<ms::api::SchemaValidator> schema;
-  try {
-    schema = std::make_unique<ms::api::SchemaValidator>();
-  } catch (const std::exception& e) {
-    logger->critical("{}", e.what());
-    return 1;
-  }
+  auto schema = LoadSchema(*logger);
+  if (!schema) return 1;
   ms::metrics::Registry registry;
   ms::webhook::WebhookMetrics metrics(registry);
   ms::certs::CertWatcherMetrics cert_metrics(registry);
@@ -257,10 +302,11 @@ int Serve(const Flags& f, const Settings& s) {
   std::string error;
   // /metrics and the probes (first: alive, not ready, while the certificate
   // is awaited); on one server when both flags name the same address.
+  // With --metrics-secure, /metrics starts once the certificate is there.
   std::atomic<bool> serving{false}, stopping{false};
   ms::transport::SideEndpoints side(logger);
   if (!side.Start(
-          f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
+          f.metrics_secure ? ms::HostPort{} : f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
           [&serving, &stopping](std::string* why) {
             if (serving && !stopping) return true;
             *why = stopping ? "shutting down" : "waiting for the serving certificate";
@@ -279,6 +325,8 @@ int Serve(const Flags& f, const Settings& s) {
     logger->critical("cannot start the webhook server: {}", error);
     return 1;
   }
+  SecureMetrics secure_metrics(logger);
+  if (f.metrics_secure && !secure_metrics.Start(f, server, registry)) return 1;
   serving = true;
   // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
   const ms::SystemClock clock;
@@ -292,6 +340,7 @@ int Serve(const Flags& f, const Settings& s) {
   stopping = true;
   ShutdownDelay(sig, f.shutdown_delay, server, *logger);
   server.Stop();
+  secure_metrics.Stop();
   side.Stop();
   logger->info("stopped");
   logger->flush();

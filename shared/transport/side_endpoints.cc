@@ -21,6 +21,9 @@ HttpServerOptions SideEndpointOptions() {
   // which served these before: scrapes and probes come every 10 s or more).
   o.limits.read_timeout = std::chrono::seconds(5);
   o.limits.idle_timeout = std::chrono::seconds(5);
+  // /metrics over HTTPS: handshakes have their own deadline and share.
+  o.handshake_timeout = std::chrono::seconds(5);
+  o.max_handshakes = 500;
   return o;
 }
 
@@ -35,8 +38,9 @@ void EndpointServer::ServeProbes(std::function<bool()> healthy, std::function<bo
   probes_ = true;
 }
 
-void EndpointServer::ServeMetrics(std::vector<const prometheus::Collectable*> collectables) {
+void EndpointServer::ServeMetrics(std::vector<const prometheus::Collectable*> collectables, MetricsGate gate) {
   collectables_ = std::move(collectables);
+  gate_ = std::move(gate);
   metrics_ = true;
 }
 
@@ -46,6 +50,14 @@ Response EndpointServer::Serve(const Request& request) const {
   if (!probe && !scrape) return Response{404, "text/plain; charset=utf-8", "404 page not found\n", {}};
   if (request.method != "GET" && request.method != "HEAD")
     return Response{405, "text/plain; charset=utf-8", "method not allowed: use GET\n", {{"Allow", "GET, HEAD"}}};
+  if (scrape && gate_) {
+    GateDecision d = gate_(request);
+    if (d.status != 200) {
+      std::vector<std::pair<std::string, std::string>> headers;
+      if (d.status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
+      return Response{d.status, "text/plain; charset=utf-8", d.reason + "\n", std::move(headers)};
+    }
+  }
   if (scrape) return Response{200, metrics::kContentType, metrics::Serialize(collectables_), {}};
   if (request.path == "/healthz") {
     if (healthy_()) return Response{200, "text/plain", "ok\n", {}};
@@ -56,12 +68,12 @@ Response EndpointServer::Serve(const Request& request) const {
   return Response{503, "text/plain", "not ready: " + why + "\n", {}};
 }
 
-bool EndpointServer::Start(const std::string& host, int port, std::string* error) {
+bool EndpointServer::Start(const std::string& host, int port, std::string* error, SSL_CTX* ctx) {
   HttpServerOptions o = options_;
   o.host = host;
   o.port = port;
   server_ = std::make_unique<HttpServer>(
-      o, nullptr, [this](const Request& r) { return Serve(r); }, nullptr, logger_);
+      o, ctx, [this](const Request& r) { return Serve(r); }, nullptr, logger_);
   std::string why;
   if (!server_->Start(&why)) {
     server_.reset();
@@ -79,14 +91,18 @@ SideEndpoints::SideEndpoints(std::shared_ptr<spdlog::logger> logger) : metrics_(
 
 bool SideEndpoints::Start(const HostPort& metrics_address, const HostPort& probe_address,
                           const metrics::Registry& registry, std::function<bool()> healthy,
-                          std::function<bool(std::string*)> ready, std::string* error) {
+                          std::function<bool(std::string*)> ready, std::string* error, SecureMetrics secure) {
   shared_ = metrics_address.port >= 0 && metrics_address.host == probe_address.host &&
             metrics_address.port == probe_address.port;
+  if (shared_ && secure.ctx) {
+    if (error) *error = "the probes cannot share the metrics address when /metrics is served over HTTPS";
+    return false;
+  }
   std::string why;
   if (metrics_address.port >= 0) {
-    metrics_.ServeMetrics(registry.Collectables());
+    metrics_.ServeMetrics(registry.Collectables(), std::move(secure.gate));
     if (shared_) metrics_.ServeProbes(healthy, ready);
-    if (!metrics_.Start(metrics_address.host, metrics_address.port, &why)) {
+    if (!metrics_.Start(metrics_address.host, metrics_address.port, &why, secure.ctx)) {
       if (error) *error = "metrics endpoint: " + why;
       return false;
     }

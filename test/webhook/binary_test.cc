@@ -177,4 +177,20 @@ TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {
   EXPECT_NE(nocert.output.find("cannot read /nonexistent/tls.crt"), std::string::npos) << nocert.output;
 }
 
+// --metrics-secure (the chart's default): /metrics over HTTPS with the
+// serving certificate; plain HTTP there is refused; the kubelet's probes
+// stay plain HTTP on their own port.
+TEST_F(WebhookBinary, MetricsSecureServesMetricsOverHttpsAndProbesOverHttp) {
+  auto args = StandardArgs();
+  args.push_back("--metrics-secure");
+  Spawn(args);
+  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  std::string metrics, plain, probe;
+  EXPECT_EQ(Fetch("https://127.0.0.1:" + std::to_string(metrics_) + "/metrics", &metrics, dir_.File("ca.crt")), 200);
+  EXPECT_NE(metrics.find("\nmodelservice_build_info{"), std::string::npos) << metrics;
+  EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(metrics_) + "/metrics", &plain), 400);
+  EXPECT_EQ(plain, "Client sent an HTTP request to an HTTPS server.\n");
+  EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &probe), 200);
+}
+
 }  // namespace

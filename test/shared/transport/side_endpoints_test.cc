@@ -204,5 +204,52 @@ TEST(SideEndpoints, OneServerWhenTheAddressesMatch) {
   side.Stop();
 }
 
+// A gate on /metrics (the controller's TokenReview and SubjectAccessReview,
+// as kubebuilder's metrics filter): its refusals are answered with their
+// status and reason, 401 with WWW-Authenticate: Bearer; the probes are
+// never gated.
+TEST(SideEndpoints, AGateSaysWhoMayReadTheMetrics) {
+  metrics::Registry registry;
+  std::string error;
+  EndpointServer server(NullLogger());  // plain HTTP here: the gate alone
+  server.ServeMetrics(registry.Collectables(), [](const Request& r) {
+    const std::string* auth = r.Header("authorization");
+    if (!auth) return GateDecision{401, "Unauthorized: no bearer token"};
+    if (*auth != "Bearer reader") return GateDecision{403, "Forbidden: user \"x\" may not get /metrics"};
+    return GateDecision{};
+  });
+  server.ServeProbes([] { return true; }, [](std::string*) { return true; });
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, &error)) << error;
+  auto get = [&](const std::string& path, const std::string& auth) {
+    UniqueFd fd = Connect(server.port());
+    EXPECT_TRUE(SendAll(fd.get(), "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + auth + "\r\n"));
+    return ReadAll(fd.get());
+  };
+  const std::string anonymous = get("/metrics", "");
+  EXPECT_EQ(anonymous.rfind("HTTP/1.1 401 Unauthorized\r\n", 0), 0u) << anonymous;
+  EXPECT_NE(anonymous.find("\r\nWWW-Authenticate: Bearer\r\n"), std::string::npos) << anonymous;
+  EXPECT_NE(anonymous.find("\r\n\r\nUnauthorized: no bearer token\n"), std::string::npos) << anonymous;
+  const std::string other = get("/metrics", "Authorization: Bearer other\r\n");
+  EXPECT_EQ(other.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << other;
+  EXPECT_NE(other.find("user \"x\" may not get /metrics\n"), std::string::npos) << other;
+  const std::string reader = get("/metrics", "Authorization: Bearer reader\r\n");
+  EXPECT_EQ(reader.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reader;
+  EXPECT_EQ(get("/healthz", "").rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
+  server.Stop();
+}
+
+// With /metrics over HTTPS the kubelet's plain-HTTP probes cannot share its
+// address: said at start, not found out by a failing probe.
+TEST(SideEndpoints, SecureMetricsCannotShareTheProbeAddress) {
+  metrics::Registry registry;
+  SideEndpoints side{NullLogger()};
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+  std::string error;
+  EXPECT_FALSE(side.Start(
+      HostPort{"127.0.0.1", 18081}, HostPort{"127.0.0.1", 18081}, registry, [] { return true; },
+      [](std::string*) { return true; }, &error, SecureMetrics{ctx.get(), nullptr}));
+  EXPECT_EQ(error, "the probes cannot share the metrics address when /metrics is served over HTTPS");
+}
+
 }  // namespace
 }  // namespace ms::transport
