@@ -7,11 +7,17 @@
 #   stack protector  the binary calls __stack_chk_fail (readelf --dyn-syms)
 #   FORTIFY_SOURCE   the binary calls checked libc functions (__*_chk)
 #   no executable stack  GNU_STACK is RW, not RWE (readelf -l)
-# Stack-clash protection leaves no mark in the ELF file; with
-# --compile-commands FILE the script also checks that every compile command
-# of the project's own sources carries -fstack-clash-protection,
-# -fstack-protector-strong and -D_FORTIFY_SOURCE (CMake writes the file as
-# compile_commands.json in the build directory).
+#   control-flow protection  main() begins with a landing pad (objdump -d):
+#                  endbr64 on x86-64 (-fcf-protection), bti or paciasp on
+#                  arm64 (-mbranch-protection); the ELF property note that
+#                  would say so for the whole binary is dropped by the linker
+#                  when any object lacks it (Debian's crt files do)
+# Stack-clash protection and the FORTIFY_SOURCE level leave no mark in the
+# ELF file; with --compile-commands FILE the script also checks that every
+# compile command of the project's own sources carries
+# -fstack-clash-protection, -fstack-protector-strong, -D_FORTIFY_SOURCE=3
+# and -fcf-protection=full or -mbranch-protection=standard (CMake writes the
+# file as compile_commands.json in the build directory).
 #
 # Usage: tools/check-hardening.sh [--compile-commands FILE] BINARY...
 # Output: one line per binary and check; exit 1 if any check fails.
@@ -41,13 +47,15 @@ for bin in "$@"; do
   check "$name" "stack protector" "$(has '__stack_chk_fail' <<<"$dynsyms")"
   check "$name" "FORTIFY_SOURCE" "$(has '__[a-z0-9_]+_chk(@|$| )' <<<"$dynsyms")"
   check "$name" "non-executable stack" "$(grep -E 'GNU_STACK' <<<"$segments" | has 'RW ')"
+  check "$name" "control-flow protection" \
+    "$(objdump -d --disassemble=main "$bin" 2>/dev/null | grep -A2 '<main>:' | has 'endbr64|bti|paciasp')"
 done
 
 if [[ -n "$cc" ]]; then
   python3 - "$cc" <<'PY' || fail=1
 import json, sys
 root_cmds = json.load(open(sys.argv[1]))
-need = ["-fstack-clash-protection", "-fstack-protector-strong", "-D_FORTIFY_SOURCE="]
+need = ["-fstack-clash-protection", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=3"]
 bad = []
 for c in root_cmds:
     src = c["file"]
@@ -55,6 +63,8 @@ for c in root_cmds:
         continue
     cmd = c.get("command") or " ".join(c.get("arguments", []))
     missing = [n for n in need if n not in cmd]
+    if "-fcf-protection=full" not in cmd and "-mbranch-protection=standard" not in cmd:
+        missing.append("-fcf-protection=full")
     if missing:
         bad.append(f"{src}: {' '.join(missing)}")
 if bad:
