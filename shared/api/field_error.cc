@@ -1,5 +1,6 @@
 #include "api/field_error.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace ms::api {
@@ -98,15 +99,39 @@ FieldError FieldError::Duplicate(std::string path, JsonRef value) {
   return {Type::kDuplicate, std::move(path), RenderValue(value), {}};
 }
 
+std::string CutText(std::string text, size_t limit) {
+  if (text.size() <= limit) return text;
+  // The marker counts: it is at most as long as with the whole size in it.
+  const size_t marker = std::string_view("...[cut  bytes]").size() + std::to_string(text.size()).size();
+  size_t cut = limit > marker ? limit - marker : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  const size_t left_out = text.size() - cut;
+  text.resize(cut);
+  text += "...[cut " + std::to_string(left_out) + " bytes]";
+  return text;
+}
+
 std::string JoinErrors(const std::vector<FieldError>& errors) {
+  const size_t listed = std::min(errors.size(), kMaxListedErrors);
   size_t size = 0;  // enough for the labels and separators too: one allocation
-  for (const auto& e : errors) size += e.path.size() + e.value.size() + e.detail.size() + 32;
+  for (size_t i = 0; i < listed; ++i)
+    size += std::min(errors[i].path.size() + errors[i].value.size() + errors[i].detail.size(), kMaxErrorBytes) + 32;
   std::string out;
-  out.reserve(size);
-  for (const auto& e : errors) {
-    if (!out.empty()) out += "; ";
-    e.AppendTo(out);
+  out.reserve(size + 40);
+  std::string one;
+  for (size_t i = 0; i < listed; ++i) {
+    if (i) out += "; ";
+    const FieldError& e = errors[i];
+    if (e.path.size() + e.value.size() + e.detail.size() + 32 <= kMaxErrorBytes) {
+      e.AppendTo(out);  // short enough whatever its labels: no copy
+      continue;
+    }
+    one.clear();
+    e.AppendTo(one);
+    out += CutText(std::move(one), kMaxErrorBytes);
   }
+  if (const size_t more = errors.size() - listed; more > 0)
+    out += "; ... and " + std::to_string(more) + (more == 1 ? " more error" : " more errors");
   return out;
 }
 

@@ -45,7 +45,24 @@ struct FieldError {
 // values are cut at 128 bytes with "...").
 std::string RenderValue(JsonRef value);
 
-// All errors joined with "; ", as a denial's message.
+// A denial's message lists at most kMaxListedErrors errors, each at most
+// kMaxErrorBytes (CutText below), then "... and N more errors": however many
+// errors a review has, its answer and its log line stay a few KiB. The
+// bound is this API's (the API server lists every error of its own
+// validation, whose lists and maps the CRD bounds): 16 errors, as the API
+// server keeps at most 16 warnings of 256 runes in its 4 KiB of warnings
+// (design.md §2; docs/user/admission.md).
+inline constexpr size_t kMaxListedErrors = 16;
+inline constexpr size_t kMaxErrorBytes = 1024;
+
+// The errors joined with "; " as a denial's message, bounded as above (all
+// of them, whole, when they are few and short, as every denial of a sane
+// object is). Linear in the number of errors.
 std::string JoinErrors(const std::vector<FieldError>& errors);
+
+// `text` when it has at most `limit` bytes; else cut before a UTF-8
+// character and "...[cut N bytes]" (N bytes left out) added, at most
+// `limit` bytes in all.
+std::string CutText(std::string text, size_t limit);
 
 }  // namespace ms::api

@@ -12,6 +12,7 @@ AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) con
       IsScaleRequest(request) ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
   AdmissionResponse response = outcome.ok() ? Allowed() : Denied(422, "Invalid", api::JoinErrors(outcome.errors));
   response.warnings = std::move(outcome.warnings);
+  LimitWarnings(response.warnings);
   return response;
 }
 
