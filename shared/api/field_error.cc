@@ -92,7 +92,7 @@ FieldError FieldError::TooLong(std::string path, size_t max_bytes) {
 
 FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items) {
   return {Type::kTooMany, std::move(path), std::to_string(actual),
-          "must have at most " + std::to_string(max_items) + " items"};
+          "must have at most " + std::to_string(max_items) + (max_items == 1 ? " item" : " items")};
 }
 
 FieldError FieldError::Duplicate(std::string path, JsonRef value) {

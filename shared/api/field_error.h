@@ -34,6 +34,7 @@ struct FieldError {
   }
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
+  // maxItems and maxProperties alike: "Too many: 70: must have at most 64 items".
   static FieldError TooMany(std::string path, size_t actual, size_t max_items);
   static FieldError Duplicate(std::string path, JsonRef value);
   static FieldError Duplicate(std::string path, const nlohmann::json& value) {
