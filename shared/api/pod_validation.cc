@@ -15,6 +15,8 @@ namespace ms::api {
 
 namespace {
 
+using nlohmann::json;
+
 using ResourceList = std::map<std::string, Quantity>;
 
 std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
@@ -150,6 +152,35 @@ bool IsDeletionCost(const std::string& v) {
   return ec == std::errc() && end == v.data() + v.size();
 }
 
+// The annotations that set an AppArmor or seccomp profile (the API server
+// still reads them: it copies one into the pod's field, or refuses a pod
+// whose annotation and field disagree) may not undo the restricted Pod
+// Security Standard the controller's pods keep. As the Pod Security
+// admission's checks (appArmorProfile; seccompProfile_baseline of policy
+// versions before 1.19), on any container name: an AppArmor profile of
+// "runtime/default", "localhost/*" or none; a seccomp profile of
+// "runtime/default", its old name "docker/default", or "localhost/*".
+void CheckProfileAnnotations(const std::map<std::string, std::string>& annotations, std::vector<FieldError>& errors) {
+  static constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  static constexpr std::string_view kSeccompPod = "seccomp.security.alpha.kubernetes.io/pod";
+  static constexpr std::string_view kSeccomp = "container.seccomp.security.alpha.kubernetes.io/";
+  static constexpr std::string_view kLocalhost = "localhost/";
+  static constexpr std::string_view kAllows =
+      ": the pods keep the restricted Pod Security Standard, which allows only ";
+  for (const auto& [k, v] : annotations) {
+    if (k.starts_with(kAppArmor) && !v.empty() && v != "runtime/default" && !v.starts_with(kLocalhost)) {
+      errors.push_back(FieldError::Forbidden("spec.podAnnotations[" + k + "]",
+                                             "forbidden AppArmor profile " + RenderValue(json(v)) +
+                                                 std::string(kAllows) + "\"runtime/default\" and \"localhost/*\""));
+    } else if ((k == kSeccompPod || k.starts_with(kSeccomp)) && v != "runtime/default" && v != "docker/default" &&
+               !v.starts_with(kLocalhost)) {
+      errors.push_back(FieldError::Forbidden(
+          "spec.podAnnotations[" + k + "]", "forbidden seccomp profile " + RenderValue(json(v)) + std::string(kAllows) +
+                                                "\"runtime/default\" (or \"docker/default\") and \"localhost/*\""));
+    }
+  }
+}
+
 void CheckAnnotations(const std::map<std::string, std::string>& annotations, std::vector<FieldError>& errors) {
   constexpr size_t kTotalLimit = 256 * 1024;
   size_t total = 0;
@@ -164,6 +195,7 @@ void CheckAnnotations(const std::map<std::string, std::string>& annotations, std
   if (auto it = annotations.find(kDeletionCost); it != annotations.end() && !IsDeletionCost(it->second))
     errors.push_back(FieldError::Invalid(std::string("spec.podAnnotations[") + kDeletionCost + "]", it->second,
                                          "must be a 32bit integer"));
+  CheckProfileAnnotations(annotations, errors);
 }
 
 void CheckPodLabels(const std::map<std::string, std::string>& labels, std::vector<FieldError>& errors) {

@@ -1197,7 +1197,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         "podAnnotations": {
           "type": "object",
           "maxProperties": 256,
-          "description": "Annotations of every pod (the pod template's annotations).",
+          "description": "Annotations of every pod (the pod template's annotations). An AppArmor or seccomp profile annotation (container.apparmor.security.beta.kubernetes.io/*, seccomp.security.alpha.kubernetes.io/pod, container.seccomp.security.alpha.kubernetes.io/*) may only name the runtime's default or a localhost profile: the pods keep the restricted Pod Security Standard.",
           "additionalProperties": {
             "type": "string",
             "description": "The annotation's value."
