@@ -17,6 +17,17 @@ struct FieldError {
   std::string path;    // e.g. spec.strategy.rollingUpdate.maxSurge
   std::string value;   // the offending value rendered as JSON (Invalid/Unsupported)
   std::string detail;  // e.g. "must be between 1 and 100"
+  // The paths of the values the rule read, when they are not just the value
+  // at `path`: a rule between fields, a map's key or value reported on the
+  // map. An UPDATE reports the error only when one of them changed
+  // (ratchet.h); empty: the value at `path`.
+  std::vector<std::string> reads;
+
+  // This error, reading `paths` (see `reads`).
+  FieldError&& Reading(std::vector<std::string> paths) && {
+    reads = std::move(paths);
+    return std::move(*this);
+  }
 
   std::string ToString() const;
   void AppendTo(std::string& out) const;  // ToString() appended to `out`

@@ -57,7 +57,8 @@ void CheckResources(const Resources& r, std::vector<FieldError>& errors) {
     const auto req = QuantityValue::Parse(quantity), lim = QuantityValue::Parse(limit->second);
     if (req && lim && req->Compare(*lim) > 0)
       errors.push_back(FieldError::Invalid("spec.resources.requests", req->Canonical(),
-                                           "must be less than or equal to " + name + " limit of " + lim->Canonical()));
+                                           "must be less than or equal to " + name + " limit of " + lim->Canonical())
+                           .Reading({"spec.resources.requests[" + name + "]", "spec.resources.limits[" + name + "]"}));
   }
 }
 
@@ -108,12 +109,20 @@ void CheckEnv(const std::vector<EnvVar>& env, std::vector<FieldError>& errors) {
   }
 }
 
+// One "Invalid value" per problem of an entry of a map, reported on the
+// map's own path (as the API server does) and reading the entry (ratchet.h).
+void InvalidEntry(const std::string& path, const std::string& key, const std::string& value, const Problems& problems,
+                  std::vector<FieldError>& errors) {
+  for (const auto& p : problems)
+    errors.push_back(FieldError::Invalid(path, value, p).Reading({path + "[" + key + "]"}));
+}
+
 // metav1 ValidateLabels: every message on the map's own path.
 void CheckLabels(const std::map<std::string, std::string>& labels, const std::string& path,
                  std::vector<FieldError>& errors) {
   for (const auto& [k, v] : labels) {
-    Invalid(path, k, QualifiedNameProblems(k), errors);
-    Invalid(path, v, LabelValueProblems(v), errors);
+    InvalidEntry(path, k, k, QualifiedNameProblems(k), errors);
+    InvalidEntry(path, k, v, LabelValueProblems(v), errors);
   }
 }
 
@@ -187,7 +196,7 @@ void CheckAnnotations(const std::map<std::string, std::string>& annotations, std
   for (const auto& [k, v] : annotations) {
     std::string lower = k;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    Invalid("spec.podAnnotations", k, QualifiedNameProblems(lower), errors);
+    InvalidEntry("spec.podAnnotations", k, k, QualifiedNameProblems(lower), errors);
     total += k.size() + v.size();
   }
   if (total > kTotalLimit) errors.push_back(FieldError::TooLong("spec.podAnnotations", kTotalLimit));
