@@ -66,11 +66,11 @@ std::string FieldError::ToString() const {
 }
 
 FieldError FieldError::Required(std::string path, std::string detail) {
-  return {Type::kRequired, std::move(path), {}, std::move(detail), {}};
+  return {Type::kRequired, std::move(path), {}, std::move(detail), {}, {}};
 }
 
 FieldError FieldError::Invalid(std::string path, JsonRef value, std::string detail) {
-  return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail), {}};
+  return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail), {}, {}};
 }
 
 FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported) {
@@ -79,15 +79,15 @@ FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::v
     if (i) d += ", ";
     d += "\"" + supported[i] + "\"";
   }
-  return {Type::kUnsupported, std::move(path), RenderValue(value), std::move(d), {}};
+  return {Type::kUnsupported, std::move(path), RenderValue(value), std::move(d), {}, {}};
 }
 
 FieldError FieldError::Forbidden(std::string path, std::string detail) {
-  return {Type::kForbidden, std::move(path), {}, std::move(detail), {}};
+  return {Type::kForbidden, std::move(path), {}, std::move(detail), {}, {}};
 }
 
 FieldError FieldError::TooLong(std::string path, size_t max_bytes) {
-  return {Type::kTooLong, std::move(path), {}, "may not be more than " + std::to_string(max_bytes) + " bytes", {}};
+  return {Type::kTooLong, std::move(path), {}, "may not be more than " + std::to_string(max_bytes) + " bytes", {}, {}};
 }
 
 FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items) {
@@ -95,11 +95,12 @@ FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items
           std::move(path),
           std::to_string(actual),
           "must have at most " + std::to_string(max_items) + (max_items == 1 ? " item" : " items"),
+          {},
           {}};
 }
 
 FieldError FieldError::Duplicate(std::string path, JsonRef value) {
-  return {Type::kDuplicate, std::move(path), RenderValue(value), {}, {}};
+  return {Type::kDuplicate, std::move(path), RenderValue(value), {}, {}, {}};
 }
 
 std::string CutText(std::string text, size_t limit) {

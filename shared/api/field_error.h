@@ -6,7 +6,10 @@
 
 #include "base/json_ref.h"
 
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ms::api {
@@ -17,15 +20,22 @@ struct FieldError {
   std::string path;    // e.g. spec.strategy.rollingUpdate.maxSurge
   std::string value;   // the offending value rendered as JSON (Invalid/Unsupported)
   std::string detail;  // e.g. "must be between 1 and 100"
-  // The paths of the values the rule read, when they are not just the value
-  // at `path`: a rule between fields, a map's key or value reported on the
-  // map. An UPDATE reports the error only when one of them changed
-  // (ratchet.h); empty: the value at `path`.
-  std::vector<std::string> reads;
+  // What the rule read, when not just the value at `path`: an UPDATE
+  // reports the error only when one of these values changed (ratchet.h).
+  // `reads`: the paths of the values a rule between fields reads (static
+  // strings: nothing is allocated for them); `entry`: the key of the entry
+  // of the map at `path` that a key's or value's error reported on the map
+  // is about.
+  std::span<const std::string_view> reads;
+  std::optional<std::string> entry;
 
-  // This error, reading `paths` (see `reads`).
-  FieldError&& Reading(std::vector<std::string> paths) && {
-    reads = std::move(paths);
+  // This error, reading `paths` (see `reads`), or about the map entry `key`.
+  FieldError&& Reading(std::span<const std::string_view> paths) && {
+    reads = paths;
+    return std::move(*this);
+  }
+  FieldError&& OfEntry(std::string key) && {
+    entry = std::move(key);
     return std::move(*this);
   }
 

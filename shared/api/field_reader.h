@@ -174,6 +174,7 @@ class FieldReader {
   template <class T, class ValueRule>
   void ReadMap(Field key, const MapRule& rule, const ValueRule& value_rule,
                std::optional<std::map<std::string, T>>& out) const {
+    if (!Find(key)) return;  // most maps are absent: no call
     if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);
@@ -185,6 +186,7 @@ class FieldReader {
   }
   template <class T>
   void ReadMap(Field key, const MapRule& rule, std::optional<std::map<std::string, T>>& out) const {
+    if (!Find(key)) return;  // most maps are absent: no call
     if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <set>
+#include <span>
+#include <string_view>
 
 #include "api/k8s_names.h"
 #include "api/pod_template.h"
@@ -45,6 +48,19 @@ void CheckResourceList(const ResourceList& list, const std::string& path, std::v
   }
 }
 
+// The request and the limit of a resource (kResourceNames), as a rule
+// between them reads them (FieldError::reads).
+std::span<const std::string_view> RequestAndLimit(const std::string& name) {
+  static constexpr std::string_view kReads[][2] = {
+      {"spec.resources.requests[cpu]", "spec.resources.limits[cpu]"},
+      {"spec.resources.requests[memory]", "spec.resources.limits[memory]"},
+      {"spec.resources.requests[ephemeral-storage]", "spec.resources.limits[ephemeral-storage]"}};
+  static_assert(std::size(kReads) == kResourceNames.size());
+  for (size_t i = 0; i < kResourceNames.size(); ++i)
+    if (name == kResourceNames[i]) return kReads[i];
+  return {};
+}
+
 void CheckResources(const Resources& r, std::vector<FieldError>& errors) {
   const ResourceList none;
   const ResourceList& requests = r.requests ? *r.requests : none;
@@ -58,7 +74,7 @@ void CheckResources(const Resources& r, std::vector<FieldError>& errors) {
     if (req && lim && req->Compare(*lim) > 0)
       errors.push_back(FieldError::Invalid("spec.resources.requests", req->Canonical(),
                                            "must be less than or equal to " + name + " limit of " + lim->Canonical())
-                           .Reading({"spec.resources.requests[" + name + "]", "spec.resources.limits[" + name + "]"}));
+                           .Reading(RequestAndLimit(name)));
   }
 }
 
@@ -113,8 +129,7 @@ void CheckEnv(const std::vector<EnvVar>& env, std::vector<FieldError>& errors) {
 // map's own path (as the API server does) and reading the entry (ratchet.h).
 void InvalidEntry(const std::string& path, const std::string& key, const std::string& value, const Problems& problems,
                   std::vector<FieldError>& errors) {
-  for (const auto& p : problems)
-    errors.push_back(FieldError::Invalid(path, value, p).Reading({path + "[" + key + "]"}));
+  for (const auto& p : problems) errors.push_back(FieldError::Invalid(path, value, p).OfEntry(key));
 }
 
 // metav1 ValidateLabels: every message on the map's own path.

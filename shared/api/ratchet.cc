@@ -103,8 +103,9 @@ class Correlator {
 void RatchetErrors(std::vector<FieldError>& errors, JsonRef object, JsonRef old_object) {
   Correlator values(object, old_object);
   std::erase_if(errors, [&](const FieldError& e) {
+    if (e.entry) return !values.Changed(e.path + "[" + *e.entry + "]", false);
     if (e.reads.empty()) return !values.Changed(e.path, e.type == FieldError::Type::kRequired);
-    return std::none_of(e.reads.begin(), e.reads.end(), [&](const std::string& p) { return values.Changed(p, false); });
+    return std::none_of(e.reads.begin(), e.reads.end(), [&](std::string_view p) { return values.Changed(p, false); });
   });
 }
 

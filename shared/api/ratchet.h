@@ -12,9 +12,9 @@
 // an error inside it is reported when anything in the list changed). A
 // Required error is about the object that lacks the member (its `required`
 // is that object's own keyword). An error with `reads` (a rule between
-// fields, a map key reported on its map) is reported when any value it
-// names changed. Values are compared as JSON (JsonEqual); a value absent
-// from both objects is unchanged.
+// fields) is reported when any value it names changed; one with an `entry`
+// (a map key or value reported on the map's path) when that entry changed. Values are compared as JSON (JsonEqual); a
+// value absent from both objects is unchanged.
 #pragma once
 
 #include <vector>

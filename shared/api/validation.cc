@@ -9,6 +9,17 @@ namespace ms::api {
 
 using nlohmann::json;
 
+namespace {
+
+// What each rule between fields reads (FieldError::reads).
+constexpr std::string_view kRecreateReads[] = {"spec.strategy.type", "spec.strategy.rollingUpdate"};
+constexpr std::string_view kBothZeroReads[] = {"spec.strategy.type", "spec.strategy.rollingUpdate.maxSurge",
+                                               "spec.strategy.rollingUpdate.maxUnavailable"};
+constexpr std::string_view kMinMaxReads[] = {"spec.autoscaling.minReplicas", "spec.autoscaling.maxReplicas"};
+constexpr std::string_view kGpuTargetReads[] = {"spec.autoscaling.targetGPUUtilization", "spec.gpus"};
+
+}  // namespace
+
 void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& errors) {
   if (const auto& st = spec.strategy) {
     const auto& ru = st->rolling_update;
@@ -16,12 +27,11 @@ void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& err
     if (st->type == StrategyType::kRecreate && ru) {
       errors.push_back(
           FieldError::Forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy type is 'Recreate'")
-              .Reading({"spec.strategy.type", "spec.strategy.rollingUpdate"}));
+              .Reading(kRecreateReads));
     } else if (ru && ru->max_surge && ru->max_unavailable && ru->max_surge->IsZero() && ru->max_unavailable->IsZero()) {
       errors.push_back(FieldError::Invalid("spec.strategy.rollingUpdate.maxUnavailable", ru->max_unavailable->ToJson(),
                                            "may not be 0 when maxSurge is 0")
-                           .Reading({"spec.strategy.type", "spec.strategy.rollingUpdate.maxSurge",
-                                     "spec.strategy.rollingUpdate.maxUnavailable"}));
+                           .Reading(kBothZeroReads));
     }
   }
   if (const auto& as = spec.autoscaling) {
@@ -29,11 +39,11 @@ void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& err
       errors.push_back(
           FieldError::Invalid("spec.autoscaling.minReplicas", *as->min_replicas,
                               "must be less than or equal to maxReplicas (" + std::to_string(*as->max_replicas) + ")")
-              .Reading({"spec.autoscaling.minReplicas", "spec.autoscaling.maxReplicas"}));
+              .Reading(kMinMaxReads));
     if (as->target_gpu_utilization && spec.gpus.value_or(0) == 0)
       errors.push_back(FieldError::Invalid("spec.autoscaling.targetGPUUtilization", *as->target_gpu_utilization,
                                            "may only be set when spec.gpus is greater than 0")
-                           .Reading({"spec.autoscaling.targetGPUUtilization", "spec.gpus"}));
+                           .Reading(kGpuTargetReads));
   }
   CheckPodFields(spec, errors);
 }

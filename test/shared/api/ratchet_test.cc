@@ -44,12 +44,12 @@ TEST(Ratchet, RulesBetweenFieldsAndMapEntriesReadWhatTheyName) {
     "podLabels":{"!bad":"v","ok":"v"}}})");
   json now = before;
   now["spec"]["podLabels"]["other"] = "w";
+  static constexpr std::string_view kMinMax[] = {"spec.autoscaling.minReplicas", "spec.autoscaling.maxReplicas"};
+  static constexpr std::string_view kGpu[] = {"spec.autoscaling.targetGPUUtilization", "spec.gpus"};
   std::vector<FieldError> errors;
-  errors.push_back(
-      At("spec.autoscaling.minReplicas").Reading({"spec.autoscaling.minReplicas", "spec.autoscaling.maxReplicas"}));
-  errors.push_back(At("spec.podLabels").Reading({"spec.podLabels[!bad]"}));
-  errors.push_back(
-      At("spec.autoscaling.targetGPUUtilization").Reading({"spec.autoscaling.targetGPUUtilization", "spec.gpus"}));
+  errors.push_back(At("spec.autoscaling.minReplicas").Reading(kMinMax));
+  errors.push_back(At("spec.podLabels").OfEntry("!bad"));
+  errors.push_back(At("spec.autoscaling.targetGPUUtilization").Reading(kGpu));
   EXPECT_EQ(Kept(errors, now, before), std::vector<std::string>{});
   now["spec"]["gpus"] = 1;  // read by the third rule only
   now["spec"]["podLabels"]["!bad"] = "w";
