@@ -1,5 +1,6 @@
 #include "api/field_error.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace ms::api {
@@ -65,11 +66,11 @@ std::string FieldError::ToString() const {
 }
 
 FieldError FieldError::Required(std::string path, std::string detail) {
-  return {Type::kRequired, std::move(path), {}, std::move(detail)};
+  return {Type::kRequired, std::move(path), {}, std::move(detail), {}, {}};
 }
 
 FieldError FieldError::Invalid(std::string path, JsonRef value, std::string detail) {
-  return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail)};
+  return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail), {}, {}};
 }
 
 FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported) {
@@ -78,35 +79,63 @@ FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::v
     if (i) d += ", ";
     d += "\"" + supported[i] + "\"";
   }
-  return {Type::kUnsupported, std::move(path), RenderValue(value), std::move(d)};
+  return {Type::kUnsupported, std::move(path), RenderValue(value), std::move(d), {}, {}};
 }
 
 FieldError FieldError::Forbidden(std::string path, std::string detail) {
-  return {Type::kForbidden, std::move(path), {}, std::move(detail)};
+  return {Type::kForbidden, std::move(path), {}, std::move(detail), {}, {}};
 }
 
 FieldError FieldError::TooLong(std::string path, size_t max_bytes) {
-  return {Type::kTooLong, std::move(path), {}, "may not be more than " + std::to_string(max_bytes) + " bytes"};
+  return {Type::kTooLong, std::move(path), {}, "may not be more than " + std::to_string(max_bytes) + " bytes", {}, {}};
 }
 
 FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items) {
-  return {Type::kTooMany, std::move(path), std::to_string(actual),
-          "must have at most " + std::to_string(max_items) + " items"};
+  return {Type::kTooMany,
+          std::move(path),
+          std::to_string(actual),
+          "must have at most " + std::to_string(max_items) + (max_items == 1 ? " item" : " items"),
+          {},
+          {}};
 }
 
 FieldError FieldError::Duplicate(std::string path, JsonRef value) {
-  return {Type::kDuplicate, std::move(path), RenderValue(value), {}};
+  return {Type::kDuplicate, std::move(path), RenderValue(value), {}, {}, {}};
+}
+
+std::string CutText(std::string text, size_t limit) {
+  if (text.size() <= limit) return text;
+  // The marker counts: it is at most as long as with the whole size in it.
+  const size_t marker = std::string_view("...[cut  bytes]").size() + std::to_string(text.size()).size();
+  size_t cut = limit > marker ? limit - marker : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  const size_t left_out = text.size() - cut;
+  text.resize(cut);
+  text += "...[cut " + std::to_string(left_out) + " bytes]";
+  return text;
 }
 
 std::string JoinErrors(const std::vector<FieldError>& errors) {
+  const size_t listed = std::min(errors.size(), kMaxListedErrors);
   size_t size = 0;  // enough for the labels and separators too: one allocation
-  for (const auto& e : errors) size += e.path.size() + e.value.size() + e.detail.size() + 32;
+  for (size_t i = 0; i < listed; ++i)
+    size += std::min(errors[i].path.size() + errors[i].value.size() + errors[i].detail.size(), kMaxErrorBytes) + 32;
   std::string out;
-  out.reserve(size);
-  for (const auto& e : errors) {
-    if (!out.empty()) out += "; ";
-    e.AppendTo(out);
+  out.reserve(size + 40);
+  std::string one;
+  for (size_t i = 0; i < listed; ++i) {
+    if (i) out += "; ";
+    const FieldError& e = errors[i];
+    if (e.path.size() + e.value.size() + e.detail.size() + 32 <= kMaxErrorBytes) {
+      e.AppendTo(out);  // short enough whatever its labels: no copy
+      continue;
+    }
+    one.clear();
+    e.AppendTo(one);
+    out += CutText(std::move(one), kMaxErrorBytes);
   }
+  if (const size_t more = errors.size() - listed; more > 0)
+    out += "; ... and " + std::to_string(more) + (more == 1 ? " more error" : " more errors");
   return out;
 }
 

@@ -269,4 +269,13 @@ std::optional<JsonRef> FieldReader::Array(Field key, const ArrayRule& rule) cons
   return v;
 }
 
+std::optional<JsonRef> FieldReader::Map(Field key, const MapRule& rule) const {
+  auto v = Object(key);
+  if (v && v->size() > rule.max_properties) {
+    report_.errors.push_back(FieldError::TooMany(Path(key.name), v->size(), rule.max_properties));
+    return std::nullopt;
+  }
+  return v;
+}
+
 }  // namespace ms::api

@@ -168,10 +168,14 @@ class FieldReader {
     }
   }
 
-  // A map of values (value_rule) or of objects: "spec.nodeSelector[pool]" names an entry.
+  // A map of values (value_rule) or of objects: "spec.nodeSelector[pool]"
+  // names an entry. A map of more than rule.max_properties entries is
+  // reported ("Too many", as the API server words maxProperties) and not read.
   template <class T, class ValueRule>
-  void ReadMap(Field key, const ValueRule& value_rule, std::optional<std::map<std::string, T>>& out) const {
-    if (auto v = Object(key)) {
+  void ReadMap(Field key, const MapRule& rule, const ValueRule& value_rule,
+               std::optional<std::map<std::string, T>>& out) const {
+    if (!Find(key)) return;  // most maps are absent: no call
+    if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);
       v->for_each_member([&](std::string_view k, JsonRef e) {
@@ -181,8 +185,9 @@ class FieldReader {
     }
   }
   template <class T>
-  void ReadMap(Field key, std::optional<std::map<std::string, T>>& out) const {
-    if (auto v = Object(key)) {
+  void ReadMap(Field key, const MapRule& rule, std::optional<std::map<std::string, T>>& out) const {
+    if (!Find(key)) return;  // most maps are absent: no call
+    if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);
       v->for_each_member([&](std::string_view k, JsonRef e) {
@@ -202,6 +207,8 @@ class FieldReader {
   std::optional<JsonRef> Object(Field key) const;
   // The value at `key` when it is an array of at most rule.max_items (else reported, and null).
   std::optional<JsonRef> Array(Field key, const ArrayRule& rule) const;
+  // The value at `key` when it is an object of at most rule.max_properties members (else reported, and null).
+  std::optional<JsonRef> Map(Field key, const MapRule& rule) const;
 
   JsonRef obj_;
   std::string path_;

@@ -81,9 +81,14 @@ struct QuantityRule {};
 // An object kept as JSON (x-kubernetes-preserve-unknown-fields).
 struct OpaqueRule {};
 
-// An array of at most max_items items.
+// An array of at most max_items items (maxItems).
 struct ArrayRule {
   size_t max_items = std::numeric_limits<size_t>::max();
+};
+
+// A map of at most max_properties entries (maxProperties).
+struct MapRule {
+  size_t max_properties = std::numeric_limits<size_t>::max();
 };
 
 // A field's value as the object holds it: what ToJson() of a generated

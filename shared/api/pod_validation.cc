@@ -4,7 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <set>
+#include <span>
+#include <string_view>
 
 #include "api/k8s_names.h"
 #include "api/pod_template.h"
@@ -14,6 +17,8 @@
 namespace ms::api {
 
 namespace {
+
+using nlohmann::json;
 
 using ResourceList = std::map<std::string, Quantity>;
 
@@ -43,6 +48,19 @@ void CheckResourceList(const ResourceList& list, const std::string& path, std::v
   }
 }
 
+// The request and the limit of a resource (kResourceNames), as a rule
+// between them reads them (FieldError::reads).
+std::span<const std::string_view> RequestAndLimit(const std::string& name) {
+  static constexpr std::string_view kReads[][2] = {
+      {"spec.resources.requests[cpu]", "spec.resources.limits[cpu]"},
+      {"spec.resources.requests[memory]", "spec.resources.limits[memory]"},
+      {"spec.resources.requests[ephemeral-storage]", "spec.resources.limits[ephemeral-storage]"}};
+  static_assert(std::size(kReads) == kResourceNames.size());
+  for (size_t i = 0; i < kResourceNames.size(); ++i)
+    if (name == kResourceNames[i]) return kReads[i];
+  return {};
+}
+
 void CheckResources(const Resources& r, std::vector<FieldError>& errors) {
   const ResourceList none;
   const ResourceList& requests = r.requests ? *r.requests : none;
@@ -55,7 +73,8 @@ void CheckResources(const Resources& r, std::vector<FieldError>& errors) {
     const auto req = QuantityValue::Parse(quantity), lim = QuantityValue::Parse(limit->second);
     if (req && lim && req->Compare(*lim) > 0)
       errors.push_back(FieldError::Invalid("spec.resources.requests", req->Canonical(),
-                                           "must be less than or equal to " + name + " limit of " + lim->Canonical()));
+                                           "must be less than or equal to " + name + " limit of " + lim->Canonical())
+                           .Reading(RequestAndLimit(name)));
   }
 }
 
@@ -106,12 +125,19 @@ void CheckEnv(const std::vector<EnvVar>& env, std::vector<FieldError>& errors) {
   }
 }
 
+// One "Invalid value" per problem of an entry of a map, reported on the
+// map's own path (as the API server does) and reading the entry (ratchet.h).
+void InvalidEntry(const std::string& path, const std::string& key, const std::string& value, const Problems& problems,
+                  std::vector<FieldError>& errors) {
+  for (const auto& p : problems) errors.push_back(FieldError::Invalid(path, value, p).OfEntry(key));
+}
+
 // metav1 ValidateLabels: every message on the map's own path.
 void CheckLabels(const std::map<std::string, std::string>& labels, const std::string& path,
                  std::vector<FieldError>& errors) {
   for (const auto& [k, v] : labels) {
-    Invalid(path, k, QualifiedNameProblems(k), errors);
-    Invalid(path, v, LabelValueProblems(v), errors);
+    InvalidEntry(path, k, k, QualifiedNameProblems(k), errors);
+    InvalidEntry(path, k, v, LabelValueProblems(v), errors);
   }
 }
 
@@ -150,13 +176,42 @@ bool IsDeletionCost(const std::string& v) {
   return ec == std::errc() && end == v.data() + v.size();
 }
 
+// The annotations that set an AppArmor or seccomp profile (the API server
+// still reads them: it copies one into the pod's field, or refuses a pod
+// whose annotation and field disagree) may not undo the restricted Pod
+// Security Standard the controller's pods keep. As the Pod Security
+// admission's checks (appArmorProfile; seccompProfile_baseline of policy
+// versions before 1.19), on any container name: an AppArmor profile of
+// "runtime/default", "localhost/*" or none; a seccomp profile of
+// "runtime/default", its old name "docker/default", or "localhost/*".
+void CheckProfileAnnotations(const std::map<std::string, std::string>& annotations, std::vector<FieldError>& errors) {
+  static constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  static constexpr std::string_view kSeccompPod = "seccomp.security.alpha.kubernetes.io/pod";
+  static constexpr std::string_view kSeccomp = "container.seccomp.security.alpha.kubernetes.io/";
+  static constexpr std::string_view kLocalhost = "localhost/";
+  static constexpr std::string_view kAllows =
+      ": the pods keep the restricted Pod Security Standard, which allows only ";
+  for (const auto& [k, v] : annotations) {
+    if (k.starts_with(kAppArmor) && !v.empty() && v != "runtime/default" && !v.starts_with(kLocalhost)) {
+      errors.push_back(FieldError::Forbidden("spec.podAnnotations[" + k + "]",
+                                             "forbidden AppArmor profile " + RenderValue(json(v)) +
+                                                 std::string(kAllows) + "\"runtime/default\" and \"localhost/*\""));
+    } else if ((k == kSeccompPod || k.starts_with(kSeccomp)) && v != "runtime/default" && v != "docker/default" &&
+               !v.starts_with(kLocalhost)) {
+      errors.push_back(FieldError::Forbidden(
+          "spec.podAnnotations[" + k + "]", "forbidden seccomp profile " + RenderValue(json(v)) + std::string(kAllows) +
+                                                "\"runtime/default\" (or \"docker/default\") and \"localhost/*\""));
+    }
+  }
+}
+
 void CheckAnnotations(const std::map<std::string, std::string>& annotations, std::vector<FieldError>& errors) {
   constexpr size_t kTotalLimit = 256 * 1024;
   size_t total = 0;
   for (const auto& [k, v] : annotations) {
     std::string lower = k;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    Invalid("spec.podAnnotations", k, QualifiedNameProblems(lower), errors);
+    InvalidEntry("spec.podAnnotations", k, k, QualifiedNameProblems(lower), errors);
     total += k.size() + v.size();
   }
   if (total > kTotalLimit) errors.push_back(FieldError::TooLong("spec.podAnnotations", kTotalLimit));
@@ -164,6 +219,7 @@ void CheckAnnotations(const std::map<std::string, std::string>& annotations, std
   if (auto it = annotations.find(kDeletionCost); it != annotations.end() && !IsDeletionCost(it->second))
     errors.push_back(FieldError::Invalid(std::string("spec.podAnnotations[") + kDeletionCost + "]", it->second,
                                          "must be a 32bit integer"));
+  CheckProfileAnnotations(annotations, errors);
 }
 
 void CheckPodLabels(const std::map<std::string, std::string>& labels, std::vector<FieldError>& errors) {

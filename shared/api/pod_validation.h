@@ -18,7 +18,9 @@ namespace ms::api {
 
 // The errors: the API server's, plus this API's own rules (nvidia.com/gpu
 // comes from spec.gpus, the controller's labels and variables are its own,
-// only cpu, memory and ephemeral-storage).
+// only cpu, memory and ephemeral-storage, no pod annotation that undoes the
+// restricted Pod Security Standard: an AppArmor or seccomp profile other
+// than the runtime's default or a localhost one).
 void CheckPodFields(const ModelServiceSpec& spec, std::vector<FieldError>& errors);
 
 // The API server's warnings about a pod template: an env variable that

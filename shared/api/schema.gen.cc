@@ -184,6 +184,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "properties": {
             "requests": {
               "type": "object",
+              "maxProperties": 8,
               "description": "What the scheduler reserves for each pod: cpu, memory and ephemeral-storage, each a Kubernetes quantity (e.g. cpu: \"2\", memory: 8Gi).",
               "additionalProperties": {
                 "description": "A Kubernetes quantity, e.g. 500m, 2, 8Gi.",
@@ -201,6 +202,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             },
             "limits": {
               "type": "object",
+              "maxProperties": 8,
               "description": "The most each pod may use: cpu, memory and ephemeral-storage, each a Kubernetes quantity, at least its request.",
               "additionalProperties": {
                 "description": "A Kubernetes quantity, e.g. 500m, 2, 8Gi.",
@@ -220,6 +222,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "env": {
           "type": "array",
+          "maxItems": 256,
           "description": "Environment variables of the model container, after MODEL_NAME and MODEL_VERSION (which the controller sets from spec.model and spec.version, and which may not be set here): each a name with a value, or with valueFrom a key of a Secret or ConfigMap.",
           "items": {
             "type": "object",
@@ -291,6 +294,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "args": {
           "type": "array",
+          "maxItems": 256,
           "description": "Arguments of the model container (the container's args): the image's entrypoint runs with them instead of the image's own arguments.",
           "items": {
             "type": "string",
@@ -299,6 +303,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "nodeSelector": {
           "type": "object",
+          "maxProperties": 64,
           "description": "Labels a node must have for the model's pods to run there (the pods' nodeSelector).",
           "additionalProperties": {
             "type": "string",
@@ -307,6 +312,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "tolerations": {
           "type": "array",
+          "maxItems": 64,
           "description": "Taints of nodes the pods tolerate (the pods' tolerations). With gpus above 0 the pods also tolerate the taint GPU nodes carry, nvidia.com/gpu (operator Exists, effect NoSchedule), unless a toleration here has the key nvidia.com/gpu, as Kubernetes' ExtendedResourceToleration admission plugin does.",
           "items": {
             "type": "object",
@@ -361,6 +367,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                   "properties": {
                     "nodeSelectorTerms": {
                       "type": "array",
+                      "maxItems": 16,
                       "description": "The terms, at least one; a node matching any of them fits.",
                       "items": {
                         "type": "object",
@@ -368,6 +375,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the node's labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -395,6 +403,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist, a single integer with Gt and Lt.",
                                   "items": {
                                     "type": "string",
@@ -411,6 +420,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 },
                 "preferredDuringSchedulingIgnoredDuringExecution": {
                   "type": "array",
+                  "maxItems": 16,
                   "description": "Nodes the scheduler prefers, by weight.",
                   "items": {
                     "type": "object",
@@ -432,6 +442,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the node's labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -459,6 +470,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist, a single integer with Gt and Lt.",
                                   "items": {
                                     "type": "string",
@@ -481,6 +493,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
               "properties": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                   "type": "array",
+                  "maxItems": 16,
                   "description": "Terms every pod must satisfy to be scheduled (near the matching pods).",
                   "items": {
                     "type": "object",
@@ -495,6 +508,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchLabels": {
                             "type": "object",
+                            "maxProperties": 64,
                             "description": "Labels the objects must have, key and value.",
                             "additionalProperties": {
                               "type": "string",
@@ -503,6 +517,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -528,6 +543,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                   "items": {
                                     "type": "string",
@@ -545,6 +561,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchLabels": {
                             "type": "object",
+                            "maxProperties": 64,
                             "description": "Labels the objects must have, key and value.",
                             "additionalProperties": {
                               "type": "string",
@@ -553,6 +570,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -578,6 +596,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                   "items": {
                                     "type": "string",
@@ -591,6 +610,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                       },
                       "namespaces": {
                         "type": "array",
+                        "maxItems": 64,
                         "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
                         "items": {
                           "type": "string",
@@ -606,6 +626,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 },
                 "preferredDuringSchedulingIgnoredDuringExecution": {
                   "type": "array",
+                  "maxItems": 16,
                   "description": "Terms the scheduler prefers, by weight (near the matching pods).",
                   "items": {
                     "type": "object",
@@ -634,6 +655,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                             "properties": {
                               "matchLabels": {
                                 "type": "object",
+                                "maxProperties": 64,
                                 "description": "Labels the objects must have, key and value.",
                                 "additionalProperties": {
                                   "type": "string",
@@ -642,6 +664,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                               },
                               "matchExpressions": {
                                 "type": "array",
+                                "maxItems": 16,
                                 "description": "Requirements on the labels, all of which must hold.",
                                 "items": {
                                   "type": "object",
@@ -667,6 +690,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                     },
                                     "values": {
                                       "type": "array",
+                                      "maxItems": 64,
                                       "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                       "items": {
                                         "type": "string",
@@ -684,6 +708,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                             "properties": {
                               "matchLabels": {
                                 "type": "object",
+                                "maxProperties": 64,
                                 "description": "Labels the objects must have, key and value.",
                                 "additionalProperties": {
                                   "type": "string",
@@ -692,6 +717,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                               },
                               "matchExpressions": {
                                 "type": "array",
+                                "maxItems": 16,
                                 "description": "Requirements on the labels, all of which must hold.",
                                 "items": {
                                   "type": "object",
@@ -717,6 +743,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                     },
                                     "values": {
                                       "type": "array",
+                                      "maxItems": 64,
                                       "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                       "items": {
                                         "type": "string",
@@ -730,6 +757,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "namespaces": {
                             "type": "array",
+                            "maxItems": 64,
                             "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
                             "items": {
                               "type": "string",
@@ -753,6 +781,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
               "properties": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                   "type": "array",
+                  "maxItems": 16,
                   "description": "Terms every pod must satisfy to be scheduled (away from the matching pods).",
                   "items": {
                     "type": "object",
@@ -767,6 +796,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchLabels": {
                             "type": "object",
+                            "maxProperties": 64,
                             "description": "Labels the objects must have, key and value.",
                             "additionalProperties": {
                               "type": "string",
@@ -775,6 +805,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -800,6 +831,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                   "items": {
                                     "type": "string",
@@ -817,6 +849,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         "properties": {
                           "matchLabels": {
                             "type": "object",
+                            "maxProperties": 64,
                             "description": "Labels the objects must have, key and value.",
                             "additionalProperties": {
                               "type": "string",
@@ -825,6 +858,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "matchExpressions": {
                             "type": "array",
+                            "maxItems": 16,
                             "description": "Requirements on the labels, all of which must hold.",
                             "items": {
                               "type": "object",
@@ -850,6 +884,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                 },
                                 "values": {
                                   "type": "array",
+                                  "maxItems": 64,
                                   "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                   "items": {
                                     "type": "string",
@@ -863,6 +898,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                       },
                       "namespaces": {
                         "type": "array",
+                        "maxItems": 64,
                         "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
                         "items": {
                           "type": "string",
@@ -878,6 +914,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 },
                 "preferredDuringSchedulingIgnoredDuringExecution": {
                   "type": "array",
+                  "maxItems": 16,
                   "description": "Terms the scheduler prefers, by weight (away from the matching pods).",
                   "items": {
                     "type": "object",
@@ -906,6 +943,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                             "properties": {
                               "matchLabels": {
                                 "type": "object",
+                                "maxProperties": 64,
                                 "description": "Labels the objects must have, key and value.",
                                 "additionalProperties": {
                                   "type": "string",
@@ -914,6 +952,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                               },
                               "matchExpressions": {
                                 "type": "array",
+                                "maxItems": 16,
                                 "description": "Requirements on the labels, all of which must hold.",
                                 "items": {
                                   "type": "object",
@@ -939,6 +978,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                     },
                                     "values": {
                                       "type": "array",
+                                      "maxItems": 64,
                                       "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                       "items": {
                                         "type": "string",
@@ -956,6 +996,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                             "properties": {
                               "matchLabels": {
                                 "type": "object",
+                                "maxProperties": 64,
                                 "description": "Labels the objects must have, key and value.",
                                 "additionalProperties": {
                                   "type": "string",
@@ -964,6 +1005,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                               },
                               "matchExpressions": {
                                 "type": "array",
+                                "maxItems": 16,
                                 "description": "Requirements on the labels, all of which must hold.",
                                 "items": {
                                   "type": "object",
@@ -989,6 +1031,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                                     },
                                     "values": {
                                       "type": "array",
+                                      "maxItems": 64,
                                       "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                                       "items": {
                                         "type": "string",
@@ -1002,6 +1045,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                           },
                           "namespaces": {
                             "type": "array",
+                            "maxItems": 64,
                             "description": "The namespaces whose pods count, by name, added to namespaceSelector's.",
                             "items": {
                               "type": "string",
@@ -1023,6 +1067,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "topologySpreadConstraints": {
           "type": "array",
+          "maxItems": 16,
           "description": "How the pods spread over topology domains (the pods' topologySpreadConstraints), e.g. evenly over zones; the controller owns them whole. The pods carry the labels app.kubernetes.io/name: modelservice and app.kubernetes.io/instance: <the ModelService's name>, which a labelSelector here can match.",
           "items": {
             "type": "object",
@@ -1055,6 +1100,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                 "properties": {
                   "matchLabels": {
                     "type": "object",
+                    "maxProperties": 64,
                     "description": "Labels the objects must have, key and value.",
                     "additionalProperties": {
                       "type": "string",
@@ -1063,6 +1109,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                   },
                   "matchExpressions": {
                     "type": "array",
+                    "maxItems": 16,
                     "description": "Requirements on the labels, all of which must hold.",
                     "items": {
                       "type": "object",
@@ -1088,6 +1135,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
                         },
                         "values": {
                           "type": "array",
+                          "maxItems": 64,
                           "description": "The values: one or more with In and NotIn, none with Exists and DoesNotExist.",
                           "items": {
                             "type": "string",
@@ -1124,6 +1172,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "imagePullSecrets": {
           "type": "array",
+          "maxItems": 32,
           "description": "Secrets (of type kubernetes.io/dockerconfigjson, in the ModelService's namespace) with which the kubelet pulls the image.",
           "items": {
             "type": "object",
@@ -1147,7 +1196,8 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "podAnnotations": {
           "type": "object",
-          "description": "Annotations of every pod (the pod template's annotations).",
+          "maxProperties": 256,
+          "description": "Annotations of every pod (the pod template's annotations). An AppArmor or seccomp profile annotation (container.apparmor.security.beta.kubernetes.io/*, seccomp.security.alpha.kubernetes.io/pod, container.seccomp.security.alpha.kubernetes.io/*) may only name the runtime's default or a localhost profile: the pods keep the restricted Pod Security Standard.",
           "additionalProperties": {
             "type": "string",
             "description": "The annotation's value."
@@ -1155,6 +1205,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "podLabels": {
           "type": "object",
+          "maxProperties": 64,
           "description": "Labels of every pod (the pod template's labels), beside the ones the controller sets, which may not be set here: app.kubernetes.io/name, app.kubernetes.io/instance (the pods' selector) and app.kubernetes.io/managed-by.",
           "additionalProperties": {
             "type": "string",
@@ -1236,6 +1287,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "conditions": {
           "type": "array",
+          "maxItems": 16,
           "description": "Ready, Progressing and Degraded, each with its reason and message.",
           "x-kubernetes-list-type": "map",
           "x-kubernetes-list-map-keys": [

@@ -96,6 +96,7 @@ struct CompiledSchema::Node {
   std::optional<std::vector<std::string>> enum_values;
   std::optional<double> minimum, maximum;
   std::optional<uint64_t> min_length, max_length;
+  std::optional<size_t> max_items, max_properties;
   PatternMatcher native = nullptr;
   std::shared_ptr<const std::regex> regex;  // a pattern NativePattern does not know
   std::vector<std::string> required;
@@ -161,6 +162,8 @@ class Compiler {
       (key == "minimum" ? node.minimum : node.maximum) = value.get<double>();
     } else if (key == "minLength" || key == "maxLength") {
       (key == "minLength" ? node.min_length : node.max_length) = value.get<uint64_t>();
+    } else if (key == "maxItems" || key == "maxProperties") {
+      (key == "maxItems" ? node.max_items : node.max_properties) = value.get<size_t>();
     } else if (key == "pattern") {
       CompilePattern(value.get<std::string>(), node);
     } else if (key == "required") {
@@ -220,6 +223,7 @@ class CompiledSchema::Walk {
     const Node& node = nodes_[index];
     bool ok = Scalar(node, value);
     if (value.is_object()) ok = Object(node, value) && ok;
+    if (value.is_array() && node.max_items && value.size() > *node.max_items) ok = Fail();
     if (value.is_array() && node.has_items) {
       for (size_t i = 0, n = value.size(); i < n; ++i) {
         segments_.push_back({{}, i, true});
@@ -302,6 +306,7 @@ class CompiledSchema::Walk {
 
   bool Object(const Node& node, JsonRef v) {
     bool ok = true;
+    if (node.max_properties && v.size() > *node.max_properties) ok = Fail();
     for (const std::string& name : node.required)
       if (!Skipped(name) && !v.find(name)) ok = Fail();
     if (!node.has_properties) return ok;

@@ -8,7 +8,8 @@
 // minimum/maximum compare numbers as valijson does, lengths in UTF-8 code
 // points up to a NUL byte), for the keywords the schema uses: type, enum (of
 // strings), minimum, maximum, minLength, maxLength, pattern, required,
-// properties, additionalProperties, items (one schema) and anyOf. A schema
+// properties, additionalProperties, maxProperties, items (one schema),
+// maxItems and anyOf. A schema
 // with any other keyword is not compiled (supported() is false) and the
 // caller asks valijson every time. A test compares the paths with valijson's
 // on the admission tests' objects, the fuzz corpora and mutations of them.

@@ -206,8 +206,8 @@ void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w) {
 
 void ReadFields(FieldReader& r, Resources& out) {
   r.Index({"requests", "limits"});
-  r.ReadMap({"requests", 0}, Resources::kRequestsValues, out.requests);
-  r.ReadMap({"limits", 1}, Resources::kLimitsValues, out.limits);
+  r.ReadMap({"requests", 0}, Resources::kRequests, Resources::kRequestsValues, out.requests);
+  r.ReadMap({"limits", 1}, Resources::kLimits, Resources::kLimitsValues, out.limits);
 }
 
 json Resources::ToJson() const {
@@ -393,7 +393,7 @@ json LabelSelectorRequirement::ToJson() const {
 
 void ReadFields(FieldReader& r, LabelSelector& out) {
   r.Index({"matchLabels", "matchExpressions"});
-  r.ReadMap({"matchLabels", 0}, LabelSelector::kMatchLabelsValues, out.match_labels);
+  r.ReadMap({"matchLabels", 0}, LabelSelector::kMatchLabels, LabelSelector::kMatchLabelsValues, out.match_labels);
   r.ReadList({"matchExpressions", 1}, LabelSelector::kMatchExpressions, out.match_expressions);
 }
 
@@ -567,7 +567,8 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadObject({"resources", 9}, out.resources);
   r.ReadList({"env", 10}, ModelServiceSpec::kEnv, out.env);
   r.ReadList({"args", 11}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
-  r.ReadMap({"nodeSelector", 12}, ModelServiceSpec::kNodeSelectorValues, out.node_selector);
+  r.ReadMap({"nodeSelector", 12}, ModelServiceSpec::kNodeSelector, ModelServiceSpec::kNodeSelectorValues,
+            out.node_selector);
   r.ReadList({"tolerations", 13}, ModelServiceSpec::kTolerations, out.tolerations);
   r.ReadObject({"affinity", 14}, out.affinity);
   r.ReadList({"topologySpreadConstraints", 15}, ModelServiceSpec::kTopologySpreadConstraints,
@@ -575,8 +576,9 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.ReadList({"imagePullSecrets", 16}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
   out.service_account_name = r.Read({"serviceAccountName", 17}, ModelServiceSpec::kServiceAccountName);
   out.priority_class_name = r.Read({"priorityClassName", 18}, ModelServiceSpec::kPriorityClassName);
-  r.ReadMap({"podAnnotations", 19}, ModelServiceSpec::kPodAnnotationsValues, out.pod_annotations);
-  r.ReadMap({"podLabels", 20}, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
+  r.ReadMap({"podAnnotations", 19}, ModelServiceSpec::kPodAnnotations, ModelServiceSpec::kPodAnnotationsValues,
+            out.pod_annotations);
+  r.ReadMap({"podLabels", 20}, ModelServiceSpec::kPodLabels, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
 }
 
 json ModelServiceSpec::ToJson() const {

@@ -147,7 +147,9 @@ struct Rollout {
 // pod, and limits, the most each pod may use; a limit is at least its request. nvidia.com/gpu is not set
 // here: it comes from spec.gpus.
 struct Resources {
+  static constexpr MapRule kRequests{.max_properties = 8};
   static constexpr QuantityRule kRequestsValues{};
+  static constexpr MapRule kLimits{.max_properties = 8};
   static constexpr QuantityRule kLimitsValues{};
   std::optional<std::map<std::string, Quantity>> requests;
   std::optional<std::map<std::string, Quantity>> limits;
@@ -237,7 +239,7 @@ struct Toleration {
 struct NodeSelectorRequirement {
   static constexpr StringRule kKey{.min_length = 0};
   static constexpr EnumRule<NodeSelectorOperator, 6> kOperator{kNodeSelectorOperatorNames};
-  static constexpr ArrayRule kValues{};
+  static constexpr ArrayRule kValues{.max_items = 64};
   static constexpr StringRule kValuesItems{.min_length = 0};
   std::optional<std::string> key;
   std::optional<NodeSelectorOperator> operator_;  // operator
@@ -251,7 +253,7 @@ struct NodeSelectorRequirement {
 // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]
 // One term: every requirement must hold.
 struct NodeSelectorTerm {
-  static constexpr ArrayRule kMatchExpressions{};
+  static constexpr ArrayRule kMatchExpressions{.max_items = 16};
   std::optional<std::vector<NodeSelectorRequirement>> match_expressions;  // matchExpressions
 
   // The set fields as the object holds them.
@@ -262,7 +264,7 @@ struct NodeSelectorTerm {
 // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
 // Nodes the pods must run on: a node that matches one of the terms.
 struct NodeSelector {
-  static constexpr ArrayRule kNodeSelectorTerms{};
+  static constexpr ArrayRule kNodeSelectorTerms{.max_items = 16};
   std::optional<std::vector<NodeSelectorTerm>> node_selector_terms;  // nodeSelectorTerms
 
   // The set fields as the object holds them.
@@ -285,7 +287,7 @@ struct PreferredSchedulingTerm {
 // spec.affinity.nodeAffinity
 // Which nodes the pods may or should run on, by node label.
 struct NodeAffinity {
-  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{.max_items = 16};
   std::optional<NodeSelector>
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<PreferredSchedulingTerm>>
@@ -301,7 +303,7 @@ struct NodeAffinity {
 struct LabelSelectorRequirement {
   static constexpr StringRule kKey{.min_length = 0};
   static constexpr EnumRule<LabelSelectorOperator, 4> kOperator{kLabelSelectorOperatorNames};
-  static constexpr ArrayRule kValues{};
+  static constexpr ArrayRule kValues{.max_items = 64};
   static constexpr StringRule kValuesItems{.min_length = 0};
   std::optional<std::string> key;
   std::optional<LabelSelectorOperator> operator_;  // operator
@@ -315,8 +317,9 @@ struct LabelSelectorRequirement {
 // spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector
 // The pods this term is about; none when absent.
 struct LabelSelector {
+  static constexpr MapRule kMatchLabels{.max_properties = 64};
   static constexpr StringRule kMatchLabelsValues{.min_length = 0};
-  static constexpr ArrayRule kMatchExpressions{};
+  static constexpr ArrayRule kMatchExpressions{.max_items = 16};
   std::optional<std::map<std::string, std::string>> match_labels;          // matchLabels
   std::optional<std::vector<LabelSelectorRequirement>> match_expressions;  // matchExpressions
 
@@ -328,7 +331,7 @@ struct LabelSelector {
 // spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[]
 // One term.
 struct PodAffinityTerm {
-  static constexpr ArrayRule kNamespaces{};
+  static constexpr ArrayRule kNamespaces{.max_items = 64};
   static constexpr StringRule kNamespacesItems{.min_length = 0};
   static constexpr StringRule kTopologyKey{.min_length = 0};
   std::optional<LabelSelector> label_selector;      // labelSelector
@@ -356,8 +359,8 @@ struct WeightedPodAffinityTerm {
 // spec.affinity.podAffinity
 // Pods to run near (in the same topology domain).
 struct PodAffinity {
-  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{};
-  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{.max_items = 16};
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{.max_items = 16};
   std::optional<std::vector<PodAffinityTerm>>
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<WeightedPodAffinityTerm>>
@@ -371,8 +374,8 @@ struct PodAffinity {
 // spec.affinity.podAntiAffinity
 // Pods to run away from (not in the same topology domain), e.g. one replica per node.
 struct PodAntiAffinity {
-  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{};
-  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{};
+  static constexpr ArrayRule kRequiredDuringSchedulingIgnoredDuringExecution{.max_items = 16};
+  static constexpr ArrayRule kPreferredDuringSchedulingIgnoredDuringExecution{.max_items = 16};
   std::optional<std::vector<PodAffinityTerm>>
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<WeightedPodAffinityTerm>>
@@ -443,16 +446,19 @@ struct ModelServiceSpec {
   static constexpr IntRule kReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kPort{.min = 1, .max = 65535, .default_value = 8080};
   static constexpr IntRule kGpus{.min = 0, .max = 16, .default_value = 0};
-  static constexpr ArrayRule kEnv{};
-  static constexpr ArrayRule kArgs{};
+  static constexpr ArrayRule kEnv{.max_items = 256};
+  static constexpr ArrayRule kArgs{.max_items = 256};
   static constexpr StringRule kArgsItems{.min_length = 0};
+  static constexpr MapRule kNodeSelector{.max_properties = 64};
   static constexpr StringRule kNodeSelectorValues{.min_length = 0};
-  static constexpr ArrayRule kTolerations{};
-  static constexpr ArrayRule kTopologySpreadConstraints{};
-  static constexpr ArrayRule kImagePullSecrets{};
+  static constexpr ArrayRule kTolerations{.max_items = 64};
+  static constexpr ArrayRule kTopologySpreadConstraints{.max_items = 16};
+  static constexpr ArrayRule kImagePullSecrets{.max_items = 32};
   static constexpr StringRule kServiceAccountName{.min_length = 0};
   static constexpr StringRule kPriorityClassName{.min_length = 0, .max_length = 253};
+  static constexpr MapRule kPodAnnotations{.max_properties = 256};
   static constexpr StringRule kPodAnnotationsValues{.min_length = 0};
+  static constexpr MapRule kPodLabels{.max_properties = 64};
   static constexpr StringRule kPodLabelsValues{.min_length = 0};
   std::optional<std::string> model;
   std::optional<std::string> version;

@@ -9,25 +9,41 @@ namespace ms::api {
 
 using nlohmann::json;
 
+namespace {
+
+// What each rule between fields reads (FieldError::reads).
+constexpr std::string_view kRecreateReads[] = {"spec.strategy.type", "spec.strategy.rollingUpdate"};
+constexpr std::string_view kBothZeroReads[] = {"spec.strategy.type", "spec.strategy.rollingUpdate.maxSurge",
+                                               "spec.strategy.rollingUpdate.maxUnavailable"};
+constexpr std::string_view kMinMaxReads[] = {"spec.autoscaling.minReplicas", "spec.autoscaling.maxReplicas"};
+constexpr std::string_view kGpuTargetReads[] = {"spec.autoscaling.targetGPUUtilization", "spec.gpus"};
+
+}  // namespace
+
 void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& errors) {
   if (const auto& st = spec.strategy) {
     const auto& ru = st->rolling_update;
+    // Each rule names the values it reads: an UPDATE reports it only when one changed (ratchet.h).
     if (st->type == StrategyType::kRecreate && ru) {
-      errors.push_back(FieldError::Forbidden("spec.strategy.rollingUpdate",
-                                             "may not be specified when strategy type is 'Recreate'"));
+      errors.push_back(
+          FieldError::Forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy type is 'Recreate'")
+              .Reading(kRecreateReads));
     } else if (ru && ru->max_surge && ru->max_unavailable && ru->max_surge->IsZero() && ru->max_unavailable->IsZero()) {
       errors.push_back(FieldError::Invalid("spec.strategy.rollingUpdate.maxUnavailable", ru->max_unavailable->ToJson(),
-                                           "may not be 0 when maxSurge is 0"));
+                                           "may not be 0 when maxSurge is 0")
+                           .Reading(kBothZeroReads));
     }
   }
   if (const auto& as = spec.autoscaling) {
     if (as->min_replicas && as->max_replicas && *as->min_replicas > *as->max_replicas)
       errors.push_back(
           FieldError::Invalid("spec.autoscaling.minReplicas", *as->min_replicas,
-                              "must be less than or equal to maxReplicas (" + std::to_string(*as->max_replicas) + ")"));
+                              "must be less than or equal to maxReplicas (" + std::to_string(*as->max_replicas) + ")")
+              .Reading(kMinMaxReads));
     if (as->target_gpu_utilization && spec.gpus.value_or(0) == 0)
       errors.push_back(FieldError::Invalid("spec.autoscaling.targetGPUUtilization", *as->target_gpu_utilization,
-                                           "may only be set when spec.gpus is greater than 0"));
+                                           "may only be set when spec.gpus is greater than 0")
+                           .Reading(kGpuTargetReads));
   }
   CheckPodFields(spec, errors);
 }

@@ -4,6 +4,16 @@
 // fields as key=value after the message). Loggers are created here and passed
 // to the code that logs; nothing relies on spdlog's global default logger.
 //
+// Every line is one line and bounded, whatever a client put in it, at every
+// level and in both formats: the message and each field value are escaped
+// (JSON's escapes; in text, the message's backslashes and control characters
+// as \\, \n, \u001b... and a field value with a space, quote, '=', backslash,
+// control character or invalid UTF-8 quoted, as klog's text format quotes
+// it), and cut at kMaxMessageBytes and kMaxFieldBytes of escaped text with a
+// marker saying how many bytes of the original were left out
+// ("...[cut 31457012 bytes]"). So a line is at most about 4 KiB plus 1 KiB a
+// field, and a review's uid holding a newline cannot forge a line.
+//
 // Fields: a FieldScope gives every line logged on its thread while it lives
 // its fields (the object being reconciled, an admission request's uid...):
 //
@@ -29,6 +39,11 @@ namespace ms::log {
 
 enum class Format { kJson, kText };
 
+// The most bytes of a line's message, and of each field's value, as written
+// (escaped), before the cut marker.
+inline constexpr size_t kMaxMessageBytes = 4096;
+inline constexpr size_t kMaxFieldBytes = 1024;
+
 std::optional<Format> ParseFormat(const std::string& s);
 // Accepts trace|debug|info|warn|warning|error|critical|off, or a klog-style
 // verbosity number for -v (0 = info, 1..3 = debug, >=4 = trace).
@@ -41,6 +56,14 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, Format forma
 // JSON string escaping (RFC 8259), shared with the formatter and tests. The
 // result is valid UTF-8: a byte of an invalid sequence becomes the text \xNN.
 std::string JsonEscape(std::string_view s);
+
+// How a piece of a line is escaped: kJson as JsonEscape; kText as a text
+// message is (backslashes and control characters escaped as in JSON, quotes
+// kept, invalid UTF-8 as \xNN).
+enum class Escape { kJson, kText };
+// `s` escaped, at most `limit` bytes of it, then "...[cut N bytes]" when the
+// rest (N bytes of `s`) did not fit, appended to `out`.
+void AppendEscaped(std::string& out, std::string_view s, Escape mode, size_t limit);
 
 struct Field {
   std::string key;  // a JSON key of the line: not ts, level, logger or msg

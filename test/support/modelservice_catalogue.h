@@ -43,73 +43,29 @@ inline std::vector<json> Catalogue() {
 }
 
 // Values that break or meet the schema's constraints in every way it has.
+// An array of n strings, and an object of n string members.
+inline json Strings(size_t n) { return json(std::vector<std::string>(n, "v")); }
+inline json Entries(size_t n) {
+  json o = json::object();
+  for (size_t i = 0; i < n; ++i) o["k" + std::to_string(i)] = "v";
+  return o;
+}
+
 inline std::vector<json> Values() {
-  return {json(nullptr),
-          json(true),
-          json(false),
-          json(0),
-          json(1),
-          json(-1),
-          json(16),
-          json(17),
-          json(29),
-          json(30),
-          json(100),
-          json(101),
-          json(3600),
-          json(3601),
-          json(65535),
-          json(65536),
-          json(2.5),
-          json(1.0),
-          json(-0.5),
-          json(18446744073709551615ull),
-          json(-9223372036854775807ll - 1),
-          json::parse("1e2"),
-          json(""),
-          json("x"),
-          json("a b"),
-          json("a\tb"),
-          json(std::string("a\0b", 3)),
-          json("\u00e9t\u00e9"),
-          json("25%"),
-          json("0%"),
-          json("100%"),
-          json("101%"),
-          json("05%"),
-          json("5"),
-          json("1Gi"),
-          json("500m"),
-          json("1e3"),
-          json("1E"),
-          json("1e"),
-          json(".5"),
-          json("+1.5Ki"),
-          json("-"),
-          json(std::string(63, 'v')),
-          json(std::string(64, 'v')),
-          json(std::string(253, 'a')),
-          json(std::string(254, 'a')),
-          json::object(),
-          json::array(),
-          json({{"name", "n"}}),
-          json({{"name", 5}}),
-          json::array({"a", 1}),
-          json::array({json::object()}),
-          json({{"name", "s"}, {"key", "k"}}),
-          json({{"123", "x"}}),
-          json({{"a", 5}}),
-          json("Recreate"),
-          json("RollingUpdate"),
-          json("Controller"),
-          json("HPA"),
-          json("hpa"),
-          json("Manual"),
-          json("Automatic"),
-          json("Equal"),
-          json("NoSchedule"),
-          json("Ready"),
-          json("True")};
+  return {json(nullptr), json(true), json(false), json(0), json(1), json(-1), json(16), json(17), json(29), json(30),
+          json(100), json(101), json(3600), json(3601), json(65535), json(65536), json(2.5), json(1.0), json(-0.5),
+          json(18446744073709551615ull), json(-9223372036854775807ll - 1), json::parse("1e2"), json(""), json("x"),
+          json("a b"), json("a\tb"), json(std::string("a\0b", 3)), json("\u00e9t\u00e9"), json("25%"), json("0%"),
+          json("100%"), json("101%"), json("05%"), json("5"), json("1Gi"), json("500m"), json("1e3"), json("1E"),
+          json("1e"), json(".5"), json("+1.5Ki"), json("-"), json(std::string(63, 'v')), json(std::string(64, 'v')),
+          json(std::string(253, 'a')), json(std::string(254, 'a')), json::object(), json::array(),
+          json({{"name", "n"}}), json({{"name", 5}}), json::array({"a", 1}), json::array({json::object()}),
+          json({{"name", "s"}, {"key", "k"}}), json({{"123", "x"}}), json({{"a", 5}}), json("Recreate"),
+          json("RollingUpdate"), json("Controller"), json("HPA"), json("hpa"), json("Manual"), json("Automatic"),
+          json("Equal"), json("NoSchedule"), json("Ready"), json("True"),
+          // Just over the bounds of the definition's lists (16, 64, 256
+          // items) and maps (8, 64, 256 entries).
+          Strings(17), Strings(65), Strings(257), Entries(9), Entries(65), Entries(257)};
 }
 
 // Every JSON pointer to a value inside `doc` (the root included).

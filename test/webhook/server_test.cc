@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include "base/files.h"
@@ -218,6 +220,41 @@ TEST_F(ServerTest, ValidatesAndMutatesOverTls) {
       << text;
   EXPECT_NE(text.find("controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} 0\n"), std::string::npos);
+}
+
+// A denial is logged at info as one bounded line, in the text format too:
+// a uid holding a newline cannot forge a second line (the message and the
+// uid field escape it), and a denial with many errors is cut at the
+// logger's bound with a marker saying how much was left out.
+TEST_F(ServerTest, DenialsAreLoggedAsOneBoundedLine) {
+  std::ostringstream os;
+  logger_ = log::MakeLogger("webhook", log::Format::kText, spdlog::level::info,
+                            std::make_shared<spdlog::sinks::ostream_sink_mt>(os));
+  Start();
+  json labels = json::object();
+  for (int i = 0; i < 60; ++i) labels["-bad-key-" + std::to_string(i) + "-"] = "v";
+  const std::string uid = "u1\n2026-01-01T00:00:00.000Z I webhook: allowed /validate CREATE forged";
+  auto r = Request(Url("/validate"), ReviewBody({{"model", "m"}, {"podLabels", labels}}, uid), Trusting());
+  ASSERT_EQ(r.code, CURLE_OK) << r.error;
+  EXPECT_EQ(json::parse(r.body)["response"]["allowed"], false);
+  server_->Stop();
+  logger_->flush();
+  const std::string text = os.str();
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("denied") != std::string::npos || line.find("forged") != std::string::npos) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u) << text;
+  const std::string& line = lines[0];
+  EXPECT_NE(line.find(" I webhook: denied /validate CREATE default/a (uid u1\\n2026-01-01T00:00:00.000Z I "
+                      "webhook: allowed /validate CREATE forged, code 422): spec.podLabels: Invalid value: "),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" uid=\"u1\\n2026-01-01T00:00:00.000Z I webhook: allowed /validate CREATE forged\""),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" bytes] webhook=/validate "), std::string::npos) << line;
+  EXPECT_LT(line.size(), log::kMaxMessageBytes + 1000) << line;
 }
 
 TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {

@@ -266,11 +266,16 @@ class ArrayKind(_ContainerKind):
 
 
 class MapKind(_ContainerKind):
-    KEYWORDS = {"type", "additionalProperties"}
+    KEYWORDS = {"type", "additionalProperties", "maxProperties"}
     SUFFIX, READER = "Values", "ReadMap"
 
     def __init__(self, node, path, value):
         super().__init__(node, path, value, "std::map<std::string, %s>", "map of string to ")
 
+    def own_rule(self):
+        return "MapRule", "{%s}" % (".max_properties = %d" % self.node["maxProperties"]
+                                    if "maxProperties" in self.node else "")
+
     def doc_values(self):
-        return self.element.doc_values()
+        own = "at most %d entries" % self.node["maxProperties"] if "maxProperties" in self.node else ""
+        return "; ".join(v for v in (own, self.element.doc_values()) if v)

@@ -53,14 +53,16 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
   return std::nullopt;
 }
 
-bool IsRatchetedUpdate(const AdmissionRequest& request) {
-  if (Text(request.operation) != "UPDATE") return false;
+bool IsUpdateOf(const AdmissionRequest& request) {
   const auto& obj = request.object;
-  if (!obj || !obj->is_object()) return false;
   const auto& old = request.old_object;
-  if (!old || !old->is_object()) return false;
-  const auto spec = obj->find("spec");
-  const auto old_spec = old->find("spec");
+  return Text(request.operation) == "UPDATE" && obj && obj->is_object() && old && old->is_object();
+}
+
+bool IsRatchetedUpdate(const AdmissionRequest& request) {
+  if (!IsUpdateOf(request)) return false;
+  const auto spec = request.object->find("spec");
+  const auto old_spec = request.old_object->find("spec");
   return spec && old_spec && JsonEqual(*spec, *old_spec);
 }
 

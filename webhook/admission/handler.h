@@ -31,11 +31,15 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request);
 // values only): an UPDATE whose spec is the spec of oldObject (a finalizer
 // removed, labels, annotations or owner references edited) is neither
 // validated nor defaulted, so removing the controller's finalizer never
-// depends on rules tightened after the object was stored. A changed spec is
-// validated, also while the object is being deleted. The webhook
+// depends on rules tightened after the object was stored. The webhook
 // configurations' matchConditions skip the same requests before they are
-// sent.
+// sent. A changed spec is validated, also while the object is being deleted,
+// and reports only the errors about values that changed
+// (api/ratchet.h: ValidatingHandler); it is defaulted as on a CREATE.
 bool IsRatchetedUpdate(const AdmissionRequest& request);
+
+// Whether the request is an UPDATE with an oldObject that is an object.
+bool IsUpdateOf(const AdmissionRequest& request);
 
 // Checks the request is about a modelops.dev ModelService, or about its scale
 // subresource (an autoscaling/v1 Scale); returns an error message when it is

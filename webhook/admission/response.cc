@@ -1,9 +1,19 @@
 #include "webhook/admission/response.h"
 
+#include "api/field_error.h"
 #include "base/base64.h"
 #include "base/json_text.h"
 
 namespace ms::webhook {
+
+void LimitWarnings(std::vector<std::string>& warnings) {
+  const size_t more = warnings.size() > kMaxWarnings ? warnings.size() - kMaxWarnings : 0;
+  if (more) warnings.resize(kMaxWarnings);
+  for (auto& w : warnings) {
+    if (w.size() > kMaxWarningBytes) w = api::CutText(std::move(w), kMaxWarningBytes);
+  }
+  if (more) warnings.push_back("... and " + std::to_string(more) + (more == 1 ? " more warning" : " more warnings"));
+}
 
 AdmissionResponse Allowed() { return {}; }
 

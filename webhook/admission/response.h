@@ -21,6 +21,16 @@ struct AdmissionResponse {
   std::string patch;
 };
 
+// The API server keeps at most 4 KiB (runes) of warnings a request: past
+// that it cuts each to 256 and drops the rest (its warning recorder). An
+// answer carries at most kMaxWarnings warnings of at most kMaxWarningBytes
+// each (api::CutText: "...[cut N bytes]" included), then
+// "... and N more warnings": 16 lines of at most 256 bytes, so the API
+// server passes them on whole.
+inline constexpr size_t kMaxWarnings = 15;
+inline constexpr size_t kMaxWarningBytes = 256;
+void LimitWarnings(std::vector<std::string>& warnings);
+
 AdmissionResponse Allowed();
 AdmissionResponse Denied(int code, std::string reason, std::string message);
 

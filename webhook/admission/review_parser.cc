@@ -34,7 +34,7 @@ bool Kept(Node node, std::string_view key) {
     case Node::kObject:
       return OneOf(key, {"apiVersion", "kind", "metadata", "spec", "status"});
     case Node::kOldObject:
-      return key == "spec";  // ratcheting compares the specs only
+      return OneOf(key, {"apiVersion", "kind", "spec", "status"});  // what ratcheting compares
     case Node::kMetadata:
       return key == "name" || key == "generateName";
     case Node::kOther:

@@ -9,9 +9,10 @@
 //            object, oldObject}
 //   request.object.{apiVersion, kind, metadata, spec, status} (status: the
 //            schema checks it), request.object.metadata.{name, generateName}
-//   request.oldObject.spec (for validation ratcheting, handler.h)
+//   request.oldObject.{apiVersion, kind, spec, status} (for validation
+//            ratcheting, handler.h and api/ratchet.h)
 // Everything else (userInfo, options, requestKind, dryRun, the object's
-// labels, annotations and managedFields, all of oldObject but its spec) is
+// labels, annotations and managedFields, oldObject's metadata) is
 // left out: usually the bulk of a review, and the tree's cost is per node,
 // to build and to free.
 //

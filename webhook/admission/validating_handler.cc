@@ -1,5 +1,6 @@
 #include "webhook/admission/validating_handler.h"
 
+#include "api/ratchet.h"
 #include "api/validation.h"
 
 namespace ms::webhook {
@@ -8,10 +9,14 @@ AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) con
   if (auto early = Preflight(request)) return *early;
   const auto& obj = request.object;
 
-  api::ValidationOutcome outcome =
-      IsScaleRequest(request) ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
+  const bool scale = IsScaleRequest(request);
+  api::ValidationOutcome outcome = scale ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
+  // An UPDATE reports only the errors about values it changed (ratchet.h);
+  // a Scale has one value, whose unchanged form Preflight already allows.
+  if (!outcome.ok() && !scale && IsUpdateOf(request)) api::RatchetErrors(outcome.errors, *obj, *request.old_object);
   AdmissionResponse response = outcome.ok() ? Allowed() : Denied(422, "Invalid", api::JoinErrors(outcome.errors));
   response.warnings = std::move(outcome.warnings);
+  LimitWarnings(response.warnings);
   return response;
 }
 

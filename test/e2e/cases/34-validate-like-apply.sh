@@ -78,6 +78,14 @@ check priority-class-too-long invalid "{model: m, priorityClassName: $(printf 'p
 check pod-annotation-bad-key invalid '{model: m, podAnnotations: {"a/b/c": x}}'
 check pod-label-selector invalid '{model: m, podLabels: {app.kubernetes.io/name: other}}'
 check pod-label-bad-value invalid '{model: m, podLabels: {team: "-nlp"}}'
+# Issue 41: every map and list is bounded (the CRD refuses 65 pod labels
+# before the webhook, in the words the webhook's parser uses too), and pod
+# annotations may not undo the restricted Pod Security Standard.
+labels() { local i out=""; for ((i = 0; i < $1; i++)); do out+="${out:+, }l$i: v"; done; printf '{%s}' "$out"; }
+check pod-labels-at-bound valid "{model: m, podLabels: $(labels 64)}"
+check pod-labels-over-bound invalid "{model: m, podLabels: $(labels 65)}"
+check pod-annotation-apparmor-unconfined invalid '{model: m, podAnnotations: {container.apparmor.security.beta.kubernetes.io/model: unconfined}}'
+check pod-annotation-seccomp-runtime-default valid '{model: m, podAnnotations: {seccomp.security.alpha.kubernetes.io/pod: runtime/default}}'
 check affinity valid '{model: m, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [A100]}]}]}},
   podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {labelSelector: {matchLabels: {app.kubernetes.io/instance: m}}, topologyKey: kubernetes.io/hostname}}]}},
   topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}]}'

@@ -4,8 +4,9 @@
 # one), so
 # 1. an object stored before a rule was tightened (here: stored while the
 #    validating configuration was away, with a strategy only the webhook
-#    rejects) can have its labels edited, while a change to its spec is
-#    checked in full and denied;
+#    rejects) can have its labels edited, and, ratcheted per value, its spec
+#    scaled (spec.replicas) and edited in fields the rule does not read,
+#    while a change to a value the rule reads is denied;
 #    and while a ModelService is being deleted, a change of its spec to one
 #    the rules refuse is still denied (the chaos soak, case 85, stored such a
 #    spec when deletion alone skipped the webhook);
@@ -56,10 +57,13 @@ wait_for 30 "the controller put its finalizer on $ns/rt-new" finalized "$ns" rt-
 
 out="$(k -n "$ns" label ms rt-old team=search 2>&1)" || fail "labelling the stored invalid object: $out"
 assert_eq "$(jp ms/rt-old '{.metadata.labels.team}' -n "$ns")" "search" "label on rt-old"
-out="$(k -n "$ns" patch ms rt-old --type merge -p '{"spec":{"model":"m2"}}' 2>&1)" \
-  && fail "a spec change of the invalid object was admitted: $out"
-assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "spec change of rt-old"
-assert_contains "$out" "maxSurge" "the denial names the rule"
+out="$(k -n "$ns" patch ms rt-old --type merge -p '{"spec":{"model":"m2","replicas":2}}' 2>&1)" \
+  || fail "scaling and editing another field of the stored invalid object: $out"
+assert_eq "$(jp ms/rt-old '{.spec.model} {.spec.replicas}' -n "$ns")" "m2 2" "rt-old edited and scaled (ratcheted per value)"
+out="$(k -n "$ns" patch ms rt-old --type merge -p '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"0%"}}}}' 2>&1)" \
+  && fail "a change of a value the rule reads was admitted: $out"
+assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "maxSurge change of rt-old"
+assert_contains "$out" "may not be 0 when maxSurge is 0" "the denial names the rule"
 
 ms_yaml rt-held 'model: m' | k -n "$ns" apply -f - >/dev/null
 k -n "$ns" patch ms rt-held --type json -p '[{"op":"add","path":"/metadata/finalizers/-","value":"e2e.modelops.dev/hold"}]' >/dev/null 2>&1 \

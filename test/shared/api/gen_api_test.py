@@ -48,6 +48,38 @@ class Refusals(unittest.TestCase):
         spec_field(d, "replicas")["multipleOf"] = 2
         self.refused(d, "multipleOf")
 
+    def test_bounds_only_where_the_parser_enforces_them(self):
+        # maxItems on an array and maxProperties on a map are enforced (and
+        # every list and map of the definition has one); on a struct or a
+        # scalar they are refused.
+        d = definition()
+        self.assertEqual(spec_field(d, "podLabels")["maxProperties"], 64)
+        self.assertEqual(spec_field(d, "env")["maxItems"], 256)
+        model.Model(d)
+        d = definition()
+        spec_field(d, "strategy")["maxProperties"] = 2
+        self.refused(d, "maxProperties")
+        d = definition()
+        spec_field(d, "replicas")["maxItems"] = 2
+        self.refused(d, "maxItems")
+
+    def test_every_list_and_map_of_the_definition_is_bounded(self):
+        unbounded = []
+
+        def walk(node, path):
+            if not isinstance(node, dict):
+                return
+            if node.get("type") == "array" and "maxItems" not in node:
+                unbounded.append(path)
+            if isinstance(node.get("additionalProperties"), dict) and "maxProperties" not in node:
+                unbounded.append(path)
+            for k, v in node.get("properties", {}).items():
+                walk(v, path + "." + k)
+            for k in ("items", "additionalProperties"):
+                walk(node.get(k), path + "[]")
+        walk(definition(), "")
+        self.assertEqual(unbounded, [])
+
     def test_a_pattern_without_the_format_that_implements_it(self):
         d = definition()
         del spec_field(d, "model")["x-ms-format"]

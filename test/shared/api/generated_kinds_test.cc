@@ -81,6 +81,8 @@ TEST(GeneratedKinds, ErrorsNameTheFieldItemAndEntry) {
   EXPECT_EQ(Parse(R"({"name":"w","labels":{"a":"123456","b":2}})").Errors(),
             "spec.labels[a]: Too long: may not be more than 5 bytes; "
             "spec.labels[b]: Invalid value: 2: must be of type string, not integer");
+  EXPECT_EQ(Parse(R"({"name":"w","labels":{"a":"1","b":"2","c":"3"}})").Errors(),
+            "spec.labels: Too many: 3: must have at most 2 items");  // maxProperties, as the API server words it
   EXPECT_EQ(Parse(R"({"name":"w","ports":{"http":{"number":0}}})").Errors(),
             "spec.ports[http].number: Invalid value: 0: must be between 1 and 65535");
   EXPECT_EQ(Parse(R"({"name":"w","affinity":[]})").Errors(),
@@ -153,6 +155,7 @@ TEST(GeneratedKinds, DefaultsPatchAddsWhatIsMissingInTheDefinitionsOrder) {
 TEST(GeneratedKinds, RulesAndFieldOrderComeFromTheDefinition) {
   static_assert(WidgetSpec::kCount.min == 0 && WidgetSpec::kCount.max == 9 && *WidgetSpec::kCount.default_value == 3);
   static_assert(WidgetSpec::kArgs.max_items == 3);
+  static_assert(WidgetSpec::kLabels.max_properties == 2);
   static_assert(ToString(PolicyMode::kTuned) == std::string_view("Tuned"));
   EXPECT_LT(FieldRank("spec"), FieldRank("name"));
   EXPECT_LT(FieldRank("env"), FieldRank("value"));  // an array's item fields follow it
@@ -196,6 +199,8 @@ TEST(GeneratedKinds, ParserAgreesWithTheSchema) {
                                     json::array({json::object()}),
                                     json::array({{{"name", "n"}}}),
                                     json{{"k", "v"}},
+                                    json{{"a", "v"}, {"b", "v"}},
+                                    json{{"a", "v"}, {"b", "v"}, {"c", "v"}},
                                     json{{"k", 1}},
                                     json{{"k", {{"number", 0}}}},
                                     json{{"k", {{"number", 1}}}},

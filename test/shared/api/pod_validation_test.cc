@@ -125,6 +125,44 @@ TEST(PodValidationTest, Env) {
       "spec.env[2]: hides previous definition of \"A\", which may be dropped when using apply");
 }
 
+// Pod annotations that would undo the restricted Pod Security Standard the
+// controller's pods keep are denied (issue 41, finding 5a), as the Pod
+// Security admission words them: an AppArmor profile other than
+// runtime/default, localhost/* or none; a seccomp profile other than
+// runtime/default (docker/default) or localhost/*, for the pod or any
+// container.
+TEST(PodValidationTest, AnnotationsThatUndoTheRestrictedProfileAreForbidden) {
+  const std::string apparmor =
+      ": the pods keep the restricted Pod Security Standard, which allows only \"runtime/default\" and \"localhost/*\"";
+  const std::string seccomp =
+      ": the pods keep the restricted Pod Security Standard, which allows only \"runtime/default\" (or "
+      "\"docker/default\") and \"localhost/*\"";
+  EXPECT_EQ(Errors({{"podAnnotations", {{"container.apparmor.security.beta.kubernetes.io/model", "unconfined"}}}}),
+            "spec.podAnnotations[container.apparmor.security.beta.kubernetes.io/model]: Forbidden: forbidden AppArmor "
+            "profile \"unconfined\"" +
+                apparmor);
+  EXPECT_EQ(Errors({{"podAnnotations", {{"container.apparmor.security.beta.kubernetes.io/sidecar", "bogus"}}}}),
+            "spec.podAnnotations[container.apparmor.security.beta.kubernetes.io/sidecar]: Forbidden: forbidden "
+            "AppArmor profile \"bogus\"" +
+                apparmor);
+  EXPECT_EQ(Errors({{"podAnnotations", {{"seccomp.security.alpha.kubernetes.io/pod", "unconfined"}}}}),
+            "spec.podAnnotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: forbidden seccomp profile "
+            "\"unconfined\"" +
+                seccomp);
+  EXPECT_EQ(Errors({{"podAnnotations", {{"container.seccomp.security.alpha.kubernetes.io/model", ""}}}}),
+            "spec.podAnnotations[container.seccomp.security.alpha.kubernetes.io/model]: Forbidden: forbidden seccomp "
+            "profile \"\"" +
+                seccomp);
+  for (const char* ok : {"runtime/default", "localhost/my-profile", ""})
+    EXPECT_EQ(Errors({{"podAnnotations", {{"container.apparmor.security.beta.kubernetes.io/model", ok}}}}), "") << ok;
+  for (const char* ok : {"runtime/default", "docker/default", "localhost/profiles/a.json"}) {
+    EXPECT_EQ(Errors({{"podAnnotations", {{"seccomp.security.alpha.kubernetes.io/pod", ok}}}}), "") << ok;
+    EXPECT_EQ(Errors({{"podAnnotations", {{"container.seccomp.security.alpha.kubernetes.io/model", ok}}}}), "") << ok;
+  }
+  // Other annotations of those domains are not profiles.
+  EXPECT_EQ(Errors({{"podAnnotations", {{"seccomp.security.alpha.kubernetes.io/other", "unconfined"}}}}), "");
+}
+
 TEST(PodValidationTest, NodeSelectorLabelsAndAnnotations) {
   EXPECT_EQ(Errors({{"nodeSelector", {{"bad key", "a100"}}}}),
             "spec.nodeSelector: Invalid value: \"bad key\": " + kNameRegex);

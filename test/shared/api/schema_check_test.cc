@@ -49,6 +49,24 @@ TEST(CompiledSchema, SamePathsAsValijsonOnTheCatalogue) {
   EXPECT_GT(invalid, 0) << "the catalogue must break the schema somewhere";
 }
 
+// maxItems and maxProperties: a list or map over its bound is a violation
+// at the list or map itself, its items still checked.
+TEST(CompiledSchema, ListsAndMapsOverTheirBounds) {
+  json doc = json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService","metadata":{},
+    "spec":{"model":"m"},"status":{"conditions":[]}})");
+  for (int i = 0; i < 65; ++i) doc["spec"]["podLabels"]["k" + std::to_string(i)] = "v";
+  doc["spec"]["args"] = std::vector<std::string>(257, "a");
+  doc["spec"]["args"][3] = 7;
+  for (int i = 0; i < 17; ++i) doc["status"]["conditions"].push_back({{"type", "Ready"}, {"status", "True"}});
+  ExpectSamePaths(doc);
+  EXPECT_EQ(CompiledPaths(doc),
+            (std::set<std::string>{"spec.podLabels", "spec.args", "spec.args[3]", "status.conditions"}));
+  doc["spec"]["podLabels"].erase("k0");
+  doc["spec"]["args"] = std::vector<std::string>(256, "a");
+  doc["status"]["conditions"].erase(0);
+  EXPECT_EQ(CompiledPaths(doc), std::set<std::string>{});
+}
+
 TEST(CompiledSchema, SamePathsAsValijsonOnMutations) {
   const auto docs = test::Catalogue();
   const auto values = test::Values();

@@ -379,5 +379,31 @@ TEST(FieldError, EveryKindWordedAsTheApiServerDoes) {
   EXPECT_EQ(JoinErrors({}), "");
 }
 
+// A denial's message lists at most kMaxListedErrors errors, each cut at
+// kMaxErrorBytes (before a UTF-8 character, the marker included), then says
+// how many more there are; fewer, shorter errors are joined whole.
+TEST(FieldErrors, JoinListsABoundedNumberOfBoundedErrors) {
+  std::vector<FieldError> errors;
+  for (int i = 0; i < 100; ++i) errors.push_back(FieldError::Required("spec.f" + std::to_string(i)));
+  std::string want;
+  for (size_t i = 0; i < kMaxListedErrors; ++i)
+    want += (i ? "; spec.f" : "spec.f") + std::to_string(i) + ": Required value";
+  EXPECT_EQ(JoinErrors(errors), want + "; ... and 84 more errors");
+  errors.resize(kMaxListedErrors + 1);
+  EXPECT_EQ(JoinErrors(errors), want + "; ... and 1 more error");
+  errors.resize(kMaxListedErrors);
+  EXPECT_EQ(JoinErrors(errors), want);
+
+  // A path of 5,000 bytes (a map's key, as the parser names an entry), with
+  // a two-byte character where the cut falls: the cut goes before it.
+  const std::string key = std::string(986, 'k') + "\xc3\xa9" + std::string(4012, 'k');
+  const FieldError long_one = FieldError::Invalid("spec.nodeSelector[" + key + "]", json(1), "must be a string");
+  const std::string joined = JoinErrors({long_one});
+  EXPECT_LE(joined.size(), kMaxErrorBytes);
+  EXPECT_EQ(joined, "spec.nodeSelector[" + std::string(986, 'k') + "...[cut " +
+                        std::to_string(long_one.ToString().size() - 1004) + " bytes]");
+  EXPECT_EQ(CutText("short", 5), "short");
+}
+
 }  // namespace
 }  // namespace ms::api

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -96,6 +97,73 @@ TEST(Logging, FieldScopesAddKeysToTheLinesOfTheirThread) {
                       "error=\"update Deployment ml/bert: 409 Conflict: \\\"x\\\"\\n\"\n"),
             std::string::npos)
       << text;
+}
+
+// A text line is one line whatever the client sent: the message's control
+// characters and backslashes are escaped (a review's uid holding a newline
+// cannot start a forged line), quotes kept; a field value with a newline,
+// a quote or a control character is quoted and escaped, as klog's text
+// format quotes it.
+TEST(Logging, TextLinesEscapeTheMessageAndQuoteFieldValues) {
+  std::ostringstream os;
+  auto logger =
+      MakeLogger("webhook", Format::kText, spdlog::level::info, std::make_shared<spdlog::sinks::ostream_sink_mt>(os));
+  {
+    FieldScope fields({{"uid", "u1\nI forged=1"}, {"name", "plain"}, {"note", "say \"hi\"\x1b[31m"}});
+    logger->info("denied /validate CREATE ns/x (uid u1\nI forged=1, code 422): spec.model: Invalid value: \"a\\b\"\r");
+  }
+  logger->info("del\x7f and \xff");
+  logger->flush();
+  const std::string text = os.str();
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_NE(text.find(" I webhook: denied /validate CREATE ns/x (uid u1\\nI forged=1, code 422): spec.model: Invalid "
+                      "value: \"a\\\\b\"\\r uid=\"u1\\nI forged=1\" name=plain note=\"say \\\"hi\\\"\\u001b[31m\"\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" I webhook: del\\u007f and \\xff\n"), std::string::npos) << text;
+}
+
+// Every line is bounded in both formats, at every level: the message is cut
+// at kMaxMessageBytes and each field value at kMaxFieldBytes of escaped text,
+// with a marker saying how many bytes of the original were left out; a cut
+// JSON line is still one valid JSON object.
+TEST(Logging, LinesAreCutAtAFixedSizeWithAMarker) {
+  const std::string message = "denied: " + std::string(1'000'000, 'x');
+  const std::string uid(5000, 'u');
+  for (Format format : {Format::kJson, Format::kText}) {
+    std::ostringstream os;
+    auto logger =
+        MakeLogger("webhook", format, spdlog::level::trace, std::make_shared<spdlog::sinks::ostream_sink_mt>(os));
+    {
+      FieldScope fields({{"uid", uid}});
+      logger->trace("{}", message);
+      logger->error("{}", message);
+    }
+    logger->flush();
+    std::istringstream lines(os.str());
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+      EXPECT_LT(line.size(), kMaxMessageBytes + kMaxFieldBytes + 150) << line.substr(0, 200);
+      const std::string cut_message = message.substr(0, kMaxMessageBytes) + "...[cut " +
+                                      std::to_string(message.size() - kMaxMessageBytes) + " bytes]";
+      const std::string cut_uid = uid.substr(0, kMaxFieldBytes) + "...[cut 3976 bytes]";
+      if (format == Format::kJson) {
+        const auto j = nlohmann::json::parse(line);
+        EXPECT_EQ(j["msg"], cut_message);
+        EXPECT_EQ(j["uid"], cut_uid);
+      } else {
+        EXPECT_NE(line.find(": " + cut_message + " uid=" + cut_uid), std::string::npos) << line.substr(0, 200);
+      }
+    }
+    EXPECT_EQ(n, 2);
+  }
+  // An escape is never split: the cut falls before the whole of it.
+  std::string out;
+  AppendEscaped(out, "ab\ncd", Escape::kJson, 3);
+  EXPECT_EQ(out, "ab...[cut 3 bytes]");
+  out.clear();
+  AppendEscaped(out, "a\xc3\xa9", Escape::kText, 2);
+  EXPECT_EQ(out, "a...[cut 2 bytes]");
 }
 
 TEST(Logging, ParsesFormatsAndLevels) {

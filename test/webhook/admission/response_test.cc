@@ -66,5 +66,30 @@ TEST(Response, WrittenAsNlohmannWroteIt) {
       EXPECT_EQ(WriteAdmissionReview(r, uid), AsNlohmannWroteIt(r, uid)) << r.message;
 }
 
+// An answer carries at most kMaxWarnings warnings of at most
+// kMaxWarningBytes, then how many more there were: 16 lines within the API
+// server's 4 KiB of warnings, which it then passes on whole.
+TEST(LimitWarnings, KeepsFifteenShortWarningsAndCountsTheRest) {
+  std::vector<std::string> few = {"a", "b"};
+  LimitWarnings(few);
+  EXPECT_EQ(few, (std::vector<std::string>{"a", "b"}));
+  std::vector<std::string> many;
+  for (int i = 0; i < 110000; ++i) many.push_back("unknown field \"spec.k" + std::to_string(i) + "\"");
+  many[3] = "unknown field \"spec." + std::string(10000, 'x') + "\"";
+  LimitWarnings(many);
+  ASSERT_EQ(many.size(), kMaxWarnings + 1);
+  EXPECT_EQ(many[0], "unknown field \"spec.k0\"");
+  EXPECT_EQ(many[3], "unknown field \"spec." + std::string(236 - 20, 'x') + "...[cut " +
+                         std::to_string(10000 + 21 - 236) + " bytes]");
+  EXPECT_EQ(many[14], "unknown field \"spec.k14\"");
+  EXPECT_EQ(many[15], "... and 109985 more warnings");
+  size_t total = 0;
+  for (const auto& w : many) total += w.size();
+  EXPECT_LE(total, 4096u);
+  std::vector<std::string> sixteen(16, "w");
+  LimitWarnings(sixteen);
+  EXPECT_EQ(sixteen.back(), "... and 1 more warning");
+}
+
 }  // namespace
 }  // namespace ms::webhook
