@@ -195,7 +195,8 @@ say "cold start: $cold"
 
 # ---- 2. leader change: b standby with synced caches, the leader killed
 controller b
-wait_until 300 "b's caches synced" curl -fsS -o /dev/null "http://127.0.0.1:$b_pport/readyz"
+ready() { curl -fsS -o /dev/null "http://127.0.0.1:$1/readyz" 2>/dev/null; }
+wait_until 300 "b's caches synced" ready "$b_pport"
 mark=$(now)
 t0=$SECONDS
 kill -KILL "$a_pid"
