@@ -5,6 +5,8 @@
 #include "base/strings.h"
 #include "version/version.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 
 namespace ms::controller {
@@ -28,7 +30,10 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "namespace of the Lease (default: the pod's namespace in cluster, else \"default\")");
   fs.Int("concurrency", &f.concurrency, "reconciles running at once");
   fs.Validate("concurrency", at_least_one("concurrency", f.concurrency));
-  fs.String("namespace", &f.ns, "only watch this namespace (default: all namespaces)");
+  fs.String("namespace", &f.ns,
+            "only watch this namespace, or these (comma-separated: a LIST and WATCH of each kind per namespace, "
+            "so that Roles in them are enough); default: all namespaces");
+  fs.Validate("namespace", [&f] { return CheckNamespaces(f.ns); });
   fs.String("default-image", &f.default_image, "image for ModelServices without spec.image");
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
@@ -71,6 +76,43 @@ FlagsResult ParseFlags(const std::vector<std::string>& args) {
   if (std::string err = fs.Parse(args); !err.empty()) res.error = err;
   res.flags.help = fs.help_requested();
   return res;
+}
+
+namespace {
+
+std::vector<std::string> SplitNamespaces(const std::string& list) {
+  std::vector<std::string> out;
+  if (Trim(list).empty()) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    out.emplace_back(Trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+bool IsLabel(const std::string& s) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+}  // namespace
+
+std::vector<std::string> Flags::Namespaces() const { return SplitNamespaces(ns); }
+
+std::string CheckNamespaces(const std::string& list) {
+  const std::vector<std::string> names = SplitNamespaces(list);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!IsLabel(names[i]))
+      return "--namespace: \"" + names[i] +
+             "\" is not a namespace name (lowercase letters, digits and '-', at most 63)";
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i))
+      return "--namespace: \"" + names[i] + "\" is named twice";
+  }
+  return {};
 }
 
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {

@@ -24,7 +24,9 @@ struct Flags : CommonFlags {
   std::string leader_election_id = "modelservice-controller";
   std::string leader_election_namespace;  // empty after parsing: see DefaultLeaderElectionNamespace
   int concurrency = 2;
-  std::string ns;  // empty: all namespaces
+  // --namespace: one namespace or several, comma-separated; empty: all
+  // namespaces (Namespaces()).
+  std::string ns;
   std::string default_image = modelservice::kDefaultImage;
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
   std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
@@ -40,7 +42,14 @@ struct Flags : CommonFlags {
   // The webhook's certificates (--cert-mode and the flags of mode self).
   certs::Settings certs;
   bool help = false;
+
+  // The namespaces --namespace names, in its order (empty: all namespaces).
+  std::vector<std::string> Namespaces() const;
 };
+
+// Why `list` (--namespace's value) is not a comma-separated list of distinct
+// namespace names (DNS-1123 labels); empty when it is, or when it is empty.
+std::string CheckNamespaces(const std::string& list);
 
 struct FlagsResult {
   Flags flags;

@@ -44,6 +44,7 @@
 #include "controller/runtime/builder.h"
 #include "controller/runtime/controller.h"
 #include "controller/runtime/informer.h"
+#include "controller/runtime/informer_set.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
 #include "transport/side_endpoints.h"
@@ -139,14 +140,15 @@ class ControllerProcess {
                 PollerSettings(flags), autoscaler_metrics_, logger_),
         autoscaler_(poller_, clock_, autoscaler_metrics_, AutoscalerSettings(flags), logger_),
         // The caches keep only what the plan reads (cached.h).
-        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", flags.ns, Projected(CachedModelService, {})),
-        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), flags.ns,
+        // One informer per kind and watched namespace (all namespaces: one per kind).
+        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", namespaces_, Projected(CachedModelService, {})),
+        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), namespaces_,
                       Projected(CachedDeployment, {kPodKeysAnnotation})),
-        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), flags.ns,
+        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), namespaces_,
                       Projected(CachedService, {})),
         // The owned Deployments' pods (their template carries the same label).
-        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), flags.ns, Projected(CachedPod, {})),
-        hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), flags.ns,
+        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), namespaces_, Projected(CachedPod, {})),
+        hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), namespaces_,
                       Projected(CachedHorizontalPodAutoscaler, {})),
         queue_(kControllerName, clock_, runtime_metrics_.workqueue),
         expectations_(clock_),
@@ -161,7 +163,7 @@ class ControllerProcess {
     builder.Complete();
     // A new reading (or error) of an object's metric looks at the object again.
     poller_.SetOnChange([this](const std::string& ns, const std::string& name) { queue_.Add(ns + "/" + name); });
-    for (Informer* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
+    for (InformerSet* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
     build::RegisterBuildInfo(registry_);
     // --cert-mode=self: the leader keeps the webhook's certificates (through
     // client_, so its writes stop with the Lease too).
@@ -179,8 +181,9 @@ class ControllerProcess {
       logger_->error("{}", error);
       return false;
     }
-    for (runtime::Informer* inf : Informers()) {
-      informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
+    for (InformerSet* set : Informers()) {
+      for (Informer* inf : set->Informers())
+        informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
     }
     if (certs_) certs_->Start();
     if (election_) {
@@ -237,7 +240,7 @@ class ControllerProcess {
   // the reconcile they are in, whose requests now fail at once.
   void Abort() {
     logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
-    for (runtime::Informer* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
+    for (InformerSet* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
     client_.Close();
     events_client_.Close();
     if (certs_) certs_->Stop();
@@ -305,7 +308,7 @@ class ControllerProcess {
     cache.hpa = [this](const std::string& key) { return hpa_informer_.Get(key); };
     return cache;
   }
-  std::vector<runtime::Informer*> Informers() {
+  std::vector<InformerSet*> Informers() {
     return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_, &hpa_informer_};
   }
   bool Synced() const {
@@ -324,7 +327,7 @@ class ControllerProcess {
   }
 
   void StopTheRest() {
-    for (runtime::Informer* inf : Informers()) inf->Stop();
+    for (InformerSet* inf : Informers()) inf->Stop();
     informer_threads_.clear();  // request_stop + join
     side_.Stop();
   }
@@ -347,8 +350,9 @@ class ControllerProcess {
   KubeEventRecorder recorder_;
   autoscale::Poller poller_;  // Prometheus, off the reconcile workers
   autoscale::PrometheusAutoscaler autoscaler_;
-  PodIndex pods_;  // filled by pod_informer_
-  runtime::Informer ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
+  PodIndex pods_;                                                    // filled by pod_informer_
+  const std::vector<std::string> namespaces_ = flags_.Namespaces();  // empty: all
+  InformerSet ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
   WorkQueue queue_;
   Expectations expectations_;
   Executor executor_;

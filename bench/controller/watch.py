@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """What bench/controller/run.sh waits for and samples while a controller runs.
 
-  watch.py converged --n N
+  watch.py converged --n N [--phases P1,P2]
       exit 0 when namespace `bench` holds N Deployments, N Services and N
       ModelServices whose status is for their generation (phase Progressing or
-      Ready); 1 otherwise. Talks to the API server of the cluster's env
+      Ready, or one of --phases); 1 otherwise. Talks to the API server of the cluster's env
       (E2E_API_SERVER, E2E_CA_CERT, E2E_ADMIN_CERT, E2E_ADMIN_KEY): the
       Deployments and Services are counted from metadata-only pages of one
       item (remainingItemCount), and the ModelServices are listed only when
@@ -33,8 +33,20 @@
         peak_mib         VmHWM --quiet seconds after that (the whole cold start),
         cpu_s            user + system seconds of the process by then,
         reconciles       the reconcile total then.
+
+  watch.py reconciled --metrics URL --n N
+      exit 0 when the controller's /metrics show every key the initial LIST
+      queued reconciled: controller_runtime_reconcile_total >= N, an empty
+      queue and no busy worker (as coldstart's reconciled_s); 1 otherwise.
+
+  watch.py writes --audit FILE --ua PREFIX --since EPOCH
+      prints {"total": T, "by_verb": {"VERB RESOURCE": count}}: the create,
+      update, patch and delete requests by user agent PREFIX* completed
+      since EPOCH in the audit log, Leases excluded (Events included).
 """
 import argparse
+import collections
+import datetime
 import json
 import os
 import re
@@ -71,8 +83,9 @@ def converged(a):
     if count("/apis/apps/v1" + ns + "deployments") != a.n or count("/api/v1" + ns + "services") != a.n:
         return 1
     items = api_get("/apis/modelops.dev/v1" + ns + "modelservices").get("items", [])
+    phases = set(a.phases.split(","))
     done = sum(1 for m in items
-               if (m.get("status") or {}).get("phase") in ("Progressing", "Ready")
+               if (m.get("status") or {}).get("phase") in phases
                and (m.get("status") or {}).get("observedGeneration") == m["metadata"].get("generation"))
     return 0 if done == a.n else 1
 
@@ -174,11 +187,53 @@ def sample(a, pid, t0):
     return dict(out, peak_mib=round(kib["VmHWM"] / 1024, 1), error=f"not reconciled in {a.timeout} s")
 
 
+def reconciled(a):
+    total, depth, active = scrape(a.metrics, a.controller)
+    return 0 if total >= a.n and depth == 0 and active == 0 else 1
+
+
+WRITES = {"create", "update", "patch", "delete", "deletecollection"}
+
+
+def ts(s):
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def writes(a):
+    by_verb = collections.Counter()
+    with open(a.audit) as f:
+        for line in f:
+            if '"userAgent":"' + a.ua not in line:  # cheap: most lines are not the controller's
+                continue
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            ref = e.get("objectRef") or {}
+            if (e.get("stage") != "ResponseComplete" or e.get("verb") not in WRITES
+                    or not (e.get("userAgent") or "").startswith(a.ua) or ref.get("resource") == "leases"
+                    or ts(e["stageTimestamp"]) < a.since):
+                continue
+            by_verb[e["verb"] + " " + ref.get("resource", "") +
+                    ("/" + ref["subresource"] if ref.get("subresource") else "")] += 1
+    print(json.dumps({"total": sum(by_verb.values()), "by_verb": dict(sorted(by_verb.items()))}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("converged")
     c.add_argument("--n", type=int, required=True)
+    c.add_argument("--phases", default="Progressing,Ready", help="the phases that count as converged")
+    r = sub.add_parser("reconciled")
+    r.add_argument("--metrics", required=True)
+    r.add_argument("--n", type=int, required=True)
+    r.add_argument("--controller", default="modelservice")
+    w = sub.add_parser("writes")
+    w.add_argument("--audit", required=True)
+    w.add_argument("--ua", required=True)
+    w.add_argument("--since", type=float, required=True)
     s = sub.add_parser("coldstart")
     s.add_argument("--log", required=True)
     s.add_argument("--metrics", required=True)
@@ -192,7 +247,7 @@ def main():
     s.add_argument("command", nargs=argparse.REMAINDER, help="-- the controller and its arguments")
     a = ap.parse_args()
     try:
-        return {"converged": converged, "coldstart": coldstart}[a.cmd](a)
+        return {"converged": converged, "coldstart": coldstart, "reconciled": reconciled, "writes": writes}[a.cmd](a)
     except OSError as e:  # the API server or the controller did not answer: not yet
         print(f"watch.py: {e}", file=sys.stderr)
         return 1

@@ -43,10 +43,14 @@ class CircuitBreaker {
   State state() const { return state_; }
   // When an open breaker lets the probe through.
   Clock::TimePoint open_until() const { return open_until_; }
-  // Why queries are not made while open or half-open, in words that do not
-  // change with time (status messages are compared to avoid writes); empty
+  // Why queries are not made while open or half-open, for the log; empty
   // while closed.
   std::string Why() const;
+  // While open or half-open: the error of the failure that opened it or
+  // kept it open, what a query would say now, in the query's own words and
+  // with nothing of the breaker's state (which changes while the world
+  // does not: status messages say this, not Why()).
+  const std::string& last_error() const { return last_error_; }
 
  private:
   BreakerOptions options_;

@@ -60,7 +60,8 @@ Reading Poller::Read(const MetricKey& key) const {
   auto it = entries_.find(key);
   if (it == entries_.end()) return {};
   Reading r = it->second.reading;
-  if (breaker_.state() != CircuitBreaker::State::kClosed) r.error = breaker_.Why();
+  // Not queried while the breaker is open: what a query would say now.
+  if (breaker_.state() != CircuitBreaker::State::kClosed) r.error = breaker_.last_error();
   return r;
 }
 

@@ -13,7 +13,10 @@
 //    forgotten or re-watched with another query meanwhile is dropped (the
 //    breaker still counts it);
 //  - while the breaker is open nothing is queried; a reading then carries
-//    the breaker's reason (Reading::error) and its value keeps its age;
+//    the error of the failure that keeps it open (Reading::error: the words
+//    a query would give now, not the breaker's state, so that a status
+//    message built from it changes only when Prometheus' answer does) and
+//    its value keeps its age;
 //  - `on_change(ns, name)` is called (on a poller thread, no lock held) when
 //    a key's reading changes: its first result, another value, another
 //    error, or an error cleared;
@@ -58,8 +61,10 @@ struct Reading {
   int series = 0;                // how many series it sums (QueryResult::series)
   Clock::TimePoint value_at{};   // when (monotonic), for its age
   Clock::WallTime value_wall{};  // when (wall clock), for status timestamps
-  // Why the last attempt failed, or why none is made (the breaker is open);
-  // empty when the last attempt succeeded or none was made yet.
+  // Why the last attempt failed, or, while the breaker is open, the error
+  // that keeps it open; empty when the last attempt succeeded or none was
+  // made yet. Never the breaker's state or a time: the same failure reads
+  // the same in any process.
   std::string error;
 };
 

@@ -32,7 +32,6 @@ PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const Clock& cloc
       metrics_(metrics) {}
 
 PrometheusAutoscaler::Fresh PrometheusAutoscaler::ReadFresh(const MetricKey& key, const std::string& query) {
-  const bool mean = key.metric == Metric::kGpuUtilization;  // its series are averaged, not summed
   readings_.Watch(key, query);
   Reading read = readings_.Read(key);
   Fresh f;
@@ -48,12 +47,11 @@ PrometheusAutoscaler::Fresh PrometheusAutoscaler::ReadFresh(const MetricKey& key
     f.at = read.value_wall;
     return f;
   }
+  // Why, in words that change only when Prometheus' answer does: the error,
+  // not the last value or its age (a restarted controller has neither, and
+  // the condition's message must read the same in any process).
   f.why = read.error;
-  if (read.value) {
-    const double shown = mean ? *read.value / std::max(1, read.series) : *read.value;
-    f.why = "the last value read (" + FormatNumber(shown) + ") is older than " + WindowText(max_age_) +
-            (f.why.empty() ? "" : ": " + f.why);
-  }
+  if (f.why.empty() && read.value) f.why = "no value read in the last " + WindowText(max_age_);
   return f;
 }
 

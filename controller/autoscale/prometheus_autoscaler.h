@@ -12,7 +12,11 @@
 //  3. No value read within `max_age` (none at all, or the last one is older:
 //     Prometheus fails, is blackholed behind the breaker, or the poller is
 //     behind): metrics_ok = false, reason "MetricsUnavailable", the message
-//     says why (the last error or the breaker's reason) and names the query;
+//     says why (the error Prometheus' answer or the failed connection gave,
+//     also while the breaker is open; "no value read in the last 45s" when
+//     there is none) and names the query. It says nothing of the breaker's
+//     state, the last value or its age: it reads the same in a restarted
+//     controller, so a restart rewrites no condition;
 //     desired_replicas = C: no scale change on stale data, and the history
 //     is not touched. Logged at warning level once per object and error,
 //     again after kWarnEvery (debug level in between); the first good read

@@ -31,6 +31,38 @@ std::string Snippet(std::string_view s, size_t max = 200) {
   return out;
 }
 
+// The text without libcurl's durations (" after 3 ms", " after 1001
+// milliseconds": "Failed to connect to prom port 9090 after 3 ms: Couldn't
+// connect to server"): the same failure must read the same each time, since
+// status messages are built from it and compared to avoid writes.
+std::string WithoutDurations(std::string_view s) {
+  static constexpr std::string_view kAfter = " after ";
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t at = s.find(kAfter, i);
+    if (at == std::string_view::npos) {
+      out.append(s.substr(i));
+      break;
+    }
+    size_t j = at + kAfter.size();
+    const size_t digits = j;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    size_t end = std::string_view::npos;
+    for (std::string_view unit : {" milliseconds", " ms"}) {
+      if (j > digits && s.substr(j, unit.size()) == unit) end = j + unit.size();
+    }
+    if (end == std::string_view::npos) {  // not a duration: keep " after" and look further
+      out.append(s.substr(i, at + 1 - i));
+      i = at + 1;
+      continue;
+    }
+    out.append(s.substr(i, at - i));
+    i = end;
+  }
+  return out;
+}
+
 // A sample value: the API's string ("1.5", "NaN", "+Inf", "-Inf"), or a
 // number for lenience. Returns false when unparseable.
 bool ParseSampleValue(const json& v, double& out) {
@@ -181,7 +213,8 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
       // A timeout's text in errbuf counts the milliseconds and bytes: the
       // same failure would read differently each time.
       const bool timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-      msg += (errbuf[0] != '\0' && !timed_out) ? Snippet(errbuf) : std::string(curl_easy_strerror(rc));
+      msg +=
+          (errbuf[0] != '\0' && !timed_out) ? Snippet(WithoutDurations(errbuf)) : std::string(curl_easy_strerror(rc));
       if (timed_out) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
     }
     return QueryResult::Unreachable(msg);

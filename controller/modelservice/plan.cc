@@ -266,7 +266,10 @@ const json* AfterWrites(const Actions& out, Kind kind, const json* observed, jso
 }
 
 // The new status when it differs, and a Warning when Degraded turns on or
-// changes its reason (not on every resync while it stays so).
+// changes its reason (not on every resync while it stays so). Judged against
+// the stored status, not against what this process saw before: a restarted
+// controller or a new leader, whose Event correlator starts empty, emits no
+// Event for a state the status already reports (the last leader did).
 void PlanStatus(const json& ms, const ResolvedSpec& spec, StatusInput in, WallTime now, Actions& out) {
   const json* current = StatusOf(ms);
   in.current_status = current;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+#include <tuple>
 #include <utility>
 
 #include "api/types.h"
@@ -108,15 +110,33 @@ std::string RollbackMessage(const ResolvedSpec& spec, const VersionStatus& v) {
          " is not rolled out again until the spec changes";
 }
 
+// The Degraded cause the autoscaler's answer gives (reason, message), if any.
+// While the first answer is pending (a new object, or every object after a
+// restart or a leader change: the poller starts afresh), nothing is known
+// yet that the status does not already say: a MetricsUnavailable it reports
+// stays as it is, so a new leader rewrites no condition and emits no Event
+// for what the last one reported.
+std::optional<std::pair<std::string, std::string>> MetricsCause(const StatusInput& in) {
+  if (!in.autoscaled || !in.recommendation || in.recommendation->metrics_ok) return std::nullopt;
+  const autoscale::Recommendation& rec = *in.recommendation;
+  if (rec.pending) {
+    const json* kept = FindCondition(in.current_status, api::kConditionDegraded);
+    if (kept == nullptr || StringField(*kept, "status") != "True" ||
+        StringField(*kept, "reason") != api::kReasonMetricsUnavailable)
+      return std::nullopt;
+    return std::pair{StringField(*kept, "reason"), StringField(*kept, "message")};
+  }
+  return std::pair{rec.reason.empty() ? std::string(api::kReasonMetricsUnavailable) : rec.reason,
+                   rec.message.empty() ? std::string("queue length could not be read; replicas kept") : rec.message};
+}
+
 // Degraded causes, most important first.
 void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const json& d, Progress& r) {
   if (in.failure_reason) {
     r.degraded_reason = *in.failure_reason;
     r.degraded_message = in.failure_message;
-  } else if (in.autoscaled && in.recommendation && !in.recommendation->metrics_ok && !in.recommendation->pending) {
-    r.degraded_reason = in.recommendation->reason.empty() ? api::kReasonMetricsUnavailable : in.recommendation->reason;
-    r.degraded_message = in.recommendation->message.empty() ? "queue length could not be read; replicas kept"
-                                                            : in.recommendation->message;
+  } else if (auto metrics = MetricsCause(in)) {
+    std::tie(r.degraded_reason, r.degraded_message) = std::move(*metrics);
   } else if (HpaState h = in.hpa_mode && in.hpa != nullptr ? ObserveHorizontalPodAutoscaler(*in.hpa) : HpaState{};
              !h.reason.empty()) {
     r.degraded_reason = h.reason;

@@ -2,7 +2,10 @@
 // phase, replica counts, url and the Ready / Progressing / Degraded
 // conditions. A condition keeps its lastTransitionTime while its status does
 // not change, so recomputing the status of an unchanged world gives back the
-// current status exactly (and the plan then writes nothing).
+// current status exactly (and the plan then writes nothing). Nor does a
+// process that knows less than the status says: while the autoscaler's
+// first answer is pending (after a restart or a leader change), a
+// MetricsUnavailable the status reports stays, and so do the GPU fields.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -12,6 +12,15 @@
 //    counts included.
 // The caches are LRUs of 4096 entries each, as client-go's; keys are kept as
 // 64-bit hashes. Thread-safe; time comes from the injected Clock.
+//
+// The caches live in the process, as client-go's: a restarted controller or
+// a new leader starts with none, and would write an Event the cluster
+// already has as a new one. It does not get to: the ModelService controller
+// emits Events for transitions judged against the stored status and for
+// its own writes (modelservice/plan.h), never for a state the status
+// already reports, so a new leader over converged objects emits nothing
+// (seeding these caches from the stored Events would cost a watch of every
+// Event in the watched namespaces, for nothing).
 #pragma once
 
 #include <cstdint>

@@ -58,6 +58,22 @@ TEST(Flags, EqualsAndSpaceForms) {
   EXPECT_EQ(r.flags.leader_election_namespace, "ops");
 }
 
+// --namespace names one namespace or several (one informer per kind and
+// namespace: main.cc, informer_set.h); empty: all.
+TEST(Flags, NamespaceIsOneOrACommaSeparatedList) {
+  EXPECT_TRUE(ParseFlags({}).flags.Namespaces().empty());
+  EXPECT_EQ(ParseFlags({"--namespace=ml"}).flags.Namespaces(), std::vector<std::string>{"ml"});
+  FlagsResult r = ParseFlags({"--namespace", "team-a, team-b,c1"});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.flags.Namespaces(), (std::vector<std::string>{"team-a", "team-b", "c1"}));
+  auto err = [](const std::string& v) { return ParseFlags({"--namespace=" + v}).error.value_or(""); };
+  EXPECT_NE(err("a,,b").find("\"\" is not a namespace name"), std::string::npos) << err("a,,b");
+  EXPECT_NE(err("Team").find("\"Team\" is not a namespace name"), std::string::npos) << err("Team");
+  EXPECT_NE(err("a,b,a").find("\"a\" is named twice"), std::string::npos) << err("a,b,a");
+  EXPECT_NE(err(std::string(64, 'a')).find("is not a namespace name"), std::string::npos);
+  EXPECT_EQ(err(std::string(63, 'a')), "");
+}
+
 TEST(Flags, BoolFlagDoesNotEatNextArgument) {
   FlagsResult r = ParseFlags({"--leader-elect", "--concurrency", "3"});
   ASSERT_FALSE(r.error);

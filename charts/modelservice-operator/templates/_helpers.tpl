@@ -81,8 +81,68 @@ matchConditions:
       request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec
 {{- end }}
 
+{{/*
+The namespaces the controller watches, as a JSON list (fromJsonArray reads
+it): controller.watchNamespaces, or the one controller.watchNamespace; []
+for all namespaces.
+*/}}
+{{- define "modelservice.watchNamespaces" -}}
+{{- if .Values.controller.watchNamespaces }}{{ toJson .Values.controller.watchNamespaces }}
+{{- else if .Values.controller.watchNamespace }}{{ toJson (list .Values.controller.watchNamespace) }}
+{{- else }}[]{{ end }}
+{{- end }}
+
+{{/*
+What the controller may do with the namespaced objects it manages: the rules
+of its ClusterRole (all namespaces) or of its Role in each watched namespace.
+*/}}
+{{- define "modelservice.controllerRules" -}}
+rules:
+  # The custom resource: read and watch it; update/patch for the finalizer
+  # modelops.dev/cleanup (added and removed on the main resource).
+  - apiGroups: ["modelops.dev"]
+    resources: ["modelservices"]
+    verbs: ["get", "list", "watch", "update", "patch"]
+  # status is written only through the /status subresource.
+  - apiGroups: ["modelops.dev"]
+    resources: ["modelservices/status"]
+    verbs: ["get", "update", "patch"]
+  # Needed to set ownerReferences with blockOwnerDeletion: true on owned
+  # objects when the OwnerReferencesPermissionEnforcement admission plugin is on.
+  - apiGroups: ["modelops.dev"]
+    resources: ["modelservices/finalizers"]
+    verbs: ["update"]
+  # Owned objects.
+  - apiGroups: ["apps"]
+    resources: ["deployments"]
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  - apiGroups: [""]
+    resources: ["services"]
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  # The owned Deployments' pods, read only (watched by the managed-by label):
+  # what the Deployment's status does not say, e.g. a pod the scheduler
+  # cannot place (Unschedulable).
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch"]
+  # Autoscaling mode HPA: the HorizontalPodAutoscaler it owns (autoscaling/v2).
+  - apiGroups: ["autoscaling"]
+    resources: ["horizontalpodautoscalers"]
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  # Events, through events.k8s.io/v1 or core/v1.
+  - apiGroups: ["events.k8s.io"]
+    resources: ["events"]
+    verbs: ["create", "patch"]
+  - apiGroups: [""]
+    resources: ["events"]
+    verbs: ["create", "patch"]
+{{- end }}
+
 {{/* Checks that a schema cannot express. */}}
 {{- define "modelservice.validate" -}}
+{{- if and .Values.controller.watchNamespace .Values.controller.watchNamespaces }}
+{{- fail "set controller.watchNamespaces (a list) or controller.watchNamespace (one), not both" }}
+{{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.controller.leaderElection.enabled) }}
 {{- fail "replicas > 1 needs controller.leaderElection.enabled=true (otherwise every replica's controller writes at once)" }}
 {{- end }}

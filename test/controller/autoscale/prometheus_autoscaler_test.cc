@@ -457,7 +457,7 @@ TEST_F(AutoscalerTest, AValueOlderThanTheBoundChangesNoReplicasAndSaysWhy) {
   current_ = 1;
   EXPECT_EQ(Step(40, spec_), 8);  // t = 0, stored in the window
   Reading r = source_->Value(5);  // would mean 1 replica
-  r.error = "Prometheus is not queried after 3 consecutive failures (circuit breaker open, ...); the last: refused";
+  r.error = "GET http://prom failed: Couldn't connect to server";
   source_->Set(r);
   clock_.Advance(400s);  // the window is over too: a fresh 5 would scale down to 1
   const Recommendation rec = scaler_->Recommend("ns", "svc", spec_, 8);
@@ -465,13 +465,42 @@ TEST_F(AutoscalerTest, AValueOlderThanTheBoundChangesNoReplicasAndSaysWhy) {
   EXPECT_FALSE(rec.pending);
   EXPECT_EQ(rec.reason, "MetricsUnavailable");
   EXPECT_EQ(rec.desired_replicas, 8);
-  EXPECT_THAT(rec.message, HasSubstr("the last value read (5) is older than 45s"));
-  EXPECT_THAT(rec.message, HasSubstr("circuit breaker open"));
-  EXPECT_THAT(rec.message, HasSubstr("keeping 8 replicas"));
-  // Stale without an error (the poller is behind) says so too.
+  EXPECT_EQ(rec.message,
+            "cannot read the queue length from Prometheus: GET http://prom failed: Couldn't connect to server "
+            "(query: " +
+                RenderQuery(kDefaultQueryTemplate, "ns", "svc") + "); keeping 8 replicas");
+  // Stale without an error (the poller is behind) says so.
   source_->Set(source_->Value(5));
   clock_.Advance(46s);
-  EXPECT_FALSE(scaler_->Recommend("ns", "svc", spec_, 8).metrics_ok);
+  const Recommendation behind = scaler_->Recommend("ns", "svc", spec_, 8);
+  EXPECT_FALSE(behind.metrics_ok);
+  EXPECT_THAT(behind.message, HasSubstr(": no value read in the last 45s (query: "));
+}
+
+// The Degraded message says the state of the world (Prometheus' answer),
+// not what this process happens to remember: a controller that read values
+// before Prometheus failed, and one started after (a restart, a new leader),
+// which never read one, give the same message, so the new one rewrites no
+// condition. Neither says how old the last value is, which changes with
+// every reconcile.
+TEST_F(AutoscalerTest, TheMessageOfAFailureIsTheSameInANewProcessAndAtAnyAge) {
+  const std::string error = "GET http://prom failed: Couldn't connect to server";
+  current_ = 1;
+  EXPECT_EQ(Step(40, spec_), 8);
+  Reading had_value = source_->Value(40);
+  had_value.error = error;
+  source_->Set(had_value);
+  clock_.Advance(46s);
+  const std::string old_process = scaler_->Recommend("ns", "svc", spec_, 8).message;
+  clock_.Advance(600s);
+  EXPECT_EQ(scaler_->Recommend("ns", "svc", spec_, 8).message, old_process) << "the same message at any age";
+
+  FakeReadings fresh_readings(clock_);  // a new process: nothing read, the same failure
+  fresh_readings.SetError(error);
+  PrometheusAutoscaler fresh(fresh_readings, clock_, metrics_);
+  const Recommendation rec = fresh.Recommend("ns", "svc", spec_, 8);
+  EXPECT_FALSE(rec.pending);
+  EXPECT_EQ(rec.message, old_process);
 }
 
 TEST_F(AutoscalerTest, TheBoundIsAnOption) {
@@ -541,8 +570,8 @@ TEST_F(AutoscalerTest, GpuUtilizationForTheStatus) {
   clock_.Advance(46s);  // stale
   g = scaler_->Gpu("ns", "svc");
   EXPECT_FALSE(g.percent);
-  EXPECT_THAT(g.message, HasSubstr("cannot read the GPU utilization from Prometheus: the last value read (87.5) is "
-                                   "older than 45s"));
+  EXPECT_EQ(g.message,
+            "cannot read the GPU utilization from Prometheus: no value read in the last 45s (query: " + gpu + ")");
   EXPECT_EQ(source_->watched(), 1u);
   scaler_->Forget("ns", "svc");
   EXPECT_EQ(source_->watched(), 1u) << "Forget is the queue length's";

@@ -446,6 +446,41 @@ TEST(Plan, APendingFirstReadingKeepsReplicasAndIsNotDegraded) {
   EXPECT_FALSE(HasEvent(a, "MetricsUnavailable"));
 }
 
+// A restarted controller, or a new leader, starts a new poller: its first
+// look at an autoscaled object comes before any answer (pending). The status
+// the last one wrote says MetricsUnavailable; nothing known now says
+// otherwise, so that condition stays as it is: no status write (a flip to
+// Ready, then back to Degraded at the first failed read, was two writes and
+// a new Warning Event per object after every restart).
+TEST(Plan, APendingFirstReadingKeepsAMetricsUnavailableTheStatusReports) {
+  json ms = SteadyModelService();
+  ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
+  const autoscale::Recommendation unavailable{false, "MetricsUnavailable", "cannot read the queue length", 0, 0};
+  Observed obs{ServerDeployment(), ServerService(), unavailable, std::nullopt};
+  Actions before = Plan(ms, obs, Opts(), kT1);
+  ASSERT_TRUE(before.status);
+  ms = WithStatus(ms, *before.status);
+
+  autoscale::Recommendation pending{false, "", "waiting for the first answer from Prometheus", 0, 2};
+  pending.pending = true;
+  obs.recommendation = pending;
+  Actions a = Plan(ms, obs, Opts(), kT1 + std::chrono::minutes(10));
+  EXPECT_FALSE(a.status) << (a.status ? a.status->dump() : "");
+  EXPECT_TRUE(a.events.empty());
+  EXPECT_EQ(a.NumWrites(), 0u);
+  // The first answer, the same failure: still nothing to write.
+  obs.recommendation = unavailable;
+  Actions b = Plan(ms, obs, Opts(), kT1 + std::chrono::minutes(10));
+  EXPECT_EQ(b.NumWrites(), 0u);
+  EXPECT_TRUE(b.events.empty());
+  // The first answer is a value: Degraded clears, as it would have anyway.
+  obs.recommendation = autoscale::Recommendation{true, "", "queue length 10", 10, 2};
+  Actions c = Plan(ms, obs, Opts(), kT1 + std::chrono::minutes(10));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ((*c.status)["phase"], "Ready");
+  EXPECT_EQ((*c.status)["conditions"][2]["status"], "False");
+}
+
 TEST(Plan, MetricsUnavailableKeepsReplicasAndIsDegraded) {
   json ms = SteadyModelService();
   ms["spec"]["autoscaling"] = {{"minReplicas", 1}, {"maxReplicas", 10}, {"targetQueueLength", 5}};
