@@ -210,8 +210,8 @@ def run(binary, attack, seconds):
                 probe.bind(("127.0.0.1", 0))
                 ports.append(probe.getsockname()[1])
         port, probe_port = ports
-        args = [binary, "--port", str(port), "--bind-address", "0.0.0.0", "--cert-dir", d,
-                "--metrics-bind-address", "0", "--health-probe-bind-address", "0.0.0.0:%d" % probe_port,
+        args = [binary, "--port", str(port), "--bind-address", "127.0.0.1", "--cert-dir", d,
+                "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:%d" % probe_port,
                 "--log-level", "error"]
         ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
         if attack == "no-hello":
