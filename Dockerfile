@@ -5,8 +5,12 @@
 #   docker build -t modelservice:latest .
 #
 # Stage 1 builds both programs from the repository's sources (no tests, no
-# benchmarks) against Debian bookworm's -dev packages; stage 2 carries only
-# the binaries and the matching runtime libraries.
+# benchmarks) against Debian bookworm's -dev packages, with the flags of
+# scripts/configure-build.sh (RelWithDebInfo -O2, line tables, warnings as
+# errors; stripped afterwards) through ccache, whose cache is /ccache: empty
+# here unless the builder mounts one (scripts/build-image.sh mounts the
+# host's, so the objects the host built for the same sources are reused);
+# stage 2 carries only the binaries and the matching runtime libraries.
 
 FROM debian:bookworm AS builder
 ARG DEBIAN_FRONTEND=noninteractive
@@ -15,7 +19,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config \
       libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev \
       rapidjson-dev libspdlog-dev libcurl4-openssl-dev libyaml-cpp-dev \
-      libjemalloc-dev prometheus-cpp-dev \
+      libjemalloc-dev prometheus-cpp-dev ccache \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -29,8 +33,10 @@ COPY . ./
 # (scripts/build-image.sh passes them; without them: "unknown" and now).
 ARG MS_GIT_REVISION=""
 ARG MS_BUILD_DATE=""
-RUN cmake -S . -B build -G Ninja \
-      -DCMAKE_BUILD_TYPE=Release \
+RUN export CCACHE_DIR=/ccache \
+ && cmake -S . -B build -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON -DMS_DEBUG_INFO=lines \
+      -DCMAKE_CXX_COMPILER_LAUNCHER=/src/scripts/ccache-env \
       -DMS_BUILD_TESTS=OFF -DMS_BUILD_BENCH=OFF \
       -DMS_GIT_REVISION="${MS_GIT_REVISION}" -DMS_BUILD_DATE="${MS_BUILD_DATE}" \
       -DCMAKE_RUNTIME_OUTPUT_DIRECTORY=/src/build/bin \

@@ -23,7 +23,9 @@
 #      docker.io/library/debian:bookworm-slim.
 #   3. `buildah bud --pull=never --isolation chroot --layers` of the
 #      Dockerfile (its RUN apt-get steps reach Debian's mirrors); unchanged
-#      steps come from the layer cache. The git revision and its commit date
+#      steps come from the layer cache; the host's compiler cache
+#      ($CCACHE_DIR or ~/.cache/ccache) is mounted at /ccache for the
+#      compile, which uses the flags of build/ and so reuses its objects. The git revision and its commit date
 #      go in as build arguments (MS_GIT_REVISION, MS_BUILD_DATE) for --version.
 #   4. Runs both programs' --help and --version inside the image (`buildah
 #      run`, as the image's user), fails unless they run, run as a non-root
@@ -59,7 +61,7 @@ die() { say "ERROR: $*"; exit 1; }
 
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || die "needs root (debootstrap, chroot isolation)"
-  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,DEBIAN_MIRROR "$0" "$@"
+  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,DEBIAN_MIRROR,CCACHE_DIR "$0" "$@"
 fi
 
 start=$SECONDS
@@ -180,7 +182,13 @@ say "buildah bud of $root/Dockerfile as $tag"
 revision="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 [[ $revision == unknown ]] || git -C "$root" diff --quiet HEAD -- 2>/dev/null || revision+="-dirty"
 build_date="$(date -u -d "@$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)" +%Y-%m-%dT%H:%M:%SZ)"
-buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" \
+# The host's compiler cache, mounted where the build stage's ccache looks
+# (not part of any layer): the build stage compiles with the flags of
+# scripts/configure-build.sh, so what build/ compiled for the same sources
+# is reused.
+ccache_dir="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}"
+mkdir -p "$ccache_dir"
+buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" -v "$ccache_dir:/ccache" \
   --build-arg "MS_GIT_REVISION=$revision" --build-arg "MS_BUILD_DATE=$build_date" "$root" 2>&1 | tee "$cache/bud.log"
 say "image built ($(( SECONDS - t0 ))s)"
 

@@ -16,6 +16,10 @@
 #   passes -DCMAKE_BUILD_TYPE=Debug -DMS_SANITIZE=ON and clang for
 #   build-asan/).
 #   A DIR configured with another generator is configured afresh.
+#   With ccache installed (scripts/setup.sh installs it) every compile goes
+#   through it (`ccache-env`: one cache, $CCACHE_DIR or ~/.cache/ccache,
+#   shared by build/, build-asan/, build-tsan/, build-fuzz/, the image's
+#   build stage and fresh clones at other paths); MS_CCACHE=0 turns it off.
 # Output: cmake's, on stdout.
 set -euo pipefail
 
@@ -40,4 +44,11 @@ for arg in "$@"; do
     rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
   fi
 done
-cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON -DMS_DEBUG_INFO=lines "$@"
+launcher=()
+if [[ ${MS_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$root/scripts/ccache-env")
+else
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=)
+fi
+cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMS_WERROR=ON -DMS_DEBUG_INFO=lines \
+  "${launcher[@]}" "$@"

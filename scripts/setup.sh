@@ -11,6 +11,9 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev rapidjson-dev libspdlog-dev libjemalloc-dev
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
   prometheus python3-prometheus-client wrk clang-format clang-tidy
+  # The compiler cache every build folder shares (scripts/configure-build.sh),
+  # kept in ~/.cache/ccache between runs.
+  ccache
   clang-14 libclang-rt-14-dev libfuzzer-14-dev python3-h11 python3-yaml
   # bench/webhook-peer.sh's reference TLS server (a configuration of its own,
   # started by the script, never as a system service).

@@ -22,7 +22,11 @@ work=${FUZZ_WORK:-$build/work}
 targets=("$@")
 ((${#targets[@]})) || targets=(connection http1 review review_parser kubeconfig watch_decoder yaml_reader prometheus_response h11)
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The compiler cache every build folder shares (scripts/ccache-env).
+launcher=""
+[[ ${MS_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null && launcher="$PWD/scripts/ccache-env"
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
 fuzzers=()
 for t in "${targets[@]}"; do [[ $t == h11 ]] || fuzzers+=("${t}_fuzz"); done
 if ((${#fuzzers[@]})); then cmake --build "$build" -j "$(nproc)" --target "${fuzzers[@]}"; fi
