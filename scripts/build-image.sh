@@ -32,13 +32,15 @@
 #      user and report that revision, and prints the image's size.
 #
 # Needs root (debootstrap; chroot isolation). Everything lives in one
-# container storage (vfs driver, which works in any file system and inside
-# a container) in MODELSERVICE_IMAGE_CACHE (default
+# container storage (the overlay driver where the kernel mounts overlays,
+# else vfs, which works on any file system and inside a container) in
+# MODELSERVICE_IMAGE_CACHE (default
 # ~/.cache/modelservice-image): the base images, the layer cache and the
 # image. To use the image there with buildah or podman:
 #   export CONTAINERS_STORAGE_CONF=~/.cache/modelservice-image/storage.conf
 #
-# Environment: MODELSERVICE_IMAGE_CACHE, DEBIAN_MIRROR (default
+# Environment: MODELSERVICE_IMAGE_CACHE, MODELSERVICE_IMAGE_DRIVER (overlay or
+# vfs; default: overlay if it mounts), DEBIAN_MIRROR (default
 # http://deb.debian.org/debian; the security suite comes from the official
 # images' mirror, http://deb.debian.org/debian-security).
 set -euo pipefail
@@ -61,7 +63,7 @@ die() { say "ERROR: $*"; exit 1; }
 
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || die "needs root (debootstrap, chroot isolation)"
-  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,DEBIAN_MIRROR,CCACHE_DIR "$0" "$@"
+  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,MODELSERVICE_IMAGE_DRIVER,DEBIAN_MIRROR,CCACHE_DIR "$0" "$@"
 fi
 
 start=$SECONDS
@@ -74,12 +76,33 @@ cache="$(cd "$cache" && pwd)"
 exec 9>"$cache/lock"
 flock -n 9 || { say "waiting for another build-image.sh using $cache"; flock 9; }
 
+# The storage driver: overlay where the kernel mounts it here (a layer holds
+# what its step changed, and a step starts from its parent without a copy),
+# else vfs (every layer a full copy of its tree: slow and large, but it works
+# on any file system and inside a container). MODELSERVICE_IMAGE_DRIVER=vfs
+# or overlay chooses. Each driver has its own storage folder.
+driver="${MODELSERVICE_IMAGE_DRIVER:-}"
+if [[ -z $driver ]]; then
+  driver=vfs
+  probe="$(mktemp -d "$cache/overlay-probe.XXXXXX")"
+  mkdir -p "$probe"/{lower,upper,work,merged}
+  if mount -t overlay overlay -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" "$probe/merged" 2>/dev/null; then
+    umount "$probe/merged"
+    driver=overlay
+  fi
+  rm -rf "$probe"
+fi
+case "$driver" in
+  vfs) graphroot="$cache/storage" ;;
+  overlay) graphroot="$cache/storage-overlay" ;;
+  *) die "MODELSERVICE_IMAGE_DRIVER must be vfs or overlay, not $driver" ;;
+esac
 cat >"$cache/storage.conf" <<EOF
 # written by scripts/build-image.sh
 [storage]
-driver = "vfs"
-graphroot = "$cache/storage"
-runroot = "$cache/run"
+driver = "$driver"
+graphroot = "$graphroot"
+runroot = "$cache/run-$driver"
 EOF
 export CONTAINERS_STORAGE_CONF="$cache/storage.conf"
 
@@ -172,7 +195,8 @@ for (( i = 0; i < 50; i++ )); do
 done
 # With vfs every changed step is a full copy of the build stage's tree (about
 # 1.3 GB): fail early and clearly rather than in the middle of a commit.
-need_gb=8
+need_gb=3
+[[ $driver == vfs ]] && need_gb=8
 free_gb=$(( $(df --output=avail -k "$cache" | tail -1) / 1024 / 1024 ))
 (( free_gb >= need_gb )) || die "only ${free_gb} GB free in $cache (a build needs about ${need_gb} GB: the build stage's changed layers are full copies); free some space"
 t0=$SECONDS
@@ -205,7 +229,7 @@ if [[ -n "$stages" ]]; then
   for (( i = 0; i < 50; i++ )); do
     [[ -n "$(buildah rmi --prune 2>/dev/null)" ]] || break
   done
-  say "layer cache: $(du -sh "$cache/storage" | cut -f1) in $cache/storage"
+  say "layer cache: $(du -sh "$graphroot" | cut -f1) in $graphroot ($driver)"
 else
   say "warning: could not find the stages' images in the build's output; the layer cache is not pruned"
 fi

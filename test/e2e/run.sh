@@ -77,6 +77,7 @@ done
 BUILD_DIR="${BUILD_DIR:-build}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$E2E_ROOT/$BUILD_DIR"
 suite_start=$SECONDS
+bash "$E2E_ROOT/scripts/ci-stamp" e2e-setup begin
 
 E2E_WORK="$(mktemp -d "${TMPDIR:-/tmp}/modelservice-e2e.XXXXXX")"
 export E2E_WORK
@@ -389,6 +390,7 @@ header() {  # header FILE KEY DEFAULT
   echo "${v:-$3}"
 }
 
+bash "$E2E_ROOT/scripts/ci-stamp" e2e-setup end  # the step times .ci/run prints
 passed=0 failed=0 skipped=0
 results=()
 shopt -s nullglob
@@ -398,7 +400,9 @@ for c in "${cases[@]}"; do
   name="$(basename "$c" .sh)"
   if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
   if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
+    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup begin
     real_node_setup
+    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup end
   fi
   tmo="${E2E_CASE_TIMEOUT:-$(header "$c" timeout 180)}"
   comps="$(header "$c" logs "webhook controller")"

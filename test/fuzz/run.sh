@@ -6,7 +6,9 @@
 #   test/fuzz/run.sh TARGET...       only these (connection http1 review review_parser kubeconfig watch_decoder
 #                                    yaml_reader prometheus_response h11)
 # Environment: FUZZ_SECONDS (per target), FUZZ_RUNS (an execution count instead
-# of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz), FUZZ_WORK
+# of a time, for the long local runs), FUZZ_BUILD_DIR (build-fuzz; a folder
+# configured with MS_FUZZ=ON already, as scripts/test.sh's build-asan/, is
+# used as it is), FUZZ_WORK
 # (where new inputs and crash files go; default build-fuzz/work), FUZZ_TIMEOUT
 # (seconds one input may run before it is a finding: 10; libFuzzer counts
 # wall time, so a long run at idle priority beside other work needs more),
@@ -22,11 +24,16 @@ work=${FUZZ_WORK:-$build/work}
 targets=("$@")
 ((${#targets[@]})) || targets=(connection http1 review review_parser kubeconfig watch_decoder yaml_reader prometheus_response h11)
 
-# The compiler cache every build folder shares (scripts/ccache-env).
-launcher=""
-[[ ${MS_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null && launcher="$PWD/scripts/ccache-env"
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
+# A folder already configured with the fuzz targets (scripts/test.sh's
+# build-asan/, where they are built beside the sanitized tests) is used as it
+# is; otherwise it is configured here for the fuzz targets alone, at -O2.
+if ! grep -qx 'MS_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  # The compiler cache every build folder shares (scripts/ccache-env).
+  launcher=""
+  [[ ${MS_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null && launcher="$PWD/scripts/ccache-env"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DMS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
+fi
 fuzzers=()
 for t in "${targets[@]}"; do [[ $t == h11 ]] || fuzzers+=("${t}_fuzz"); done
 if ((${#fuzzers[@]})); then cmake --build "$build" -j "$(nproc)" --target "${fuzzers[@]}"; fi
