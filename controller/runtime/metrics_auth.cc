@@ -87,7 +87,8 @@ GateDecision MetricsAuthorizer::CheckToken(const std::string& token) {
   try {
     d = Review(token, &cacheable);
   } catch (const std::exception& e) {  // an answer that is not what the API promises
-    d = Unavailable(e.what());
+    if (logger_) logger_->warn("/metrics: a review's answer: {}", e.what());
+    d = Unavailable("an unexpected answer");
   }
   Release();
   if (cacheable) Remember(key, d);
@@ -140,7 +141,7 @@ GateDecision MetricsAuthorizer::Review(const std::string& token, bool* cacheable
   const kube::Result tr = client_.Create(kTokenReviewsPath, TokenReview(token), deadline);
   if (!tr.ok()) {
     if (logger_) logger_->warn("/metrics: TokenReview failed: {}", tr.Text());
-    return Unavailable("TokenReview: " + tr.Text());
+    return Unavailable("the TokenReview failed");
   }
   const json& who = StatusOf(tr);
   if (!IsTrue(who, "authenticated")) {
@@ -152,7 +153,7 @@ GateDecision MetricsAuthorizer::Review(const std::string& token, bool* cacheable
   const kube::Result sar = client_.Create(kSubjectAccessReviewsPath, AccessReview(user), deadline);
   if (!sar.ok()) {
     if (logger_) logger_->warn("/metrics: SubjectAccessReview failed: {}", sar.Text());
-    return Unavailable("SubjectAccessReview: " + sar.Text());
+    return Unavailable("the SubjectAccessReview failed");
   }
   *cacheable = true;
   const json& verdict = StatusOf(sar);

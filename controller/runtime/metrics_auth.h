@@ -17,7 +17,7 @@
 //    distinct tokens costs the API server a bounded rate of calls and the
 //    controller a bounded memory.
 // Errors of the API server (no RBAC for the reviews, timeouts) are 503 and
-// are not cached. Thread-safe.
+// are not cached; the client is not told their details (the log is). Thread-safe.
 #pragma once
 
 #include <spdlog/logger.h>
