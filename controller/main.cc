@@ -345,7 +345,7 @@ class ControllerProcess {
   metrics::Registry registry_;
   kube::ClientMetrics client_metrics_{registry_};
   RuntimeMetrics runtime_metrics_{registry_};
-  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_};
+  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_, flags_.per_object_metrics};
   ModelServiceMetrics modelservice_metrics_{registry_, flags_.per_object_metrics};
   controller::certs::CertificateMetrics cert_metrics_{registry_};
   const std::string identity_;
