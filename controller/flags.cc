@@ -62,6 +62,13 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "Fairness governs (as controller-runtime since v0.21)");
   fs.Int("kube-api-burst", &f.kube_api_burst, "client-side burst for each API group-version (with --kube-api-qps > 0)");
   fs.Validate("kube-api-burst", at_least_one("kube-api-burst", f.kube_api_burst));
+  fs.Bool("metrics-secure", &f.metrics_secure,
+          "serve /metrics over HTTPS (a self-signed certificate made at start) to callers whose bearer token a "
+          "TokenReview authenticates and a SubjectAccessReview allows to get the non-resource URL /metrics; the "
+          "probes stay plain HTTP and must have an address of their own");
+  fs.Bool("per-object-metrics", &f.per_object_metrics,
+          "export the series of each ModelService (modelservice_replicas, modelservice_status_condition, "
+          "modelservice_info, labelled with its namespace and name); false: not registered");
   certs::DefineFlags(fs, f.certs);
   fs.Version(build::VersionText("modelservice-controller"));
   DefineCommonFlags(fs, f);

@@ -39,6 +39,12 @@ struct Flags : CommonFlags {
   // server's Priority and Fairness governs).
   double kube_api_qps = -1;
   int kube_api_burst = 30;
+  // /metrics over HTTPS, behind a TokenReview and a SubjectAccessReview of
+  // `get /metrics` (controller/secure_metrics.h).
+  bool metrics_secure = false;
+  // The per-ModelService series (modelservice_replicas, _status_condition,
+  // _info: they name every ModelService of every namespace).
+  bool per_object_metrics = true;
   // The webhook's certificates (--cert-mode and the flags of mode self).
   certs::Settings certs;
   bool help = false;

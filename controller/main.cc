@@ -47,6 +47,7 @@
 #include "controller/runtime/informer_set.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
+#include "controller/secure_metrics.h"
 #include "transport/side_endpoints.h"
 #include "version/version.h"
 
@@ -156,6 +157,9 @@ class ControllerProcess {
                   modelservice_metrics_, logger_, Cache()),
         controller_({kControllerName, flags.concurrency}, executor_, queue_, clock_, runtime_metrics_.reconcile,
                     logger_),
+        secure_metrics_(flags.metrics_secure
+                            ? std::make_unique<SecureMetricsSetup>(rest, clock_, client_metrics_, logger_)
+                            : nullptr),
         side_(logger_) {
     runtime::Builder builder(queue_);
     Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
@@ -323,7 +327,8 @@ class ControllerProcess {
       return false;
     };
     return side_.Start(
-        flags_.MetricsAddress(), flags_.ProbeAddress(), registry_, [] { return true; }, ready, error);
+        flags_.MetricsAddress(), flags_.ProbeAddress(), registry_, [] { return true; }, ready, error,
+        secure_metrics_ ? secure_metrics_->Secure() : transport::SecureMetrics{});
   }
 
   void StopTheRest() {
@@ -340,8 +345,8 @@ class ControllerProcess {
   metrics::Registry registry_;
   kube::ClientMetrics client_metrics_{registry_};
   RuntimeMetrics runtime_metrics_{registry_};
-  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_};
-  ModelServiceMetrics modelservice_metrics_{registry_};
+  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_, flags_.per_object_metrics};
+  ModelServiceMetrics modelservice_metrics_{registry_, flags_.per_object_metrics};
   controller::certs::CertificateMetrics cert_metrics_{registry_};
   const std::string identity_;
   std::unique_ptr<Election> election_;
@@ -357,6 +362,7 @@ class ControllerProcess {
   Expectations expectations_;
   Executor executor_;
   runtime::Controller controller_;
+  std::unique_ptr<SecureMetricsSetup> secure_metrics_;  // --metrics-secure only; outlives the endpoints
   transport::SideEndpoints side_;
   std::unique_ptr<controller::certs::Manager> certs_;  // --cert-mode=self only
   std::vector<std::jthread> informer_threads_;

@@ -4,6 +4,9 @@ namespace ms::autoscale {
 
 namespace {
 
+constexpr const char* kQueueLength = "modelservice_autoscaler_queue_length";
+constexpr const char* kQueueLengthHelp = "Last queue length read from Prometheus per autoscaled ModelService";
+
 prometheus::Family<prometheus::Counter>& Queries(metrics::Registry& registry) {
   return prometheus::BuildCounter()
       .Name("modelservice_autoscaler_queries_total")
@@ -13,9 +16,10 @@ prometheus::Family<prometheus::Counter>& Queries(metrics::Registry& registry) {
 
 }  // namespace
 
-AutoscalerMetrics::AutoscalerMetrics(metrics::Registry& registry)
-    : queue_length(registry.AddObjectGauges("modelservice_autoscaler_queue_length",
-                                            "Last queue length read from Prometheus per autoscaled ModelService")),
+AutoscalerMetrics::AutoscalerMetrics(metrics::Registry& registry, bool per_object)
+    : per_object(per_object),
+      queue_length(per_object ? registry.AddObjectGauges(kQueueLength, kQueueLengthHelp)
+                              : unregistered_.emplace(kQueueLength, kQueueLengthHelp)),
       queries_ok(Queries(registry).Add({{"result", "success"}})),
       queries_error(Queries(registry).Add({{"result", "error"}})),
       breaker_open(prometheus::BuildGauge()

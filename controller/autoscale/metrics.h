@@ -2,13 +2,22 @@
 // its registry.
 #pragma once
 
+#include <optional>
+
 #include "base/metrics.h"
 
 namespace ms::autoscale {
 
 struct AutoscalerMetrics {
-  explicit AutoscalerMetrics(metrics::Registry& registry);
+  // `per_object` false (--per-object-metrics=false): queue_length is not
+  // registered, and the autoscaler writes nothing to it.
+  explicit AutoscalerMetrics(metrics::Registry& registry, bool per_object = true);
 
+ private:
+  std::optional<metrics::ObjectGauges> unregistered_;  // queue_length when !per_object
+
+ public:
+  const bool per_object;
   // modelservice_autoscaler_queue_length{namespace,name}: the last queue
   // length read per autoscaled ModelService (NaN after a failed read; the
   // series goes with the object).

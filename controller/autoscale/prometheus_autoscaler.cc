@@ -142,7 +142,7 @@ Recommendation PrometheusAutoscaler::Unreadable(const Key& key, const std::strin
   const auto& [ns, name] = key;
   {
     std::lock_guard<std::mutex> g(mu_);  // as in Readable()
-    metrics_.queue_length.Put(ns, name, {{}, std::numeric_limits<double>::quiet_NaN()});
+    if (metrics_.per_object) metrics_.queue_length.Put(ns, name, {{}, std::numeric_limits<double>::quiet_NaN()});
   }
   const std::string& error = read.why;
   Recommendation rec;
@@ -168,7 +168,7 @@ void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
     // Forget() cannot bring the series back after it.
     std::lock_guard<std::mutex> g(mu_);
     recovered = warned_.erase(key) > 0;
-    metrics_.queue_length.Put(key.first, key.second, {{}, queue_length});
+    if (metrics_.per_object) metrics_.queue_length.Put(key.first, key.second, {{}, queue_length});
   }
   if (recovered && logger_)
     logger_->info("autoscaler {}/{}: the queue length is readable again", key.first, key.second);
@@ -200,7 +200,7 @@ void PrometheusAutoscaler::Forget(const std::string& ns, const std::string& name
     std::lock_guard<std::mutex> g(mu_);
     history_.erase(Key{ns, name});
     warned_.erase(Key{ns, name});
-    metrics_.queue_length.Remove(ns, name);
+    if (metrics_.per_object) metrics_.queue_length.Remove(ns, name);
   }
   readings_.Forget(MetricKey{ns, name, Metric::kQueueLength});
   // The GPU utilization is read for the status too: ForgetGpu.

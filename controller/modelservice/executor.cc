@@ -73,6 +73,7 @@ runtime::Result Executor::Reconcile(const runtime::Request& request) {
 }
 
 void Executor::RecordMetrics(const runtime::Request& request, const Report& report) {
+  if (!metrics_.per_object) return;  // --per-object-metrics=false
   if (report.gone) {
     metrics_.replicas.Remove(request.ns, request.name);
     metrics_.conditions.Remove(request.ns, request.name);

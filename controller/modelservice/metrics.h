@@ -2,13 +2,27 @@
 // per program from its registry.
 #pragma once
 
+#include <deque>
+
 #include "base/metrics.h"
 
 namespace ms::modelservice {
 
 struct ModelServiceMetrics {
-  explicit ModelServiceMetrics(metrics::Registry& registry);
+  // `per_object` false (--per-object-metrics=false): the three families
+  // below are not registered, and the executor writes nothing to them.
+  explicit ModelServiceMetrics(metrics::Registry& registry, bool per_object = true);
 
+ private:
+  // The families when per_object is false: never registered, never written.
+  std::deque<metrics::ObjectGauges> unregistered_;
+  metrics::ObjectGauges& Add(metrics::Registry& registry, std::string name, std::string help,
+                             std::vector<std::string> series_labels);
+
+ public:
+  // Whether the per-ModelService series are exported (they name every
+  // ModelService of every namespace).
+  const bool per_object;
   // modelservice_replicas{namespace,name,kind=desired|ready}: what the
   // controller asks of a ModelService's Deployment, and what is ready; the
   // series go with the object.

@@ -113,6 +113,13 @@ CertificateReloader::CertificateReloader(std::string cert_file, std::string key_
     logger_->error("serving certificate {} has expired; clients will refuse it", current_->subject);
 }
 
+CertificateReloader::CertificateReloader(const InMemory& pair, std::shared_ptr<spdlog::logger> logger)
+    : logger_(std::move(logger)), current_(LoadCertPair(pair.cert_pem, pair.key_pem)) {
+  cert_pem_ = pair.cert_pem;
+  key_pem_ = pair.key_pem;
+  generation_ = 1;
+}
+
 bool CertificateReloader::ReloadIfChanged() {
   const bool pair = ReloadPair();
   const bool ca = ReloadClientCa();
@@ -151,6 +158,7 @@ bool CertificateReloader::ReloadClientCa() {
 }
 
 bool CertificateReloader::ReloadPair() {
+  if (cert_file_.empty()) return false;  // in memory
   std::string cert, key;
   try {
     cert = ReadFile(cert_file_);

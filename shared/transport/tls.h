@@ -74,6 +74,13 @@ class CertificateReloader {
   // set) now; throws std::runtime_error when it cannot.
   CertificateReloader(std::string cert_file, std::string key_file, std::shared_ptr<spdlog::logger> logger,
                       std::string client_ca_file = "");
+  // A pair held in memory only (say a self-signed one made at start):
+  // ReloadIfChanged() never replaces it. Throws std::runtime_error when the
+  // pair does not load.
+  struct InMemory {
+    std::string cert_pem, key_pem;
+  };
+  CertificateReloader(const InMemory& pair, std::shared_ptr<spdlog::logger> logger);
 
   // Re-reads the files; installs the pair when its content changed and it
   // is a valid pair, the client CAs when their file changed and holds at

@@ -407,6 +407,21 @@ TEST_F(AutoscalerTest, MetricsGaugeAndCounters) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length{")));
 }
 
+// --per-object-metrics=false: the queue length of no ModelService is exported.
+TEST_F(AutoscalerTest, WithoutPerObjectMetricsNoSeriesNamesTheModelService) {
+  metrics::Registry registry;
+  AutoscalerMetrics metrics(registry, /*per_object=*/false);
+  PrometheusAutoscaler scaler(*source_, clock_, metrics, AutoscalerOptions{});
+  source_->Set(12);
+  EXPECT_EQ(scaler.Recommend("ns", "svc", spec_, 1).desired_replicas, 3);  // it still scales
+  source_->SetError("down");
+  scaler.Recommend("ns", "svc", spec_, 3);
+  const std::string text = metrics::Serialize(registry);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("modelservice_autoscaler_queue_length")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("name=\"svc\"")));
+  EXPECT_THAT(text, HasSubstr("modelservice_autoscaler_queries_total"));
+}
+
 TEST_F(AutoscalerTest, ConcurrentWorkers) {
   source_->Set(23);
   std::vector<std::thread> threads;
