@@ -43,11 +43,8 @@ json DesiredContainer(const ResolvedSpec& spec) {
   json version = {{"name", "MODEL_VERSION"}};
   if (!spec.version.empty()) version["value"] = spec.version;
   env.push_back(version);
-  json c = {{"name", "model"},
-            {"image", spec.image},
-            {"env", env},
-            {"ports", json::array({{{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}}})},
-            {"readinessProbe", {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}}}};
+  // Ports, probes, command and args: container_fields.h (added by AddPodFields).
+  json c = {{"name", "model"}, {"image", spec.image}, {"env", env}};
   if (spec.gpus > 0) {
     c["resources"] = {{"limits", {{"nvidia.com/gpu", GpuQuantity(spec.gpus)}}}};
   } else {
