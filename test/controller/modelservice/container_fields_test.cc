@@ -26,17 +26,17 @@ ResolvedSpec Resolve(json spec) {
 const json& PodSpec(const json& d) { return d["spec"]["template"]["spec"]; }
 const json& Model(const json& d) { return PodSpec(d)["containers"][0]; }
 
-const json kCustomReadiness = json::parse(R"({"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
-  "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})");
+const json kCustomReadiness = json::parse(R"j({"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
+  "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})j");
 
 TEST(ContainerFields, CustomKeepsTodaysContainer) {
   const json d = DesiredDeployment(Resolve(json::object()), 1);
   const json& c = Model(d);
-  EXPECT_EQ(c["ports"], json::parse(R"([{"name": "http", "containerPort": 8080, "protocol": "TCP"}])"));
+  EXPECT_EQ(c["ports"], json::parse(R"j([{"name": "http", "containerPort": 8080, "protocol": "TCP"}])j"));
   EXPECT_EQ(c["readinessProbe"], kCustomReadiness);
   for (const char* absent : {"command", "args", "livenessProbe", "startupProbe", "volumeMounts"})
     EXPECT_FALSE(c.contains(absent)) << absent;
-  EXPECT_EQ(c["env"], json::parse(R"([{"name": "MODEL_NAME", "value": "llama"}, {"name": "MODEL_VERSION"}])"));
+  EXPECT_EQ(c["env"], json::parse(R"j([{"name": "MODEL_NAME", "value": "llama"}, {"name": "MODEL_VERSION"}])j"));
   EXPECT_FALSE(PodSpec(d).contains("volumes"));
   EXPECT_EQ(PodSpec(d)["terminationGracePeriodSeconds"], 30);
 }
@@ -61,37 +61,37 @@ TEST(ContainerFields, ADeploymentWrittenBeforeHasNoDrift) {
 TEST(ContainerFields, VLLMPreset) {
   const json d = DesiredDeployment(Resolve({{"runtime", "vLLM"}, {"args", {"--max-model-len=4096"}}}), 1);
   const json& c = Model(d);
-  EXPECT_EQ(c["args"], json::parse(R"(["--model=$(MODEL_NAME)", "--port=8000", "--max-model-len=4096"])"));
-  EXPECT_EQ(c["ports"], json::parse(R"([{"name": "http", "containerPort": 8000, "protocol": "TCP"}])"));
-  EXPECT_EQ(c["readinessProbe"], json::parse(R"({"httpGet": {"path": "/health", "port": "http", "scheme": "HTTP"},
-    "timeoutSeconds": 5, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})"));
+  EXPECT_EQ(c["args"], json::parse(R"j(["--model=$(MODEL_NAME)", "--port=8000", "--max-model-len=4096"])j"));
+  EXPECT_EQ(c["ports"], json::parse(R"j([{"name": "http", "containerPort": 8000, "protocol": "TCP"}])j"));
+  EXPECT_EQ(c["readinessProbe"], json::parse(R"j({"httpGet": {"path": "/health", "port": "http", "scheme": "HTTP"},
+    "timeoutSeconds": 5, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})j"));
   EXPECT_EQ(c["startupProbe"]["failureThreshold"], 180);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"], "/health");
-  EXPECT_EQ(c["volumeMounts"], json::parse(R"([{"name": "dshm", "mountPath": "/dev/shm"}])"));
+  EXPECT_EQ(c["volumeMounts"], json::parse(R"j([{"name": "dshm", "mountPath": "/dev/shm"}])j"));
   EXPECT_EQ(PodSpec(d)["volumes"],
-            json::parse(R"([{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}])"));
+            json::parse(R"j([{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}])j"));
   EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["env"].size(), 2u);
 }
 
 TEST(ContainerFields, TGIAndMLServerVariables) {
-  EXPECT_EQ(Model(DesiredDeployment(Resolve({{"runtime", "TGI"}}), 1))["env"], json::parse(R"([
+  EXPECT_EQ(Model(DesiredDeployment(Resolve({{"runtime", "TGI"}}), 1))["env"], json::parse(R"j([
     {"name": "MODEL_NAME", "value": "llama"}, {"name": "MODEL_VERSION"},
-    {"name": "MODEL_ID", "value": "$(MODEL_NAME)"}, {"name": "PORT", "value": "8080"}])"));
+    {"name": "MODEL_ID", "value": "$(MODEL_NAME)"}, {"name": "PORT", "value": "8080"}])j"));
   // spec.env overrides a runtime's variable by name (and comes last).
-  const json c = Model(
-      DesiredDeployment(Resolve({{"runtime", "MLServer"}, {"env", {{{"name", "MLSERVER_METRICS_PORT"}, {"value", "9"}}}}}), 1));
-  EXPECT_EQ(c["env"], json::parse(R"([
+  const json c = Model(DesiredDeployment(
+      Resolve({{"runtime", "MLServer"}, {"env", {{{"name", "MLSERVER_METRICS_PORT"}, {"value", "9"}}}}}), 1));
+  EXPECT_EQ(c["env"], json::parse(R"j([
     {"name": "MODEL_NAME", "value": "llama"}, {"name": "MODEL_VERSION"},
     {"name": "MLSERVER_MODEL_NAME", "value": "$(MODEL_NAME)"
   }, {"name": "MLSERVER_MODEL_VERSION", "value": "$(MODEL_VERSION)"},
-    {"name": "MLSERVER_HTTP_PORT", "value": "8080"}, {"name": "MLSERVER_METRICS_PORT", "value": "9"}])"));
-  EXPECT_EQ(c["ports"], json::parse(R"([{"name": "http", "containerPort": 8080, "protocol": "TCP"},
-    {"name": "metrics", "containerPort": 8082, "protocol": "TCP"}])"));
-  }
+    {"name": "MLSERVER_HTTP_PORT", "value": "8080"}, {"name": "MLSERVER_METRICS_PORT", "value": "9"}])j"));
+  EXPECT_EQ(c["ports"], json::parse(R"j([{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+    {"name": "metrics", "containerPort": 8082, "protocol": "TCP"}])j"));
+}
 
-  TEST(ContainerFields, TheSpecOverridesThePreset) {
-    const json d =
-        DesiredDeployment(Resolve(json::parse(R"({"runtime": "Triton", "command": ["/bin/server"], "args": ["-v"],
+TEST(ContainerFields, TheSpecOverridesThePreset) {
+  const json d =
+      DesiredDeployment(Resolve(json::parse(R"j({"runtime": "Triton", "command": ["/bin/server"], "args": ["-v"],
         "ports": [{"name": "metrics", "containerPort": 9102}, {"name": "grpc", "containerPort": 8001}],
         "readinessProbe": {"tcpSocket": {"port": "grpc"}, "initialDelaySeconds": 0},
         "sharedMemorySize": "4096Mi",
@@ -99,54 +99,53 @@ TEST(ContainerFields, TGIAndMLServerVariables) {
                     {"name": "tmp", "mountPath": "/tmp", "emptyDir": {}},
                     {"name": "cfg", "mountPath": "/etc/cfg", "configMap": {"name": "c"}, "readOnly": false}],
         "securityContext": {"runAsUser": 1000, "fsGroup": 2000},
-        "runtimeClassName": "nvidia", "terminationGracePeriodSeconds": 600})")),
-                          1);
-    const json& c = Model(d);
-    EXPECT_EQ(c["command"], json::parse(R"(["/bin/server"])"));
-    EXPECT_EQ(c["args"], json::parse(R"(["-v"])"));  // no preset arguments with a command of one's own
-    EXPECT_EQ(c["ports"], json::parse(R"([{"name": "http", "containerPort": 8000, "protocol": "TCP"},
-    {"name": "metrics", "containerPort": 9102, "protocol": "TCP"}, {"name": "grpc", "containerPort": 8001, "protocol": "TCP"}])"));
-    EXPECT_EQ(c["readinessProbe"], json::parse(R"({"tcpSocket": {"port": "grpc"},
-    "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})"));
-    EXPECT_EQ(c["volumeMounts"], json::parse(R"([{"name": "repo", "mountPath": "/models", "readOnly": true},
+        "runtimeClassName": "nvidia", "terminationGracePeriodSeconds": 600})j")),
+                        1);
+  const json& c = Model(d);
+  EXPECT_EQ(c["command"], json::parse(R"j(["/bin/server"])j"));
+  EXPECT_EQ(c["args"], json::parse(R"j(["-v"])j"));  // no preset arguments with a command of one's own
+  EXPECT_EQ(c["ports"], json::parse(R"j([{"name": "http", "containerPort": 8000, "protocol": "TCP"},
+    {"name": "metrics", "containerPort": 9102, "protocol": "TCP"}, {"name": "grpc", "containerPort": 8001, "protocol": "TCP"}])j"));
+  EXPECT_EQ(c["readinessProbe"], json::parse(R"j({"tcpSocket": {"port": "grpc"},
+    "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})j"));
+  EXPECT_EQ(c["volumeMounts"], json::parse(R"j([{"name": "repo", "mountPath": "/models", "readOnly": true},
     {"name": "tmp", "mountPath": "/tmp"}, {"name": "cfg", "mountPath": "/etc/cfg"},
-    {"name": "dshm", "mountPath": "/dev/shm"}])"));
-    const json& pod = PodSpec(d);
-    EXPECT_EQ(pod["volumes"], json::parse(R"([{"name": "repo", "persistentVolumeClaim": {"claimName": "triton"}},
+    {"name": "dshm", "mountPath": "/dev/shm"}])j"));
+  const json& pod = PodSpec(d);
+  EXPECT_EQ(pod["volumes"], json::parse(R"j([{"name": "repo", "persistentVolumeClaim": {"claimName": "triton"}},
     {"name": "tmp", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c", "defaultMode": 420}},
-    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "4Gi"}}])"));
-    EXPECT_EQ(pod["securityContext"],
-              json::parse(R"({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"},
-    "runAsUser": 1000, "fsGroup": 2000})"));
-    EXPECT_EQ(pod["runtimeClassName"], "nvidia");
-    EXPECT_EQ(pod["terminationGracePeriodSeconds"], 600);
-  }
+    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "4Gi"}}])j"));
+  EXPECT_EQ(pod["securityContext"], json::parse(R"j({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"},
+    "runAsUser": 1000, "fsGroup": 2000})j"));
+  EXPECT_EQ(pod["runtimeClassName"], "nvidia");
+  EXPECT_EQ(pod["terminationGracePeriodSeconds"], 600);
+}
 
-  TEST(ContainerFields, HandEditsArePutBackAndSizesCompareByValue) {
-    const ResolvedSpec s = Resolve({{"runtime", "vLLM"}, {"securityContext", {{"runAsUser", 1000}}}});
-    json current = DesiredDeployment(s, 1);
-    json& pod = current["spec"]["template"]["spec"];
-    pod["volumes"][0]["emptyDir"]["sizeLimit"] = "2048Mi";  // the same size
-    EXPECT_EQ(RepairDeployment(s, 1, current), Drift{});
-    pod["containers"][0].erase("livenessProbe");
-    pod["containers"][0]["startupProbe"]["failureThreshold"] = 3;
-    pod["containers"][0]["args"] = json::array({"--model=x"});
-    pod["volumes"][0]["emptyDir"]["sizeLimit"] = "64Mi";
-    pod["securityContext"].erase("runAsUser");
-    const Drift drift = RepairDeployment(s, 1, current);
-    EXPECT_EQ(drift, (Drift{"spec.template.spec.volumes", "spec.template.spec.securityContext.runAsUser", "args",
-                            "livenessProbe", "startupProbe"}));
-    EXPECT_EQ(current["spec"]["template"], DesiredDeployment(s, 1)["spec"]["template"]);
-    EXPECT_EQ(RepairDeployment(s, 1, current), Drift{});
-  }
+TEST(ContainerFields, HandEditsArePutBackAndSizesCompareByValue) {
+  const ResolvedSpec s = Resolve({{"runtime", "vLLM"}, {"securityContext", {{"runAsUser", 1000}}}});
+  json current = DesiredDeployment(s, 1);
+  json& pod = current["spec"]["template"]["spec"];
+  pod["volumes"][0]["emptyDir"]["sizeLimit"] = "2048Mi";  // the same size
+  EXPECT_EQ(RepairDeployment(s, 1, current), Drift{});
+  pod["containers"][0].erase("livenessProbe");
+  pod["containers"][0]["startupProbe"]["failureThreshold"] = 3;
+  pod["containers"][0]["args"] = json::array({"--model=x"});
+  pod["volumes"][0]["emptyDir"]["sizeLimit"] = "64Mi";
+  pod["securityContext"].erase("runAsUser");
+  const Drift drift = RepairDeployment(s, 1, current);
+  EXPECT_EQ(drift, (Drift{"spec.template.spec.volumes", "spec.template.spec.securityContext.runAsUser", "args",
+                          "livenessProbe", "startupProbe"}));
+  EXPECT_EQ(current["spec"]["template"], DesiredDeployment(s, 1)["spec"]["template"]);
+  EXPECT_EQ(RepairDeployment(s, 1, current), Drift{});
+}
 
-  TEST(ContainerFields, ChangingTheRuntimeRemovesItsParts) {
-    const ResolvedSpec vllm = Resolve({{"runtime", "vLLM"}});
-    json current = DesiredDeployment(vllm, 1);
-    const ResolvedSpec custom = Resolve(json::object());
-    RepairDeployment(custom, 1, current);
-    EXPECT_EQ(current, DesiredDeployment(custom, 1));
-  }
+TEST(ContainerFields, ChangingTheRuntimeRemovesItsParts) {
+  const ResolvedSpec vllm = Resolve({{"runtime", "vLLM"}});
+  json current = DesiredDeployment(vllm, 1);
+  const ResolvedSpec custom = Resolve(json::object());
+  RepairDeployment(custom, 1, current);
+  EXPECT_EQ(current, DesiredDeployment(custom, 1));
+}
 
-  }  // namespace
-  }  // namespace ms::modelservice
+}  // namespace
+}  // namespace ms::modelservice
