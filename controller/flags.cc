@@ -1,11 +1,13 @@
 #include "controller/flags.h"
 
+#include "api/runtimes.h"
 #include "base/files.h"
 #include "base/flags.h"
 #include "base/strings.h"
 #include "version/version.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <stdexcept>
 
@@ -38,6 +40,13 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
+  for (size_t i = 1; i < api::kRuntimeNames.size(); ++i) {
+    std::string runtime = api::kRuntimeNames[i];
+    std::transform(runtime.begin(), runtime.end(), runtime.begin(), [](unsigned char c) { return std::tolower(c); });
+    fs.String("prometheus-query-" + runtime, &f.prometheus_runtime_queries[i - 1],
+              std::string("PromQL template of the queue of ModelServices with runtime ") + api::kRuntimeNames[i] +
+                  " (NS, NAME as above)");
+  }
   fs.String("prometheus-gpu-query", &f.prometheus_gpu_query,
             "PromQL template of a ModelService's GPU utilization in percent (status.gpuUtilization, "
             "spec.autoscaling.targetGPUUtilization); NS, NAME as above, and PODS after =~ is the regex of its pods' "
@@ -108,6 +117,20 @@ bool IsLabel(const std::string& s) {
 }  // namespace
 
 std::vector<std::string> Flags::Namespaces() const { return SplitNamespaces(ns); }
+
+std::vector<std::string> DefaultRuntimeQueries() {
+  std::vector<std::string> out;
+  for (size_t i = 1; i < api::kRuntimeNames.size(); ++i)
+    out.push_back("sum(" + std::string(api::Preset(static_cast<api::Runtime>(i)).queue_metric) +
+                  R"({namespace="NS",modelservice="NAME"}))");
+  return out;
+}
+
+std::vector<std::string> Flags::QueueQueries() const {
+  std::vector<std::string> out = {prometheus_query};
+  out.insert(out.end(), prometheus_runtime_queries.begin(), prometheus_runtime_queries.end());
+  return out;
+}
 
 std::string CheckNamespaces(const std::string& list) {
   const std::vector<std::string> names = SplitNamespaces(list);

@@ -92,6 +92,7 @@ ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
     as.max_replicas = std::max(as.min_replicas, ToInt(a->max_replicas.value_or(as.min_replicas)));
     as.target_queue_length = std::max(1, ToInt(a->target_queue_length.value_or(1)));
     as.target_gpu_utilization = std::clamp(ToInt(a->target_gpu_utilization.value_or(0)), 0, 100);
+    as.queue_query = static_cast<size_t>(d.runtime.value_or(api::Runtime::kCustom));
     s.autoscaling = as;
     s.hpa = a->mode == api::AutoscalingMode::kHPA;
   }
