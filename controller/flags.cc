@@ -15,28 +15,9 @@ namespace ms::controller {
 
 namespace {
 
-// The flag set over `f`: one definition gives parsing, checks and the help.
-FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
-  FlagSet fs(program,
-             "The ModelService controller: reconciles modelops.dev/v1 ModelServices into Deployments and Services,\n"
-             "writes their status and Events, and autoscales them by queue length.");
-  auto at_least_one = [](const char* name, const int& v) {
-    return [name, &v] { return v >= 1 ? std::string() : std::string("--") + name + " must be at least 1"; };
-  };
-  fs.String("kubeconfig", &f.kubeconfig,
-            "path to a kubeconfig; default: in-cluster config, else $KUBECONFIG, else ~/.kube/config");
-  fs.Bool("leader-elect", &f.leader_elect,
-          "elect a leader through a coordination.k8s.io/v1 Lease before reconciling (needed with several replicas)");
-  fs.String("leader-election-id", &f.leader_election_id, "name of the Lease");
-  fs.String("leader-election-namespace", &f.leader_election_namespace,
-            "namespace of the Lease (default: the pod's namespace in cluster, else \"default\")");
-  fs.Int("concurrency", &f.concurrency, "reconciles running at once");
-  fs.Validate("concurrency", at_least_one("concurrency", f.concurrency));
-  fs.String("namespace", &f.ns,
-            "only watch this namespace, or these (comma-separated: a LIST and WATCH of each kind per namespace, "
-            "so that Roles in them are enough); default: all namespaces");
-  fs.Validate("namespace", [&f] { return CheckNamespaces(f.ns); });
-  fs.String("default-image", &f.default_image, "image for ModelServices without spec.image");
+// The flags of the autoscaler's Prometheus: its URL, the query templates
+// (one per runtime), the GPU query, the timing.
+void DefinePrometheusFlags(FlagSet& fs, Flags& f) {
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
@@ -65,6 +46,31 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.Duration("scale-down-stabilization", &f.scale_down_stabilization,
               "scale-down stabilization window of the controller's own autoscaler; in autoscaling mode HPA, the "
               "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");
+}
+
+// The flag set over `f`: one definition gives parsing, checks and the help.
+FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
+  FlagSet fs(program,
+             "The ModelService controller: reconciles modelops.dev/v1 ModelServices into Deployments and Services,\n"
+             "writes their status and Events, and autoscales them by queue length.");
+  auto at_least_one = [](const char* name, const int& v) {
+    return [name, &v] { return v >= 1 ? std::string() : std::string("--") + name + " must be at least 1"; };
+  };
+  fs.String("kubeconfig", &f.kubeconfig,
+            "path to a kubeconfig; default: in-cluster config, else $KUBECONFIG, else ~/.kube/config");
+  fs.Bool("leader-elect", &f.leader_elect,
+          "elect a leader through a coordination.k8s.io/v1 Lease before reconciling (needed with several replicas)");
+  fs.String("leader-election-id", &f.leader_election_id, "name of the Lease");
+  fs.String("leader-election-namespace", &f.leader_election_namespace,
+            "namespace of the Lease (default: the pod's namespace in cluster, else \"default\")");
+  fs.Int("concurrency", &f.concurrency, "reconciles running at once");
+  fs.Validate("concurrency", at_least_one("concurrency", f.concurrency));
+  fs.String("namespace", &f.ns,
+            "only watch this namespace, or these (comma-separated: a LIST and WATCH of each kind per namespace, "
+            "so that Roles in them are enough); default: all namespaces");
+  fs.Validate("namespace", [&f] { return CheckNamespaces(f.ns); });
+  fs.String("default-image", &f.default_image, "image for ModelServices without spec.image");
+  DefinePrometheusFlags(fs, f);
   fs.Double("kube-api-qps", &f.kube_api_qps,
             "client-side requests per second towards the API server, for each API group-version (as client-go); "
             "Events have a budget of their own; <= 0: no client-side limit, the API server's Priority and "

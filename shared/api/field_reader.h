@@ -106,7 +106,7 @@ struct Field {
 class FieldReader {
  public:
   // The most fields an object may have (tools/apigen checks it).
-  static constexpr size_t kMaxFields = 32;
+  static constexpr size_t kMaxFields = 48;
 
   FieldReader(JsonRef object, std::string path, FieldReport report)
       : obj_(object), path_(std::move(path)), report_(report) {}
