@@ -1821,6 +1821,15 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "string",
           "description": "The image of the last rollout that completed: what an automatic rollback goes back to."
         },
+        "servingSpec": {
+          "type": "object",
+          "x-kubernetes-preserve-unknown-fields": true,
+          "description": "The spec whose pods last rolled out completely (every field but replicas, autoscaling, strategy and rollout, and none equal to its default; the image resolved): what an automatic rollback restores, the whole pod template as kubectl rollout undo does. Absent until a rollout completes under a controller that records it."
+        },
+        "servingGeneration": {
+          "type": "integer",
+          "description": "The metadata.generation of servingSpec: the generation an automatic rollback restores."
+        },
         "lastUpdateTime": {
           "type": "string",
           "description": "When the last rollout of a new version or image completed (RFC 3339)."

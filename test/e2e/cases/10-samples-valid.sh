@@ -32,7 +32,7 @@ done
 log "ok: minimal's spec in -o yaml:"; echo "$spec_yaml" >&2
 # ... and with exact JSON types (maxSurge the string "25%", maxUnavailable the integer 0).
 spec="$(k -n "$ns" get ms minimal -o json | jq -cS .spec)"
-assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
+assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
 
 # Defaults added to the other samples only where missing.
 assert_eq "$(k -n "$ns" get ms bert-qa -o json | jq -cS .spec)" \
