@@ -142,6 +142,17 @@ json RuntimeEnv(const api::ModelServiceSpec& d) {
   return out;
 }
 
+std::map<std::string, std::string> MetricsAnnotations(const api::ModelServiceSpec& d) {
+  if (d.runtime.value_or(api::Runtime::kCustom) == api::Runtime::kCustom) return {};
+  const auto& preset = api::PresetOf(d);
+  for (const auto& p : WantPorts(d)) {
+    if (p.value("name", "") == preset.metrics_port && p.contains("containerPort"))
+      return {{kMetricsPortAnnotation, p["containerPort"].dump()},
+              {kMetricsPathAnnotation, std::string(preset.metrics_path)}};
+  }
+  return {};
+}
+
 json WantArgs(const api::ModelServiceSpec& d) {
   json args = json::array();
   if (!d.command) {

@@ -16,10 +16,17 @@
 //   volumes        spec.volumes' sources, then dshm: a memory-backed
 //                  emptyDir of spec.sharedMemorySize (else the runtime's)
 // The runtime's variables are owned with spec.env (pod_fields.cc: RuntimeEnv).
+//   annotations    for a runtime other than Custom, where its metrics are
+//                  (MetricsAnnotations: modelops.dev/metrics-port and
+//                  -path, which the chart's PodMonitor and the documented
+//                  scrape configuration read); none for Custom, whose
+//                  metrics are GET /metrics on the port named http, as
+//                  before runtimes existed (so its pods do not roll)
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +40,13 @@ std::vector<std::string> OwnedContainerMembers();
 // The runtime's variables beside spec.env: its own (spec.env's of the same
 // name win) and the one that carries spec.port, as the API server returns them.
 nlohmann::json RuntimeEnv(const api::ModelServiceSpec& defaulted);
+
+inline constexpr const char* kMetricsPortAnnotation = "modelops.dev/metrics-port";
+inline constexpr const char* kMetricsPathAnnotation = "modelops.dev/metrics-path";
+
+// The pod annotations that say where a runtime's metrics are: the number of
+// its metrics port (spec.ports may move it) and the path; empty for Custom.
+std::map<std::string, std::string> MetricsAnnotations(const api::ModelServiceSpec& defaulted);
 
 // The container's args (null: none).
 nlohmann::json WantArgs(const api::ModelServiceSpec& defaulted);

@@ -71,6 +71,13 @@ std::map<std::string, std::string> SpecPodLabels(const api::ModelServiceSpec& d)
   return labels;
 }
 
+// spec.podAnnotations, and where the runtime's metrics are (those win).
+std::map<std::string, std::string> SpecPodAnnotations(const api::ModelServiceSpec& d) {
+  auto annotations = d.pod_annotations.value_or(std::map<std::string, std::string>{});
+  for (auto& [k, v] : MetricsAnnotations(d)) annotations[k] = v;
+  return annotations;
+}
+
 json Keys(const std::map<std::string, std::string>& map) {
   json out = json::array();
   for (const auto& [k, v] : map) out.push_back(k);
@@ -80,8 +87,7 @@ json Keys(const std::map<std::string, std::string>& map) {
 // The kPodKeysAnnotation value for the spec ("" when it has no keys).
 std::string KeysRecord(const api::ModelServiceSpec& d) {
   json record = json::object();
-  if (auto a = Keys(d.pod_annotations.value_or(std::map<std::string, std::string>{})); !a.empty())
-    record["annotations"] = a;
+  if (auto a = Keys(SpecPodAnnotations(d)); !a.empty()) record["annotations"] = a;
   std::set<std::string> names;
   for (const auto& e : SpecEnv(d)) names.insert(e.value("name", ""));
   if (!names.empty()) record["env"] = names;
@@ -276,8 +282,8 @@ void RepairPodFields(const api::ModelServiceSpec& d, json& deployment, Drift& dr
   json& tmpl = Obj(Obj(deployment, "spec"), "template");
   json& meta = Obj(tmpl, "metadata");
   OwnKeys(meta, "labels", SpecPodLabels(d), Recorded(deployment, "labels"), "spec.template.metadata.labels", drift);
-  OwnKeys(meta, "annotations", d.pod_annotations.value_or(std::map<std::string, std::string>{}),
-          Recorded(deployment, "annotations"), "spec.template.metadata.annotations", drift);
+  OwnKeys(meta, "annotations", SpecPodAnnotations(d), Recorded(deployment, "annotations"),
+          "spec.template.metadata.annotations", drift);
   json& pod = Obj(tmpl, "spec");
   OwnPodMembers(d, pod, drift);
   OwnVolumes(d, pod, drift);

@@ -147,5 +147,32 @@ TEST(ContainerFields, ChangingTheRuntimeRemovesItsParts) {
   EXPECT_EQ(current, DesiredDeployment(custom, 1));
 }
 
+// Where each runtime's metrics are, for the PodMonitor's relabelling: the
+// metrics port's number (spec.ports may move it) and path; Custom pods carry
+// nothing new (no roll on upgrade).
+TEST(ContainerFields, TheMetricsAnnotationsOfEachRuntime) {
+  auto annotations = [](const json& spec) {
+    const json d = DesiredDeployment(Resolve(spec), 1);
+    return d["spec"]["template"]["metadata"].value("annotations", json::object());
+  };
+  EXPECT_EQ(annotations(json::object()), json::object());
+  EXPECT_EQ(annotations({{"runtime", "MLServer"}}),
+            json::parse(R"j({"modelops.dev/metrics-path": "/metrics", "modelops.dev/metrics-port": "8082"})j"));
+  EXPECT_EQ(annotations({{"runtime", "vLLM"}}),
+            json::parse(R"j({"modelops.dev/metrics-path": "/metrics", "modelops.dev/metrics-port": "8000"})j"));
+  EXPECT_EQ(annotations({{"runtime", "Triton"}, {"ports", {{{"name", "metrics"}, {"containerPort", 9102}}}}}),
+            json::parse(R"j({"modelops.dev/metrics-path": "/metrics", "modelops.dev/metrics-port": "9102"})j"));
+  // A hand edit is put back; going back to Custom removes them.
+  const ResolvedSpec tgi = Resolve({{"runtime", "TGI"}, {"port", 3000}});
+  json current = DesiredDeployment(tgi, 1);
+  EXPECT_EQ(current["spec"]["template"]["metadata"]["annotations"]["modelops.dev/metrics-port"], "3000");
+  current["spec"]["template"]["metadata"]["annotations"]["modelops.dev/metrics-port"] = "1";
+  EXPECT_EQ(RepairDeployment(tgi, 1, current), Drift{"spec.template.metadata.annotations"});
+  EXPECT_EQ(current, DesiredDeployment(tgi, 1));
+  const ResolvedSpec custom = Resolve(json::object());
+  RepairDeployment(custom, 1, current);
+  EXPECT_EQ(current, DesiredDeployment(custom, 1));
+}
+
 }  // namespace
 }  // namespace ms::modelservice
