@@ -118,6 +118,11 @@ RuntimePreset Triton() {
 
 // Seldon's MLServer (`mlserver start`, configured by MLSERVER_* variables):
 // KServe's V2 health endpoints on the HTTP port (8080), metrics on 8082.
+// Its one gauge of load is rest_server_requests_in_progress (REST requests
+// being served or waiting, per method; measured with MLServer 1.7.1:
+// parallel_request_queue is a histogram of samples, not a current value).
+// MLSERVER_MODEL_NAME and _VERSION name the model of an image configured by
+// variables; a model-settings.json that names its model wins over them.
 RuntimePreset MLServer() {
   RuntimePreset p{};
   p.port = 8080;
@@ -130,7 +135,7 @@ RuntimePreset MLServer() {
   p.ports = {Port("metrics", 8082)};
   p.metrics_port = "metrics";
   p.metrics_path = "/metrics";
-  p.queue_metric = "parallel_request_queue_size";
+  p.queue_metric = "rest_server_requests_in_progress";
   return p;
 }
 

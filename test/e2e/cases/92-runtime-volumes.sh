@@ -73,6 +73,8 @@ k -n "$ns" patch ms cache --type merge -p '{"spec":{"securityContext":{"runAsUse
 t0=$SECONDS
 wait_ms_ready "$ns" 90 cache
 log "cache Ready $(( SECONDS - t0 ))s after runAsUser was set"
+model_pods() { pods_of "$ns" cache | grep -c . || true; }
+wait_output 60 "the pod of the root image without a user gone" 1 model_pods
 p="$(pods_of "$ns" cache '{.items[0].metadata.name}')"
 assert_eq "$(k -n "$ns" get pod "$p" -o json | jq -c '.spec.securityContext')" \
   '{"runAsGroup":1000,"runAsNonRoot":true,"runAsUser":1000,"seccompProfile":{"type":"RuntimeDefault"}}' "the pod's securityContext"
