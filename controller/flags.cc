@@ -1,17 +1,52 @@
 #include "controller/flags.h"
 
+#include "api/runtimes.h"
 #include "base/files.h"
 #include "base/flags.h"
 #include "base/strings.h"
 #include "version/version.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <stdexcept>
 
 namespace ms::controller {
 
 namespace {
+
+// The flags of the autoscaler's Prometheus: its URL, the query templates
+// (one per runtime), the GPU query, the timing.
+void DefinePrometheusFlags(FlagSet& fs, Flags& f) {
+  fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
+  fs.String("prometheus-query", &f.prometheus_query,
+            "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
+  for (size_t i = 1; i < api::kRuntimeNames.size(); ++i) {
+    std::string runtime = api::kRuntimeNames[i];
+    std::transform(runtime.begin(), runtime.end(), runtime.begin(), [](unsigned char c) { return std::tolower(c); });
+    fs.String("prometheus-query-" + runtime, &f.prometheus_runtime_queries[i - 1],
+              std::string("PromQL template of the queue of ModelServices with runtime ") + api::kRuntimeNames[i] +
+                  " (NS, NAME as above)");
+  }
+  fs.String("prometheus-gpu-query", &f.prometheus_gpu_query,
+            "PromQL template of a ModelService's GPU utilization in percent (status.gpuUtilization, "
+            "spec.autoscaling.targetGPUUtilization); NS, NAME as above, and PODS after =~ is the regex of its pods' "
+            "names");
+  fs.Duration("prometheus-timeout", &f.prometheus_timeout,
+              "deadline of one Prometheus query (queries run on the poller's threads, never on the reconcile workers)");
+  fs.Validate("prometheus-timeout", [&f] {
+    return f.prometheus_timeout.count() > 0 ? std::string() : std::string("--prometheus-timeout must be positive");
+  });
+  fs.Duration("autoscale-interval", &f.autoscale_interval,
+              "how often autoscaled ModelServices are re-evaluated and their Prometheus queries run; a reading "
+              "older than 3 intervals is stale and changes no replicas");
+  fs.Validate("autoscale-interval", [&f] {
+    return f.autoscale_interval.count() > 0 ? std::string() : std::string("--autoscale-interval must be positive");
+  });
+  fs.Duration("scale-down-stabilization", &f.scale_down_stabilization,
+              "scale-down stabilization window of the controller's own autoscaler; in autoscaling mode HPA, the "
+              "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");
+}
 
 // The flag set over `f`: one definition gives parsing, checks and the help.
 FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
@@ -35,27 +70,7 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
             "so that Roles in them are enough); default: all namespaces");
   fs.Validate("namespace", [&f] { return CheckNamespaces(f.ns); });
   fs.String("default-image", &f.default_image, "image for ModelServices without spec.image");
-  fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
-  fs.String("prometheus-query", &f.prometheus_query,
-            "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
-  fs.String("prometheus-gpu-query", &f.prometheus_gpu_query,
-            "PromQL template of a ModelService's GPU utilization in percent (status.gpuUtilization, "
-            "spec.autoscaling.targetGPUUtilization); NS, NAME as above, and PODS after =~ is the regex of its pods' "
-            "names");
-  fs.Duration("prometheus-timeout", &f.prometheus_timeout,
-              "deadline of one Prometheus query (queries run on the poller's threads, never on the reconcile workers)");
-  fs.Validate("prometheus-timeout", [&f] {
-    return f.prometheus_timeout.count() > 0 ? std::string() : std::string("--prometheus-timeout must be positive");
-  });
-  fs.Duration("autoscale-interval", &f.autoscale_interval,
-              "how often autoscaled ModelServices are re-evaluated and their Prometheus queries run; a reading "
-              "older than 3 intervals is stale and changes no replicas");
-  fs.Validate("autoscale-interval", [&f] {
-    return f.autoscale_interval.count() > 0 ? std::string() : std::string("--autoscale-interval must be positive");
-  });
-  fs.Duration("scale-down-stabilization", &f.scale_down_stabilization,
-              "scale-down stabilization window of the controller's own autoscaler; in autoscaling mode HPA, the "
-              "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");
+  DefinePrometheusFlags(fs, f);
   fs.Double("kube-api-qps", &f.kube_api_qps,
             "client-side requests per second towards the API server, for each API group-version (as client-go); "
             "Events have a budget of their own; <= 0: no client-side limit, the API server's Priority and "
@@ -108,6 +123,20 @@ bool IsLabel(const std::string& s) {
 }  // namespace
 
 std::vector<std::string> Flags::Namespaces() const { return SplitNamespaces(ns); }
+
+std::vector<std::string> DefaultRuntimeQueries() {
+  std::vector<std::string> out;
+  for (size_t i = 1; i < api::kRuntimeNames.size(); ++i)
+    out.push_back("sum(" + std::string(api::Preset(static_cast<api::Runtime>(i)).queue_metric) +
+                  R"({namespace="NS",modelservice="NAME"}))");
+  return out;
+}
+
+std::vector<std::string> Flags::QueueQueries() const {
+  std::vector<std::string> out = {prometheus_query};
+  out.insert(out.end(), prometheus_runtime_queries.begin(), prometheus_runtime_queries.end());
+  return out;
+}
 
 std::string CheckNamespaces(const std::string& list) {
   const std::vector<std::string> names = SplitNamespaces(list);

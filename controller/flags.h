@@ -16,6 +16,10 @@
 
 namespace ms::controller {
 
+// The default queue query of each runtime but Custom, in api::Runtime's
+// order: sum(<its gauge of waiting requests>{namespace="NS",modelservice="NAME"}).
+std::vector<std::string> DefaultRuntimeQueries();
+
 // With the flags both programs have (CommonFlags: --metrics-bind-address,
 // --health-probe-bind-address, --log-format, -v/--log-level).
 struct Flags : CommonFlags {
@@ -30,6 +34,9 @@ struct Flags : CommonFlags {
   std::string default_image = modelservice::kDefaultImage;
   std::string prometheus_url = "http://prometheus-operated.monitoring.svc:9090";
   std::string prometheus_query = std::string(autoscale::kDefaultQueryTemplate);
+  // The queue query of ModelServices of each runtime but Custom
+  // (--prometheus-query-vllm, ...): sum(<its gauge>{namespace="NS",modelservice="NAME"}).
+  std::vector<std::string> prometheus_runtime_queries = DefaultRuntimeQueries();
   std::string prometheus_gpu_query = std::string(autoscale::kDefaultGpuQueryTemplate);
   std::chrono::milliseconds prometheus_timeout{5'000};
   std::chrono::milliseconds autoscale_interval{15'000};
@@ -49,6 +56,8 @@ struct Flags : CommonFlags {
   certs::Settings certs;
   bool help = false;
 
+  // The queue query templates, indexed by api::Runtime (Custom's is --prometheus-query).
+  std::vector<std::string> QueueQueries() const;
   // The namespaces --namespace names, in its order (empty: all namespaces).
   std::vector<std::string> Namespaces() const;
 };

@@ -297,7 +297,7 @@ class ControllerProcess {
   }
   static autoscale::AutoscalerOptions AutoscalerSettings(const Flags& flags) {
     autoscale::AutoscalerOptions o;
-    o.query_template = flags.prometheus_query;
+    o.queue_query_templates = flags.QueueQueries();
     o.gpu_query_template = flags.prometheus_gpu_query;
     o.stabilization_window = flags.scale_down_stabilization;
     o.max_age = 3 * flags.autoscale_interval;

@@ -17,6 +17,9 @@ struct Spec {
   int max_replicas = 1;
   int target_queue_length = 1;
   int target_gpu_utilization = 0;  // percent; 0: not set (queue length only)
+  // Which of AutoscalerOptions::queue_query_templates reads its queue (the
+  // model server's own gauge: the index of spec.runtime); 0 when out of range.
+  size_t queue_query = 0;
 };
 
 // The average GPU utilization of an object's pods (status.gpuUtilization).

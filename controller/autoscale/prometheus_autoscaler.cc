@@ -22,7 +22,7 @@ std::string WindowText(Clock::Duration d) {
 PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const Clock& clock, AutoscalerMetrics& metrics,
                                            AutoscalerOptions options, std::shared_ptr<spdlog::logger> logger)
     : readings_(readings),
-      template_(std::move(options.query_template)),
+      templates_(std::move(options.queue_query_templates)),
       gpu_template_(std::move(options.gpu_query_template)),
       clock_(clock),
       window_(std::max(options.stabilization_window, Clock::Duration::zero())),
@@ -58,7 +58,9 @@ PrometheusAutoscaler::Fresh PrometheusAutoscaler::ReadFresh(const MetricKey& key
 Recommendation PrometheusAutoscaler::Recommend(const std::string& ns, const std::string& name, const Spec& spec,
                                                int current_replicas) {
   const Key key{ns, name};
-  const Fresh queue = ReadFresh({ns, name, Metric::kQueueLength}, RenderQuery(template_, ns, name));
+  const std::string& queue_template =
+      spec.queue_query < templates_.size() ? templates_[spec.queue_query] : templates_.front();
+  const Fresh queue = ReadFresh({ns, name, Metric::kQueueLength}, RenderQuery(queue_template, ns, name));
   std::optional<Fresh> gpu;
   if (spec.target_gpu_utilization > 0)
     gpu = ReadFresh({ns, name, Metric::kGpuUtilization}, RenderQuery(gpu_template_, ns, name));

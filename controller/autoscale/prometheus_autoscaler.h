@@ -69,7 +69,9 @@ inline constexpr std::chrono::seconds kDefaultStabilizationWindow{300};
 inline constexpr std::chrono::seconds kWarnEvery{60};
 
 struct AutoscalerOptions {
-  std::string query_template{kDefaultQueryTemplate};         // promql.h
+  // The queue query of each model server (Spec::queue_query), [0] the
+  // default's (promql.h).
+  std::vector<std::string> queue_query_templates{std::string(kDefaultQueryTemplate)};
   std::string gpu_query_template{kDefaultGpuQueryTemplate};  // promql.h
   // 0 (or negative): no stabilization, the answer is the call's raw one.
   Clock::Duration stabilization_window = kDefaultStabilizationWindow;
@@ -104,7 +106,7 @@ class PrometheusAutoscaler final : public Autoscaler {
   using Key = std::pair<std::string, std::string>;
 
   Readings& readings_;
-  std::string template_;
+  std::vector<std::string> templates_;
   std::string gpu_template_;
   const Clock& clock_;
   Clock::Duration window_;

@@ -1,5 +1,6 @@
 #include "controller/modelservice/cached.h"
 
+#include "controller/modelservice/container_fields.h"
 #include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/resources.h"
 #include "controller/runtime/projection.h"
@@ -38,8 +39,9 @@ const json& ModelServiceMask() {
 
 const json& DeploymentMask() {
   static const json mask = [] {
-    const json container = {{"name", true},      {"image", true},          {"env", true},  {"ports", true},
-                            {"resources", true}, {"readinessProbe", true}, {"args", true}, {"securityContext", true}};
+    json container = {{"name", true},      {"image", true}, {"env", true},
+                      {"resources", true}, {"args", true},  {"securityContext", true}};
+    for (const auto& member : OwnedContainerMembers()) container[member] = true;
     // The pod fields (pod_fields.h): spec.podLabels and podAnnotations may
     // name any key, so the template's labels and annotations are kept whole.
     json pod = {{"containers", container}};

@@ -43,11 +43,8 @@ json DesiredContainer(const ResolvedSpec& spec) {
   json version = {{"name", "MODEL_VERSION"}};
   if (!spec.version.empty()) version["value"] = spec.version;
   env.push_back(version);
-  json c = {{"name", "model"},
-            {"image", spec.image},
-            {"env", env},
-            {"ports", json::array({{{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}}})},
-            {"readinessProbe", {{"httpGet", {{"path", "/healthz"}, {"port", "http"}}}}}};
+  // Ports, probes, command and args: container_fields.h (added by AddPodFields).
+  json c = {{"name", "model"}, {"image", spec.image}, {"env", env}};
   if (spec.gpus > 0) {
     c["resources"] = {{"limits", {{"nvidia.com/gpu", GpuQuantity(spec.gpus)}}}};
   } else {
@@ -95,6 +92,7 @@ ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
     as.max_replicas = std::max(as.min_replicas, ToInt(a->max_replicas.value_or(as.min_replicas)));
     as.target_queue_length = std::max(1, ToInt(a->target_queue_length.value_or(1)));
     as.target_gpu_utilization = std::clamp(ToInt(a->target_gpu_utilization.value_or(0)), 0, 100);
+    as.queue_query = static_cast<size_t>(d.runtime.value_or(api::Runtime::kCustom));
     s.autoscaling = as;
     s.hpa = a->mode == api::AutoscalingMode::kHPA;
   }

@@ -15,7 +15,7 @@ namespace ms::modelservice {
 nlohmann::json LabelsJson(const std::map<std::string, std::string>& labels);
 // nvidia.com/gpu as the API server spells the quantity: "1".
 nlohmann::json GpuQuantity(int gpus);
-// Container "model": image, MODEL_NAME, MODEL_VERSION, port http, GPUs, readiness probe.
+// Container "model": image, MODEL_NAME, MODEL_VERSION, GPUs (the rest: pod_fields.h).
 nlohmann::json DesiredContainer(const ResolvedSpec& spec);
 // The Deployment's strategy: Recreate, or RollingUpdate with maxSurge/maxUnavailable.
 nlohmann::json DesiredStrategy(const ResolvedSpec& spec);

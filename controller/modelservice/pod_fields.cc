@@ -8,6 +8,8 @@
 
 #include "api/pod_template.h"
 #include "api/quantity.h"
+#include "controller/modelservice/container_fields.h"
+#include "controller/modelservice/owned.h"
 
 namespace ms::modelservice {
 
@@ -25,24 +27,6 @@ json& Member(json& obj, const char* key, const json& empty) {
   return v;
 }
 json& Obj(json& obj, const char* key) { return Member(obj, key, json::object()); }
-
-// A value as the API server returns it: members with an empty string
-// (omitempty) dropped, in nested objects and arrays too.
-json Served(json v) {
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end();) {
-      if (it->is_string() && it->get<std::string>().empty()) {
-        it = v.erase(it);
-        continue;
-      }
-      *it = Served(*it);
-      ++it;
-    }
-  } else if (v.is_array()) {
-    for (auto& e : v) e = Served(e);
-  }
-  return v;
-}
 
 // A scheduling value (affinity, topologySpreadConstraints) as the API server
 // returns it, in one pass: as Served, and also without the empty lists and
@@ -62,23 +46,6 @@ json ServedScheduling(json v) {
   return v;
 }
 
-// obj[key] = want, or no member when `want` is null; records `field` when it changed.
-void Own(json& obj, const char* key, const json& want, const std::string& field, Drift& drift) {
-  const auto it = obj.find(key);
-  if (want.is_null()) {
-    if (it == obj.end()) return;
-    obj.erase(it);
-  } else if (it != obj.end() && *it == want) {
-    return;
-  } else {
-    obj[key] = want;
-  }
-  drift.push_back(field);
-}
-
-// `v`, or null when it is empty (an absent member).
-json OrNull(json v) { return v.empty() ? json() : std::move(v); }
-
 json* ModelContainer(json& pod) {
   for (auto& c : Member(pod, "containers", json::array()))
     if (c.is_object() && c.value("name", "") == kModel) return &c;
@@ -89,9 +56,10 @@ json* ModelContainer(json& pod) {
 
 bool ControllerEnv(const std::string& name) { return name == api::kEnvModelName || name == api::kEnvModelVersion; }
 
-// spec.env as the API server returns it, without the controller's variables.
+// The runtime's variables (container_fields.h) and spec.env as the API
+// server returns them, without the controller's two.
 json SpecEnv(const api::ModelServiceSpec& d) {
-  json out = json::array();
+  json out = RuntimeEnv(d);
   for (const auto& e : d.env.value_or(std::vector<api::EnvVar>{}))
     if (!ControllerEnv(e.name.value_or(""))) out.push_back(Served(api::ToJsonValue(e)));
   return out;
@@ -103,6 +71,13 @@ std::map<std::string, std::string> SpecPodLabels(const api::ModelServiceSpec& d)
   return labels;
 }
 
+// spec.podAnnotations, and where the runtime's metrics are (those win).
+std::map<std::string, std::string> SpecPodAnnotations(const api::ModelServiceSpec& d) {
+  auto annotations = d.pod_annotations.value_or(std::map<std::string, std::string>{});
+  for (auto& [k, v] : MetricsAnnotations(d)) annotations[k] = v;
+  return annotations;
+}
+
 json Keys(const std::map<std::string, std::string>& map) {
   json out = json::array();
   for (const auto& [k, v] : map) out.push_back(k);
@@ -112,8 +87,7 @@ json Keys(const std::map<std::string, std::string>& map) {
 // The kPodKeysAnnotation value for the spec ("" when it has no keys).
 std::string KeysRecord(const api::ModelServiceSpec& d) {
   json record = json::object();
-  if (auto a = Keys(d.pod_annotations.value_or(std::map<std::string, std::string>{})); !a.empty())
-    record["annotations"] = a;
+  if (auto a = Keys(SpecPodAnnotations(d)); !a.empty()) record["annotations"] = a;
   std::set<std::string> names;
   for (const auto& e : SpecEnv(d)) names.insert(e.value("name", ""));
   if (!names.empty()) record["env"] = names;
@@ -146,7 +120,17 @@ json SpecResources(const api::ModelServiceSpec& d, const char* list) {
 
 // ---- the pod template ----
 
-json PodSecurityContext() { return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}}; }
+// The restricted profile's two, and the user and groups of spec.securityContext (null: none).
+json PodSecurityContext(const api::ModelServiceSpec& d) {
+  const auto id = [&](std::optional<int64_t> api::PodSecurityContext::*member) {
+    return d.security_context && (*d.security_context).*member ? json(*((*d.security_context).*member)) : json();
+  };
+  return {{"runAsNonRoot", true},
+          {"seccompProfile", {{"type", "RuntimeDefault"}}},
+          {"runAsUser", id(&api::PodSecurityContext::run_as_user)},
+          {"runAsGroup", id(&api::PodSecurityContext::run_as_group)},
+          {"fsGroup", id(&api::PodSecurityContext::fs_group)}};
+}
 json ContainerSecurityContext() {
   return {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", json::array({"ALL"})}}}};
 }
@@ -187,6 +171,10 @@ const std::array kWholeMembers = {
                 [](const api::ModelServiceSpec& d) { return StringOrNull(d.service_account_name); }},
     WholeMember{"priorityClassName",
                 [](const api::ModelServiceSpec& d) { return StringOrNull(d.priority_class_name); }},
+    WholeMember{"runtimeClassName", [](const api::ModelServiceSpec& d) { return StringOrNull(d.runtime_class_name); }},
+    // The API server's default when unset (SetDefaults_PodSpec): 30.
+    WholeMember{"terminationGracePeriodSeconds",
+                [](const api::ModelServiceSpec& d) { return json(d.termination_grace_period_seconds.value_or(30)); }},
     // No token without a ServiceAccount of the user's (restricted pods).
     WholeMember{"automountServiceAccountToken",
                 [](const api::ModelServiceSpec& d) {
@@ -271,7 +259,7 @@ void OwnResources(const api::ModelServiceSpec& d, json& c, Drift& drift) {
 }
 
 void OwnContainer(const api::ModelServiceSpec& d, const std::set<std::string>& env_keys, json& c, Drift& drift) {
-  Own(c, "args", OrNull(json(d.args.value_or(std::vector<std::string>{}))), "args", drift);
+  OwnContainerFields(d, c, drift);
   OwnEnv(d, env_keys, c, drift);
   OwnResources(d, c, drift);
   OwnMembers(c, "securityContext", ContainerSecurityContext(), "securityContext", drift);
@@ -280,7 +268,7 @@ void OwnContainer(const api::ModelServiceSpec& d, const std::set<std::string>& e
 }  // namespace
 
 std::vector<std::string> OwnedPodSpecMembers() {
-  std::vector<std::string> out = {"securityContext", "serviceAccount"};
+  std::vector<std::string> out = {"securityContext", "serviceAccount", "volumes"};
   for (const auto& m : kWholeMembers) out.emplace_back(m.key);
   return out;
 }
@@ -294,11 +282,12 @@ void RepairPodFields(const api::ModelServiceSpec& d, json& deployment, Drift& dr
   json& tmpl = Obj(Obj(deployment, "spec"), "template");
   json& meta = Obj(tmpl, "metadata");
   OwnKeys(meta, "labels", SpecPodLabels(d), Recorded(deployment, "labels"), "spec.template.metadata.labels", drift);
-  OwnKeys(meta, "annotations", d.pod_annotations.value_or(std::map<std::string, std::string>{}),
-          Recorded(deployment, "annotations"), "spec.template.metadata.annotations", drift);
+  OwnKeys(meta, "annotations", SpecPodAnnotations(d), Recorded(deployment, "annotations"),
+          "spec.template.metadata.annotations", drift);
   json& pod = Obj(tmpl, "spec");
   OwnPodMembers(d, pod, drift);
-  OwnMembers(pod, "securityContext", PodSecurityContext(), std::string(kTemplateSpec) + "securityContext", drift);
+  OwnVolumes(d, pod, drift);
+  OwnMembers(pod, "securityContext", PodSecurityContext(d), std::string(kTemplateSpec) + "securityContext", drift);
   if (json* c = ModelContainer(pod)) OwnContainer(d, Recorded(deployment, "env"), *c, drift);
   // The record of the keys written, last: the repair above read the old one.
   const std::string record = KeysRecord(d);

@@ -140,26 +140,6 @@ void EnsureGpuLimit(const ResolvedSpec& spec, json& c, Drift& drift) {
   }
 }
 
-// readinessProbe: HTTP GET /healthz on http; no other handler.
-void EnsureReadinessProbe(json& c, Drift& drift) {
-  bool probe_ok = false;
-  if (c.contains("readinessProbe") && c["readinessProbe"].is_object()) {
-    const json& p = c["readinessProbe"];
-    probe_ok = p.contains("httpGet") && p["httpGet"].is_object() && p["httpGet"].value("path", "") == "/healthz" &&
-               p["httpGet"].contains("port") && p["httpGet"]["port"] == "http" && !p.contains("exec") &&
-               !p.contains("tcpSocket") && !p.contains("grpc");
-  }
-  if (probe_ok) return;
-  json& p = ObjectAt(c, "readinessProbe");
-  p.erase("exec");
-  p.erase("tcpSocket");
-  p.erase("grpc");
-  json& get = ObjectAt(p, "httpGet");
-  get["path"] = "/healthz";
-  get["port"] = "http";
-  drift.push_back("readinessProbe");
-}
-
 void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   json& containers = ArrayAt(podspec, "containers");
   json* c = nullptr;
@@ -174,10 +154,7 @@ void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
   Ensure(*c, "image", spec.image, "image", drift);
   EnsureEnv(*c, "MODEL_NAME", spec.model, drift);
   EnsureEnv(*c, "MODEL_VERSION", spec.version, drift);
-  EnsureHttpPort(ArrayAt(*c, "ports"), {{"name", "http"}, {"containerPort", spec.port}, {"protocol", "TCP"}},
-                 {"containerPort"}, "containerPort", drift);
   EnsureGpuLimit(spec, *c, drift);
-  EnsureReadinessProbe(*c, drift);
 }
 
 // One metric says what `w` (of HpaMetrics) says: External, same name and

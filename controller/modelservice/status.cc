@@ -105,8 +105,10 @@ std::string RollbackMessage(const ResolvedSpec& spec, const VersionStatus& v) {
   auto what = [by_image](const TemplateVersion& t) {
     return by_image ? "image " + t.image : "version " + (t.version.empty() ? std::string("(none)") : t.version);
   };
+  const std::string generation =
+      v.serving_generation > 0 ? " (the pod template of generation " + std::to_string(v.serving_generation) + ")" : "";
   return "the rollout of " + what(failed) + " made no progress for " + std::to_string(spec.rollout_timeout_seconds) +
-         "s; rolled back to " + what(serving) + ", which serves; " + what(failed) +
+         "s; rolled back to " + what(serving) + generation + ", which serves; " + what(failed) +
          " is not rolled out again until the spec changes";
 }
 
@@ -178,7 +180,7 @@ Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock:
                  r.replicas == r.desired && r.available >= r.desired;
   r.all_ready = r.rolled_out && r.ready == r.desired;
   r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
-  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, r.rolled_out}, now);
+  r.versions = ComputeVersions(spec, {in.current_status, in.deployment, r.rolled_out, in.generation}, now);
   FindDegradedCause(spec, in, d, r);
   return r;
 }
@@ -279,6 +281,12 @@ json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallT
                  {"conditions", conditions}};
   r.versions.status.WriteTo(status);
   if (in.gpu) WriteGpuUtilization(*in.gpu, in.current_status, status);
+  // The serving spec of an object that served before it was recorded rides
+  // along with a write there is anyway (versions.h).
+  if (r.versions.backfill_spec.is_object() && (in.current_status == nullptr || *in.current_status != status)) {
+    status["servingSpec"] = r.versions.backfill_spec;
+    status["servingGeneration"] = r.versions.backfill_generation;
+  }
   return status;
 }
 

@@ -31,6 +31,15 @@ void SetOrErase(json& obj, const char* key, const std::string& value) {
 
 std::string VersionText(const std::string& v) { return v.empty() ? "(none)" : v; }
 
+// What status.servingSpec records of the spec that served: SpecHashInput
+// without what kubectl rollout undo does not restore (TemplateSpec keeps the
+// spec's), so that scaling or a new autoscaling target records nothing.
+json ServedSpec(const ResolvedSpec& pods) {
+  json j = SpecHashInput(pods.defaulted, pods.image);
+  for (const char* key : {"autoscaling", "strategy", "rollout"}) j.erase(key);
+  return j;
+}
+
 }  // namespace
 
 VersionStatus VersionStatus::FromStatus(const json* status) {
@@ -39,6 +48,8 @@ VersionStatus VersionStatus::FromStatus(const json* status) {
   if (std::string image = StringField(*status, "servingImage"); !image.empty()) {
     s.serving = TemplateVersion{StringField(*status, "servingVersion"), std::move(image)};
   }
+  if (auto it = status->find("servingSpec"); it != status->end() && it->is_object()) s.serving_spec = *it;
+  s.serving_generation = IntAt(*status, "servingGeneration");
   s.last_update_time = StringField(*status, "lastUpdateTime");
   s.failed_version = StringField(*status, "failedVersion");
   s.failed_spec_hash = StringField(*status, "failedSpecHash");
@@ -48,6 +59,14 @@ VersionStatus VersionStatus::FromStatus(const json* status) {
 void VersionStatus::WriteTo(json& status) const {
   SetOrErase(status, "servingVersion", serving ? serving->version : "");
   SetOrErase(status, "servingImage", serving ? serving->image : "");
+  if (serving_spec.is_object())
+    status["servingSpec"] = serving_spec;
+  else
+    status.erase("servingSpec");
+  if (serving_generation > 0)
+    status["servingGeneration"] = serving_generation;
+  else
+    status.erase("servingGeneration");
   SetOrErase(status, "lastUpdateTime", last_update_time);
   SetOrErase(status, "failedVersion", failed_version);
   SetOrErase(status, "failedSpecHash", failed_spec_hash);
@@ -76,11 +95,25 @@ bool RolledBack(const VersionStatus& status, const ResolvedSpec& spec) {
 }
 
 ResolvedSpec TemplateSpec(const ResolvedSpec& spec, const VersionStatus& status) {
+  if (!RolledBack(status, spec)) return spec;
   ResolvedSpec t = spec;
-  if (RolledBack(status, spec)) {
+  if (!status.serving_spec.is_object()) {  // recorded before servingSpec was
     t.version = status.serving->version;
     t.image = status.serving->image;
+    return t;
   }
+  const json ms = {{"metadata", {{"name", spec.name}, {"namespace", spec.ns}, {"uid", spec.uid}}},
+                   {"spec", status.serving_spec}};
+  t = ResolveSpec(ms, Options{.default_image = status.serving->image});
+  t.replicas = spec.replicas;
+  t.autoscaling = spec.autoscaling;
+  t.hpa = spec.hpa;
+  t.strategy_type = spec.strategy_type;
+  t.max_surge = spec.max_surge;
+  t.max_unavailable = spec.max_unavailable;
+  t.rollout_timeout_seconds = spec.rollout_timeout_seconds;
+  t.rollback = spec.rollback;
+  t.spec_hash = spec.spec_hash;
   return t;
 }
 
@@ -109,15 +142,36 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
   VersionStatus& s = out.status;
   s = VersionStatus::FromStatus(in.current_status);
   out.rolled_back = RolledBack(s, spec);
+  // The spec the Deployment's template is built from (read before the
+  // record below may be dropped).
+  const ResolvedSpec pods = TemplateSpec(spec, s);
   if (!out.rolled_back) {  // the spec changed since (or there was no rollback): try it
     s.failed_version.clear();
     s.failed_spec_hash.clear();
   }
   // A completed rollout: its template is what serves, since now.
   if (in.rolled_out && in.deployment != nullptr) {
-    if (auto t = DeploymentTemplate(*in.deployment); t && t != s.serving) {
-      s.serving = std::move(t);
+    const auto t = DeploymentTemplate(*in.deployment);
+    if (t && t != s.serving) {
+      s.serving = t;
       s.last_update_time = FormatTime(now);
+      s.serving_spec = nullptr;  // recorded below when the template is the one `pods` builds
+      s.serving_generation = 0;
+    }
+    // (A rollback recorded before servingSpec was builds on the failed spec:
+    // nothing to record from it.)
+    if (t && t == WantedTemplate(pods) && !(out.rolled_back && !s.serving_spec.is_object())) {
+      json served = ServedSpec(pods);
+      const int64_t generation = out.rolled_back ? s.serving_generation : in.generation;
+      if (s.serving_spec.is_object() || t != VersionStatus::FromStatus(in.current_status).serving) {
+        if (s.serving_spec != served) {
+          s.serving_spec = std::move(served);
+          s.serving_generation = generation;
+        }
+      } else {
+        out.backfill_spec = std::move(served);
+        out.backfill_generation = generation;
+      }
     }
   }
   // A failed one, judged only on a Deployment whose spec is the one wanted

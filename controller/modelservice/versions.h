@@ -7,11 +7,20 @@
 //                  Deployment's pod template when its last rollout completed
 //                  (every replica updated and available, no old pod left);
 //                  servingVersion absent when that template had no version
+//   servingSpec, servingGeneration  the spec that rolled out then
+//                  (SpecHashInput without replicas, autoscaling, strategy
+//                  and rollout: defaults omitted, the image resolved) and
+//                  its metadata.generation:
+//                  what a rollback restores. Recorded when a rollout
+//                  completes; on an object that served before the controller
+//                  recorded it, added with the next status write there is
+//                  anyway (so an upgrade costs no writes)
 //   lastUpdateTime when they last changed (RFC 3339)
 //   failedVersion, failedSpecHash  set by an automatic rollback: the spec
 //                  whose rollout failed (its version, and SpecHash). While
 //                  the spec still hashes to failedSpecHash, the pod template
-//                  is kept on servingVersion/servingImage; once it hashes
+//                  is built from servingSpec (only servingVersion and
+//                  servingImage when it is absent); once it hashes
 //                  differently the record is dropped and the new spec rolls
 //                  out.
 //
@@ -49,6 +58,8 @@ struct TemplateVersion {
 // The version fields of a ModelService status.
 struct VersionStatus {
   std::optional<TemplateVersion> serving;  // nullopt: no rollout completed yet
+  nlohmann::json serving_spec;             // null: not recorded
+  int64_t serving_generation = 0;          // 0: not recorded
   std::string last_update_time;
   std::string failed_version;
   std::string failed_spec_hash;  // empty: no rollback in effect
@@ -68,8 +79,10 @@ std::optional<TemplateVersion> DeploymentTemplate(const nlohmann::json& deployme
 // serving version is known.
 bool RolledBack(const VersionStatus& status, const ResolvedSpec& spec);
 
-// The spec the pod template is built from: `spec`, or while RolledBack its
-// serving version and image.
+// The spec the pod template is built from: `spec`, or while RolledBack the
+// serving spec (its version and image only when none is recorded). What
+// kubectl rollout undo leaves alone stays the spec's: replicas, autoscaling,
+// the strategy, the rollout's timeout and policy.
 ResolvedSpec TemplateSpec(const ResolvedSpec& spec, const VersionStatus& status);
 
 // The Deployment's message when it reports Progressing=False, reason
@@ -86,9 +99,14 @@ struct VersionInput {
   const nlohmann::json* current_status = nullptr;
   const nlohmann::json* deployment = nullptr;  // ours, once the plan's writes are made
   bool rolled_out = false;                     // every replica updated and available
+  int64_t generation = 0;                      // the ModelService's metadata.generation
 };
 struct VersionOutcome {
   VersionStatus status;
+  // The serving spec of an object that served before it was recorded: for
+  // the caller to add when it writes the status anyway (null: nothing).
+  nlohmann::json backfill_spec;
+  int64_t backfill_generation = 0;
   bool rolled_back = false;            // the record is in effect (RolledBack)
   std::optional<std::string> failure;  // the Deployment's ProgressDeadlineExceeded message
 };

@@ -6,12 +6,29 @@
 // which the controller sets). No dependency beyond the C++ standard library
 // and POSIX sockets, so it links statically into an image with nothing else.
 //
-//   model-server [--port N] [--delay-ms N]     (PORT env also sets the port)
+//   model-server [--port N] [--delay-ms N] [--runtime NAME] [--load-seconds N]
+//                [runtime arguments...]
 //
-// GET /healthz  200 "ok"
-// GET /metrics  Prometheus text format 0.0.4: modelservice_queue_length
+// --runtime (or env MODEL_SERVER_RUNTIME) makes it present the surface of a
+// real server, as the operator's runtime presets expect it (no GPU, no real
+// model): Custom (the default, as above); vLLM (GET /health, metrics on the
+// HTTP port with vllm:num_requests_waiting{model_name}); TGI (GET /health,
+// tgi_queue_size); Triton (GET /v2/health/ready and /v2/health/live,
+// metrics on a second port, 8002 or --metrics-port, with
+// nv_inference_pending_request_count{model,version}). The runtimes' own
+// arguments are accepted: --port=N, --http-port=N, --model=M, --load-model=M,
+// a leading "tritonserver", other --flag=value ignored; env PORT sets the
+// port as TGI's launcher reads it. --load-seconds (env
+// MODEL_SERVER_LOAD_SECONDS) fakes a model load: the readiness paths answer
+// 503 until it is over (liveness paths 200 throughout).
+//
+// GET /healthz  200 "ok" (the readiness path of the runtime likewise)
+// GET /metrics  Prometheus text format 0.0.4: the runtime's queue gauge
 //               (predictions waiting or running), model_server_requests_total
 // GET /         {"model": ..., "version": ..., "pod": ...}
+// GET /statfs/PATH  {"path": ..., "bytes": N, "readOnly": B} of the file
+//               system holding PATH (a mount's size and mode: /dev/shm, a
+//               model cache), 404 when PATH does not exist
 // POST /v1/predict  {"model": ..., "version": ..., "output": ...} after the delay
 // One JSON log line per request on stdout. SIGTERM: stop accepting, finish
 // the requests in flight, exit 0.
@@ -20,6 +37,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,10 +61,18 @@ std::atomic<long> g_queue{0};
 std::atomic<long> g_ok{0}, g_not_found{0}, g_bad{0};
 volatile sig_atomic_t g_stop = 0;
 
+enum class Runtime { kCustom, kVLLM, kTGI, kTriton };
+
 struct Options {
   int port = 8080;
+  int metrics_port = 0;  // a second listener for /metrics only (Triton: 8002)
   int delay_ms = 200;
+  int load_seconds = 0;
+  Runtime runtime = Runtime::kCustom;
+  std::string model;  // --model / --load-model, else MODEL_NAME
 };
+
+std::chrono::steady_clock::time_point g_loaded_at;
 
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
@@ -89,6 +115,7 @@ void Respond(int fd, int code, const char* type, const std::string& body) {
   const char* reason = code == 200   ? "OK"
                        : code == 404 ? "Not Found"
                        : code == 405 ? "Method Not Allowed"
+                       : code == 503 ? "Service Unavailable"
                                      : "Bad Request";
   std::string head = "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: " + type +
                      "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
@@ -96,18 +123,66 @@ void Respond(int fd, int code, const char* type, const std::string& body) {
   (code == 200 ? g_ok : code == 404 ? g_not_found : g_bad)++;
 }
 
-std::string Metrics() {
+std::string QueueGauge(const Options& o) {
+  const std::string n = std::to_string(g_queue.load());
+  const std::string model = JsonEscape(o.model);
+  switch (o.runtime) {
+    case Runtime::kVLLM:
+      return "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+             "# TYPE vllm:num_requests_waiting gauge\n"
+             "vllm:num_requests_waiting{model_name=\"" +
+             model + "\"} " + n + "\n";
+    case Runtime::kTGI:
+      return "# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\ntgi_queue_size " + n + "\n";
+    case Runtime::kTriton:
+      return "# HELP nv_inference_pending_request_count Instantaneous number of pending requests awaiting execution "
+             "per-model.\n# TYPE nv_inference_pending_request_count gauge\n"
+             "nv_inference_pending_request_count{model=\"" +
+             model + "\",version=\"1\"} " + n + "\n";
+    case Runtime::kCustom:
+      break;
+  }
   return "# HELP modelservice_queue_length Prediction requests waiting or running in this server.\n"
          "# TYPE modelservice_queue_length gauge\n"
          "modelservice_queue_length " +
-         std::to_string(g_queue.load()) +
-         "\n"
+         n + "\n";
+}
+
+std::string Metrics(const Options& o) {
+  return QueueGauge(o) +
          "# HELP model_server_requests_total Requests answered, by HTTP status code.\n"
          "# TYPE model_server_requests_total counter\n"
          "model_server_requests_total{code=\"200\"} " +
          std::to_string(g_ok.load()) + "\nmodel_server_requests_total{code=\"404\"} " +
          std::to_string(g_not_found.load()) + "\nmodel_server_requests_total{code=\"400\"} " +
          std::to_string(g_bad.load()) + "\n";
+}
+
+bool Loaded() { return std::chrono::steady_clock::now() >= g_loaded_at; }
+
+// The runtime's health paths: 1 ready (503 while loading), 2 live, 0 neither.
+int HealthPath(const Options& o, const std::string& path) {
+  switch (o.runtime) {
+    case Runtime::kVLLM:
+    case Runtime::kTGI:
+      return path == "/health" ? 1 : 0;
+    case Runtime::kTriton:
+      return path == "/v2/health/ready" ? 1 : path == "/v2/health/live" ? 2 : 0;
+    case Runtime::kCustom:
+      break;
+  }
+  return path == "/healthz" ? 1 : 0;
+}
+
+std::string StatFs(const std::string& path, int* code) {
+  struct statvfs st {};
+  if (statvfs(path.c_str(), &st) != 0) {
+    *code = 404;
+    return "no such path\n";
+  }
+  const unsigned long long bytes = static_cast<unsigned long long>(st.f_blocks) * st.f_frsize;
+  return "{\"path\":\"" + JsonEscape(path) + "\",\"bytes\":" + std::to_string(bytes) +
+         ",\"readOnly\":" + ((st.f_flag & ST_RDONLY) != 0 ? "true" : "false") + "}\n";
 }
 
 // ReadRequest: the request line and headers, and the body (discarded) of
@@ -148,27 +223,36 @@ void Log(const std::string& method, const std::string& path, int code, double ms
   std::fflush(stdout);
 }
 
-void Serve(int fd, int delay_ms) {
+void Serve(int fd, const Options& o, bool metrics_only) {
   auto start = std::chrono::steady_clock::now();
   std::string method, path;
   int code = 200;
   if (!ReadRequest(fd, &method, &path)) {
     code = 400;
     Respond(fd, code, "text/plain", "bad request\n");
-  } else if (path == "/healthz" || path == "/metrics" || path == "/") {
+  } else if (metrics_only && path != "/metrics") {
+    code = 404;
+    Respond(fd, code, "text/plain", "not found\n");
+  } else if (HealthPath(o, path) != 0 || path == "/metrics" || path == "/" || path.rfind("/statfs/", 0) == 0) {
     if (method != "GET" && method != "HEAD") {
       code = 405;
       Respond(fd, code, "text/plain", "method not allowed\n");
-    } else if (path == "/healthz") {
+    } else if (HealthPath(o, path) == 1 && !Loaded()) {
+      code = 503;
+      Respond(fd, code, "text/plain", "loading\n");
+    } else if (HealthPath(o, path) != 0) {
       Respond(fd, code, "text/plain", "ok\n");
     } else if (path == "/metrics") {
-      Respond(fd, code, "text/plain; version=0.0.4", Metrics());
-    } else {
+      Respond(fd, code, "text/plain; version=0.0.4", Metrics(o));
+    } else if (path == "/") {
       Respond(fd, code, "application/json", "{" + Identity() + "}\n");
+    } else {
+      std::string body = StatFs(path.substr(std::strlen("/statfs")), &code);
+      Respond(fd, code, code == 200 ? "application/json" : "text/plain", body);
     }
   } else if (path == "/v1/predict" && method == "POST") {
     g_queue++;
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.delay_ms));
     g_queue--;
     Respond(fd, code, "application/json", "{" + Identity() + ",\"output\":\"ok\"}\n");
   } else {
@@ -176,23 +260,78 @@ void Serve(int fd, int delay_ms) {
     Respond(fd, code, "text/plain", "not found\n");
   }
   std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-  if (path != "/healthz") Log(method, path, code, took.count());
+  if (HealthPath(o, path) == 0) Log(method, path, code, took.count());
   close(fd);
   g_connections--;
 }
 
+bool ParseRuntime(std::string_view name, Runtime* r) {
+  if (name == "Custom")
+    *r = Runtime::kCustom;
+  else if (name == "vLLM")
+    *r = Runtime::kVLLM;
+  else if (name == "TGI")
+    *r = Runtime::kTGI;
+  else if (name == "Triton")
+    *r = Runtime::kTriton;
+  else
+    return false;
+  return true;
+}
+
+// "--name=value" or "--name value": the value, advancing i past it.
+bool Value(int argc, char** argv, int* i, std::string_view name, std::string* out) {
+  std::string_view a = argv[*i];
+  if (a.size() > name.size() && a.substr(0, name.size()) == name && a[name.size()] == '=') {
+    *out = std::string(a.substr(name.size() + 1));
+    return true;
+  }
+  if (a == name && *i + 1 < argc) {
+    *out = argv[++*i];
+    return true;
+  }
+  return false;
+}
+
 bool ParseOptions(int argc, char** argv, Options* o) {
   o->port = std::atoi(Env("PORT", "8080").c_str());
+  o->load_seconds = std::atoi(Env("MODEL_SERVER_LOAD_SECONDS", "0").c_str());
+  o->model = Env("MODEL_NAME", "unknown");
+  if (!ParseRuntime(Env("MODEL_SERVER_RUNTIME", "Custom"), &o->runtime)) {
+    std::fprintf(stderr, "model-server: MODEL_SERVER_RUNTIME: not Custom, vLLM, TGI or Triton\n");
+    return false;
+  }
   for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if ((a == "--port" || a == "--delay-ms") && i + 1 < argc) {
-      (a == "--port" ? o->port : o->delay_ms) = std::atoi(argv[++i]);
+    std::string v;
+    if (i == 1 && std::string_view(argv[i]) == "tritonserver") continue;
+    if (Value(argc, argv, &i, "--port", &v) || Value(argc, argv, &i, "--http-port", &v)) {
+      o->port = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--metrics-port", &v)) {
+      o->metrics_port = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--delay-ms", &v)) {
+      o->delay_ms = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--load-seconds", &v)) {
+      o->load_seconds = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--model", &v) || Value(argc, argv, &i, "--load-model", &v)) {
+      o->model = v;
+    } else if (Value(argc, argv, &i, "--runtime", &v)) {
+      if (!ParseRuntime(v, &o->runtime)) {
+        std::fprintf(stderr, "model-server: --runtime: not Custom, vLLM, TGI or Triton\n");
+        return false;
+      }
+    } else if (std::string_view a = argv[i]; a.rfind("--", 0) == 0 && a.find('=') != std::string_view::npos) {
+      // another runtime flag (--model-repository=..., --max-model-len=...): accepted, ignored
     } else {
-      std::fprintf(stderr, "usage: model-server [--port N] [--delay-ms N]\n");
+      std::fprintf(stderr,
+                   "usage: model-server [--port N] [--delay-ms N] [--runtime Custom|vLLM|TGI|Triton] "
+                   "[--load-seconds N] [--metrics-port N] [--model M]\n");
       return false;
     }
   }
-  return o->port > 0 && o->port < 65536 && o->delay_ms >= 0;
+  if (o->runtime == Runtime::kTriton && o->metrics_port == 0) o->metrics_port = 8002;
+  auto port_ok = [](int p) { return p > 0 && p < 65536; };
+  return port_ok(o->port) && (o->metrics_port == 0 || port_ok(o->metrics_port)) && o->delay_ms >= 0 &&
+         o->load_seconds >= 0;
 }
 
 int Listen(int port) {
@@ -211,19 +350,8 @@ int Listen(int port) {
   return fd;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options opt;
-  if (!ParseOptions(argc, argv, &opt)) return 2;
-  int lfd = Listen(opt.port);
-  if (lfd < 0) return 1;
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { g_stop = 1; };
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  std::printf("{\"msg\":\"serving\",\"port\":%d,%s}\n", opt.port, Identity().c_str());
-  std::fflush(stdout);
+// Accepts on `lfd` until SIGTERM, one thread per connection.
+void AcceptLoop(int lfd, const Options& opt, bool metrics_only) {
   while (g_stop == 0) {
     pollfd p{lfd, POLLIN, 0};
     if (poll(&p, 1, 500) <= 0) continue;
@@ -234,9 +362,33 @@ int main(int argc, char** argv) {
       continue;
     }
     g_connections++;
-    std::thread(Serve, fd, opt.delay_ms).detach();
+    std::thread(Serve, fd, std::cref(opt), metrics_only).detach();
   }
   close(lfd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (!ParseOptions(argc, argv, &opt)) return 2;
+  g_loaded_at = std::chrono::steady_clock::now() + std::chrono::seconds(opt.load_seconds);
+  int lfd = Listen(opt.port);
+  if (lfd < 0) return 1;
+  int mfd = opt.metrics_port != 0 ? Listen(opt.metrics_port) : -1;
+  if (opt.metrics_port != 0 && mfd < 0) return 1;
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop = 1; };
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  static constexpr const char* kNames[] = {"Custom", "vLLM", "TGI", "Triton"};
+  std::printf("{\"msg\":\"serving\",\"port\":%d,\"metricsPort\":%d,\"runtime\":\"%s\",\"loadSeconds\":%d,%s}\n",
+              opt.port, opt.metrics_port, kNames[static_cast<int>(opt.runtime)], opt.load_seconds, Identity().c_str());
+  std::fflush(stdout);
+  std::thread metrics;
+  if (mfd >= 0) metrics = std::thread(AcceptLoop, mfd, std::cref(opt), true);
+  AcceptLoop(lfd, opt, false);
+  if (metrics.joinable()) metrics.join();
   while (g_connections.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::printf("{\"msg\":\"stopped\"}\n");
   return 0;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "api/k8s_names.h"
+
 namespace ms::api {
 
 using nlohmann::json;
@@ -134,6 +136,8 @@ json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) 
 
 json Quantity::ToJson() const { return integer ? json::parse(text) : json(text); }
 
+json PortNumberOrName::ToJson() const { return is_name ? json(name) : json(number); }
+
 FieldError TypeError(const std::string& path, JsonRef v, const char* want) {
   return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
 }
@@ -202,6 +206,22 @@ std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const Quanti
   if (v.is_string() && v.str().size() <= 64 && IsQuantity(v.str())) return Quantity{std::string(v.str()), false};
   errors.push_back(FieldError::Invalid(path, v, "must be a quantity such as 500m, 2 or 8Gi"));
   return std::nullopt;
+}
+
+std::optional<PortNumberOrName> ReadValue(JsonRef v, const FieldPath& path, const PortRule&,
+                                          std::vector<FieldError>& errors) {
+  if (v.is_number_integer()) {
+    const int64_t n = AsInt64(v);
+    if (!FitsInt64(v) || n < 1 || n > 65535)
+      errors.push_back(FieldError::Invalid(path, v, "must be between 1 and 65535, inclusive"));
+    return PortNumberOrName{.number = n, .name = {}, .is_name = false};
+  }
+  if (!v.is_string()) {
+    errors.push_back(TypeError(path, v, "integer or string"));
+    return std::nullopt;
+  }
+  for (auto& problem : PortNameProblems(v.str())) errors.push_back(FieldError::Invalid(path, v, std::move(problem)));
+  return PortNumberOrName{.number = 0, .name = std::string(v.str()), .is_name = true};
 }
 
 std::optional<json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule&, std::vector<FieldError>& errors) {

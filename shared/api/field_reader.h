@@ -79,6 +79,10 @@ std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const In
                                       std::vector<FieldError>& errors);
 std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule& rule,
                                   std::vector<FieldError>& errors);
+// A port number (IsValidPortNum) or name (IsValidPortName), each problem an
+// "Invalid value" in the API server's words (ValidatePortNumOrName).
+std::optional<PortNumberOrName> ReadValue(JsonRef v, const FieldPath& path, const PortRule& rule,
+                                          std::vector<FieldError>& errors);
 std::optional<nlohmann::json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule& rule,
                                         std::vector<FieldError>& errors);
 // One of rule.values, else "Unsupported value" listing them.
@@ -102,7 +106,7 @@ struct Field {
 class FieldReader {
  public:
   // The most fields an object may have (tools/apigen checks it).
-  static constexpr size_t kMaxFields = 32;
+  static constexpr size_t kMaxFields = 48;
 
   FieldReader(JsonRef object, std::string path, FieldReport report)
       : obj_(object), path_(std::move(path)), report_(report) {}

@@ -40,6 +40,17 @@ struct Quantity {
   bool operator==(const Quantity&) const = default;
 };
 
+// A container port by number (1 to 65535) or by name (an IANA service name):
+// an int-or-string, as a probe's httpGet.port.
+struct PortNumberOrName {
+  int64_t number = 0;  // when !is_name
+  std::string name;    // when is_name
+  bool is_name = false;
+
+  nlohmann::json ToJson() const;  // 8080 or "metrics"
+  bool operator==(const PortNumberOrName&) const = default;
+};
+
 // An integer in [min, max].
 struct IntRule {
   int64_t min = std::numeric_limits<int64_t>::min();
@@ -77,6 +88,8 @@ struct IntOrPercentRule {
 };
 
 struct QuantityRule {};
+
+struct PortRule {};
 
 // An object kept as JSON (x-kubernetes-preserve-unknown-fields).
 struct OpaqueRule {};

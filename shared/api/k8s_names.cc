@@ -134,6 +134,20 @@ Problems ConfigMapKeyProblems(std::string_view value) {
   return out;
 }
 
+Problems PortNameProblems(std::string_view value) {
+  constexpr size_t kMaxLength = 15;
+  Problems out;
+  if (value.size() > kMaxLength) out.push_back(MaxLenError(kMaxLength));
+  if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) { return IsLowerAlnum(c) || c == '-'; }))
+    out.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (std::none_of(value.begin(), value.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+    out.push_back("must contain at least one letter (a-z)");
+  if (value.find("--") != std::string_view::npos) out.push_back("must not contain consecutive hyphens");
+  if (!value.empty() && (value.front() == '-' || value.back() == '-'))
+    out.push_back("must not begin or end with a hyphen");
+  return out;
+}
+
 Problems EnvVarNameProblems(std::string_view value) {
   if (value.empty()) return {"environment variable name must be non-empty"};
   // Go ranges over runes: any byte >= 0x80 is part of a non-ASCII rune (or

@@ -25,6 +25,10 @@ Problems Dns1123SubdomainProblems(std::string_view value);
 // A lowercase RFC 1123 label of at most 63 characters: a namespace's name
 // (IsDNS1123Label).
 Problems Dns1123LabelProblems(std::string_view value);
+// A container port's name, an IANA service name: at most 15 lowercase
+// alphanumerics and '-', at least one letter, no "--", no '-' at either end
+// (IsValidPortName).
+Problems PortNameProblems(std::string_view value);
 // A key of a ConfigMap or Secret (IsConfigMapKey).
 Problems ConfigMapKeyProblems(std::string_view value);
 // An environment variable name: printable ASCII but '=' (IsRelaxedEnvVarName,

@@ -9,6 +9,7 @@
 #include <span>
 #include <string_view>
 
+#include "api/container_validation.h"
 #include "api/k8s_names.h"
 #include "api/pod_template.h"
 #include "api/quantity.h"
@@ -250,6 +251,7 @@ void CheckPodFields(const ModelServiceSpec& spec, std::vector<FieldError>& error
     Invalid("spec.priorityClassName", *pc, Dns1123SubdomainProblems(*pc), errors);
   if (spec.pod_annotations) CheckAnnotations(*spec.pod_annotations, errors);
   if (spec.pod_labels) CheckPodLabels(*spec.pod_labels, errors);
+  CheckContainerFields(spec, errors);
 }
 
 namespace {

@@ -51,6 +51,17 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "minLength": 1,
           "maxLength": 1024
         },
+        "runtime": {
+          "type": "string",
+          "description": "The model server the image runs, whose conventions the pods follow: its port, the argument or variables that name the model, its readiness, startup and liveness probes, its metrics port and path, its shared memory, and the queue metric autoscaling reads (docs/user/model-servers.md lists them). Custom: the conventions of this project's example server (port 8080, GET /healthz). Every value a runtime sets can be overridden by the spec's own fields. Defaults to Custom.",
+          "enum": [
+            "Custom",
+            "vLLM",
+            "TGI",
+            "Triton",
+            "MLServer"
+          ]
+        },
         "replicas": {
           "type": "integer",
           "description": "Number of pods serving the model, 1 to 100. Defaults to 1, or to autoscaling.minReplicas when autoscaling is set (the autoscaler then owns the count).",
@@ -59,9 +70,44 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         },
         "port": {
           "type": "integer",
-          "description": "Port the model server listens on (the container port named http, and the Service's port): 1 to 65535. Defaults to 8080.",
+          "description": "Port the model server listens on (the container port named http, and the Service's port): 1 to 65535. Defaults to the runtime's: 8080 (Custom, TGI, MLServer) or 8000 (vLLM, Triton).",
           "minimum": 1,
           "maximum": 65535
+        },
+        "ports": {
+          "type": "array",
+          "maxItems": 8,
+          "description": "More ports of the model container beside http (spec.port), e.g. a metrics port; each has a unique name and number. Not exposed by the Service.",
+          "items": {
+            "type": "object",
+            "description": "A named container port.",
+            "required": [
+              "name",
+              "containerPort"
+            ],
+            "properties": {
+              "name": {
+                "type": "string",
+                "maxLength": 15,
+                "description": "Its name, an IANA service name (e.g. metrics), which probes may use; not http."
+              },
+              "containerPort": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 65535,
+                "description": "Its number, 1 to 65535, other than spec.port."
+              },
+              "protocol": {
+                "type": "string",
+                "description": "TCP, UDP or SCTP; TCP when absent.",
+                "enum": [
+                  "TCP",
+                  "UDP",
+                  "SCTP"
+                ]
+              }
+            }
+          }
         },
         "gpus": {
           "type": "integer",
@@ -292,6 +338,15 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             }
           }
         },
+        "command": {
+          "type": "array",
+          "maxItems": 64,
+          "description": "The entrypoint of the model container (the container's command), instead of the image's ENTRYPOINT; spec.args (or the runtime's arguments) follow it.",
+          "items": {
+            "type": "string",
+            "description": "One word of the command."
+          }
+        },
         "args": {
           "type": "array",
           "maxItems": 256,
@@ -300,6 +355,488 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             "type": "string",
             "description": "One argument."
           }
+        },
+        "readinessProbe": {
+          "type": "object",
+          "description": "When a pod receives requests (the model container's readinessProbe): exactly one of httpGet, tcpSocket and exec, and the timings. When absent, the runtime's (Custom: GET /healthz on http).",
+          "properties": {
+            "httpGet": {
+              "type": "object",
+              "description": "An HTTP GET the kubelet sends to the pod: the probe succeeds on a status from 200 to 399.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "path": {
+                  "type": "string",
+                  "maxLength": 2048,
+                  "description": "The path requested, e.g. /health."
+                },
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                },
+                "scheme": {
+                  "type": "string",
+                  "description": "HTTP or HTTPS (the certificate is not verified); HTTP when absent.",
+                  "enum": [
+                    "HTTP",
+                    "HTTPS"
+                  ]
+                }
+              }
+            },
+            "tcpSocket": {
+              "type": "object",
+              "description": "A TCP connection the kubelet opens to the pod: the probe succeeds when it is accepted.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                }
+              }
+            },
+            "exec": {
+              "type": "object",
+              "description": "A command run in the model container (not in a shell): the probe succeeds when it exits 0.",
+              "properties": {
+                "command": {
+                  "type": "array",
+                  "maxItems": 64,
+                  "description": "The command and its arguments.",
+                  "items": {
+                    "type": "string",
+                    "description": "One word of the command."
+                  }
+                }
+              }
+            },
+            "initialDelaySeconds": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 2147483647,
+              "description": "Seconds after the container starts before the first probe. 0 when absent."
+            },
+            "periodSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds between probes. 10 when absent."
+            },
+            "timeoutSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds a probe may take before it counts as failed. 1 when absent."
+            },
+            "successThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Successes in a row after a failure for the probe to pass again; 1 when absent, and must be 1 for liveness and startup probes."
+            },
+            "failureThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Failures in a row for the probe to fail. 3 when absent."
+            }
+          }
+        },
+        "livenessProbe": {
+          "type": "object",
+          "description": "When the kubelet restarts the model container (its livenessProbe): exactly one of httpGet, tcpSocket and exec, and the timings. When absent, the runtime's (Custom: none).",
+          "properties": {
+            "httpGet": {
+              "type": "object",
+              "description": "An HTTP GET the kubelet sends to the pod: the probe succeeds on a status from 200 to 399.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "path": {
+                  "type": "string",
+                  "maxLength": 2048,
+                  "description": "The path requested, e.g. /health."
+                },
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                },
+                "scheme": {
+                  "type": "string",
+                  "description": "HTTP or HTTPS (the certificate is not verified); HTTP when absent.",
+                  "enum": [
+                    "HTTP",
+                    "HTTPS"
+                  ]
+                }
+              }
+            },
+            "tcpSocket": {
+              "type": "object",
+              "description": "A TCP connection the kubelet opens to the pod: the probe succeeds when it is accepted.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                }
+              }
+            },
+            "exec": {
+              "type": "object",
+              "description": "A command run in the model container (not in a shell): the probe succeeds when it exits 0.",
+              "properties": {
+                "command": {
+                  "type": "array",
+                  "maxItems": 64,
+                  "description": "The command and its arguments.",
+                  "items": {
+                    "type": "string",
+                    "description": "One word of the command."
+                  }
+                }
+              }
+            },
+            "initialDelaySeconds": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 2147483647,
+              "description": "Seconds after the container starts before the first probe. 0 when absent."
+            },
+            "periodSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds between probes. 10 when absent."
+            },
+            "timeoutSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds a probe may take before it counts as failed. 1 when absent."
+            },
+            "successThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Successes in a row after a failure for the probe to pass again; 1 when absent, and must be 1 for liveness and startup probes."
+            },
+            "failureThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Failures in a row for the probe to fail. 3 when absent."
+            }
+          }
+        },
+        "startupProbe": {
+          "type": "object",
+          "description": "How long a model may take to load (the model container's startupProbe): the other probes wait until it succeeds, and the container is restarted when it fails failureThreshold times in a row. Exactly one of httpGet, tcpSocket and exec, and the timings. When absent, the runtime's (Custom: none).",
+          "properties": {
+            "httpGet": {
+              "type": "object",
+              "description": "An HTTP GET the kubelet sends to the pod: the probe succeeds on a status from 200 to 399.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "path": {
+                  "type": "string",
+                  "maxLength": 2048,
+                  "description": "The path requested, e.g. /health."
+                },
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                },
+                "scheme": {
+                  "type": "string",
+                  "description": "HTTP or HTTPS (the certificate is not verified); HTTP when absent.",
+                  "enum": [
+                    "HTTP",
+                    "HTTPS"
+                  ]
+                }
+              }
+            },
+            "tcpSocket": {
+              "type": "object",
+              "description": "A TCP connection the kubelet opens to the pod: the probe succeeds when it is accepted.",
+              "required": [
+                "port"
+              ],
+              "properties": {
+                "port": {
+                  "description": "The container port: its number, or its name (http, or a name of spec.ports).",
+                  "x-kubernetes-int-or-string": true,
+                  "anyOf": [
+                    {
+                      "type": "integer"
+                    },
+                    {
+                      "type": "string"
+                    }
+                  ],
+                  "minimum": 1,
+                  "maximum": 65535,
+                  "maxLength": 15,
+                  "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+                }
+              }
+            },
+            "exec": {
+              "type": "object",
+              "description": "A command run in the model container (not in a shell): the probe succeeds when it exits 0.",
+              "properties": {
+                "command": {
+                  "type": "array",
+                  "maxItems": 64,
+                  "description": "The command and its arguments.",
+                  "items": {
+                    "type": "string",
+                    "description": "One word of the command."
+                  }
+                }
+              }
+            },
+            "initialDelaySeconds": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 2147483647,
+              "description": "Seconds after the container starts before the first probe. 0 when absent."
+            },
+            "periodSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds between probes. 10 when absent."
+            },
+            "timeoutSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Seconds a probe may take before it counts as failed. 1 when absent."
+            },
+            "successThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Successes in a row after a failure for the probe to pass again; 1 when absent, and must be 1 for liveness and startup probes."
+            },
+            "failureThreshold": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "Failures in a row for the probe to fail. 3 when absent."
+            }
+          }
+        },
+        "securityContext": {
+          "type": "object",
+          "description": "The user and groups the pods run as (the pod's securityContext), for images whose last USER is root or a name: the pods always run as non-root under the restricted Pod Security Standard, so each of these is 1 or more.",
+          "properties": {
+            "runAsUser": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "The user ID the containers run as, instead of the image's USER."
+            },
+            "runAsGroup": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "The primary group ID the containers run as."
+            },
+            "fsGroup": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647,
+              "description": "A supplementary group that owns the volumes the kubelet can change the ownership of (e.g. a model cache claim), so that the user can write them."
+            }
+          }
+        },
+        "volumes": {
+          "type": "array",
+          "maxItems": 16,
+          "description": "Volumes mounted in the model container: a model cache from a PersistentVolumeClaim, ConfigMap or Secret files, scratch space. Each has a unique name and mount path and exactly one source.",
+          "items": {
+            "type": "object",
+            "description": "A volume and where the model container mounts it.",
+            "required": [
+              "name",
+              "mountPath"
+            ],
+            "properties": {
+              "name": {
+                "type": "string",
+                "maxLength": 63,
+                "description": "Its name: a lowercase RFC 1123 label; not dshm (spec.sharedMemorySize's)."
+              },
+              "mountPath": {
+                "type": "string",
+                "maxLength": 4096,
+                "description": "The absolute path of the mount in the container; no ':' and not /dev/shm."
+              },
+              "subPath": {
+                "type": "string",
+                "maxLength": 4096,
+                "description": "A relative path in the volume to mount instead of its root (no '..')."
+              },
+              "readOnly": {
+                "type": "boolean",
+                "description": "Mounted read-only: true by default for a persistentVolumeClaim, a configMap and a secret, false for an emptyDir."
+              },
+              "persistentVolumeClaim": {
+                "type": "object",
+                "description": "A PersistentVolumeClaim of the ModelService's namespace, e.g. a model cache filled beforehand; every pod mounts the same claim, so one written by the pods needs an access mode of ReadWriteMany.",
+                "required": [
+                  "claimName"
+                ],
+                "properties": {
+                  "claimName": {
+                    "type": "string",
+                    "maxLength": 253,
+                    "description": "The claim's name."
+                  }
+                }
+              },
+              "configMap": {
+                "type": "object",
+                "description": "The keys of a ConfigMap of the namespace, each a file named after it.",
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "maxLength": 253,
+                    "description": "The ConfigMap's name."
+                  },
+                  "optional": {
+                    "type": "boolean",
+                    "description": "Whether the pods may start without the ConfigMap (the directory is then empty)."
+                  }
+                }
+              },
+              "secret": {
+                "type": "object",
+                "description": "The keys of a Secret of the namespace, each a file named after it.",
+                "required": [
+                  "secretName"
+                ],
+                "properties": {
+                  "secretName": {
+                    "type": "string",
+                    "maxLength": 253,
+                    "description": "The Secret's name."
+                  },
+                  "optional": {
+                    "type": "boolean",
+                    "description": "Whether the pods may start without the Secret (the directory is then empty)."
+                  }
+                }
+              },
+              "emptyDir": {
+                "type": "object",
+                "description": "A directory that starts empty and lives as long as the pod, on the node's disk.",
+                "properties": {
+                  "sizeLimit": {
+                    "description": "The most it may hold (a Kubernetes quantity, e.g. 10Gi): the kubelet evicts a pod whose directory holds more.",
+                    "x-kubernetes-int-or-string": true,
+                    "anyOf": [
+                      {
+                        "type": "integer"
+                      },
+                      {
+                        "type": "string"
+                      }
+                    ],
+                    "pattern": "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "sharedMemorySize": {
+          "description": "The size of /dev/shm in the model container (a memory-backed emptyDir named dshm; it counts against the pod's memory), for servers whose workers share tensors through it (PyTorch, NCCL): the container runtime gives 64Mi otherwise. When absent, the runtime's (Custom: none).",
+          "x-kubernetes-int-or-string": true,
+          "anyOf": [
+            {
+              "type": "integer"
+            },
+            {
+              "type": "string"
+            }
+          ],
+          "pattern": "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
         },
         "nodeSelector": {
           "type": "object",
@@ -1194,6 +1731,17 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "maxLength": 253,
           "description": "The PriorityClass of the pods (the pod template's priorityClassName): the scheduler places pods of a higher priority first and may evict pods of a lower one to make room. A lowercase RFC 1123 subdomain; the class must exist when the pods are created. Empty or absent: the cluster's default priority."
         },
+        "runtimeClassName": {
+          "type": "string",
+          "maxLength": 253,
+          "description": "The RuntimeClass of the pods (the pod template's runtimeClassName), e.g. nvidia on clusters whose GPU nodes run containers through NVIDIA's container runtime. A lowercase RFC 1123 subdomain; the class must exist when the pods are created. Empty or absent: the node's default runtime."
+        },
+        "terminationGracePeriodSeconds": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 86400,
+          "description": "Seconds a pod that is stopped (scale-in, rollout, eviction) has to finish the requests it is serving after SIGTERM, before SIGKILL: long generations need more than the default. 0 to 86400; the pod's default (30) when absent."
+        },
         "podAnnotations": {
           "type": "object",
           "maxProperties": 256,
@@ -1272,6 +1820,15 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         "servingImage": {
           "type": "string",
           "description": "The image of the last rollout that completed: what an automatic rollback goes back to."
+        },
+        "servingSpec": {
+          "type": "object",
+          "x-kubernetes-preserve-unknown-fields": true,
+          "description": "The spec whose pods last rolled out completely (every field but replicas, autoscaling, strategy and rollout, and none equal to its default; the image resolved): what an automatic rollback restores, the whole pod template as kubectl rollout undo does. Absent until a rollout completes under a controller that records it."
+        },
+        "servingGeneration": {
+          "type": "integer",
+          "description": "The metadata.generation of servingSpec: the generation an automatic rollback restores."
         },
         "lastUpdateTime": {
           "type": "string",

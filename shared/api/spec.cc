@@ -1,6 +1,7 @@
 #include "api/spec.h"
 
 #include "api/field_reader.h"
+#include "api/runtimes.h"
 
 namespace ms::api {
 
@@ -59,7 +60,9 @@ ParsedModelService ParseSpec(JsonRef spec) {
 //                   that is a valid replica count
 //   maxUnavailable  1 when the user set maxSurge to 0 (0/0 is invalid), with
 //                   strategy type RollingUpdate (its default when unset)
-// Otherwise (generated): replicas 1, port 8080, gpus 0, strategy.type
+//   port            the runtime's (runtimes.h): 8080 for Custom and
+//                   MLServer and TGI, 8000 for vLLM and Triton
+// Otherwise (generated): replicas 1, gpus 0, strategy.type
 // RollingUpdate, and with RollingUpdate rollingUpdate.maxSurge "25%" and
 // maxUnavailable 0; autoscaling.mode Controller and minReplicas 1 (autoscaling
 // itself is never added); rollout.timeoutSeconds 600 and rollback Manual.
@@ -74,6 +77,7 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
     RollingUpdate& ru = *d.strategy->rolling_update;
     if (ru.max_surge && ru.max_surge->IsZero() && !ru.max_unavailable) ru.max_unavailable = IntOrPercent{1, false};
   }
+  if (!d.port) d.port = PresetOf(d).port;
   ApplyDefaults(d);
   return d;
 }

@@ -14,6 +14,23 @@ namespace ms::api {
 
 using nlohmann::json;
 
+void ReadFields(FieldReader& r, ContainerPort& out) {
+  r.Index({"name", "containerPort", "protocol"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, ContainerPort::kName);
+  r.Require({"containerPort", 1});
+  out.container_port = r.Read({"containerPort", 1}, ContainerPort::kContainerPort);
+  out.protocol = r.Read({"protocol", 2}, ContainerPort::kProtocol);
+}
+
+json ContainerPort::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (container_port) j["containerPort"] = ToJsonValue(*container_port);
+  if (protocol) j["protocol"] = ToJsonValue(*protocol);
+  return j;
+}
+
 void ReadFields(FieldReader& r, RollingUpdate& out) {
   r.Index({"maxSurge", "maxUnavailable"});
   out.max_surge = r.Read({"maxSurge", 0}, RollingUpdate::kMaxSurge);
@@ -280,6 +297,164 @@ json EnvVar::ToJson() const {
   return j;
 }
 
+void ReadFields(FieldReader& r, HTTPGetAction& out) {
+  r.Index({"path", "port", "scheme"});
+  out.path = r.Read({"path", 0}, HTTPGetAction::kPath);
+  r.Require({"port", 1});
+  out.port = r.Read({"port", 1}, HTTPGetAction::kPort);
+  out.scheme = r.Read({"scheme", 2}, HTTPGetAction::kScheme);
+}
+
+json HTTPGetAction::ToJson() const {
+  json j = json::object();
+  if (path) j["path"] = ToJsonValue(*path);
+  if (port) j["port"] = ToJsonValue(*port);
+  if (scheme) j["scheme"] = ToJsonValue(*scheme);
+  return j;
+}
+
+void ReadFields(FieldReader& r, TCPSocketAction& out) {
+  r.Index({"port"});
+  r.Require({"port", 0});
+  out.port = r.Read({"port", 0}, TCPSocketAction::kPort);
+}
+
+json TCPSocketAction::ToJson() const {
+  json j = json::object();
+  if (port) j["port"] = ToJsonValue(*port);
+  return j;
+}
+
+void ReadFields(FieldReader& r, ExecAction& out) {
+  r.Index({"command"});
+  r.ReadList({"command", 0}, ExecAction::kCommand, ExecAction::kCommandItems, out.command);
+}
+
+json ExecAction::ToJson() const {
+  json j = json::object();
+  if (command) j["command"] = ToJsonValue(*command);
+  return j;
+}
+
+void ReadFields(FieldReader& r, Probe& out) {
+  r.Index({"httpGet", "tcpSocket", "exec", "initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
+           "failureThreshold"});
+  r.ReadObject({"httpGet", 0}, out.http_get);
+  r.ReadObject({"tcpSocket", 1}, out.tcp_socket);
+  r.ReadObject({"exec", 2}, out.exec);
+  out.initial_delay_seconds = r.Read({"initialDelaySeconds", 3}, Probe::kInitialDelaySeconds);
+  out.period_seconds = r.Read({"periodSeconds", 4}, Probe::kPeriodSeconds);
+  out.timeout_seconds = r.Read({"timeoutSeconds", 5}, Probe::kTimeoutSeconds);
+  out.success_threshold = r.Read({"successThreshold", 6}, Probe::kSuccessThreshold);
+  out.failure_threshold = r.Read({"failureThreshold", 7}, Probe::kFailureThreshold);
+}
+
+json Probe::ToJson() const {
+  json j = json::object();
+  if (http_get) j["httpGet"] = ToJsonValue(*http_get);
+  if (tcp_socket) j["tcpSocket"] = ToJsonValue(*tcp_socket);
+  if (exec) j["exec"] = ToJsonValue(*exec);
+  if (initial_delay_seconds) j["initialDelaySeconds"] = ToJsonValue(*initial_delay_seconds);
+  if (period_seconds) j["periodSeconds"] = ToJsonValue(*period_seconds);
+  if (timeout_seconds) j["timeoutSeconds"] = ToJsonValue(*timeout_seconds);
+  if (success_threshold) j["successThreshold"] = ToJsonValue(*success_threshold);
+  if (failure_threshold) j["failureThreshold"] = ToJsonValue(*failure_threshold);
+  return j;
+}
+
+void ReadFields(FieldReader& r, PodSecurityContext& out) {
+  r.Index({"runAsUser", "runAsGroup", "fsGroup"});
+  out.run_as_user = r.Read({"runAsUser", 0}, PodSecurityContext::kRunAsUser);
+  out.run_as_group = r.Read({"runAsGroup", 1}, PodSecurityContext::kRunAsGroup);
+  out.fs_group = r.Read({"fsGroup", 2}, PodSecurityContext::kFsGroup);
+}
+
+json PodSecurityContext::ToJson() const {
+  json j = json::object();
+  if (run_as_user) j["runAsUser"] = ToJsonValue(*run_as_user);
+  if (run_as_group) j["runAsGroup"] = ToJsonValue(*run_as_group);
+  if (fs_group) j["fsGroup"] = ToJsonValue(*fs_group);
+  return j;
+}
+
+void ReadFields(FieldReader& r, ClaimSource& out) {
+  r.Index({"claimName"});
+  r.Require({"claimName", 0});
+  out.claim_name = r.Read({"claimName", 0}, ClaimSource::kClaimName);
+}
+
+json ClaimSource::ToJson() const {
+  json j = json::object();
+  if (claim_name) j["claimName"] = ToJsonValue(*claim_name);
+  return j;
+}
+
+void ReadFields(FieldReader& r, ConfigMapSource& out) {
+  r.Index({"name", "optional"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, ConfigMapSource::kName);
+  out.optional = r.Read({"optional", 1}, ConfigMapSource::kOptional);
+}
+
+json ConfigMapSource::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (optional) j["optional"] = ToJsonValue(*optional);
+  return j;
+}
+
+void ReadFields(FieldReader& r, SecretSource& out) {
+  r.Index({"secretName", "optional"});
+  r.Require({"secretName", 0});
+  out.secret_name = r.Read({"secretName", 0}, SecretSource::kSecretName);
+  out.optional = r.Read({"optional", 1}, SecretSource::kOptional);
+}
+
+json SecretSource::ToJson() const {
+  json j = json::object();
+  if (secret_name) j["secretName"] = ToJsonValue(*secret_name);
+  if (optional) j["optional"] = ToJsonValue(*optional);
+  return j;
+}
+
+void ReadFields(FieldReader& r, EmptyDirSource& out) {
+  r.Index({"sizeLimit"});
+  out.size_limit = r.Read({"sizeLimit", 0}, EmptyDirSource::kSizeLimit);
+}
+
+json EmptyDirSource::ToJson() const {
+  json j = json::object();
+  if (size_limit) j["sizeLimit"] = ToJsonValue(*size_limit);
+  return j;
+}
+
+void ReadFields(FieldReader& r, ModelVolume& out) {
+  r.Index({"name", "mountPath", "subPath", "readOnly", "persistentVolumeClaim", "configMap", "secret", "emptyDir"});
+  r.Require({"name", 0});
+  out.name = r.Read({"name", 0}, ModelVolume::kName);
+  r.Require({"mountPath", 1});
+  out.mount_path = r.Read({"mountPath", 1}, ModelVolume::kMountPath);
+  out.sub_path = r.Read({"subPath", 2}, ModelVolume::kSubPath);
+  out.read_only = r.Read({"readOnly", 3}, ModelVolume::kReadOnly);
+  r.ReadObject({"persistentVolumeClaim", 4}, out.persistent_volume_claim);
+  r.ReadObject({"configMap", 5}, out.config_map);
+  r.ReadObject({"secret", 6}, out.secret);
+  r.ReadObject({"emptyDir", 7}, out.empty_dir);
+}
+
+json ModelVolume::ToJson() const {
+  json j = json::object();
+  if (name) j["name"] = ToJsonValue(*name);
+  if (mount_path) j["mountPath"] = ToJsonValue(*mount_path);
+  if (sub_path) j["subPath"] = ToJsonValue(*sub_path);
+  if (read_only) j["readOnly"] = ToJsonValue(*read_only);
+  if (persistent_volume_claim) j["persistentVolumeClaim"] = ToJsonValue(*persistent_volume_claim);
+  if (config_map) j["configMap"] = ToJsonValue(*config_map);
+  if (secret) j["secret"] = ToJsonValue(*secret);
+  if (empty_dir) j["emptyDir"] = ToJsonValue(*empty_dir);
+  return j;
+}
+
 void ReadFields(FieldReader& r, Toleration& out) {
   r.Index({"key", "operator", "value", "effect", "tolerationSeconds"});
   out.key = r.Read({"key", 0}, Toleration::kKey);
@@ -536,15 +711,24 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
   r.Index({"model",
            "version",
            "image",
+           "runtime",
            "replicas",
            "port",
+           "ports",
            "gpus",
            "strategy",
            "autoscaling",
            "rollout",
            "resources",
            "env",
+           "command",
            "args",
+           "readinessProbe",
+           "livenessProbe",
+           "startupProbe",
+           "securityContext",
+           "volumes",
+           "sharedMemorySize",
            "nodeSelector",
            "tolerations",
            "affinity",
@@ -552,33 +736,47 @@ void ReadFields(FieldReader& r, ModelServiceSpec& out) {
            "imagePullSecrets",
            "serviceAccountName",
            "priorityClassName",
+           "runtimeClassName",
+           "terminationGracePeriodSeconds",
            "podAnnotations",
            "podLabels"});
   r.Require({"model", 0});
   out.model = r.Read({"model", 0}, ModelServiceSpec::kModel);
   out.version = r.Read({"version", 1}, ModelServiceSpec::kVersion);
   out.image = r.Read({"image", 2}, ModelServiceSpec::kImage);
-  out.replicas = r.Read({"replicas", 3}, ModelServiceSpec::kReplicas);
-  out.port = r.Read({"port", 4}, ModelServiceSpec::kPort);
-  out.gpus = r.Read({"gpus", 5}, ModelServiceSpec::kGpus);
-  r.ReadObject({"strategy", 6}, out.strategy);
-  r.ReadObject({"autoscaling", 7}, out.autoscaling);
-  r.ReadObject({"rollout", 8}, out.rollout);
-  r.ReadObject({"resources", 9}, out.resources);
-  r.ReadList({"env", 10}, ModelServiceSpec::kEnv, out.env);
-  r.ReadList({"args", 11}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
-  r.ReadMap({"nodeSelector", 12}, ModelServiceSpec::kNodeSelector, ModelServiceSpec::kNodeSelectorValues,
+  out.runtime = r.Read({"runtime", 3}, ModelServiceSpec::kRuntime);
+  out.replicas = r.Read({"replicas", 4}, ModelServiceSpec::kReplicas);
+  out.port = r.Read({"port", 5}, ModelServiceSpec::kPort);
+  r.ReadList({"ports", 6}, ModelServiceSpec::kPorts, out.ports);
+  out.gpus = r.Read({"gpus", 7}, ModelServiceSpec::kGpus);
+  r.ReadObject({"strategy", 8}, out.strategy);
+  r.ReadObject({"autoscaling", 9}, out.autoscaling);
+  r.ReadObject({"rollout", 10}, out.rollout);
+  r.ReadObject({"resources", 11}, out.resources);
+  r.ReadList({"env", 12}, ModelServiceSpec::kEnv, out.env);
+  r.ReadList({"command", 13}, ModelServiceSpec::kCommand, ModelServiceSpec::kCommandItems, out.command);
+  r.ReadList({"args", 14}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
+  r.ReadObject({"readinessProbe", 15}, out.readiness_probe);
+  r.ReadObject({"livenessProbe", 16}, out.liveness_probe);
+  r.ReadObject({"startupProbe", 17}, out.startup_probe);
+  r.ReadObject({"securityContext", 18}, out.security_context);
+  r.ReadList({"volumes", 19}, ModelServiceSpec::kVolumes, out.volumes);
+  out.shared_memory_size = r.Read({"sharedMemorySize", 20}, ModelServiceSpec::kSharedMemorySize);
+  r.ReadMap({"nodeSelector", 21}, ModelServiceSpec::kNodeSelector, ModelServiceSpec::kNodeSelectorValues,
             out.node_selector);
-  r.ReadList({"tolerations", 13}, ModelServiceSpec::kTolerations, out.tolerations);
-  r.ReadObject({"affinity", 14}, out.affinity);
-  r.ReadList({"topologySpreadConstraints", 15}, ModelServiceSpec::kTopologySpreadConstraints,
+  r.ReadList({"tolerations", 22}, ModelServiceSpec::kTolerations, out.tolerations);
+  r.ReadObject({"affinity", 23}, out.affinity);
+  r.ReadList({"topologySpreadConstraints", 24}, ModelServiceSpec::kTopologySpreadConstraints,
              out.topology_spread_constraints);
-  r.ReadList({"imagePullSecrets", 16}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
-  out.service_account_name = r.Read({"serviceAccountName", 17}, ModelServiceSpec::kServiceAccountName);
-  out.priority_class_name = r.Read({"priorityClassName", 18}, ModelServiceSpec::kPriorityClassName);
-  r.ReadMap({"podAnnotations", 19}, ModelServiceSpec::kPodAnnotations, ModelServiceSpec::kPodAnnotationsValues,
+  r.ReadList({"imagePullSecrets", 25}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
+  out.service_account_name = r.Read({"serviceAccountName", 26}, ModelServiceSpec::kServiceAccountName);
+  out.priority_class_name = r.Read({"priorityClassName", 27}, ModelServiceSpec::kPriorityClassName);
+  out.runtime_class_name = r.Read({"runtimeClassName", 28}, ModelServiceSpec::kRuntimeClassName);
+  out.termination_grace_period_seconds =
+      r.Read({"terminationGracePeriodSeconds", 29}, ModelServiceSpec::kTerminationGracePeriodSeconds);
+  r.ReadMap({"podAnnotations", 30}, ModelServiceSpec::kPodAnnotations, ModelServiceSpec::kPodAnnotationsValues,
             out.pod_annotations);
-  r.ReadMap({"podLabels", 20}, ModelServiceSpec::kPodLabels, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
+  r.ReadMap({"podLabels", 31}, ModelServiceSpec::kPodLabels, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
 }
 
 json ModelServiceSpec::ToJson() const {
@@ -586,15 +784,24 @@ json ModelServiceSpec::ToJson() const {
   if (model) j["model"] = ToJsonValue(*model);
   if (version) j["version"] = ToJsonValue(*version);
   if (image) j["image"] = ToJsonValue(*image);
+  if (runtime) j["runtime"] = ToJsonValue(*runtime);
   if (replicas) j["replicas"] = ToJsonValue(*replicas);
   if (port) j["port"] = ToJsonValue(*port);
+  if (ports) j["ports"] = ToJsonValue(*ports);
   if (gpus) j["gpus"] = ToJsonValue(*gpus);
   if (strategy) j["strategy"] = ToJsonValue(*strategy);
   if (autoscaling) j["autoscaling"] = ToJsonValue(*autoscaling);
   if (rollout) j["rollout"] = ToJsonValue(*rollout);
   if (resources) j["resources"] = ToJsonValue(*resources);
   if (env) j["env"] = ToJsonValue(*env);
+  if (command) j["command"] = ToJsonValue(*command);
   if (args) j["args"] = ToJsonValue(*args);
+  if (readiness_probe) j["readinessProbe"] = ToJsonValue(*readiness_probe);
+  if (liveness_probe) j["livenessProbe"] = ToJsonValue(*liveness_probe);
+  if (startup_probe) j["startupProbe"] = ToJsonValue(*startup_probe);
+  if (security_context) j["securityContext"] = ToJsonValue(*security_context);
+  if (volumes) j["volumes"] = ToJsonValue(*volumes);
+  if (shared_memory_size) j["sharedMemorySize"] = ToJsonValue(*shared_memory_size);
   if (node_selector) j["nodeSelector"] = ToJsonValue(*node_selector);
   if (tolerations) j["tolerations"] = ToJsonValue(*tolerations);
   if (affinity) j["affinity"] = ToJsonValue(*affinity);
@@ -602,12 +809,16 @@ json ModelServiceSpec::ToJson() const {
   if (image_pull_secrets) j["imagePullSecrets"] = ToJsonValue(*image_pull_secrets);
   if (service_account_name) j["serviceAccountName"] = ToJsonValue(*service_account_name);
   if (priority_class_name) j["priorityClassName"] = ToJsonValue(*priority_class_name);
+  if (runtime_class_name) j["runtimeClassName"] = ToJsonValue(*runtime_class_name);
+  if (termination_grace_period_seconds)
+    j["terminationGracePeriodSeconds"] = ToJsonValue(*termination_grace_period_seconds);
   if (pod_annotations) j["podAnnotations"] = ToJsonValue(*pod_annotations);
   if (pod_labels) j["podLabels"] = ToJsonValue(*pod_labels);
   return j;
 }
 
 void ApplyDefaults(ModelServiceSpec& s) {
+  if (!s.runtime) s.runtime = ModelServiceSpec::kRuntime.default_value;
   if (!s.replicas) s.replicas = ModelServiceSpec::kReplicas.default_value;
   if (!s.port) s.port = ModelServiceSpec::kPort.default_value;
   if (!s.gpus) s.gpus = ModelServiceSpec::kGpus.default_value;
@@ -619,6 +830,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
 }
 
 void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w) {
+  if (d.runtime && !target.find("runtime")) w.Add("runtime", *d.runtime);
   if (d.replicas && !target.find("replicas")) w.Add("replicas", *d.replicas);
   if (d.port && !target.find("port")) w.Add("port", *d.port);
   if (d.gpus && !target.find("gpus")) w.Add("gpus", *d.gpus);
@@ -649,75 +861,110 @@ void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWrit
 }
 
 size_t FieldRank(std::string_view name) {
-  static constexpr std::array<std::string_view, 69> kOrder = {"apiVersion",
-                                                              "kind",
-                                                              "metadata",
-                                                              "spec",
-                                                              "model",
-                                                              "version",
-                                                              "image",
-                                                              "replicas",
-                                                              "port",
-                                                              "gpus",
-                                                              "strategy",
-                                                              "type",
-                                                              "rollingUpdate",
-                                                              "maxSurge",
-                                                              "maxUnavailable",
-                                                              "autoscaling",
-                                                              "mode",
-                                                              "minReplicas",
-                                                              "maxReplicas",
-                                                              "targetQueueLength",
-                                                              "targetGPUUtilization",
-                                                              "rollout",
-                                                              "timeoutSeconds",
-                                                              "rollback",
-                                                              "resources",
-                                                              "requests",
-                                                              "limits",
-                                                              "env",
-                                                              "name",
-                                                              "value",
-                                                              "valueFrom",
-                                                              "secretKeyRef",
-                                                              "key",
-                                                              "optional",
-                                                              "configMapKeyRef",
-                                                              "args",
-                                                              "nodeSelector",
-                                                              "tolerations",
-                                                              "operator",
-                                                              "effect",
-                                                              "tolerationSeconds",
-                                                              "affinity",
-                                                              "nodeAffinity",
-                                                              "requiredDuringSchedulingIgnoredDuringExecution",
-                                                              "nodeSelectorTerms",
-                                                              "matchExpressions",
-                                                              "values",
-                                                              "preferredDuringSchedulingIgnoredDuringExecution",
-                                                              "weight",
-                                                              "preference",
-                                                              "podAffinity",
-                                                              "labelSelector",
-                                                              "matchLabels",
-                                                              "namespaceSelector",
-                                                              "namespaces",
-                                                              "topologyKey",
-                                                              "podAffinityTerm",
-                                                              "podAntiAffinity",
-                                                              "topologySpreadConstraints",
-                                                              "maxSkew",
-                                                              "whenUnsatisfiable",
-                                                              "minDomains",
-                                                              "nodeAffinityPolicy",
-                                                              "nodeTaintsPolicy",
-                                                              "imagePullSecrets",
-                                                              "serviceAccountName",
-                                                              "priorityClassName",
-                                                              "podAnnotations",
-                                                              "podLabels"};
+  static constexpr std::array<std::string_view, 104> kOrder = {"apiVersion",
+                                                               "kind",
+                                                               "metadata",
+                                                               "spec",
+                                                               "model",
+                                                               "version",
+                                                               "image",
+                                                               "runtime",
+                                                               "replicas",
+                                                               "port",
+                                                               "ports",
+                                                               "name",
+                                                               "containerPort",
+                                                               "protocol",
+                                                               "gpus",
+                                                               "strategy",
+                                                               "type",
+                                                               "rollingUpdate",
+                                                               "maxSurge",
+                                                               "maxUnavailable",
+                                                               "autoscaling",
+                                                               "mode",
+                                                               "minReplicas",
+                                                               "maxReplicas",
+                                                               "targetQueueLength",
+                                                               "targetGPUUtilization",
+                                                               "rollout",
+                                                               "timeoutSeconds",
+                                                               "rollback",
+                                                               "resources",
+                                                               "requests",
+                                                               "limits",
+                                                               "env",
+                                                               "value",
+                                                               "valueFrom",
+                                                               "secretKeyRef",
+                                                               "key",
+                                                               "optional",
+                                                               "configMapKeyRef",
+                                                               "command",
+                                                               "args",
+                                                               "readinessProbe",
+                                                               "httpGet",
+                                                               "path",
+                                                               "scheme",
+                                                               "tcpSocket",
+                                                               "exec",
+                                                               "initialDelaySeconds",
+                                                               "periodSeconds",
+                                                               "successThreshold",
+                                                               "failureThreshold",
+                                                               "livenessProbe",
+                                                               "startupProbe",
+                                                               "securityContext",
+                                                               "runAsUser",
+                                                               "runAsGroup",
+                                                               "fsGroup",
+                                                               "volumes",
+                                                               "mountPath",
+                                                               "subPath",
+                                                               "readOnly",
+                                                               "persistentVolumeClaim",
+                                                               "claimName",
+                                                               "configMap",
+                                                               "secret",
+                                                               "secretName",
+                                                               "emptyDir",
+                                                               "sizeLimit",
+                                                               "sharedMemorySize",
+                                                               "nodeSelector",
+                                                               "tolerations",
+                                                               "operator",
+                                                               "effect",
+                                                               "tolerationSeconds",
+                                                               "affinity",
+                                                               "nodeAffinity",
+                                                               "requiredDuringSchedulingIgnoredDuringExecution",
+                                                               "nodeSelectorTerms",
+                                                               "matchExpressions",
+                                                               "values",
+                                                               "preferredDuringSchedulingIgnoredDuringExecution",
+                                                               "weight",
+                                                               "preference",
+                                                               "podAffinity",
+                                                               "labelSelector",
+                                                               "matchLabels",
+                                                               "namespaceSelector",
+                                                               "namespaces",
+                                                               "topologyKey",
+                                                               "podAffinityTerm",
+                                                               "podAntiAffinity",
+                                                               "topologySpreadConstraints",
+                                                               "maxSkew",
+                                                               "whenUnsatisfiable",
+                                                               "minDomains",
+                                                               "nodeAffinityPolicy",
+                                                               "nodeTaintsPolicy",
+                                                               "imagePullSecrets",
+                                                               "serviceAccountName",
+                                                               "priorityClassName",
+                                                               "runtimeClassName",
+                                                               "terminationGracePeriodSeconds",
+                                                               "podAnnotations",
+                                                               "podLabels"};
   return static_cast<size_t>(std::find(kOrder.begin(), kOrder.end(), name) - kOrder.begin());
 }
 

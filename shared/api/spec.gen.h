@@ -25,6 +25,16 @@ namespace ms::api {
 class AddPatchWriter;
 class FieldReader;
 
+// spec.runtime
+enum class Runtime : uint8_t { kCustom, kVLLM, kTGI, kTriton, kMLServer };
+inline constexpr std::array<const char*, 5> kRuntimeNames = {"Custom", "vLLM", "TGI", "Triton", "MLServer"};
+constexpr const char* ToString(Runtime v) { return kRuntimeNames[static_cast<size_t>(v)]; }
+
+// spec.ports[].protocol
+enum class Protocol : uint8_t { kTCP, kUDP, kSCTP };
+inline constexpr std::array<const char*, 3> kProtocolNames = {"TCP", "UDP", "SCTP"};
+constexpr const char* ToString(Protocol v) { return kProtocolNames[static_cast<size_t>(v)]; }
+
 // spec.strategy.type
 enum class StrategyType : uint8_t { kRollingUpdate, kRecreate };
 inline constexpr std::array<const char*, 2> kStrategyTypeNames = {"RollingUpdate", "Recreate"};
@@ -39,6 +49,11 @@ constexpr const char* ToString(AutoscalingMode v) { return kAutoscalingModeNames
 enum class RollbackPolicy : uint8_t { kManual, kAutomatic };
 inline constexpr std::array<const char*, 2> kRollbackPolicyNames = {"Manual", "Automatic"};
 constexpr const char* ToString(RollbackPolicy v) { return kRollbackPolicyNames[static_cast<size_t>(v)]; }
+
+// spec.readinessProbe.httpGet.scheme
+enum class URIScheme : uint8_t { kHTTP, kHTTPS };
+inline constexpr std::array<const char*, 2> kURISchemeNames = {"HTTP", "HTTPS"};
+constexpr const char* ToString(URIScheme v) { return kURISchemeNames[static_cast<size_t>(v)]; }
 
 // spec.tolerations[].operator
 enum class TolerationOperator : uint8_t { kEqual, kExists };
@@ -82,6 +97,21 @@ inline constexpr std::array<const char*, 2> kTopologySpreadConstraintNodeTaintsP
 constexpr const char* ToString(TopologySpreadConstraintNodeTaintsPolicy v) {
   return kTopologySpreadConstraintNodeTaintsPolicyNames[static_cast<size_t>(v)];
 }
+
+// spec.ports[]
+// A named container port.
+struct ContainerPort {
+  static constexpr StringRule kName{.min_length = 0, .max_length = 15};
+  static constexpr IntRule kContainerPort{.min = 1, .max = 65535};
+  static constexpr EnumRule<Protocol, 3> kProtocol{kProtocolNames};
+  std::optional<std::string> name;
+  std::optional<int64_t> container_port;  // containerPort
+  std::optional<Protocol> protocol;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ContainerPort&) const = default;
+};
 
 // spec.strategy.rollingUpdate
 // Limits of a rolling update; only with type RollingUpdate. maxSurge and maxUnavailable may not both be 0.
@@ -212,6 +242,154 @@ struct EnvVar {
   // The set fields as the object holds them.
   nlohmann::json ToJson() const;
   bool operator==(const EnvVar&) const = default;
+};
+
+// spec.readinessProbe.httpGet
+// An HTTP GET the kubelet sends to the pod: the probe succeeds on a status from 200 to 399.
+struct HTTPGetAction {
+  static constexpr StringRule kPath{.min_length = 0, .max_length = 2048};
+  static constexpr PortRule kPort{};
+  static constexpr EnumRule<URIScheme, 2> kScheme{kURISchemeNames};
+  std::optional<std::string> path;
+  std::optional<PortNumberOrName> port;
+  std::optional<URIScheme> scheme;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const HTTPGetAction&) const = default;
+};
+
+// spec.readinessProbe.tcpSocket
+// A TCP connection the kubelet opens to the pod: the probe succeeds when it is accepted.
+struct TCPSocketAction {
+  static constexpr PortRule kPort{};
+  std::optional<PortNumberOrName> port;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const TCPSocketAction&) const = default;
+};
+
+// spec.readinessProbe.exec
+// A command run in the model container (not in a shell): the probe succeeds when it exits 0.
+struct ExecAction {
+  static constexpr ArrayRule kCommand{.max_items = 64};
+  static constexpr StringRule kCommandItems{.min_length = 0};
+  std::optional<std::vector<std::string>> command;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ExecAction&) const = default;
+};
+
+// spec.readinessProbe
+// When a pod receives requests (the model container's readinessProbe): exactly one of httpGet, tcpSocket and
+// exec, and the timings. When absent, the runtime's (Custom: GET /healthz on http).
+struct Probe {
+  static constexpr IntRule kInitialDelaySeconds{.min = 0, .max = 2147483647};
+  static constexpr IntRule kPeriodSeconds{.min = 1, .max = 2147483647};
+  static constexpr IntRule kTimeoutSeconds{.min = 1, .max = 2147483647};
+  static constexpr IntRule kSuccessThreshold{.min = 1, .max = 2147483647};
+  static constexpr IntRule kFailureThreshold{.min = 1, .max = 2147483647};
+  std::optional<HTTPGetAction> http_get;      // httpGet
+  std::optional<TCPSocketAction> tcp_socket;  // tcpSocket
+  std::optional<ExecAction> exec;
+  std::optional<int64_t> initial_delay_seconds;  // initialDelaySeconds
+  std::optional<int64_t> period_seconds;         // periodSeconds
+  std::optional<int64_t> timeout_seconds;        // timeoutSeconds
+  std::optional<int64_t> success_threshold;      // successThreshold
+  std::optional<int64_t> failure_threshold;      // failureThreshold
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const Probe&) const = default;
+};
+
+// spec.securityContext
+// The user and groups the pods run as (the pod's securityContext), for images whose last USER is root or a
+// name: the pods always run as non-root under the restricted Pod Security Standard, so each of these is 1 or
+// more.
+struct PodSecurityContext {
+  static constexpr IntRule kRunAsUser{.min = 1, .max = 2147483647};
+  static constexpr IntRule kRunAsGroup{.min = 1, .max = 2147483647};
+  static constexpr IntRule kFsGroup{.min = 1, .max = 2147483647};
+  std::optional<int64_t> run_as_user;   // runAsUser
+  std::optional<int64_t> run_as_group;  // runAsGroup
+  std::optional<int64_t> fs_group;      // fsGroup
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const PodSecurityContext&) const = default;
+};
+
+// spec.volumes[].persistentVolumeClaim
+// A PersistentVolumeClaim of the ModelService's namespace, e.g. a model cache filled beforehand; every pod
+// mounts the same claim, so one written by the pods needs an access mode of ReadWriteMany.
+struct ClaimSource {
+  static constexpr StringRule kClaimName{.min_length = 0, .max_length = 253};
+  std::optional<std::string> claim_name;  // claimName
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ClaimSource&) const = default;
+};
+
+// spec.volumes[].configMap
+// The keys of a ConfigMap of the namespace, each a file named after it.
+struct ConfigMapSource {
+  static constexpr StringRule kName{.min_length = 0, .max_length = 253};
+  static constexpr BoolRule kOptional{};
+  std::optional<std::string> name;
+  std::optional<bool> optional;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ConfigMapSource&) const = default;
+};
+
+// spec.volumes[].secret
+// The keys of a Secret of the namespace, each a file named after it.
+struct SecretSource {
+  static constexpr StringRule kSecretName{.min_length = 0, .max_length = 253};
+  static constexpr BoolRule kOptional{};
+  std::optional<std::string> secret_name;  // secretName
+  std::optional<bool> optional;
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const SecretSource&) const = default;
+};
+
+// spec.volumes[].emptyDir
+// A directory that starts empty and lives as long as the pod, on the node's disk.
+struct EmptyDirSource {
+  static constexpr QuantityRule kSizeLimit{};
+  std::optional<Quantity> size_limit;  // sizeLimit
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const EmptyDirSource&) const = default;
+};
+
+// spec.volumes[]
+// A volume and where the model container mounts it.
+struct ModelVolume {
+  static constexpr StringRule kName{.min_length = 0, .max_length = 63};
+  static constexpr StringRule kMountPath{.min_length = 0, .max_length = 4096};
+  static constexpr StringRule kSubPath{.min_length = 0, .max_length = 4096};
+  static constexpr BoolRule kReadOnly{};
+  std::optional<std::string> name;
+  std::optional<std::string> mount_path;               // mountPath
+  std::optional<std::string> sub_path;                 // subPath
+  std::optional<bool> read_only;                       // readOnly
+  std::optional<ClaimSource> persistent_volume_claim;  // persistentVolumeClaim
+  std::optional<ConfigMapSource> config_map;           // configMap
+  std::optional<SecretSource> secret;
+  std::optional<EmptyDirSource> empty_dir;  // emptyDir
+
+  // The set fields as the object holds them.
+  nlohmann::json ToJson() const;
+  bool operator==(const ModelVolume&) const = default;
 };
 
 // spec.tolerations[]
@@ -443,12 +621,18 @@ struct ModelServiceSpec {
       .min_length = 1, .max_length = 253, .format = StringFormat::kNoWhitespaceOrControl};
   static constexpr StringRule kVersion{.min_length = 0, .max_length = 63};
   static constexpr StringRule kImage{.min_length = 1, .max_length = 1024};
+  static constexpr EnumRule<Runtime, 5> kRuntime{kRuntimeNames, Runtime::kCustom};
   static constexpr IntRule kReplicas{.min = 1, .max = 100, .default_value = 1};
   static constexpr IntRule kPort{.min = 1, .max = 65535, .default_value = 8080};
+  static constexpr ArrayRule kPorts{.max_items = 8};
   static constexpr IntRule kGpus{.min = 0, .max = 16, .default_value = 0};
   static constexpr ArrayRule kEnv{.max_items = 256};
+  static constexpr ArrayRule kCommand{.max_items = 64};
+  static constexpr StringRule kCommandItems{.min_length = 0};
   static constexpr ArrayRule kArgs{.max_items = 256};
   static constexpr StringRule kArgsItems{.min_length = 0};
+  static constexpr ArrayRule kVolumes{.max_items = 16};
+  static constexpr QuantityRule kSharedMemorySize{};
   static constexpr MapRule kNodeSelector{.max_properties = 64};
   static constexpr StringRule kNodeSelectorValues{.min_length = 0};
   static constexpr ArrayRule kTolerations{.max_items = 64};
@@ -456,6 +640,8 @@ struct ModelServiceSpec {
   static constexpr ArrayRule kImagePullSecrets{.max_items = 32};
   static constexpr StringRule kServiceAccountName{.min_length = 0};
   static constexpr StringRule kPriorityClassName{.min_length = 0, .max_length = 253};
+  static constexpr StringRule kRuntimeClassName{.min_length = 0, .max_length = 253};
+  static constexpr IntRule kTerminationGracePeriodSeconds{.min = 0, .max = 86400};
   static constexpr MapRule kPodAnnotations{.max_properties = 256};
   static constexpr StringRule kPodAnnotationsValues{.min_length = 0};
   static constexpr MapRule kPodLabels{.max_properties = 64};
@@ -463,15 +649,24 @@ struct ModelServiceSpec {
   std::optional<std::string> model;
   std::optional<std::string> version;
   std::optional<std::string> image;
+  std::optional<Runtime> runtime;
   std::optional<int64_t> replicas;
   std::optional<int64_t> port;
+  std::optional<std::vector<ContainerPort>> ports;
   std::optional<int64_t> gpus;
   std::optional<Strategy> strategy;
   std::optional<Autoscaling> autoscaling;
   std::optional<Rollout> rollout;
   std::optional<Resources> resources;
   std::optional<std::vector<EnvVar>> env;
+  std::optional<std::vector<std::string>> command;
   std::optional<std::vector<std::string>> args;
+  std::optional<Probe> readiness_probe;                // readinessProbe
+  std::optional<Probe> liveness_probe;                 // livenessProbe
+  std::optional<Probe> startup_probe;                  // startupProbe
+  std::optional<PodSecurityContext> security_context;  // securityContext
+  std::optional<std::vector<ModelVolume>> volumes;
+  std::optional<Quantity> shared_memory_size;                       // sharedMemorySize
   std::optional<std::map<std::string, std::string>> node_selector;  // nodeSelector
   std::optional<std::vector<Toleration>> tolerations;
   std::optional<Affinity> affinity;
@@ -479,6 +674,8 @@ struct ModelServiceSpec {
   std::optional<std::vector<LocalObjectReference>> image_pull_secrets;               // imagePullSecrets
   std::optional<std::string> service_account_name;                                   // serviceAccountName
   std::optional<std::string> priority_class_name;                                    // priorityClassName
+  std::optional<std::string> runtime_class_name;                                     // runtimeClassName
+  std::optional<int64_t> termination_grace_period_seconds;                           // terminationGracePeriodSeconds
   std::optional<std::map<std::string, std::string>> pod_annotations;                 // podAnnotations
   std::optional<std::map<std::string, std::string>> pod_labels;                      // podLabels
 
@@ -491,6 +688,7 @@ struct ModelServiceSpec {
 };
 
 // The parser of each object: reads its fields into `out`, reports what it cannot read.
+void ReadFields(FieldReader& r, ContainerPort& out);
 void ReadFields(FieldReader& r, RollingUpdate& out);
 void ReadFields(FieldReader& r, Strategy& out);
 void ReadFields(FieldReader& r, Autoscaling& out);
@@ -500,6 +698,16 @@ void ReadFields(FieldReader& r, SecretKeySelector& out);
 void ReadFields(FieldReader& r, ConfigMapKeySelector& out);
 void ReadFields(FieldReader& r, EnvVarSource& out);
 void ReadFields(FieldReader& r, EnvVar& out);
+void ReadFields(FieldReader& r, HTTPGetAction& out);
+void ReadFields(FieldReader& r, TCPSocketAction& out);
+void ReadFields(FieldReader& r, ExecAction& out);
+void ReadFields(FieldReader& r, Probe& out);
+void ReadFields(FieldReader& r, PodSecurityContext& out);
+void ReadFields(FieldReader& r, ClaimSource& out);
+void ReadFields(FieldReader& r, ConfigMapSource& out);
+void ReadFields(FieldReader& r, SecretSource& out);
+void ReadFields(FieldReader& r, EmptyDirSource& out);
+void ReadFields(FieldReader& r, ModelVolume& out);
 void ReadFields(FieldReader& r, Toleration& out);
 void ReadFields(FieldReader& r, NodeSelectorRequirement& out);
 void ReadFields(FieldReader& r, NodeSelectorTerm& out);

@@ -5,7 +5,8 @@
 # test/monitoring/*_test.yaml (each alert firing and not firing), lints the
 # rules (severity, summary, description, runbook page, tests of both kinds:
 # rules.py lint) and the dashboard (dashboard.py lint; its queries parsed by
-# promtool).
+# promtool), and the model pods' scrape job of monitoring.md (promtool check
+# config; the same relabelling as manifests/monitoring/podmonitor.yaml).
 #
 # Usage: test/monitoring/run.sh [PROMTOOL]
 #   PROMTOOL  promtool to use (default: the one on PATH; Debian package
@@ -33,3 +34,29 @@ python3 "$here/dashboard.py" lint "$root/manifests/monitoring/dashboard/modelser
   --kustomization "$root/manifests/monitoring/kustomization.yaml" --docs "$root/docs/operator/monitoring.md" \
   --rules-out "$tmp/dashboard-queries.yaml"
 "$promtool" check rules "$tmp/dashboard-queries.yaml"
+# The model pods' scrape job of monitoring.md ("The model servers' metrics"):
+# a valid prometheus.yml for promtool, and the same relabelling as the
+# PodMonitor (the metrics port and path, the modelservice label).
+python3 - "$root/docs/operator/monitoring.md" "$root/manifests/monitoring/podmonitor.yaml" "$tmp/models.yml" <<'PY'
+import re, sys, yaml
+doc = open(sys.argv[1], encoding="utf-8").read()
+section = doc[doc.index("## The model servers' metrics"):]
+block = re.search(r"```yaml\n(scrape_configs:.*?)```", section, re.S).group(1)
+job = yaml.safe_load(block)["scrape_configs"][0]
+assert job["kubernetes_sd_configs"] == [{"role": "pod"}], job["kubernetes_sd_configs"]
+# Debian's promtool is built without Kubernetes service discovery: the job
+# is checked with a static target in its place (the relabelling is what
+# can be wrong here).
+checked = dict(job)
+del checked["kubernetes_sd_configs"]
+checked["static_configs"] = [{"targets": ["127.0.0.1:1"]}]
+yaml.safe_dump({"scrape_configs": [checked]}, open(sys.argv[3], "w", encoding="utf-8"))
+pm = yaml.safe_load(open(sys.argv[2], encoding="utf-8"))["spec"]["podMetricsEndpoints"][0]
+norm = lambda r: (tuple(r.get("sourceLabels", r.get("source_labels", []))), r.get("regex"),
+                  r.get("replacement"), r.get("targetLabel", r.get("target_label")))
+docs_rules = {norm(r) for r in job["relabel_configs"]}
+missing = [r for r in pm["relabelings"] if norm(r) not in docs_rules]
+if missing:
+    sys.exit("monitoring.md's scrape job lacks the PodMonitor's relabelings %s" % missing)
+PY
+"$promtool" check config "$tmp/models.yml"

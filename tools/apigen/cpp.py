@@ -124,7 +124,7 @@ def spec_header(model, t):
     return "\n".join(out)
 
 
-MAX_FIELDS = 32  # FieldReader::kMaxFields
+MAX_FIELDS = 48  # FieldReader::kMaxFields
 
 
 def _read_fields(s):

@@ -199,6 +199,32 @@ class QuantityKind(Kind):
         return "a Kubernetes quantity, e.g. `500m`, `2`, `8Gi`"
 
 
+PORT_NAME_PATTERN = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+
+
+class PortKind(Kind):
+    """A container port by number (1 to 65535) or by name (an IANA service
+    name, as the Pod API checks a probe's port), e.g. a probe's httpGet.port."""
+    KEYWORDS = {"x-kubernetes-int-or-string", "anyOf", "minimum", "maximum", "maxLength", "pattern", "x-ms-format"}
+    cpp_type = "PortNumberOrName"
+    doc_type = "integer or string"
+
+    def __init__(self, node, path):
+        super().__init__(node, path)
+        if (node.get("minimum"), node.get("maximum"), node.get("maxLength"), node.get("pattern")) != \
+                (1, 65535, 15, PORT_NAME_PATTERN):
+            raise DefinitionError("%s: a port means minimum 1, maximum 65535, maxLength 15 and pattern %r" %
+                                  (path, PORT_NAME_PATTERN))
+
+    def rule(self, default):
+        if default is not None:
+            raise DefinitionError("%s: ports have no default here" % self.path)
+        return "PortRule", "{}"
+
+    def doc_values(self):
+        return "a port number, 1 to 65535, or the name of a container port"
+
+
 class OpaqueKind(Kind):
     """An object kept as JSON (x-kubernetes-preserve-unknown-fields), e.g. a pod's affinity."""
     KEYWORDS = {"type", "x-kubernetes-preserve-unknown-fields"}

@@ -16,7 +16,7 @@ The definition is the CRD's openAPIV3Schema plus annotations, all named
   x-ms-default-doc  how the reference shows a default that depends on other
                     fields (the dependency itself is C++, spec.cc)
   x-ms-format       a named check that implements `pattern` (kinds.py), or
-                    intOrPercent / quantity for an int-or-string
+                    intOrPercent / quantity / port for an int-or-string
   x-ms-cpp-type     the C++ name of an enum or struct when the derived one
                     does not fit (required for the items of an array of
                     objects and the values of a map of objects); several
@@ -143,7 +143,9 @@ class Model:
                 return kinds.IntOrPercentKind(node, path)
             if fmt == "quantity":
                 return kinds.QuantityKind(node, path)
-            raise DefinitionError("%s: an int-or-string needs x-ms-format intOrPercent or quantity" % path)
+            if fmt == "port":
+                return kinds.PortKind(node, path)
+            raise DefinitionError("%s: an int-or-string needs x-ms-format intOrPercent, quantity or port" % path)
         if node.get("x-kubernetes-preserve-unknown-fields"):
             return kinds.OpaqueKind(node, path)
         if t == "string" and "enum" in node:

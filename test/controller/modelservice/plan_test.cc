@@ -98,7 +98,7 @@ TEST(Plan, CreatesDeploymentAndServiceWhenMissing) {
   EXPECT_EQ(c["ports"][0]["containerPort"], 8080);
   EXPECT_EQ(c["ports"][0]["name"], "http");
   EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"], "1");
-  EXPECT_EQ(c["readinessProbe"]["httpGet"], json({{"path", "/healthz"}, {"port", "http"}}));
+  EXPECT_EQ(c["readinessProbe"]["httpGet"], json({{"path", "/healthz"}, {"port", "http"}, {"scheme", "HTTP"}}));
   EXPECT_EQ(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
   const json& svc = s->body;
   EXPECT_EQ(svc["spec"]["type"], "ClusterIP");

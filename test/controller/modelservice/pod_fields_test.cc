@@ -75,7 +75,8 @@ TEST(PodFields, TheDeploymentCarriesThemAndTheHardenedDefaults) {
     "imagePullSecrets": [{"name": "regcred"}],
     "priorityClassName": "model-serving",
     "automountServiceAccountToken": false,
-    "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}})"));
+    "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+    "terminationGracePeriodSeconds": 30})"));
   const json& c = Model(d);
   EXPECT_EQ(c["args"], json::parse(R"(["--max-batch", "8"])"));
   EXPECT_EQ(c["env"], json::parse(R"([{"name": "MODEL_NAME", "value": "llama"}, {"name": "MODEL_VERSION", "value": "2"},
@@ -164,7 +165,7 @@ TEST(PodFields, WhatTheControllerDoesNotOwnStays) {
   json& tmpl = current["spec"]["template"];
   tmpl["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = "2026-12-01T10:00:00Z";
   tmpl["metadata"]["labels"]["sidecar.istio.io/inject"] = "false";
-  tmpl["spec"]["securityContext"]["fsGroup"] = 2000;
+  tmpl["spec"]["securityContext"]["supplementalGroups"] = {2000};
   json& c = tmpl["spec"]["containers"][0];
   c["env"].push_back({{"name", "EXTRA"}, {"value", "1"}});
   c["resources"]["limits"]["hugepages-2Mi"] = "1Gi";

@@ -234,8 +234,8 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   EXPECT_EQ(s2["phase"], "Degraded");
   EXPECT_EQ(Reason(s2, "Degraded"), "RolledBack");
   const std::string rolled_back =
-      "the rollout of version 4 made no progress for 30s; rolled back to version 3, which serves; version 4 is not "
-      "rolled out again until the spec changes";
+      "the rollout of version 4 made no progress for 30s; rolled back to version 3 (the pod template of generation "
+      "1), which serves; version 4 is not rolled out again until the spec changes";
   EXPECT_EQ(Message(s2, "Degraded"), rolled_back);
   EXPECT_EQ(s2["failedVersion"], "4");
   EXPECT_EQ(s2["servingVersion"], "3");
@@ -390,6 +390,84 @@ TEST(Versions, TemplateVersionOfADeployment) {
   ASSERT_TRUE(a.status.has_value());
   EXPECT_FALSE(a.status->contains("servingVersion"));
   EXPECT_EQ((*a.status)["servingImage"], "registry.local/serve:1.4");
+}
+
+// Issue 43: a rollback restores the whole pod template that served, as
+// kubectl rollout undo does (version 1 with args [--a] served; version 2
+// with args [--b] never became ready: the template gets [--a] back), and the
+// status says which generation it restored.
+TEST(Versions, AutomaticRollbackRestoresTheWholeTemplateThatServed) {
+  const json rollout = {{"timeoutSeconds", 30}, {"rollback", "Automatic"}};
+  json v1 = ModelService("1", "registry.local/serve:1", rollout);
+  v1["spec"]["args"] = {"--a"};
+  v1["metadata"]["generation"] = 1;
+  Actions served = Step(v1, Deployment(v1, 1, 2, 2, 2), kT0);
+  ASSERT_TRUE(served.status.has_value());
+  EXPECT_EQ((*served.status)["servingSpec"]["args"], json({"--a"}));
+  EXPECT_EQ((*served.status)["servingSpec"]["image"], "registry.local/serve:1");
+  EXPECT_FALSE((*served.status)["servingSpec"].contains("replicas"));
+  EXPECT_FALSE((*served.status)["servingSpec"].contains("rollout"));
+  EXPECT_EQ((*served.status)["servingGeneration"], 1);
+  // Converged: nothing more is written.
+  EXPECT_EQ(Step(WithStatus(v1, *served.status), Deployment(v1, 1, 2, 2, 2), kT1).NumWrites(), 0u);
+
+  json v2 = ModelService("2", "registry.local/never-ready:2", rollout);
+  v2["spec"]["args"] = {"--b"};
+  v2["spec"]["replicas"] = 3;  // scaled meanwhile: the count stays the spec's
+  v2["metadata"]["generation"] = 2;
+  v2 = WithStatus(v2, *served.status);
+  Actions first = Step(v2, Deployment(v2, 2, 1, 2, 3, kDeadline), kT1);
+  ASSERT_TRUE(first.status.has_value());
+  v2 = WithStatus(v2, *first.status);
+  Actions second = Step(v2, Deployment(v2, 2, 1, 2, 3, kDeadline), kT1);
+  const Action* up = DeploymentUpdate(second);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(Container(up->body)["image"], "registry.local/serve:1");
+  EXPECT_EQ(Container(up->body)["args"], json({"--a"}));
+  EXPECT_EQ(Container(up->body)["env"][1], json({{"name", "MODEL_VERSION"}, {"value", "1"}}));
+  EXPECT_EQ(up->body["spec"]["replicas"], 3);
+  ASSERT_TRUE(second.status.has_value());
+  EXPECT_EQ(Reason(*second.status, "Degraded"), "RolledBack");
+  EXPECT_EQ(Message(*second.status, "Degraded"),
+            "the rollout of version 2 made no progress for 30s; rolled back to version 1 (the pod template of "
+            "generation 1), which serves; version 2 is not rolled out again until the spec changes");
+  EXPECT_EQ((*second.status)["servingGeneration"], 1);
+  EXPECT_EQ((*second.status)["servingSpec"], (*served.status)["servingSpec"]);
+
+  // Back on the served template: the rolled-back object is converged.
+  json back = Deployment(v1, 3, 3, 3, 3);
+  back["spec"]["replicas"] = 3;
+  const json settled = WithStatus(v2, *second.status);
+  Actions third = Step(settled, back, kT2);
+  if (third.status) v2 = WithStatus(v2, *third.status);
+  EXPECT_EQ(Step(v2, back, kT2).NumWrites(), 0u);
+  EXPECT_EQ(v2["status"]["servingSpec"]["args"], json({"--a"}));
+}
+
+// An object that served under a controller that did not record servingSpec:
+// no write of its own for it (an upgrade costs no writes); it rides along
+// with the next status write there is anyway.
+TEST(Versions, TheServingSpecOfAnOlderObjectRidesAlongWithTheNextWrite) {
+  json ms = ModelService("3", "registry.local/serve:1.4");
+  json status = Serving3();
+  status.erase("servingSpec");
+  status.erase("servingGeneration");
+  ms = WithStatus(ms, status);
+  EXPECT_EQ(Step(ms, Deployment(ms, 1, 2, 2, 2), kT1).NumWrites(), 0u);
+  Actions a = Step(ms, Deployment(ms, 1, 2, 2, 2), kT1);
+  EXPECT_FALSE(a.status.has_value());
+  // A status write there is anyway (one pod not ready): recorded with it.
+  a = Step(ms, Deployment(ms, 1, 2, 1, 2), kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ((*a.status)["readyReplicas"], 1);
+  // (Not rolled out: a pod is not available, so nothing is recorded yet.)
+  EXPECT_FALSE(a.status->contains("servingSpec"));
+  ms["metadata"]["generation"] = 2;  // a new generation, same template (a label)
+  a = Step(ms, Deployment(ms, 1, 2, 2, 2), kT1);
+  ASSERT_TRUE(a.status.has_value());
+  EXPECT_EQ((*a.status)["observedGeneration"], 2);
+  EXPECT_EQ((*a.status)["servingSpec"]["image"], "registry.local/serve:1.4");
+  EXPECT_EQ((*a.status)["servingGeneration"], 2);
 }
 
 }  // namespace

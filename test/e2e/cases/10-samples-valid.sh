@@ -5,13 +5,34 @@
 # become Ready, and `kubectl get ms` shows what the README's first command
 # shows: READY = REPLICAS, PHASE Ready - except the autoscaled gpt2-chat,
 # whose queue length no exporter reports here: its 2 pods are Ready but it is
-# Degraded (MetricsUnavailable), replicas kept.
+# Degraded (MetricsUnavailable), replicas kept. The model-server samples
+# (runtime-*.yaml: vLLM, TGI, Triton, MLServer) name published images, GPUs,
+# claims and a RuntimeClass this cluster does not have: each is accepted by
+# `kubectl apply --dry-run=server` (both webhooks and the schema) and its
+# defaults are the runtime's (case 34 compares them with `validate`; the
+# cases 92-runtime-* run the runtimes on the real node).
 # timeout: 120
 # logs: webhook
 ns=e2e-samples
 new_ns "$ns"
-samples=("$E2E_ROOT"/manifests/samples/*.yaml)
+samples=() runtime_samples=()
+for f in "$E2E_ROOT"/manifests/samples/*.yaml; do
+  if [[ "$(basename "$f")" == runtime-* ]]; then runtime_samples+=("$f"); else samples+=("$f"); fi
+done
 (( ${#samples[@]} >= 4 )) || fail "expected at least 4 valid samples, found ${#samples[@]}"
+(( ${#runtime_samples[@]} == 4 )) || fail "expected a sample per runtime (4), found ${#runtime_samples[@]}"
+for f in "${runtime_samples[@]}"; do
+  name="$(k create --dry-run=client -f "$f" -o 'jsonpath={.metadata.name}')"
+  out="$(k -n "$ns" apply --dry-run=server -f "$f" -o json 2>&1)" || fail "kubectl apply --dry-run=server -f $f failed: $out"
+  runtime="$(jq -r .spec.runtime <<<"$out")" port="$(jq -r .spec.port <<<"$out")"
+  case "$runtime" in
+    vLLM|Triton) want=8000 ;;
+    TGI|MLServer) want=8080 ;;
+    *) fail "$(basename "$f"): spec.runtime '$runtime'" ;;
+  esac
+  assert_eq "$port" "$want" "$(basename "$f") ($runtime): spec.port defaulted from the runtime (server dry run)"
+  gone "$ns" ms "$name" || fail "$name exists after a dry run"
+done
 names=()
 for f in "${samples[@]}"; do
   name="$(k create --dry-run=client -f "$f" -o 'jsonpath={.metadata.name}')"
@@ -32,15 +53,15 @@ done
 log "ok: minimal's spec in -o yaml:"; echo "$spec_yaml" >&2
 # ... and with exact JSON types (maxSurge the string "25%", maxUnavailable the integer 0).
 spec="$(k -n "$ns" get ms minimal -o json | jq -cS .spec)"
-assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
+assert_eq "$spec" '{"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "minimal .spec"
 
 # Defaults added to the other samples only where missing.
 assert_eq "$(k -n "$ns" get ms bert-qa -o json | jq -cS .spec)" \
-  '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
+  '{"gpus":1,"image":"registry.local/serve:1.4","model":"bert-base-uncased","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"3"}' "bert-qa .spec"
 assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -cS .spec)" \
-  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
+  '{"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1"}' "gpt2-chat .spec"
 assert_eq "$(k -n "$ns" get ms gpu-no-image -o json | jq -cS .spec)" \
-  '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
+  '{"gpus":1,"model":"resnet50","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "gpu-no-image .spec"
 
 # Server-side dry run of a new object: defaults in the output, nothing created.
 out="$(ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" apply --dry-run=server -f - -o yaml 2>&1)" \
@@ -59,9 +80,9 @@ gone "$ns" ms dryrun-new || fail "dryrun-new exists after a dry run"
 
 # Defaults that depend on other fields: autoscaling.minReplicas; Recreate gets no rollingUpdate.
 spec="$(ms_yaml dry-as 'model: m' 'autoscaling: {maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
-assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
+assert_eq "$spec" '{"autoscaling":{"maxReplicas":4,"minReplicas":1,"mode":"Controller","targetQueueLength":5},"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"}}' "defaults with autoscaling"
 spec="$(ms_yaml dry-rc 'model: m' 'strategy: {type: Recreate}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
-assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"strategy":{"type":"Recreate"}}' "defaults with Recreate"
+assert_eq "$spec" '{"gpus":0,"model":"m","port":8080,"replicas":1,"rollout":{"rollback":"Manual","timeoutSeconds":600},"runtime":"Custom","strategy":{"type":"Recreate"}}' "defaults with Recreate"
 
 # Re-applying an unchanged sample changes nothing.
 out="$(k -n "$ns" apply -f "$E2E_ROOT/manifests/samples/minimal.yaml" 2>&1)"

@@ -77,6 +77,7 @@ same "networkPolicy.webhook.from" chart-np kustomize-np
 k kustomize "$E2E_ROOT/manifests/monitoring" >"$tmp/kustomize-mon.yaml" || fail "kubectl kustomize manifests/monitoring/"
 args=()
 grep -q '^kind: ServiceMonitor$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.serviceMonitor.enabled=true)
+grep -q '^kind: PodMonitor$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.podMonitor.enabled=true)
 grep -q '^kind: PrometheusRule$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.prometheusRule.enabled=true)
 grep -q '^kind: ConfigMap$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.dashboard.enabled=true)
 (( ${#args[@]} )) || fail "manifests/monitoring/ has no ServiceMonitor, PrometheusRule or ConfigMap"

@@ -110,12 +110,15 @@ k -n "$ns" patch deployment llm --type=json -p '[
   {"op": "remove", "path": "/spec/template/spec/imagePullSecrets"},
   {"op": "remove", "path": "/spec/template/spec/priorityClassName"},
   {"op": "replace", "path": "/spec/template/spec/securityContext/runAsNonRoot", "value": false},
-  {"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 45}]' >/dev/null
+  {"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 45},
+  {"op": "add", "path": "/spec/template/spec/enableServiceLinks", "value": false}]' >/dev/null
 template() { k -n "$ns" get deployment llm -o json | jq -c '.spec.template.spec | [
   (.tolerations | map(.key) | sort), .containers[0].env[2].value, .containers[0].resources.limits.memory,
-  .imagePullSecrets, .priorityClassName, .securityContext.runAsNonRoot, .terminationGracePeriodSeconds]'; }
-wait_output 20 "owned fields of the pod template put back, terminationGracePeriodSeconds kept" \
-  "[[\"dedicated\",\"nvidia.com/gpu\"],\"/cache\",\"2Gi\",[{\"name\":\"regcred\"}],\"$pclass\",true,45]" template
+  .imagePullSecrets, .priorityClassName, .securityContext.runAsNonRoot, .terminationGracePeriodSeconds, .enableServiceLinks]'; }
+# terminationGracePeriodSeconds is the spec's since issue 43 (default 30, the
+# API server's); enableServiceLinks is nobody's: it stays.
+wait_output 20 "owned fields of the pod template put back, enableServiceLinks kept" \
+  "[[\"dedicated\",\"nvidia.com/gpu\"],\"/cache\",\"2Gi\",[{\"name\":\"regcred\"}],\"$pclass\",true,30,false]" template
 wait_ms_ready "$ns" 60 llm
 assert_no_controller_writes 5 "once the repaired Deployment rolled out"
 

@@ -21,7 +21,8 @@ json Apply(const json& obj) { return obj.patch(DefaultsPatch(obj)); }
 TEST(Defaults, EmptyObjectGetsSpecThenEachDefault) {
   json obj = {{"apiVersion", "modelops.dev/v1"}, {"kind", "ModelService"}, {"metadata", {{"name", "a"}}}};
   EXPECT_EQ(DefaultsPatch(obj).dump(),
-            R"([{"op":"add","path":"/spec","value":{}},{"op":"add","path":"/spec/replicas","value":1},)"
+            R"([{"op":"add","path":"/spec","value":{}},{"op":"add","path":"/spec/runtime","value":"Custom"},)"
+            R"({"op":"add","path":"/spec/replicas","value":1},)"
             R"({"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
             R"("type":"RollingUpdate"}},)"
@@ -32,7 +33,8 @@ TEST(Defaults, OnlyWhatIsMissingAndIdempotent) {
   json obj = {{"spec", {{"model", "m"}, {"replicas", 3}, {"strategy", {{"rollingUpdate", {{"maxSurge", 2}}}}}}}};
   auto patch = DefaultsPatch(obj);
   EXPECT_EQ(patch.dump(),
-            R"([{"op":"add","path":"/spec/port","value":8080},{"op":"add","path":"/spec/gpus","value":0},)"
+            R"([{"op":"add","path":"/spec/runtime","value":"Custom"},{"op":"add","path":"/spec/port","value":8080},)"
+            R"({"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy/type","value":"RollingUpdate"},)"
             R"({"op":"add","path":"/spec/strategy/rollingUpdate/maxUnavailable","value":0},)"
             R"({"op":"add","path":"/spec/rollout","value":{"rollback":"Manual","timeoutSeconds":600}}])");
@@ -56,7 +58,8 @@ TEST(Defaults, DependentDefaults) {
   // autoscaling.mode defaults to Controller, listed before minReplicas; a mode given stays.
   EXPECT_EQ(Apply(as2)["spec"]["autoscaling"]["mode"], "Controller");
   EXPECT_EQ(DefaultsPatch(as2).dump(),
-            R"([{"op":"add","path":"/spec/replicas","value":1},{"op":"add","path":"/spec/port","value":8080},)"
+            R"([{"op":"add","path":"/spec/runtime","value":"Custom"},{"op":"add","path":"/spec/replicas","value":1},)"
+            R"({"op":"add","path":"/spec/port","value":8080},)"
             R"({"op":"add","path":"/spec/gpus","value":0},)"
             R"({"op":"add","path":"/spec/strategy","value":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},)"
             R"("type":"RollingUpdate"}},)"
@@ -90,6 +93,7 @@ TEST(Defaults, MalformedPartsAreLeftToValidation) {
   EXPECT_TRUE(DefaultsPatch(json{{"spec", "x"}}).empty());
   json bad_strategy = {{"spec",
                         {{"model", "m"},
+                         {"runtime", "Custom"},
                          {"replicas", 1},
                          {"port", 1},
                          {"gpus", 0},

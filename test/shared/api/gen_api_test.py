@@ -91,7 +91,7 @@ class Refusals(unittest.TestCase):
     def test_an_int_or_string_without_a_format(self):
         d = definition()
         del spec_field(d, "strategy", "rollingUpdate", "maxSurge")["x-ms-format"]
-        self.refused(d, "intOrPercent or quantity")
+        self.refused(d, "intOrPercent, quantity or port")
 
     def test_a_default_keyword_or_a_field_without_description(self):
         d = definition()

@@ -14,7 +14,7 @@ ModelServiceSpec Parse(const char* spec_json) { return ParseModelService(json{{"
 
 TEST(Spec, ReadsEveryField) {
   auto parsed = ParseModelService(json::parse(R"({"apiVersion":"modelops.dev/v1","kind":"ModelService",
-    "spec":{"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
+    "spec":{"model":"bert","version":"3","image":"img","runtime":"vLLM","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
             "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5},
             "rollout":{"timeoutSeconds":120,"rollback":"Automatic"}}})"));
@@ -24,6 +24,7 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.model, "bert");
   EXPECT_EQ(s.version, "3");
   EXPECT_EQ(s.image, "img");
+  EXPECT_EQ(s.runtime, Runtime::kVLLM);
   EXPECT_EQ(s.replicas, 2);
   EXPECT_EQ(s.port, 9000);
   EXPECT_EQ(s.gpus, 1);
@@ -38,7 +39,9 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.autoscaling->target_queue_length, 5);
   // Nothing to default: Defaulted() is the identity and ToJson() gives the spec back.
   EXPECT_EQ(s.Defaulted(), s);
-  EXPECT_EQ(s.ToJson(), json::parse(R"({"model":"bert","version":"3","image":"img","replicas":2,"port":9000,"gpus":1,
+  EXPECT_EQ(
+      s.ToJson(),
+      json::parse(R"({"model":"bert","version":"3","image":"img","runtime":"vLLM","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
             "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5},
             "rollout":{"timeoutSeconds":120,"rollback":"Automatic"}})"));
@@ -86,7 +89,7 @@ TEST(Spec, WhatCannotBeReadIsUnsetAndReported) {
 
 TEST(Spec, DefaultsOfDesignMd) {
   const ModelServiceSpec d = Parse(R"({"model":"m"})").Defaulted();
-  EXPECT_EQ(d.ToJson(), json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
+  EXPECT_EQ(d.ToJson(), json::parse(R"({"model":"m","runtime":"Custom","replicas":1,"port":8080,"gpus":0,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}},
             "rollout":{"timeoutSeconds":600,"rollback":"Manual"}})"));
   EXPECT_FALSE(d.version);

@@ -113,7 +113,7 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   ASSERT_TRUE(decoded_opt.has_value());
   const std::string& decoded = *decoded_opt;
   auto patched = review["request"]["object"].patch(json::parse(decoded));
-  EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","replicas":1,"port":8080,"gpus":0,
+  EXPECT_EQ(patched["spec"], json::parse(R"({"model":"m","runtime":"Custom","replicas":1,"port":8080,"gpus":0,
               "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}},
               "rollout":{"timeoutSeconds":600,"rollback":"Manual"}})"));
   // Reinvocation on the patched object: allowed, no patch.

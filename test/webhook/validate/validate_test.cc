@@ -94,12 +94,12 @@ TEST(Validate, ValidSamplesAsTheWebhookAllowsThem) {
   // The defaults the end-to-end suite reads back from the API server.
   const Report minimal = Validate(kSamples + "/minimal.yaml");
   EXPECT_EQ(minimal.results[0].defaulted["spec"],
-            json::parse(R"({"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,
+            json::parse(R"({"gpus":0,"model":"distilbert-base-uncased","port":8080,"replicas":1,"runtime":"Custom",
               "strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},
               "rollout":{"rollback":"Manual","timeoutSeconds":600}})"));
   EXPECT_EQ(Validate(kSamples + "/autoscaled.yaml").results[0].defaulted["spec"],
             json::parse(R"({"autoscaling":{"maxReplicas":10,"minReplicas":1,"mode":"Controller","targetQueueLength":5},
-              "gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,
+              "gpus":0,"image":"registry.local/serve:1.4","model":"gpt2","port":8080,"replicas":2,"runtime":"Custom",
               "strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0},"type":"RollingUpdate"},"version":"1",
               "rollout":{"rollback":"Manual","timeoutSeconds":600}})"));
 }
