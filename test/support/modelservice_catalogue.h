@@ -20,14 +20,15 @@ namespace ms::test {
 
 using nlohmann::json;
 
-// Every ModelService in the samples (manifests/samples, valid and invalid),
+// Every ModelService in the samples (manifests/samples, valid, invalid and
+// the model servers' runtimes/),
 // every object and old object of the fuzz corpora's reviews, and the
 // property tests' generated objects.
 inline std::vector<json> Catalogue() {
   namespace fs = std::filesystem;
   std::vector<json> out = ModelServiceCorpus();
   const fs::path root(MS_SOURCE_DIR);
-  for (const char* dir : {"manifests/samples", "manifests/samples/invalid"})
+  for (const char* dir : {"manifests/samples", "manifests/samples/invalid", "manifests/samples/runtimes"})
     for (const auto& entry : fs::directory_iterator(root / dir))
       if (entry.path().extension() == ".yaml")
         for (auto& doc : validate::ReadYaml(ReadFile(entry.path().string())).documents)

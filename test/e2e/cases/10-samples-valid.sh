@@ -6,7 +6,7 @@
 # shows: READY = REPLICAS, PHASE Ready - except the autoscaled gpt2-chat,
 # whose queue length no exporter reports here: its 2 pods are Ready but it is
 # Degraded (MetricsUnavailable), replicas kept. The model-server samples
-# (runtime-*.yaml: vLLM, TGI, Triton, MLServer) name published images, GPUs,
+# (runtimes/: vLLM, TGI, Triton, MLServer) name published images, GPUs,
 # claims and a RuntimeClass this cluster does not have: each is accepted by
 # `kubectl apply --dry-run=server` (both webhooks and the schema) and its
 # defaults are the runtime's (case 34 compares them with `validate`; the
@@ -15,10 +15,8 @@
 # logs: webhook
 ns=e2e-samples
 new_ns "$ns"
-samples=() runtime_samples=()
-for f in "$E2E_ROOT"/manifests/samples/*.yaml; do
-  if [[ "$(basename "$f")" == runtime-* ]]; then runtime_samples+=("$f"); else samples+=("$f"); fi
-done
+samples=("$E2E_ROOT"/manifests/samples/*.yaml)
+runtime_samples=("$E2E_ROOT"/manifests/samples/runtimes/*.yaml)
 (( ${#samples[@]} >= 4 )) || fail "expected at least 4 valid samples, found ${#samples[@]}"
 (( ${#runtime_samples[@]} == 4 )) || fail "expected a sample per runtime (4), found ${#runtime_samples[@]}"
 for f in "${runtime_samples[@]}"; do
@@ -30,7 +28,7 @@ for f in "${runtime_samples[@]}"; do
     TGI|MLServer) want=8080 ;;
     *) fail "$(basename "$f"): spec.runtime '$runtime'" ;;
   esac
-  assert_eq "$port" "$want" "$(basename "$f") ($runtime): spec.port defaulted from the runtime (server dry run)"
+  assert_eq "$port" "$want" "runtimes/$(basename "$f") ($runtime): spec.port defaulted from the runtime (server dry run)"
   gone "$ns" ms "$name" || fail "$name exists after a dry run"
 done
 names=()

@@ -23,7 +23,7 @@ for kind in Namespace CustomResourceDefinition ServiceAccount ClusterRole Cluste
 done
 log "ok: manifests/ contains every expected kind"
 
-for f in "$E2E_ROOT"/manifests/samples/*.yaml; do
+for f in "$E2E_ROOT"/manifests/samples/*.yaml "$E2E_ROOT"/manifests/samples/runtimes/*.yaml; do
   out="$(k -n "$ns" apply --dry-run=server -f "$f" 2>&1)" || fail "dry-run of $f failed: $out"
   assert_contains "$out" "(server dry run)" "$(basename "$f")"
 done

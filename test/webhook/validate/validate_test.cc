@@ -70,8 +70,11 @@ Report Validate(const std::string& path) {
 }
 
 TEST(Validate, ValidSamplesAsTheWebhookAllowsThem) {
-  const auto files = Files(kSamples);
+  auto files = Files(kSamples);
   ASSERT_GE(files.size(), 4u);
+  const auto runtimes = Files(kSamples + "/runtimes");  // one per model server (issue 43)
+  ASSERT_EQ(runtimes.size(), 4u);
+  files.insert(files.end(), runtimes.begin(), runtimes.end());
   for (const auto& f : files) {
     const Report report = Validate(f);
     ASSERT_EQ(report.results.size(), 1u) << f;
@@ -224,7 +227,8 @@ TEST_F(ValidateCommand, SamplesDirectoryTextOutputAndExitStatus) {
   EXPECT_NE(r.output.find(kSamples + "/warning-gpu-no-image.yaml:1 (gpu-no-image): Warning: spec.gpus is 1 but "
                                      "spec.image is not set"),
             std::string::npos);
-  const size_t valid = Files(kSamples).size(), invalid = Files(kSamples + "/invalid").size();
+  const size_t valid = Files(kSamples).size() + Files(kSamples + "/runtimes").size(),
+               invalid = Files(kSamples + "/invalid").size();
   EXPECT_NE(r.output.find(std::to_string(valid + invalid) + " ModelServices in " + std::to_string(valid + invalid) +
                           " files: " + std::to_string(valid) + " valid, " + std::to_string(invalid) +
                           " invalid; 0 other documents skipped"),
