@@ -141,6 +141,7 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
   VersionOutcome out;
   VersionStatus& s = out.status;
   s = VersionStatus::FromStatus(in.current_status);
+  const std::optional<TemplateVersion> was_serving = s.serving;  // as recorded before this reconcile
   out.rolled_back = RolledBack(s, spec);
   // The spec the Deployment's template is built from (read before the
   // record below may be dropped).
@@ -163,7 +164,7 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
     if (t && t == WantedTemplate(pods) && !(out.rolled_back && !s.serving_spec.is_object())) {
       json served = ServedSpec(pods);
       const int64_t generation = out.rolled_back ? s.serving_generation : in.generation;
-      if (s.serving_spec.is_object() || t != VersionStatus::FromStatus(in.current_status).serving) {
+      if (s.serving_spec.is_object() || t != was_serving) {
         if (s.serving_spec != served) {
           s.serving_spec = std::move(served);
           s.serving_generation = generation;

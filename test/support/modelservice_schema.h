@@ -3,13 +3,32 @@
 // tests that validate many objects.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <string>
+
 #include "api/schema.h"
+#include "api/validation.h"
 
 namespace ms::test {
 
 inline const api::SchemaValidator& ModelServiceSchema() {
   static const api::SchemaValidator schema;
   return schema;
+}
+
+// ValidateModelService of a ModelService "m" (spec.model "m") with `fields`
+// set in its spec, and its errors joined as the webhook reports them.
+inline api::ValidationOutcome ValidateSpecFields(const nlohmann::json& fields) {
+  nlohmann::json o = {{"apiVersion", "modelops.dev/v1"},
+                      {"kind", "ModelService"},
+                      {"metadata", {{"name", "m"}}},
+                      {"spec", {{"model", "m"}}}};
+  for (const auto& [k, v] : fields.items()) o["spec"][k] = v;
+  return api::ValidateModelService(o, ModelServiceSchema());
+}
+inline std::string SpecFieldErrors(const nlohmann::json& fields) {
+  return api::JoinErrors(ValidateSpecFields(fields).errors);
 }
 
 }  // namespace ms::test

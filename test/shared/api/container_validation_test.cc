@@ -14,15 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-ValidationOutcome With(const json& fields) {
-  json o = {{"apiVersion", "modelops.dev/v1"},
-            {"kind", "ModelService"},
-            {"metadata", {{"name", "m"}}},
-            {"spec", {{"model", "m"}}}};
-  for (const auto& [k, v] : fields.items()) o["spec"][k] = v;
-  return ValidateModelService(o, test::ModelServiceSchema());
-}
-std::string Errors(const json& fields) { return JoinErrors(With(fields).errors); }
+ValidationOutcome With(const json& fields) { return test::ValidateSpecFields(fields); }
+std::string Errors(const json& fields) { return test::SpecFieldErrors(fields); }
 
 json HttpProbe(const json& port) { return {{"httpGet", {{"path", "/health"}, {"port", port}}}}; }
 
