@@ -8,6 +8,8 @@
 
 namespace ms::api {
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
 const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
   "type": "object",
   "description": "ModelService serves model M with N replicas on port P with G GPUs: the controller runs it as a Deployment and a Service of the same name, which it owns.",
@@ -1894,5 +1896,6 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
     }
   }
 })MSSCHEMA";
+#pragma GCC diagnostic pop
 
 }  // namespace ms::api
