@@ -80,7 +80,7 @@ grep -q '^kind: ServiceMonitor$' "$tmp/kustomize-mon.yaml" && args+=(--set monit
 grep -q '^kind: PodMonitor$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.podMonitor.enabled=true)
 grep -q '^kind: PrometheusRule$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.prometheusRule.enabled=true)
 grep -q '^kind: ConfigMap$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.dashboard.enabled=true)
-(( ${#args[@]} )) || fail "manifests/monitoring/ has no ServiceMonitor, PrometheusRule or ConfigMap"
+(( ${#args[@]} )) || fail "manifests/monitoring/ has no ServiceMonitor, PodMonitor, PrometheusRule or ConfigMap"
 "$HELM" template modelservice "$chart" -n modelservice-system "${args[@]}" --show-only templates/monitoring/monitoring.yaml \
   >"$tmp/chart-mon.raw.yaml" || fail "helm template ${args[*]}"
 normalise chart-mon "$tmp/chart-mon.raw.yaml"

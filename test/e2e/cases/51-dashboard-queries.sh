@@ -65,10 +65,10 @@ assert cm["metadata"]["labels"].get("grafana_dashboard") == "1", cm["metadata"][
 assert cm["data"]["modelservice.json"] == open(sys.argv[2]).read(), "data differs from the file"
 json.loads(cm["data"]["modelservice.json"])
 kinds = sorted(d["kind"] for d in docs)
-assert kinds == ["ConfigMap", "PrometheusRule", "ServiceMonitor"], kinds
+assert kinds == ["ConfigMap", "PodMonitor", "PrometheusRule", "ServiceMonitor"], kinds
 sm = next(d for d in docs if d["kind"] == "ServiceMonitor")
 assert all(e.get("honorLabels") is True for e in sm["spec"]["endpoints"]), "honorLabels"
-print("ok: kustomize makes ConfigMap modelservice-dashboard (grafana_dashboard: \"1\", the file's content), the ServiceMonitor with honorLabels, the PrometheusRule")
+print("ok: kustomize makes ConfigMap modelservice-dashboard (grafana_dashboard: \"1\", the file's content), the ServiceMonitor with honorLabels, the PodMonitor, the PrometheusRule")
 EOF
 python3 -c 'import sys, yaml; print(yaml.safe_dump(next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap")))' \
   "$tmp/monitoring.yaml" >"$tmp/cm.yaml"
