@@ -7,7 +7,8 @@
 # MLServer's own readiness endpoint (the kubelet's probe of the preset); a V2
 # inference request through the Service answers the right class; its
 # metrics are on the port the pod's annotation names (8082), with the gauge
-# the MLServer queue query reads.
+# the MLServer queue query reads, and a real Prometheus scraping the pod
+# answers that query.
 # timeout: 300
 # needs: real-node
 # logs: none
@@ -55,6 +56,37 @@ assert_eq "$(jp "pod/$p" '{.metadata.annotations.modelops\.dev/metrics-port} {.m
 metrics="$(k get --raw "/api/v1/namespaces/$ns/pods/$p:8082/proxy/metrics")"
 assert_contains "$metrics" '# TYPE rest_server_requests_in_progress gauge' "iris: the queue gauge MLServer's query reads"
 assert_contains "$metrics" 'model_infer_request_success_total{model="iris"' "iris: inferences counted"
+
+# A real Prometheus scrapes it and the controller's MLServer query reads it.
+# Debian's prometheus is built without Kubernetes service discovery, so its
+# target is the pod through the API server's pod proxy (the admin client
+# certificate), with the labels the PodMonitor would give it.
+pdir="$E2E_REAL_DIR/mlserver-prometheus"
+mkdir -p "$pdir"
+kc="$(k config view --raw -o json)"
+jq -r '.users[0].user["client-certificate-data"]' <<<"$kc" | base64 -d >"$pdir/client.crt"
+jq -r '.users[0].user["client-key-data"]' <<<"$kc" | base64 -d >"$pdir/client.key"
+jq -r '.clusters[0].cluster["certificate-authority-data"]' <<<"$kc" | base64 -d >"$pdir/ca.crt"
+pport="$(python3 "$E2E_ROOT/test/e2e/free-port.py")"
+cat >"$pdir/prometheus.yml" <<YAML
+global: {scrape_interval: 2s, scrape_timeout: 2s}
+scrape_configs:
+  - job_name: modelservice-models
+    scheme: https
+    metrics_path: /api/v1/namespaces/$ns/pods/$p:8082/proxy/metrics
+    tls_config: {ca_file: $pdir/ca.crt, cert_file: $pdir/client.crt, key_file: $pdir/client.key}
+    static_configs:
+      - targets: ["127.0.0.1:$E2E_API_PORT"]
+        labels: {namespace: $ns, modelservice: iris, pod: $p}
+YAML
+proc_start mlserver-prometheus "$PROMETHEUS_BIN" --config.file "$pdir/prometheus.yml" \
+  --storage.tsdb.path "$pdir/data" --web.listen-address "127.0.0.1:$pport" --log.level warn
+trap 'proc_stop mlserver-prometheus TERM 5 || true' EXIT
+# The controller's default MLServer query (--prometheus-query-mlserver), for this object.
+query='sum(rest_server_requests_in_progress{namespace="'"$ns"'",modelservice="iris"})'
+promq() { curl -fsS --max-time 3 "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" | jq -c '[.data.result[].value[1]]'; }
+wait_output 60 "Prometheus: the MLServer queue query over the scraped pod" '["0"]' promq "$query"
+assert_eq "$(promq 'up{job="modelservice-models",modelservice="iris"}')" '["1"]' "Prometheus: the pod's target is up"
 assert_no_controller_writes 5 "once MLServer serves"
 k -n "$ns" delete ms iris --wait=false >/dev/null
 log "MLServer serves the iris model on the real node as uid 1000"
