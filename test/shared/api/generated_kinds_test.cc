@@ -33,7 +33,7 @@ Parsed Parse(const char* text) { return Parse(json::parse(text)); }
 
 TEST(GeneratedKinds, ReadsEveryKindAndWritesItBack) {
   const json spec = json::parse(R"({"name":"w","note":"n","count":4,"ceiling":-2,"enabled":false,
-    "pullPolicy":"Always","surge":"10%","memory":"8Gi","args":["a","bc"],
+    "pullPolicy":"Always","surge":"10%","memory":"8Gi","target":"metrics","args":["a","bc"],
     "env":[{"name":"A","value":"1"},{"name":"B"}],"labels":{"k":"v"},"requests":{"cpu":"500m","gpu":2},
     "ports":{"http":{"number":80}},"affinity":{"nodeAffinity":{"x":[1]}},
     "policy":{"mode":"Tuned","tuning":{"level":1}}})");
@@ -46,6 +46,7 @@ TEST(GeneratedKinds, ReadsEveryKindAndWritesItBack) {
   EXPECT_EQ(s.pull_policy, PullPolicy::kAlways);
   EXPECT_EQ(s.surge, (IntOrPercent{10, true}));
   EXPECT_EQ(s.memory, (Quantity{"8Gi", false}));
+  EXPECT_EQ(s.target, (PortNumberOrName{.number = 0, .name = "metrics", .is_name = true}));
   EXPECT_EQ(s.args, (std::vector<std::string>{"a", "bc"}));
   ASSERT_TRUE(s.env);
   ASSERT_EQ(s.env->size(), 2u);
@@ -106,6 +107,24 @@ TEST(GeneratedKinds, Quantities) {
         << bad;
   }
   EXPECT_NE(Parse(R"({"name":"w","memory":1.5})").Errors(), "");
+}
+
+// A port is a number of 1 to 65535 or an IANA service name, worded as the
+// Pod API words a probe's port.
+TEST(GeneratedKinds, Ports) {
+  for (const json& ok :
+       {json(1), json(8080), json(65535), json("http"), json("a"), json("metrics-2"), json("abcdefghijklmno")}) {
+    EXPECT_EQ(Parse(json{{"name", "w"}, {"target", ok}}).Errors(), "") << ok;
+  }
+  EXPECT_EQ(Parse(R"({"name":"w","target":0})").Errors(),
+            "spec.target: Invalid value: 0: must be between 1 and 65535, inclusive");
+  EXPECT_EQ(Parse(R"({"name":"w","target":65536})").Errors(),
+            "spec.target: Invalid value: 65536: must be between 1 and 65535, inclusive");
+  EXPECT_EQ(Parse(R"({"name":"w","target":1.5})").Errors(),
+            "spec.target: Invalid value: 1.5: must be of type integer or string, not number");
+  for (const char* bad : {"", "HTTP", "-a", "a-", "a_b", "abcdefghijklmnop", "80"}) {
+    EXPECT_NE(Parse(json{{"name", "w"}, {"target", bad}}).Errors(), "") << bad;
+  }
 }
 
 TEST(GeneratedKinds, DefaultsIncludingConditionalObjects) {
@@ -190,6 +209,12 @@ TEST(GeneratedKinds, ParserAgreesWithTheSchema) {
                                     "500m",
                                     "8Gi",
                                     "8GB",
+                                    65535,
+                                    65536,
+                                    "http",
+                                    "HTTP",
+                                    "a-b",
+                                    "abcdefghijklmnop",
                                     json::object(),
                                     json::array(),
                                     json::array({"a"}),
@@ -208,9 +233,9 @@ TEST(GeneratedKinds, ParserAgreesWithTheSchema) {
                                     json{{"level", 0}},
                                     json{{"mode", "Simple"}},
                                     json{{"tuning", 1}}};
-  const std::vector<std::string> fields = {"name",       "note",  "code",     "count", "ceiling", "enabled",
-                                           "pullPolicy", "surge", "memory",   "args",  "env",     "labels",
-                                           "requests",   "ports", "affinity", "policy"};
+  const std::vector<std::string> fields = {"name",       "note",     "code",   "count",    "ceiling", "enabled",
+                                           "pullPolicy", "surge",    "memory", "target",   "args",    "env",
+                                           "labels",     "requests", "ports",  "affinity", "policy"};
   int disagreements = 0;
   for (const std::string& field : fields) {
     for (const json& v : values) {
