@@ -6,8 +6,16 @@
 // which the controller sets). No dependency beyond the C++ standard library
 // and POSIX sockets, so it links statically into an image with nothing else.
 //
-//   model-server [--port N] [--delay-ms N] [--runtime NAME] [--load-seconds N]
-//                [runtime arguments...]
+//   model-server [--port N] [--delay-ms N] [--concurrency N] [--drain-seconds N]
+//                [--runtime NAME] [--load-seconds N] [runtime arguments...]
+//
+// --concurrency N (env MODEL_SERVER_CONCURRENCY): at most N predictions run
+// at once, the others wait in arrival order, as a server with N workers
+// queues (0, the default: no limit). The queue gauge counts both.
+// --drain-seconds N (env MODEL_SERVER_DRAIN_SECONDS): after SIGTERM the
+// readiness paths answer 503 "draining" and new requests are still served
+// for N seconds, so the endpoint leaves the Service before the listener
+// closes (0, the default: stop accepting at once).
 //
 // --runtime (or env MODEL_SERVER_RUNTIME) makes it present the surface of a
 // real server, as the operator's runtime presets expect it (no GPU, no real
@@ -30,8 +38,8 @@
 //               system holding PATH (a mount's size and mode: /dev/shm, a
 //               model cache), 404 when PATH does not exist
 // POST /v1/predict  {"model": ..., "version": ..., "output": ...} after the delay
-// One JSON log line per request on stdout. SIGTERM: stop accepting, finish
-// the requests in flight, exit 0.
+// One JSON log line per request on stdout. SIGTERM: drain (above), stop
+// accepting, finish the requests in flight, exit 0.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -46,6 +54,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <semaphore>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -67,6 +76,8 @@ struct Options {
   int port = 8080;
   int metrics_port = 0;  // a second listener for /metrics only (Triton: 8002)
   int delay_ms = 200;
+  int concurrency = 0;  // predictions at once; 0: no limit
+  int drain_seconds = 0;
   int load_seconds = 0;
   Runtime runtime = Runtime::kCustom;
   std::string model;  // --model / --load-model, else MODEL_NAME
@@ -223,7 +234,10 @@ void Log(const std::string& method, const std::string& path, int code, double ms
   std::fflush(stdout);
 }
 
-void Serve(int fd, const Options& o, bool metrics_only) {
+// At most Options::concurrency predictions at once (the server's workers).
+using Workers = std::counting_semaphore<kMaxConnections>;
+
+void Serve(int fd, const Options& o, bool metrics_only, Workers& workers) {
   auto start = std::chrono::steady_clock::now();
   std::string method, path;
   int code = 200;
@@ -240,6 +254,9 @@ void Serve(int fd, const Options& o, bool metrics_only) {
     } else if (HealthPath(o, path) == 1 && !Loaded()) {
       code = 503;
       Respond(fd, code, "text/plain", "loading\n");
+    } else if (HealthPath(o, path) == 1 && g_stop != 0) {
+      code = 503;
+      Respond(fd, code, "text/plain", "draining\n");
     } else if (HealthPath(o, path) != 0) {
       Respond(fd, code, "text/plain", "ok\n");
     } else if (path == "/metrics") {
@@ -252,7 +269,9 @@ void Serve(int fd, const Options& o, bool metrics_only) {
     }
   } else if (path == "/v1/predict" && method == "POST") {
     g_queue++;
+    workers.acquire();
     std::this_thread::sleep_for(std::chrono::milliseconds(o.delay_ms));
+    workers.release();
     g_queue--;
     Respond(fd, code, "application/json", "{" + Identity() + ",\"output\":\"ok\"}\n");
   } else {
@@ -296,6 +315,8 @@ bool Value(int argc, char** argv, int* i, std::string_view name, std::string* ou
 bool ParseOptions(int argc, char** argv, Options* o) {
   o->port = std::atoi(Env("PORT", "8080").c_str());
   o->load_seconds = std::atoi(Env("MODEL_SERVER_LOAD_SECONDS", "0").c_str());
+  o->concurrency = std::atoi(Env("MODEL_SERVER_CONCURRENCY", "0").c_str());
+  o->drain_seconds = std::atoi(Env("MODEL_SERVER_DRAIN_SECONDS", "0").c_str());
   o->model = Env("MODEL_NAME", "unknown");
   if (!ParseRuntime(Env("MODEL_SERVER_RUNTIME", "Custom"), &o->runtime)) {
     std::fprintf(stderr, "model-server: MODEL_SERVER_RUNTIME: not Custom, vLLM, TGI or Triton\n");
@@ -310,6 +331,10 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       o->metrics_port = std::atoi(v.c_str());
     } else if (Value(argc, argv, &i, "--delay-ms", &v)) {
       o->delay_ms = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--concurrency", &v)) {
+      o->concurrency = std::atoi(v.c_str());
+    } else if (Value(argc, argv, &i, "--drain-seconds", &v)) {
+      o->drain_seconds = std::atoi(v.c_str());
     } else if (Value(argc, argv, &i, "--load-seconds", &v)) {
       o->load_seconds = std::atoi(v.c_str());
     } else if (Value(argc, argv, &i, "--model", &v) || Value(argc, argv, &i, "--load-model", &v)) {
@@ -323,15 +348,15 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       // another runtime flag (--model-repository=..., --max-model-len=...): accepted, ignored
     } else {
       std::fprintf(stderr,
-                   "usage: model-server [--port N] [--delay-ms N] [--runtime Custom|vLLM|TGI|Triton] "
-                   "[--load-seconds N] [--metrics-port N] [--model M]\n");
+                   "usage: model-server [--port N] [--delay-ms N] [--concurrency N] [--drain-seconds N] "
+                   "[--runtime Custom|vLLM|TGI|Triton] [--load-seconds N] [--metrics-port N] [--model M]\n");
       return false;
     }
   }
   if (o->runtime == Runtime::kTriton && o->metrics_port == 0) o->metrics_port = 8002;
   auto port_ok = [](int p) { return p > 0 && p < 65536; };
   return port_ok(o->port) && (o->metrics_port == 0 || port_ok(o->metrics_port)) && o->delay_ms >= 0 &&
-         o->load_seconds >= 0;
+         o->load_seconds >= 0 && o->concurrency >= 0 && o->concurrency <= kMaxConnections && o->drain_seconds >= 0;
 }
 
 int Listen(int port) {
@@ -350,9 +375,13 @@ int Listen(int port) {
   return fd;
 }
 
-// Accepts on `lfd` until SIGTERM, one thread per connection.
-void AcceptLoop(int lfd, const Options& opt, bool metrics_only) {
-  while (g_stop == 0) {
+// Accepts on `lfd`, one thread per connection, until SIGTERM and the drain
+// after it are over.
+void AcceptLoop(int lfd, const Options& opt, bool metrics_only, Workers& workers) {
+  std::chrono::steady_clock::time_point stop_at = std::chrono::steady_clock::time_point::max();
+  while (std::chrono::steady_clock::now() < stop_at) {
+    if (g_stop != 0 && stop_at == std::chrono::steady_clock::time_point::max())
+      stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(opt.drain_seconds);
     pollfd p{lfd, POLLIN, 0};
     if (poll(&p, 1, 500) <= 0) continue;
     int fd = accept(lfd, nullptr, nullptr);
@@ -362,7 +391,7 @@ void AcceptLoop(int lfd, const Options& opt, bool metrics_only) {
       continue;
     }
     g_connections++;
-    std::thread(Serve, fd, std::cref(opt), metrics_only).detach();
+    std::thread(Serve, fd, std::cref(opt), metrics_only, std::ref(workers)).detach();
   }
   close(lfd);
 }
@@ -382,12 +411,16 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   static constexpr const char* kNames[] = {"Custom", "vLLM", "TGI", "Triton"};
-  std::printf("{\"msg\":\"serving\",\"port\":%d,\"metricsPort\":%d,\"runtime\":\"%s\",\"loadSeconds\":%d,%s}\n",
-              opt.port, opt.metrics_port, kNames[static_cast<int>(opt.runtime)], opt.load_seconds, Identity().c_str());
+  std::printf(
+      "{\"msg\":\"serving\",\"port\":%d,\"metricsPort\":%d,\"runtime\":\"%s\",\"loadSeconds\":%d,"
+      "\"concurrency\":%d,\"drainSeconds\":%d,%s}\n",
+      opt.port, opt.metrics_port, kNames[static_cast<int>(opt.runtime)], opt.load_seconds, opt.concurrency,
+      opt.drain_seconds, Identity().c_str());
   std::fflush(stdout);
+  Workers workers(opt.concurrency > 0 ? opt.concurrency : kMaxConnections);
   std::thread metrics;
-  if (mfd >= 0) metrics = std::thread(AcceptLoop, mfd, std::cref(opt), true);
-  AcceptLoop(lfd, opt, false);
+  if (mfd >= 0) metrics = std::thread(AcceptLoop, mfd, std::cref(opt), true, std::ref(workers));
+  AcceptLoop(lfd, opt, false, workers);
   if (metrics.joinable()) metrics.join();
   while (g_connections.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::printf("{\"msg\":\"stopped\"}\n");
