@@ -88,7 +88,7 @@ source "$here/lib.sh"
 say() { echo "run.sh: $*" >&2; }
 say "work dir $E2E_WORK"
 
-torn_down=0 cpid=""
+torn_down=0
 teardown() {
   (( torn_down )) && return 0
   torn_down=1
@@ -100,8 +100,9 @@ teardown() {
     [[ -n "${E2E_REAL_DIR:-}" ]] && say "  the real-node cluster: source $E2E_REAL_DIR/env; stop: $here/cluster.sh --dir $E2E_REAL_DIR down"
     return 0
   fi
-  # A case still running (interrupted suite): its whole process group.
-  if [[ -n "${cpid:-}" ]]; then kill -TERM -- "-$cpid" 2>/dev/null || true; fi
+  # Cases still running (interrupted suite): their whole process groups.
+  local g
+  for g in "$E2E_WORK"/cases/*.pgid; do [[ -s "$g" ]] && kill -TERM -- "-$(<"$g")" 2>/dev/null || true; done
   proc_stop_all 2>/dev/null || true
   if [[ -n "${E2E_REAL_DIR:-}" ]]; then "$here/cluster.sh" --dir "$E2E_REAL_DIR" down >/dev/null 2>&1 || true; fi
   "$here/cluster.sh" --dir "$E2E_WORK/cluster" down >/dev/null 2>&1 || true
@@ -343,7 +344,12 @@ real_node_setup() {
     real_setup_failed "cluster.sh up --real-node failed: $(why "$E2E_WORK/logs/real-cluster-up.log")"; return
   fi
   t1=$SECONDS
-  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" >"$E2E_WORK/logs/operator-install.log" 2>&1; then
+  # The controller reads the Prometheus of 92-autoscaling-loop, which runs in
+  # the node's network namespace on NODE_IP (until then nothing asks it).
+  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" -- \
+    --set prometheusURL=http://10.86.0.1:9090 \
+    --set-json 'controller.extraArgs=["--autoscale-interval=2s","--scale-down-stabilization=20s"]' \
+    >"$E2E_WORK/logs/operator-install.log" 2>&1; then
     real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(why "$E2E_WORK/logs/operator-install.log")"; return
   fi
   printf 'export E2E_REAL_DIR=%q\n' "$E2E_REAL_DIR" >>"$E2E_WORK/suite.env"
@@ -396,14 +402,13 @@ results=()
 shopt -s nullglob
 cases=("$here"/cases/*.sh)
 (( ${#cases[@]} )) || setup_fail "no cases in $here/cases"
-for c in "${cases[@]}"; do
+
+# run_case FILE: runs one case in its own process group under its timeout and
+# prints what the console shows of it; its outcome ("PASS|FAIL|SKIP  NAME
+# (Ns)[: why]") goes to E2E_WORK/cases/NAME.result.
+run_case() {
+  local c="$1" name tmo comps clog t0 rc dt why first pid f
   name="$(basename "$c" .sh)"
-  if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
-  if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
-    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup begin
-    real_node_setup
-    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup end
-  fi
   tmo="${E2E_CASE_TIMEOUT:-$(header "$c" timeout 180)}"
   comps="$(header "$c" logs "webhook controller")"
   clog="$E2E_WORK/cases/$name.log"
@@ -419,25 +424,25 @@ for c in "${cases[@]}"; do
     timeout -k 10 "$tmo" bash -c 'set -euo pipefail; trap "exit 143" TERM; source "$E2E_ROOT/test/e2e/lib.sh"; source "$1"' \
       "$name" "$c" >"$clog" 2>&1 &
   fi
-  cpid=$!
-  wait "$cpid"; rc=$?
-  kill -KILL -- "-$cpid" 2>/dev/null  # background jobs the case left behind
-  cpid=""
+  pid=$!
+  echo "$pid" >"$E2E_WORK/cases/$name.pgid"
+  wait "$pid"; rc=$?
+  kill -KILL -- "-$pid" 2>/dev/null  # background jobs the case left behind
+  rm -f "$E2E_WORK/cases/$name.pgid"
   set -e
   dt="$(elapsed "$t0")"
   if (( rc == 0 )); then
-    passed=$(( passed + 1 )); results+=("PASS  $name (${dt}s)")
+    echo "PASS  $name (${dt}s)" >"$E2E_WORK/cases/$name.result"
     echo "--- PASS  $name (${dt}s)"
   elif (( rc == 77 )); then
-    skipped=$(( skipped + 1 )); results+=("SKIP  $name (${dt}s)")
+    echo "SKIP  $name (${dt}s)" >"$E2E_WORK/cases/$name.result"
     echo "--- SKIP  $name (${dt}s): $(grep -m1 'SKIP' "$clog" || true)"
   else
-    failed=$(( failed + 1 ))
     why=""; (( rc == 124 || rc == 137 )) && why=" TIMED OUT after ${tmo}s"
     # The summary repeats the case's first FAIL line: a CI log that keeps
     # only its tail still says why.
     first="$(grep -m1 -o 'FAIL: .*' "$clog" | cut -c1-300 || true)"
-    results+=("FAIL  $name (${dt}s)$why${first:+: $first}")
+    echo "FAIL  $name (${dt}s)$why${first:+: $first}" >"$E2E_WORK/cases/$name.result"
     echo "--- FAIL  $name (${dt}s, exit $rc)$why"
     echo "    ----- last 60 lines of $clog -----"
     tail -n 60 "$clog" | sed 's/^/    /'
@@ -454,7 +459,55 @@ for c in "${cases[@]}"; do
       tail -n 25 "$f" | sed 's/^/    /'
     done
   fi
+}
+# count NAME: adds a finished case's outcome to the summary.
+count() {
+  local r
+  r="$(<"$E2E_WORK/cases/$1.result")"
+  results+=("$r")
+  case "$r" in
+    PASS*) passed=$(( passed + 1 )) ;;
+    SKIP*) skipped=$(( skipped + 1 )) ;;
+    *) failed=$(( failed + 1 )) ;;
+  esac
+}
+
+# Cases whose header says "# beside: true" are self-contained (their own
+# namespace, processes and load) and mostly wait: they run in the background
+# from the start, beside the others, and are reported at the end. A case
+# whose header says "# alone: true" stops, pauses or reconfigures what every
+# request goes through (the API server, the suite's webhook, its leader): the
+# cases beside are finished first.
+beside=() sequential=()
+for c in "${cases[@]}"; do
+  name="$(basename "$c" .sh)"
+  if [[ -n "$only" ]] && ! [[ "$name" =~ $only ]]; then continue; fi
+  if [[ "$(header "$c" beside false)" == true ]]; then beside+=("$c"); else sequential+=("$c"); fi
+done
+mkdir -p "$E2E_WORK/cases"
+for c in ${beside[@]+"${beside[@]}"}; do
+  name="$(basename "$c" .sh)"
+  echo "=== BESIDE $name (reported at the end)"
+  run_case "$c" >"$E2E_WORK/cases/$name.console" 2>&1 &
+done
+for c in ${sequential[@]+"${sequential[@]}"}; do
+  if (( ! real_setup_done )) && [[ "${E2E_REAL_NODE_CASES:-1}" != 0 ]] && grep -q '^# needs: real-node' "$c"; then
+    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup begin
+    real_node_setup
+    bash "$E2E_ROOT/scripts/ci-stamp" e2e-real-node-setup end
+  fi
+  if [[ "$(header "$c" alone false)" == true ]] && (( ${#beside[@]} )); then
+    wait  # the cases beside
+  fi
+  run_case "$c"
+  count "$(basename "$c" .sh)"
   ensure_components
+done
+wait  # the cases beside
+for c in ${beside[@]+"${beside[@]}"}; do
+  name="$(basename "$c" .sh)"
+  cat "$E2E_WORK/cases/$name.console"
+  count "$name"
 done
 
 teardown

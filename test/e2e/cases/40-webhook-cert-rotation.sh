@@ -4,6 +4,7 @@
 # dry runs) and straight to the webhook on new TLS connections: zero failures,
 # the webhook logs a reload for each rotation and serves the new certificate.
 # timeout: 120
+# alone: true
 # logs: webhook
 ns=e2e-rotate
 new_ns "$ns"

@@ -8,7 +8,11 @@
 # life (at least twice, each loaded by the webhook), and the CA rotates: the
 # new CA joins the bundle (2 CAs), signs 25 s later (the propagation delay of
 # a 5-minute CA), and the old one leaves the bundle 25 s after that.
+# It runs beside the other cases (run.sh: "beside"), its load from two
+# workers; the cases that stop or reconfigure the API server or the suite's
+# webhook ("alone") wait for it.
 # timeout: 480
+# beside: true
 # logs: e2e-certs-b-webhook e2e-certs-b-controller e2e-certs-b-volume
 source "$E2E_ROOT/test/e2e/certs/lib.sh"
 t_case=$(now)
@@ -24,7 +28,7 @@ wlog="$E2E_WORK/logs/$CERTS_WEBHOOK.log"
 serving0="$(issued serving)" ca0="$(issued ca)"
 reloads0="$(grep -c 'loaded a new serving certificate' "$wlog" || true)"
 
-duration=300 workers=4
+duration=300 workers=2
 t_load=$(now)
 stop_at=$(( $(date +%s) + duration ))
 for (( i = 1; i <= workers; i++ )); do

@@ -9,6 +9,7 @@
 # works straight too, and its TLS 1.2 and 1.3 sessions resume (they failed
 # with "session id context uninitialized" under --client-ca).
 # timeout: 180
+# alone: true
 # logs: webhook apiserver
 [[ -n "${WEBHOOK_CLIENT_CA:-}" ]] || { log "the suite runs without mTLS: skipped"; exit 77; }
 ns=e2e-mtls

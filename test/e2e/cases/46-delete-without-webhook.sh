@@ -15,6 +15,7 @@
 #    `kubectl delete ms` completes: the controller's finalizer removal goes
 #    through and the owned Deployment and Service are gone.
 # timeout: 180
+# alone: true
 # logs: webhook controller apiserver
 ns=e2e-ratchet
 saved="$E2E_WORK/ratchet-validating.json"

@@ -4,6 +4,7 @@
 # SIGTERM to the leader: it releases the Lease and the standby takes over
 # within 6 s. Prints the takeover times.
 # timeout: 150
+# alone: true
 # logs: controller controller-b
 ns=e2e-failover
 new_ns "$ns"

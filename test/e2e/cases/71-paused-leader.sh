@@ -10,6 +10,7 @@
 # and after SIGCONT are all 0; every change is reconciled, each Deployment and
 # Service created exactly once.
 # timeout: 240
+# alone: true
 # logs: controller controller-b
 ns=e2e-paused
 new_ns "$ns"

@@ -15,6 +15,7 @@
 # loss); every ModelService converges, each Deployment and Service created
 # exactly once.
 # timeout: 300
+# alone: true
 # logs: controller controller-b apiserver
 ns=e2e-apipause
 new_ns "$ns"

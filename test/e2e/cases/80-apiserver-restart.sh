@@ -6,6 +6,7 @@
 # controller without leader election, which must survive the outage (same
 # process: watches reconnect and relist); part 2 the leader-electing one.
 # timeout: 240
+# alone: true
 # logs: controller apiserver
 need_full_cluster
 ns=e2e-restart

@@ -13,6 +13,7 @@
 # in the 30 s after, RSS growth, a program that died unasked. Its report:
 # E2E_WORK/soak/report.md (copied to SOAK_REPORT when set).
 # timeout: 480
+# alone: true
 # logs: controller controller-b webhook apiserver
 need_full_cluster
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree

@@ -58,6 +58,8 @@ certs_setup() {
     --delay "${CERTS_VOLUME_DELAY:-0}"
   local kc
   kc="$(controller_kubeconfig "$CERTS_CONTROLLER")"
+  # Not the controller the other cases count the writes of (controller_writes_since).
+  controller_user "$CERTS_CONTROLLER" >>"$E2E_WORK/other-controllers"
   proc_start "$CERTS_CONTROLLER" "$CONTROLLER_BIN" --kubeconfig "$kc" \
     --leader-elect --leader-election-id "$CERTS_NS" --leader-election-namespace "$CERTS_NS" --namespace "$CERTS_NS" \
     --cert-mode self --cert-secret-namespace "$CERTS_NS" --cert-secret-name "$CERTS_SECRET" \
