@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstddef>
 #include <stdexcept>
+#include <string_view>
 
 namespace ms::controller {
 
@@ -48,6 +49,41 @@ void DefinePrometheusFlags(FlagSet& fs, Flags& f) {
               "HPA's behavior.scaleDown.stabilizationWindowSeconds (at most 1h)");
 }
 
+// The flags of how the controller authenticates to Prometheus and of its
+// TLS (prometheus_auth.h: their rules, checked once all flags are read).
+void DefinePrometheusAuthFlags(FlagSet& fs, autoscale::PrometheusAuth& a) {
+  fs.String("prometheus-bearer-token-file", &a.bearer_token_file,
+            "file holding a bearer token sent to Prometheus as \"Authorization: Bearer <token>\"; read again once a "
+            "minute and after a 401 (a projected ServiceAccount token or a Secret that rotates)");
+  fs.String("prometheus-basic-auth-username", &a.basic_auth_username,
+            "user name of HTTP basic auth towards Prometheus (with --prometheus-basic-auth-password-file; not with "
+            "--prometheus-bearer-token-file)");
+  fs.String("prometheus-basic-auth-password-file", &a.basic_auth_password_file,
+            "file holding the basic auth password; read again once a minute and after a 401");
+  fs.String("prometheus-ca-file", &a.ca_file,
+            "PEM file of the CAs that verify Prometheus' HTTPS certificate (default: the system's CAs); read at each "
+            "connection");
+  fs.String("prometheus-cert-file", &a.cert_file,
+            "PEM client certificate presented to Prometheus (with --prometheus-key-file); read at each connection, so "
+            "a rotated one is used from the next query on");
+  fs.String("prometheus-key-file", &a.key_file, "PEM private key of --prometheus-cert-file");
+  fs.Repeated("prometheus-header", &a.headers,
+              "Name=Value: a header sent with every query, e.g. X-Scope-OrgID=tenant-a (Mimir, Cortex); not "
+              "Authorization");
+  fs.Repeated("prometheus-header-file", &a.header_files,
+              "Name=PATH: a header whose value is the file's content (a secret), read again once a minute and after "
+              "a 401");
+  for (const char* name : {"prometheus-header", "prometheus-header-file"}) {
+    const bool is_path = std::string_view(name) == "prometheus-header-file";
+    auto* list = is_path ? &a.header_files : &a.headers;
+    fs.Validate(name, [name, is_path, list] {
+      autoscale::HeaderSetting h;
+      return autoscale::ParseHeaderSetting(name, list->back(), is_path, &h);
+    });
+  }
+  fs.ValidateAll([&a] { return autoscale::CheckPrometheusAuth(a); });
+}
+
 // The flag set over `f`: one definition gives parsing, checks and the help.
 FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
   FlagSet fs(program,
@@ -71,6 +107,7 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
   fs.Validate("namespace", [&f] { return CheckNamespaces(f.ns); });
   fs.String("default-image", &f.default_image, "image for ModelServices without spec.image");
   DefinePrometheusFlags(fs, f);
+  DefinePrometheusAuthFlags(fs, f.prometheus_auth);
   fs.Double("kube-api-qps", &f.kube_api_qps,
             "client-side requests per second towards the API server, for each API group-version (as client-go); "
             "Events have a budget of their own; <= 0: no client-side limit, the API server's Priority and "

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/flags.h"
+#include "controller/autoscale/prometheus_auth.h"
 #include "controller/autoscale/promql.h"
 #include "controller/certs/policy.h"
 #include "controller/modelservice/desired.h"
@@ -39,6 +40,9 @@ struct Flags : CommonFlags {
   std::vector<std::string> prometheus_runtime_queries = DefaultRuntimeQueries();
   std::string prometheus_gpu_query = std::string(autoscale::kDefaultGpuQueryTemplate);
   std::chrono::milliseconds prometheus_timeout{5'000};
+  // How it authenticates to Prometheus, and its TLS files
+  // (--prometheus-bearer-token-file, ..., --prometheus-header).
+  autoscale::PrometheusAuth prometheus_auth;
   std::chrono::milliseconds autoscale_interval{15'000};
   std::chrono::milliseconds scale_down_stabilization{300'000};
   // Per API group-version client (client-go's semantics); <= 0: no

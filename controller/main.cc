@@ -83,7 +83,9 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
   if (auto done = ParseCommandLine(argc, argv, flags, std::cout, std::cerr)) return done;
   if (flags->leader_election_namespace.empty()) flags->leader_election_namespace = DefaultLeaderElectionNamespace();
   if (flags->certs.secret_namespace.empty()) flags->certs.secret_namespace = DefaultLeaderElectionNamespace();
-  if (std::string err = controller::certs::CheckSettings(flags->certs); !err.empty()) {
+  std::string err = controller::certs::CheckSettings(flags->certs);
+  if (err.empty()) err = autoscale::CheckPrometheusAuthFiles(flags->prometheus_auth);  // readable at start
+  if (!err.empty()) {
     std::cerr << "Error: " << err << "\n";
     return 2;
   }
@@ -137,8 +139,8 @@ class ControllerProcess {
         client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         events_client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
         recorder_(events_client_, clock_, identity_, logger_),
-        poller_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url, PrometheusOptions(flags)), clock_,
-                PollerSettings(flags), autoscaler_metrics_, logger_),
+        poller_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url, PrometheusOptions(flags), clock_),
+                clock_, PollerSettings(flags), autoscaler_metrics_, logger_),
         autoscaler_(poller_, clock_, autoscaler_metrics_, AutoscalerSettings(flags), logger_),
         // The caches keep only what the plan reads (cached.h).
         // One informer per kind and watched namespace (all namespaces: one per kind).
@@ -284,6 +286,7 @@ class ControllerProcess {
   static autoscale::PrometheusClientOptions PrometheusOptions(const Flags& flags) {
     autoscale::PrometheusClientOptions o;
     o.timeout = flags.prometheus_timeout;
+    o.auth = flags.prometheus_auth;
     return o;
   }
   // Queries every --autoscale-interval; the breaker opens after 3 failures

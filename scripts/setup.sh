@@ -15,6 +15,8 @@ PACKAGES=(
   # kept in ~/.cache/ccache between runs.
   ccache
   clang-14 libclang-rt-14-dev libfuzzer-14-dev python3-h11 python3-yaml
+  # e2e 65-prometheus-auth: the bcrypt hash of a Prometheus web configuration's basic_auth_users.
+  python3-bcrypt
   # bench/webhook-peer.sh's reference TLS server (a configuration of its own,
   # started by the script, never as a system service).
   nginx-light

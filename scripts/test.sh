@@ -50,11 +50,18 @@ python3 tools/gen-api.py --check
 python3 tools/check-links.py
 python3 tools/gen-docs-images.py --check
 # The Helm chart (Helm built from the Go module proxy and cached): lint in each
-# certificate mode, and manifests/ and dist/install.yaml rendered from it.
+# certificate mode and with controller.prometheus set, and manifests/ and
+# dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"
 for values in "" "--set certificates.mode=cert-manager" \
     "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true \
-     --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true"; do
+     --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true" \
+    "--set prometheusURL=https://prometheus:9090 --set controller.prometheus.basicAuth.username=ops \
+     --set controller.prometheus.basicAuth.passwordFile=/etc/p/password --set controller.prometheus.caFile=/etc/p/ca.crt \
+     --set controller.prometheus.certFile=/etc/p/tls.crt --set controller.prometheus.keyFile=/etc/p/tls.key \
+     --set controller.prometheus.headers.X-Scope-OrgID=team-a --set controller.prometheus.headerFiles.X-Key=/etc/p/key \
+     --set controller.prometheus.mounts[0].name=p --set controller.prometheus.mounts[0].secret=prometheus-auth \
+     --set controller.prometheus.mounts[0].mountPath=/etc/p"; do
   # shellcheck disable=SC2086
   "$HELM" lint --strict --quiet charts/modelservice-operator $values
 done

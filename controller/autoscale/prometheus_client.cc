@@ -170,24 +170,56 @@ QueryResult ParseQueryResponse(long http_status, std::string_view body) {
   return r;
 }
 
-PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options)
-    : base_url_(std::move(base_url)), options_(std::move(options)) {}
+std::string UrlPassword(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  std::string_view rest = url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  const size_t at = rest.rfind('@');
+  if (at == std::string_view::npos) return {};
+  const std::string_view userinfo = rest.substr(0, at);
+  const size_t colon = userinfo.find(':');
+  return colon == std::string_view::npos ? std::string() : std::string(userinfo.substr(colon + 1));
+}
 
-QueryResult PrometheusClient::Query(const std::string& promql) {
-  if (base_url_.rfind("http://", 0) != 0 && base_url_.rfind("https://", 0) != 0) {
-    return QueryResult::Error("invalid Prometheus URL \"" + Snippet(base_url_) +
-                              "\": want http(s)://host[:port][/prefix]");
+PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options, const Clock& clock)
+    : base_url_(std::move(base_url)), options_(std::move(options)), credentials_(options_.auth, clock) {
+  if (std::string p = UrlPassword(base_url_); !p.empty()) url_secrets_.push_back(std::move(p));
+}
+
+// One request and what came of it.
+struct PrometheusClient::Attempt {
+  CURLcode rc = CURLE_OK;
+  long http = 0;
+  std::string body;
+  std::string failure;               // the transport's error text, when rc != CURLE_OK
+  bool timed_out = false;            // the deadline passed (failure is then curl's words for it)
+  long elapsed_ms = 0;               // how long it took
+  std::vector<std::string> secrets;  // what it sent that no text may show
+  std::string refused;               // non-empty: not sent (a header file's value cannot be)
+};
+
+PrometheusClient::Attempt PrometheusClient::Send(const std::string& url, long timeout_ms) {
+  Attempt a;
+  RequestCredentials creds = credentials_.Current();
+  a.secrets = std::move(creds.secrets);
+  a.secrets.insert(a.secrets.end(), url_secrets_.begin(), url_secrets_.end());
+  if (!creds.error.empty()) {
+    a.refused = creds.error;
+    return a;
   }
   // Everything the handle points at is declared before it, so it outlives
   // the handle.
-  const std::string url = QueryUrl(base_url_, promql);
   kube::curl::BoundedBody sink(options_.max_response_bytes);
   char errbuf[CURL_ERROR_SIZE] = {};
   kube::curl::SlistPtr headers(curl_slist_append(nullptr, "Accept: application/json"));
+  for (const std::string& line : creds.header_lines) kube::curl::Append(headers, line.c_str());
   kube::curl::EasyPtr h(curl_easy_init());
-  if (!h) return QueryResult::Error("curl_easy_init failed");
-
-  const long timeout_ms = std::max<long>(1, static_cast<long>(options_.timeout.count()));
+  if (!h) {
+    a.rc = CURLE_FAILED_INIT;
+    a.failure = "curl_easy_init failed";
+    return a;
+  }
   const long connect_ms = std::clamp<long>(static_cast<long>(options_.connect_timeout.count()), 1, timeout_ms);
   CURL* c = h.get();
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
@@ -201,27 +233,63 @@ QueryResult PrometheusClient::Query(const std::string& promql) {
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_USERAGENT, "modelservice-controller");
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-  if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
+  const PrometheusAuth& tls = options_.auth;
+  if (!tls.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
+  if (!tls.cert_file.empty()) curl_easy_setopt(c, CURLOPT_SSLCERT, tls.cert_file.c_str());
+  if (!tls.key_file.empty()) curl_easy_setopt(c, CURLOPT_SSLKEY, tls.key_file.c_str());
   if (!options_.no_proxy.empty()) curl_easy_setopt(c, CURLOPT_NOPROXY, options_.no_proxy.c_str());
 
-  const CURLcode rc = curl_easy_perform(c);
-  if (rc != CURLE_OK) {
-    std::string msg = "GET " + Snippet(base_url_) + " failed: ";
-    if (std::string why = sink.Failure(); !why.empty()) {
-      msg += why;
-    } else {
-      // A timeout's text in errbuf counts the milliseconds and bytes: the
-      // same failure would read differently each time.
-      const bool timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-      msg +=
-          (errbuf[0] != '\0' && !timed_out) ? Snippet(WithoutDurations(errbuf)) : std::string(curl_easy_strerror(rc));
-      if (timed_out) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
-    }
-    return QueryResult::Unreachable(msg);
+  a.rc = curl_easy_perform(c);
+  curl_off_t took_us = 0;
+  curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &took_us);
+  a.elapsed_ms = static_cast<long>(took_us / 1000);
+  if (a.rc != CURLE_OK) {
+    // A timeout's text in errbuf counts the milliseconds and bytes: the
+    // same failure would read differently each time.
+    a.failure = sink.Failure();
+    a.timed_out = a.failure.empty() && a.rc == CURLE_OPERATION_TIMEDOUT;
+    if (a.failure.empty())
+      a.failure =
+          (errbuf[0] != '\0' && !a.timed_out) ? WithoutDurations(errbuf) : std::string(curl_easy_strerror(a.rc));
+    return a;
   }
-  long code = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  return ParseQueryResponse(code, sink.data);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.http);
+  a.body = std::move(sink.data);
+  return a;
+}
+
+QueryResult PrometheusClient::Outcome(const Attempt& a, long timeout_ms) const {
+  if (!a.refused.empty()) return QueryResult::Error(a.refused);
+  if (a.rc != CURLE_OK) {
+    std::string msg =
+        "GET " + Snippet(Redact(base_url_, a.secrets)) + " failed: " + Snippet(Redact(a.failure, a.secrets));
+    if (a.timed_out) msg += " (timeout " + std::to_string(timeout_ms) + " ms)";
+    return QueryResult::Unreachable(std::move(msg));
+  }
+  QueryResult r = ParseQueryResponse(a.http, a.body);
+  if (!r.ok && !a.secrets.empty()) {
+    // The error may quote the answer: made again from the answer without
+    // the secrets, then without any the text still shows.
+    r = ParseQueryResponse(a.http, Redact(a.body, a.secrets));
+    r.error = Redact(std::move(r.error), a.secrets);
+  }
+  return r;
+}
+
+QueryResult PrometheusClient::Query(const std::string& promql) {
+  if (base_url_.rfind("http://", 0) != 0 && base_url_.rfind("https://", 0) != 0) {
+    return QueryResult::Error("invalid Prometheus URL \"" + Snippet(Redact(base_url_, url_secrets_)) +
+                              "\": want http(s)://host[:port][/prefix]");
+  }
+  const std::string url = QueryUrl(base_url_, promql);
+  const long timeout_ms = std::max<long>(1, static_cast<long>(options_.timeout.count()));
+  Attempt a = Send(url, timeout_ms);
+  // A 401 with credentials from files: a file may have rotated within the
+  // minute; read them again, and with a new value ask again in the time left.
+  if (a.rc == CURLE_OK && a.http == 401 && credentials_.has_files() && credentials_.Refresh() &&
+      a.elapsed_ms < timeout_ms)
+    a = Send(url, timeout_ms - a.elapsed_ms);
+  return Outcome(a, timeout_ms);
 }
 
 }  // namespace ms::autoscale

@@ -21,12 +21,29 @@
 //    time).
 //  - `unreachable` is set for transport failures and HTTP 5xx answers: the
 //    endpoint, not the query, failed (the circuit breaker counts these).
+//  - No error text shows a secret: the token, the password (and the basic
+//    credentials as sent), a --prometheus-header-file value, the password of
+//    the URL's userinfo are "[redacted]" wherever they appear (a proxy that
+//    echoes the request in its error page).
+//
+// Authentication (PrometheusAuth, prometheus_credentials.h): the headers of
+// each request from PrometheusCredentials; a 401 makes it read its files
+// again, and the query is sent once more, within its deadline, when a value
+// changed (a token rotated before the minute was up). TLS: the CA, the
+// client certificate and its key are files libcurl reads at each handshake,
+// and each query is a connection of its own, so a rotated certificate is
+// presented from the next query on.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "controller/autoscale/prometheus_auth.h"
+#include "controller/autoscale/prometheus_credentials.h"
 
 namespace ms::autoscale {
 
@@ -57,7 +74,7 @@ class QuerySource {
 struct PrometheusClientOptions {
   std::chrono::milliseconds timeout{5000};          // whole request: the per-query deadline
   std::chrono::milliseconds connect_timeout{2000};  // capped at `timeout`
-  std::string ca_file;                              // for https; empty: the system CA store
+  PrometheusAuth auth;                              // credentials, headers, TLS files (checked already)
   std::string no_proxy;                             // CURLOPT_NOPROXY when non-empty ("*": never proxy)
   std::size_t max_response_bytes = 8 * 1024 * 1024;
 };
@@ -66,10 +83,11 @@ struct PrometheusClientOptions {
 // value: http(s)://host[:port][/path/prefix] with or without trailing
 // slashes; queries go to <base without trailing '/'>/api/v1/query?query=...
 // One curl easy handle per call, so Query() is thread-safe. libcurl must be
-// set up first (kube::curl::GlobalInit, once in main).
+// set up first (kube::curl::GlobalInit, once in main). `clock` times the
+// re-reads of the credentials' files.
 class PrometheusClient final : public QuerySource {
  public:
-  explicit PrometheusClient(std::string base_url, PrometheusClientOptions options = {});
+  PrometheusClient(std::string base_url, PrometheusClientOptions options, const Clock& clock);
   PrometheusClient(const PrometheusClient&) = delete;
   PrometheusClient& operator=(const PrometheusClient&) = delete;
 
@@ -78,9 +96,18 @@ class PrometheusClient final : public QuerySource {
   const std::string& base_url() const { return base_url_; }
 
  private:
+  struct Attempt;
+  Attempt Send(const std::string& url, long timeout_ms);
+  QueryResult Outcome(const Attempt& a, long timeout_ms) const;
+
   std::string base_url_;
   PrometheusClientOptions options_;
+  PrometheusCredentials credentials_;
+  std::vector<std::string> url_secrets_;  // the password of the URL's userinfo, if any
 };
+
+// The password of `url`'s userinfo (scheme://user:password@host...), or "".
+std::string UrlPassword(std::string_view url);
 
 // <base_url without trailing '/'>/api/v1/query?query=<promql percent-encoded
 // by kube::UrlEncode>.

@@ -1,5 +1,9 @@
 // The bearer token for API requests, re-read from its file (service account
-// token rotation): at most once per refresh period, or at once after a 401.
+// token rotation): at most once per refresh period, or at once after a 401,
+// as client-go's cached file token source. A read that fails or finds the
+// file empty keeps the last token (the file may be mid-rotation). The
+// Prometheus client reads its token, password and secret header values
+// through it too (controller/autoscale/prometheus_credentials.h).
 #pragma once
 
 #include <mutex>

@@ -12,7 +12,7 @@ FlagSet::FlagSet(std::string program, std::string description)
 
 void FlagSet::Add(const std::string& name, const std::string& help, std::string default_value, bool is_bool,
                   std::function<std::string(const std::string&)> set) {
-  flags_[name] = Flag{help, std::move(default_value), is_bool, std::move(set), nullptr};
+  flags_[name] = Flag{help, std::move(default_value), is_bool, std::move(set), nullptr, false};
 }
 
 void FlagSet::String(const std::string& name, std::string* target, const std::string& help) {
@@ -70,7 +70,17 @@ void FlagSet::Duration(const std::string& name, std::chrono::milliseconds* targe
   });
 }
 
+void FlagSet::Repeated(const std::string& name, std::vector<std::string>* target, const std::string& help) {
+  Add(name, help, "", false, [target](const std::string& v) {
+    target->push_back(v);
+    return std::string();
+  });
+  flags_.at(name).repeated = true;
+}
+
 void FlagSet::Alias(const std::string& shorthand, const std::string& name) { aliases_[shorthand] = name; }
+
+void FlagSet::ValidateAll(std::function<std::string()> check) { combination_checks_.push_back(std::move(check)); }
 
 void FlagSet::Version(std::string text) { version_text_ = std::move(text); }
 
@@ -116,6 +126,8 @@ std::string FlagSet::Parse(int argc, const char* const* argv) {
     if (it->second.check)
       if (auto err = it->second.check(); !err.empty()) return err;
   }
+  for (const auto& check : combination_checks_)
+    if (auto err = check(); !err.empty()) return err;
   return {};
 }
 
@@ -137,6 +149,7 @@ std::string FlagSet::Usage() const {
         os << c;
     }
     if (!f.default_value.empty() && f.default_value != "false") os << " (default \"" << f.default_value << "\")";
+    if (f.repeated) os << " (repeatable)";
     os << "\n";
   }
   os << "  -h, --help\n            help for " << program_ << "\n";

@@ -25,12 +25,17 @@ class FlagSet {
   void Bool(const std::string& name, bool* target, const std::string& help);
   // Go-style durations: 300ms, 15s, 5m, 1h, 1m30s.
   void Duration(const std::string& name, std::chrono::milliseconds* target, const std::string& help);
+  // A repeatable flag: each occurrence appends its value to `target`.
+  void Repeated(const std::string& name, std::vector<std::string>* target, const std::string& help);
   // A single-dash alias for a flag, e.g. Alias("v", "log-level").
   void Alias(const std::string& shorthand, const std::string& name);
   // A check run each time the flag is set, after its value was parsed into
   // its target: returns "" or the error to report (e.g. "--concurrency must
   // be at least 1").
   void Validate(const std::string& name, std::function<std::string()> check);
+  // A check of a combination of flags, run once every argument is parsed
+  // (not after --help or --version): returns "" or the error to report.
+  void ValidateAll(std::function<std::string()> check);
   // Adds --version, which prints `text` (e.g. build::VersionText()) to `out`
   // in ParseCommandLine and ends the program with 0, like --help.
   void Version(std::string text);
@@ -54,12 +59,14 @@ class FlagSet {
     bool is_bool = false;
     std::function<std::string(const std::string&)> set;  // returns error or ""
     std::function<std::string()> check;                  // optional
+    bool repeated = false;
   };
   void Add(const std::string& name, const std::string& help, std::string default_value, bool is_bool,
            std::function<std::string(const std::string&)> set);
   std::string program_, description_;
   std::map<std::string, Flag> flags_;
   std::map<std::string, std::string> aliases_;
+  std::vector<std::function<std::string()>> combination_checks_;
   bool help_ = false;
   std::string version_text_;  // empty: no --version
   bool version_requested_ = false;

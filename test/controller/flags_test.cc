@@ -101,6 +101,57 @@ TEST(Flags, Errors) {
   EXPECT_FALSE(ParseFlags({"-v=4"}).error);
 }
 
+TEST(Flags, PrometheusAuthentication) {
+  const FlagsResult r = ParseFlags({"--prometheus-url=https://prom:9090", "--prometheus-bearer-token-file=/t/token",
+                                    "--prometheus-ca-file=/tls/ca.crt", "--prometheus-cert-file=/tls/tls.crt",
+                                    "--prometheus-key-file=/tls/tls.key", "--prometheus-header=X-Scope-OrgID=team-a",
+                                    "--prometheus-header", "X-Extra=a=b c", "--prometheus-header-file=X-Key=/s/key"});
+  ASSERT_FALSE(r.error) << *r.error;
+  const autoscale::PrometheusAuth& a = r.flags.prometheus_auth;
+  EXPECT_EQ(a.bearer_token_file, "/t/token");
+  EXPECT_EQ(a.ca_file, "/tls/ca.crt");
+  EXPECT_EQ(a.cert_file, "/tls/tls.crt");
+  EXPECT_EQ(a.key_file, "/tls/tls.key");
+  EXPECT_EQ(a.headers, (std::vector<std::string>{"X-Scope-OrgID=team-a", "X-Extra=a=b c"}));
+  EXPECT_EQ(a.header_files, (std::vector<std::string>{"X-Key=/s/key"}));
+  const FlagsResult basic =
+      ParseFlags({"--prometheus-basic-auth-username=ops", "--prometheus-basic-auth-password-file=/s/password"});
+  ASSERT_FALSE(basic.error) << *basic.error;
+  EXPECT_EQ(basic.flags.prometheus_auth.basic_auth_username, "ops");
+  EXPECT_TRUE(ParseFlags({}).flags.prometheus_auth.headers.empty());
+}
+
+TEST(Flags, PrometheusAuthenticationErrorsAtStartUp) {
+  auto err = [](std::vector<std::string> a) { return ParseFlags(a).error.value_or(""); };
+  EXPECT_EQ(err({"--prometheus-bearer-token-file=/t", "--prometheus-basic-auth-username=u",
+                 "--prometheus-basic-auth-password-file=/p"}),
+            "--prometheus-bearer-token-file and --prometheus-basic-auth-* are mutually exclusive: both set the "
+            "Authorization header; choose one");
+  EXPECT_EQ(err({"--prometheus-basic-auth-username=u"}),
+            "--prometheus-basic-auth-username needs --prometheus-basic-auth-password-file");
+  EXPECT_EQ(err({"--prometheus-basic-auth-password-file=/p"}),
+            "--prometheus-basic-auth-password-file needs --prometheus-basic-auth-username");
+  EXPECT_EQ(err({"--prometheus-cert-file=/c"}), "--prometheus-cert-file needs --prometheus-key-file");
+  EXPECT_EQ(err({"--prometheus-key-file=/k"}), "--prometheus-key-file needs --prometheus-cert-file");
+  EXPECT_EQ(err({"--prometheus-header=Authorization=Bearer x"}),
+            "--prometheus-header: Authorization is not an extra header: --prometheus-bearer-token-file or "
+            "--prometheus-basic-auth-username with --prometheus-basic-auth-password-file set it");
+  EXPECT_EQ(
+      err({"--prometheus-header-file=authorization=/x"}).rfind("--prometheus-header-file: Authorization is not", 0),
+      0u);
+  EXPECT_EQ(err({"--prometheus-header=X Org=a"}),
+            "--prometheus-header: \"X Org\" is not an HTTP header name (an RFC 7230 token: letters, digits and "
+            "!#$%&'*+-.^_`|~)");
+  EXPECT_EQ(err({"--prometheus-header=X-Scope-OrgID"}),
+            "--prometheus-header: want Name=Value (e.g. X-Scope-OrgID=tenant-a)");
+  EXPECT_EQ(err({"--prometheus-header=X-Scope-OrgID=a\r\nX-Injected: 1"}),
+            "--prometheus-header: X-Scope-OrgID: the value holds a line break (CR or LF)");
+  EXPECT_EQ(err({"--prometheus-header=X-Scope-OrgID="}), "--prometheus-header: X-Scope-OrgID: the value is empty");
+  EXPECT_EQ(err({"--prometheus-header=X-Scope-OrgID=a", "--prometheus-header-file=x-scope-orgid=/f"}),
+            "--prometheus-header-file: the header x-scope-orgid is given twice (--prometheus-header and "
+            "--prometheus-header-file name each header once)");
+}
+
 TEST(Flags, Help) {
   EXPECT_TRUE(ParseFlags({"--help"}).flags.help);
   EXPECT_TRUE(ParseFlags({"-h"}).flags.help);
@@ -108,11 +159,33 @@ TEST(Flags, Help) {
   EXPECT_NE(u.find("\n  prog [flags]\n"), std::string::npos) << u;
   // The program name is not substituted into defaults that happen to spell it.
   EXPECT_NE(u.find("(default \"modelservice-controller\")"), std::string::npos) << u;
-  for (const char* f :
-       {"--kubeconfig", "--leader-elect", "--leader-election-id", "--leader-election-namespace", "--concurrency",
-        "--namespace", "--default-image", "--prometheus-url", "--prometheus-query", "--prometheus-timeout",
-        "--prometheus-gpu-query", "--autoscale-interval", "--scale-down-stabilization", "--kube-api-qps",
-        "--kube-api-burst", "--metrics-bind-address", "--health-probe-bind-address", "--log-format", "--log-level"}) {
+  for (const char* f : {"--kubeconfig",
+                        "--leader-elect",
+                        "--leader-election-id",
+                        "--leader-election-namespace",
+                        "--concurrency",
+                        "--namespace",
+                        "--default-image",
+                        "--prometheus-url",
+                        "--prometheus-query",
+                        "--prometheus-timeout",
+                        "--prometheus-gpu-query",
+                        "--autoscale-interval",
+                        "--scale-down-stabilization",
+                        "--kube-api-qps",
+                        "--kube-api-burst",
+                        "--metrics-bind-address",
+                        "--health-probe-bind-address",
+                        "--log-format",
+                        "--log-level",
+                        "--prometheus-bearer-token-file",
+                        "--prometheus-basic-auth-username",
+                        "--prometheus-basic-auth-password-file",
+                        "--prometheus-ca-file",
+                        "--prometheus-cert-file",
+                        "--prometheus-key-file",
+                        "--prometheus-header",
+                        "--prometheus-header-file"}) {
     EXPECT_NE(u.find(f), std::string::npos) << f;
   }
 }

@@ -146,6 +146,17 @@ rules:
 {{- if and (gt (int .Values.replicas) 1) (not .Values.controller.leaderElection.enabled) }}
 {{- fail "replicas > 1 needs controller.leaderElection.enabled=true (otherwise every replica's controller writes at once)" }}
 {{- end }}
+{{- $prom := .Values.controller.prometheus | default dict }}
+{{- $basic := $prom.basicAuth | default dict }}
+{{- if and $prom.bearerTokenFile (or $basic.username $basic.passwordFile) }}
+{{- fail "controller.prometheus: bearerTokenFile and basicAuth are mutually exclusive (both set the Authorization header)" }}
+{{- end }}
+{{- if ne (empty $basic.username) (empty $basic.passwordFile) }}
+{{- fail "controller.prometheus.basicAuth needs both username and passwordFile" }}
+{{- end }}
+{{- if ne (empty $prom.certFile) (empty $prom.keyFile) }}
+{{- fail "controller.prometheus needs both certFile and keyFile (a client certificate and its key)" }}
+{{- end }}
 {{- if and (eq .Values.certificates.mode "provided") (not .Values.certificates.provided.caBundle) }}
 {{- fail "certificates.mode=provided needs certificates.provided.caBundle: the PEM (or base64 PEM) of the CA that signed the serving certificate in Secret certificates.secretName (e.g. --set-file certificates.provided.caBundle=ca.crt)" }}
 {{- end }}
@@ -159,4 +170,39 @@ chart's defaults; 0 is kept).
 */}}
 {{- define "modelservice.webhookShutdownDelaySeconds" -}}
 {{- if hasKey .Values.webhook "shutdownDelaySeconds" }}{{ int .Values.webhook.shutdownDelaySeconds }}{{ else }}10{{ end }}
+{{- end }}
+
+{{/*
+The controller's flags of controller.prometheus (how it authenticates to
+Prometheus), one per line; nothing when none is set. Header flags are quoted
+(a value may hold YAML's special characters); maps range in key order.
+*/}}
+{{- define "modelservice.prometheusAuthArgs" -}}
+{{- $prom := .Values.controller.prometheus | default dict }}
+{{- with $prom.bearerTokenFile }}
+- --prometheus-bearer-token-file={{ . }}
+{{- end }}
+{{- with ($prom.basicAuth | default dict) }}
+{{- with .username }}
+- {{ printf "--prometheus-basic-auth-username=%s" . | quote }}
+{{- end }}
+{{- with .passwordFile }}
+- --prometheus-basic-auth-password-file={{ . }}
+{{- end }}
+{{- end }}
+{{- with $prom.caFile }}
+- --prometheus-ca-file={{ . }}
+{{- end }}
+{{- with $prom.certFile }}
+- --prometheus-cert-file={{ . }}
+{{- end }}
+{{- with $prom.keyFile }}
+- --prometheus-key-file={{ . }}
+{{- end }}
+{{- range $name, $value := $prom.headers }}
+- {{ printf "--prometheus-header=%s=%s" $name $value | quote }}
+{{- end }}
+{{- range $name, $path := $prom.headerFiles }}
+- {{ printf "--prometheus-header-file=%s=%s" $name $path | quote }}
+{{- end }}
 {{- end }}

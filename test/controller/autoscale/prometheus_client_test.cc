@@ -26,6 +26,8 @@ namespace {
 
 // libcurl's global set-up, as main does, before any test starts a thread.
 const kube::curl::GlobalInit kCurl;
+// Times the credentials' re-reads, which these tests do not use.
+const SystemClock kClock;
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
@@ -244,7 +246,7 @@ PrometheusClientOptions FastOptions() {
 TEST(AutoscalePrometheusClient, CannedAnswers) {
   FakePrometheus prom("/prom");
   ASSERT_GT(prom.port(), 0);
-  PrometheusClient client(prom.url("/prom"), FastOptions());
+  PrometheusClient client(prom.url("/prom"), FastOptions(), kClock);
 
   auto r = client.Query("case:success");
   ASSERT_TRUE(r.ok) << r.error;
@@ -284,7 +286,7 @@ TEST(AutoscalePrometheusClient, CannedAnswers) {
 
 TEST(AutoscalePrometheusClient, QueryIsUrlEncodedAndArrivesIntact) {
   FakePrometheus prom("");
-  PrometheusClient client(prom.url(), FastOptions());
+  PrometheusClient client(prom.url(), FastOptions(), kClock);
   const std::string q = RenderQuery(kDefaultQueryTemplate, "ns&x=1", "a+b #c%20\"}\n\\ é");
   auto r = client.Query(q);
   ASSERT_TRUE(r.ok) << r.error;
@@ -295,14 +297,14 @@ TEST(AutoscalePrometheusClient, QueryIsUrlEncodedAndArrivesIntact) {
 TEST(AutoscalePrometheusClient, BaseUrlWithOrWithoutSlashAndPrefix) {
   FakePrometheus prom("/monitoring/prometheus");
   for (const std::string base : {"/monitoring/prometheus", "/monitoring/prometheus/", "/monitoring/prometheus//"}) {
-    PrometheusClient client(prom.url(base), FastOptions());
+    PrometheusClient client(prom.url(base), FastOptions(), kClock);
     auto r = client.Query("case:success");
     ASSERT_TRUE(r.ok) << base << ": " << r.error;
     EXPECT_DOUBLE_EQ(r.value, 12.5);
   }
   EXPECT_EQ(prom.hits(), 3);
   // Without the prefix the server answers 404.
-  PrometheusClient wrong(prom.url("/"), FastOptions());
+  PrometheusClient wrong(prom.url("/"), FastOptions(), kClock);
   auto r = wrong.Query("case:success");
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("HTTP 404"));
@@ -310,7 +312,7 @@ TEST(AutoscalePrometheusClient, BaseUrlWithOrWithoutSlashAndPrefix) {
 
 TEST(AutoscalePrometheusClient, SlowServerTimesOut) {
   FakePrometheus prom("");
-  PrometheusClient client(prom.url(), FastOptions());
+  PrometheusClient client(prom.url(), FastOptions(), kClock);
   const auto start = std::chrono::steady_clock::now();
   auto r = client.Query("case:slow");
   const auto took = std::chrono::steady_clock::now() - start;
@@ -325,12 +327,12 @@ TEST(AutoscalePrometheusClient, ResponseSizeIsBounded) {
   FakePrometheus prom("");
   PrometheusClientOptions o = FastOptions();
   o.max_response_bytes = 1024;
-  PrometheusClient client(prom.url(), o);
+  PrometheusClient client(prom.url(), o, kClock);
   auto r = client.Query("case:big");
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("larger than 1024 bytes"));
   o.max_response_bytes = 1 << 20;
-  PrometheusClient roomy(prom.url(), o);
+  PrometheusClient roomy(prom.url(), o, kClock);
   r = roomy.Query("case:big");
   EXPECT_TRUE(r.ok) << r.error;
 }
@@ -365,7 +367,7 @@ class RefusingPort {
 TEST(AutoscalePrometheusClient, ConnectionRefused) {
   RefusingPort refusing;
   ASSERT_GT(refusing.port(), 0);
-  PrometheusClient client("http://127.0.0.1:" + std::to_string(refusing.port()), FastOptions());
+  PrometheusClient client("http://127.0.0.1:" + std::to_string(refusing.port()), FastOptions(), kClock);
   auto r = client.Query("up");
   EXPECT_FALSE(r.ok);
   // libcurl's own text says how long the attempt took ("after 0 ms"): left
@@ -379,7 +381,7 @@ TEST(AutoscalePrometheusClient, ConnectionRefused) {
 
 TEST(AutoscalePrometheusClient, InvalidBaseUrl) {
   for (const char* base : {"", "prometheus:9090", "ftp://x/", "file:///etc/passwd"}) {
-    PrometheusClient client(base, FastOptions());
+    PrometheusClient client(base, FastOptions(), kClock);
     auto r = client.Query("up");
     EXPECT_FALSE(r.ok) << base;
     EXPECT_THAT(r.error, HasSubstr("invalid Prometheus URL")) << base;
@@ -393,7 +395,7 @@ TEST(AutoscalePrometheusClient, ConcurrentQueries) {
   PrometheusClientOptions options = FastOptions();
   options.timeout = PrometheusClientOptions{}.timeout;
   options.connect_timeout = PrometheusClientOptions{}.connect_timeout;
-  PrometheusClient client(prom.url(), options);
+  PrometheusClient client(prom.url(), options, kClock);
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
   for (int t = 0; t < 4; ++t) {

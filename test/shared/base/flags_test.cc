@@ -4,6 +4,8 @@
 
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace ms {
 namespace {
@@ -102,6 +104,34 @@ TEST(Flags, ValidateRunsAfterEachSetAndReportsItsError) {
   EXPECT_EQ(n, 3);
   EXPECT_EQ(f.Parse({"--n", "0"}), "--n must be at least 1");
   EXPECT_EQ(f.Parse({"--n=x"}), "invalid value \"x\" for --n: not an integer");
+}
+
+TEST(Flags, RepeatedFlagCollectsEachOccurrenceInOrder) {
+  std::vector<std::string> headers;
+  FlagSet f("prog", "test");
+  f.Repeated("header", &headers, "Name=Value");
+  EXPECT_EQ(f.Parse({"--header=A=1", "--header", "B=2", "--header=A=3"}), "");
+  EXPECT_EQ(headers, (std::vector<std::string>{"A=1", "B=2", "A=3"}));
+  EXPECT_NE(f.Usage().find("      --header value\n            Name=Value (repeatable)\n"), std::string::npos)
+      << f.Usage();
+}
+
+TEST(Flags, ValidateAllRunsOnceEveryFlagIsParsed) {
+  std::string a, b;
+  FlagSet f("prog", "test");
+  f.String("a", &a, "");
+  f.String("b", &b, "");
+  int runs = 0;
+  f.ValidateAll([&] {
+    ++runs;
+    return !a.empty() && !b.empty() ? std::string("--a and --b are mutually exclusive") : std::string();
+  });
+  EXPECT_EQ(f.Parse({"--a=1"}), "");
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(f.Parse({"--b=2"}), "--a and --b are mutually exclusive");  // with --a=1 from before
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(f.Parse({"--help"}), "") << "not after --help";
+  EXPECT_EQ(runs, 2);
 }
 
 // A help text of several lines: each line indented as the first (the
