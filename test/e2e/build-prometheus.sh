@@ -105,7 +105,7 @@ if (( ! force )) && version_ok prometheus "$prom" && version_ok promtool "$tool"
 export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 v=github.com/prometheus/common/version
 ldflags="-s -w -X $v.Version=$prom_version -X $v.Revision=$mod_version -X $v.Branch=HEAD -X $v.BuildUser=modelservice-e2e"
-log "building prometheus and promtool $prom_version ($mod_version) with $("$gocmd" version) (cold: about 4 minutes on 2 idle cores, plus ~1.9 GB of module sources to download the first time)"
+log "building prometheus and promtool $prom_version ($mod_version) with $("$gocmd" version) (cold: about 4 minutes on 2 idle cores, plus up to 1.9 GB of module sources to download the first time)"
 start=$SECONDS
 tmp="$(mktemp -d "$dir/.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
