@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl python3
   libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev rapidjson-dev libspdlog-dev libjemalloc-dev
   libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
-  prometheus python3-prometheus-client wrk clang-format clang-tidy
+  python3-prometheus-client wrk clang-format clang-tidy
   # The compiler cache every build folder shares (scripts/configure-build.sh),
   # kept in ~/.cache/ccache between runs.
   ccache
@@ -56,7 +56,11 @@ fi
 
 # The end-to-end suite builds its cluster (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, etcd and KWOK) from Go modules
-# (test/e2e/build-control-plane.sh); KWOK v0.8 needs Go >= 1.26, which Debian
+# (test/e2e/build-control-plane.sh), and Prometheus 3 with promtool
+# (test/e2e/build-prometheus.sh: the suite's Prometheus, and the promtool of
+# scripts/test.sh's checks) and prometheus-adapter
+# (test/e2e/build-prometheus-adapter.sh) likewise, each when first needed and
+# then cached; KWOK v0.8 and Prometheus 3.16 need Go >= 1.26, which Debian
 # bookworm does not package. Say so early rather than fail late.
 GO=$(command -v go || echo /usr/local/go/bin/go)
 if [[ -x $GO ]]; then

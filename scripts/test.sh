@@ -36,7 +36,11 @@ jobs=$(nproc)
 
 run_ctest() {  # run_ctest BUILD_DIR [cmake args...]; $ctest_prefix runs ctest (e.g. setarch)
   local dir=$1; shift
-  bash scripts/configure-build.sh "$dir" "$@" >/dev/null
+  # One promtool for the project: Prometheus 3's, built from its Go module and
+  # cached (test/e2e/build-prometheus.sh), which the end-to-end suite runs too;
+  # the metrics tests and monitoring_rules use it.
+  [[ -n ${PROMTOOL_BIN:-} ]] || eval "$(bash test/e2e/build-prometheus.sh)"
+  bash scripts/configure-build.sh "$dir" "-DPROMTOOL=$PROMTOOL_BIN" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
   (cd "$dir" && ${ctest_prefix:-} ctest --output-on-failure -j "$jobs" --timeout 300)
 }

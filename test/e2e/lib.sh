@@ -463,27 +463,32 @@ set_gpu_util() {
   curl -fsS --max-time 3 -X POST "http://127.0.0.1:$DCGM_EXPORTER_PORT/set?namespace=$1&pod=$2&value=$3" >/dev/null
 }
 
-# start_external_metrics: the External metrics API server ($EXTERNAL_METRICS,
-# built by build-external-metrics.sh) on 127.0.0.1:$EXTERNAL_METRICS_PORT,
-# reading the suite's Prometheus with the controller's default query, and
-# registered with kube-aggregator (test/e2e/external-metrics/apiservice.yaml.in:
-# APIService v1beta1.external.metrics.k8s.io, its Service, and read access
-# for the HPA controller). Waits until the APIService is Available.
-start_external_metrics() {
-  local certs="$E2E_WORK/external-metrics-certs" ca_bundle
+# start_prometheus_adapter: prometheus-adapter ($PROMETHEUS_ADAPTER, built by
+# build-prometheus-adapter.sh) on 127.0.0.1:$PROMETHEUS_ADAPTER_PORT, reading
+# the suite's Prometheus with exactly the rule file users are given
+# (docs/user/prometheus-adapter-rules.yaml), re-listing Prometheus' series
+# every second (users' default: 10 minutes) so that a new series is served at
+# once, and registered with kube-aggregator as users register it
+# (test/e2e/prometheus-adapter/apiservice.yaml.in: APIService
+# v1beta1.external.metrics.k8s.io, its Service). Waits until the APIService is
+# Available.
+start_prometheus_adapter() {
+  local certs="$E2E_WORK/prometheus-adapter-certs" ca_bundle
   if [[ ! -s "$certs/tls.crt" ]]; then
-    "$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$certs" --service external-metrics --namespace external-metrics \
-      >/dev/null 2>>"$E2E_WORK/logs/gen-certs.log" || fail "gen-certs.sh for the external metrics server"
+    "$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$certs" --service prometheus-adapter --namespace monitoring \
+      >/dev/null 2>>"$E2E_WORK/logs/gen-certs.log" || fail "gen-certs.sh for prometheus-adapter"
   fi
-  proc_start external-metrics "$EXTERNAL_METRICS" --bind-address 127.0.0.1 --secure-port "$EXTERNAL_METRICS_PORT" \
+  proc_start prometheus-adapter "$PROMETHEUS_ADAPTER" --bind-address 127.0.0.1 --secure-port "$PROMETHEUS_ADAPTER_PORT" \
     --tls-cert-file "$certs/tls.crt" --tls-private-key-file "$certs/tls.key" \
     --lister-kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" \
     --authorization-kubeconfig "$KUBECONFIG" \
-    --prometheus-url "http://127.0.0.1:$PROM_PORT" -v 2
-  wait_for 60 "external metrics server /readyz" curl -fsSk --max-time 2 -o /dev/null "https://127.0.0.1:$EXTERNAL_METRICS_PORT/readyz"
+    --prometheus-url "http://127.0.0.1:$PROM_PORT" \
+    --config "$E2E_ROOT/docs/user/prometheus-adapter-rules.yaml" \
+    --metrics-relist-interval 1s --metrics-max-age 5m -v 2
+  wait_for 60 "prometheus-adapter /readyz" curl -fsSk --max-time 2 -o /dev/null "https://127.0.0.1:$PROMETHEUS_ADAPTER_PORT/readyz"
   ca_bundle="$(base64 -w0 "$certs/ca.crt")"
-  sed -e "s/@PORT@/$EXTERNAL_METRICS_PORT/g" -e "s#@CA_BUNDLE@#$ca_bundle#g" \
-    "$E2E_LIB_DIR/external-metrics/apiservice.yaml.in" | k apply -f - >/dev/null
+  sed -e "s/@PORT@/$PROMETHEUS_ADAPTER_PORT/g" -e "s#@CA_BUNDLE@#$ca_bundle#g" \
+    "$E2E_LIB_DIR/prometheus-adapter/apiservice.yaml.in" | k apply -f - >/dev/null
   wait_for 60 "APIService v1beta1.external.metrics.k8s.io Available" apiservice_available v1beta1.external.metrics.k8s.io
 }
 

@@ -5,19 +5,27 @@
 # test/monitoring/*_test.yaml (each alert firing and not firing), lints the
 # rules (severity, summary, description, runbook page, tests of both kinds:
 # rules.py lint) and the dashboard (dashboard.py lint; its queries parsed by
-# promtool), and the model pods' scrape job of monitoring.md (promtool check
-# config; the same relabelling as manifests/monitoring/podmonitor.yaml).
+# promtool), the model pods' scrape job of monitoring.md (promtool check
+# config, with its Kubernetes service discovery; the same relabelling as
+# manifests/monitoring/podmonitor.yaml), and that autoscaling.md shows
+# prometheus-adapter's rule exactly as docs/user/prometheus-adapter-rules.yaml
+# (the file the end-to-end suite runs prometheus-adapter with) has it.
 #
 # Usage: test/monitoring/run.sh [PROMTOOL]
-#   PROMTOOL  promtool to use (default: the one on PATH; Debian package
-#             `prometheus`, installed by scripts/setup.sh)
+#   PROMTOOL  promtool to use (default: test/e2e/build-prometheus.sh's,
+#             Prometheus 3 built from its Go module and cached; ctest passes
+#             the one scripts/test.sh configured, the same)
 # Registered in ctest as monitoring_rules (test/CMakeLists.txt).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-promtool="${1:-$(command -v promtool || true)}"
-[[ -x "$promtool" ]] || { echo "run.sh: promtool not found (Debian package prometheus)" >&2; exit 1; }
+promtool="${1:-}"
+if [[ -z "$promtool" || "$promtool" == *NOTFOUND ]]; then
+  eval "$("$root/test/e2e/build-prometheus.sh")"
+  promtool="$PROMTOOL_BIN"
+fi
+[[ -x "$promtool" ]] || { echo "run.sh: promtool not found ($promtool; test/e2e/build-prometheus.sh builds it)" >&2; exit 1; }
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -44,13 +52,9 @@ section = doc[doc.index("## The model servers' metrics"):]
 block = re.search(r"```yaml\n(scrape_configs:.*?)```", section, re.S).group(1)
 job = yaml.safe_load(block)["scrape_configs"][0]
 assert job["kubernetes_sd_configs"] == [{"role": "pod"}], job["kubernetes_sd_configs"]
-# Debian's promtool is built without Kubernetes service discovery: the job
-# is checked with a static target in its place (the relabelling is what
-# can be wrong here).
-checked = dict(job)
-del checked["kubernetes_sd_configs"]
-checked["static_configs"] = [{"targets": ["127.0.0.1:1"]}]
-yaml.safe_dump({"scrape_configs": [checked]}, open(sys.argv[3], "w", encoding="utf-8"))
+# Checked as written: the promtool of build-prometheus.sh has Kubernetes
+# service discovery (Debian's had not).
+yaml.safe_dump({"scrape_configs": [job]}, open(sys.argv[3], "w", encoding="utf-8"))
 pm = yaml.safe_load(open(sys.argv[2], encoding="utf-8"))["spec"]["podMetricsEndpoints"][0]
 norm = lambda r: (tuple(r.get("sourceLabels", r.get("source_labels", []))), r.get("regex"),
                   r.get("replacement"), r.get("targetLabel", r.get("target_label")))
@@ -60,3 +64,15 @@ if missing:
     sys.exit("monitoring.md's scrape job lacks the PodMonitor's relabelings %s" % missing)
 PY
 "$promtool" check config "$tmp/models.yml"
+# prometheus-adapter's rule: the yaml block of autoscaling.md's "The queue
+# length as an External metric" is the rule file less its leading comments.
+python3 - "$root/docs/user/autoscaling.md" "$root/docs/user/prometheus-adapter-rules.yaml" <<'PY'
+import re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+section = doc[doc.index("## The queue length as an External metric"):]
+block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+rules = "".join(l for l in open(sys.argv[2], encoding="utf-8").readlines() if not l.startswith("#"))
+if block != rules:
+    sys.exit("autoscaling.md's prometheus-adapter rule differs from docs/user/prometheus-adapter-rules.yaml:\n" + block + "---\n" + rules)
+print("autoscaling.md shows docs/user/prometheus-adapter-rules.yaml's rule as it is")
+PY

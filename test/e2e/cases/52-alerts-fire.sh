@@ -31,7 +31,7 @@ trap cleanup EXIT
 
 mkdir -p "$(dirname "$rules")"
 python3 "$E2E_ROOT/test/monitoring/rules.py" extract "$E2E_ROOT/manifests/monitoring/prometheusrule.yaml" --for 0s >"$rules"
-promtool check rules "$rules" >/dev/null || fail "promtool check rules $rules"
+"$PROMTOOL_BIN" check rules "$rules" >/dev/null || fail "promtool check rules $rules"
 reload_prometheus
 rule_groups() {
   curl -fsS --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r '[.data.groups[].name] | sort | join(" ")'

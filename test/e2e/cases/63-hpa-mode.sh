@@ -21,7 +21,7 @@
 #   deleting the ModelService deletes its HPA.
 # Needs kube-controller-manager (its HPA controller): skipped (77) without it.
 # timeout: 240
-# logs: controller controller-manager external-metrics
+# logs: controller controller-manager prometheus-adapter
 if [[ -z "${E2E_KCM_PID:-}" ]] || ! kill -0 "$E2E_KCM_PID" 2>/dev/null; then
   log "SKIP: no kube-controller-manager in this cluster (its HPA controller is what scales)"
   exit 77

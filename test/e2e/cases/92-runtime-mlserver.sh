@@ -58,9 +58,10 @@ assert_contains "$metrics" '# TYPE rest_server_requests_in_progress gauge' "iris
 assert_contains "$metrics" 'model_infer_request_success_total{model="iris"' "iris: inferences counted"
 
 # A real Prometheus scrapes it and the controller's MLServer query reads it.
-# Debian's prometheus is built without Kubernetes service discovery, so its
-# target is the pod through the API server's pod proxy (the admin client
-# certificate), with the labels the PodMonitor would give it.
+# Prometheus runs on the host, where the node's Pod IPs cannot be reached
+# (they live in the node's network namespace), so its target is the pod
+# through the API server's pod proxy (the admin client certificate), with the
+# labels the PodMonitor would give it.
 pdir="$E2E_REAL_DIR/mlserver-prometheus"
 mkdir -p "$pdir"
 kc="$(k config view --raw -o json)"

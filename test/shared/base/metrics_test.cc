@@ -193,7 +193,7 @@ std::string SampleExposition() {
 TEST(Metrics, PromtoolAcceptsTheExposition) {
   std::string promtool = MS_PROMTOOL;
   if (promtool.empty() || promtool.find("NOTFOUND") != std::string::npos)
-    FAIL() << "promtool not found: run scripts/setup.sh (Debian package prometheus)";
+    FAIL() << "promtool not found: configure with -DPROMTOOL=... (scripts/test.sh does)";
   auto res = test::Run(promtool + " check metrics", SampleExposition());
   EXPECT_EQ(res.exit_code, 0) << res.output;
 }
