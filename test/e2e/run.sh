@@ -344,11 +344,7 @@ real_node_setup() {
     real_setup_failed "cluster.sh up --real-node failed: $(why "$E2E_WORK/logs/real-cluster-up.log")"; return
   fi
   t1=$SECONDS
-  # The controller reads the Prometheus of 92-autoscaling-loop, which runs in
-  # the node's network namespace on NODE_IP (until then nothing asks it).
-  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" -- \
-    --set prometheusURL=http://10.86.0.1:9090 \
-    --set-json 'controller.extraArgs=["--autoscale-interval=2s","--scale-down-stabilization=20s"]' \
+  if ! "$here/operator/install.sh" --dir "$E2E_REAL_DIR" --image "$E2E_OPERATOR_IMAGE" \
     >"$E2E_WORK/logs/operator-install.log" 2>&1; then
     real_setup_failed "installing the operator from $E2E_OPERATOR_IMAGE failed: $(why "$E2E_WORK/logs/operator-install.log")"; return
   fi
