@@ -50,7 +50,7 @@ assert_eq "$(jq -c .args <<<"$c")" '["--model=$(MODEL_NAME)","--port=8000"]' "ll
 assert_eq "$(jq -c '[.ports[] | [.name, .containerPort]]' <<<"$c")" '[["http",8000]]' "llm: ports"
 assert_eq "$(jq -c '[.startupProbe.httpGet.path, .startupProbe.failureThreshold, .readinessProbe.httpGet.path, .livenessProbe.httpGet.path]' <<<"$c")" \
   '["/health",180,"/health","/health"]' "llm: probes"
-assert_contains "$(k -n "$ns" logs "$p" | head -n 1)" '"port":8000,"metricsPort":0,"runtime":"vLLM","loadSeconds":90,"model":"llm-model"' "llm: the server's first log line"
+assert_contains "$(k -n "$ns" logs "$p" | head -n 1)" '"port":8000,"metricsPort":0,"runtime":"vLLM","loadSeconds":90,"concurrency":0,"drainSeconds":0,"model":"llm-model"' "llm: the server's first log line"
 started="$(jp "pod/$p" '{.status.startTime}' -n "$ns")"
 ready="$(k -n "$ns" get pod "$p" -o json | jq -r '.status.conditions[] | select(.type == "Ready") | .lastTransitionTime')"
 loaded=$(( $(date -d "$ready" +%s) - $(date -d "$started" +%s) ))
