@@ -463,32 +463,44 @@ set_gpu_util() {
   curl -fsS --max-time 3 -X POST "http://127.0.0.1:$DCGM_EXPORTER_PORT/set?namespace=$1&pod=$2&value=$3" >/dev/null
 }
 
-# start_prometheus_adapter: prometheus-adapter ($PROMETHEUS_ADAPTER, built by
-# build-prometheus-adapter.sh) on 127.0.0.1:$PROMETHEUS_ADAPTER_PORT, reading
-# the suite's Prometheus with exactly the rule file users are given
+# start_prometheus_adapter [NAME HOST PORT PROMETHEUS_URL KUBECONFIG [RUNNER...]]:
+# prometheus-adapter ($PROMETHEUS_ADAPTER, built by build-prometheus-adapter.sh)
+# on HOST:PORT (default: the suite's, 127.0.0.1:$PROMETHEUS_ADAPTER_PORT,
+# reading the suite's Prometheus, as the user of KUBECONFIG), started through
+# RUNNER (e.g. the real node's `node.sh exec DIR`, whose network it then
+# shares), with exactly the rule file users are given
 # (docs/user/prometheus-adapter-rules.yaml), re-listing Prometheus' series
 # every second (users' default: 10 minutes) so that a new series is served at
 # once, and registered with kube-aggregator as users register it
 # (test/e2e/prometheus-adapter/apiservice.yaml.in: APIService
 # v1beta1.external.metrics.k8s.io, its Service). Waits until the APIService is
-# Available.
+# Available. Logs: logs/NAME.log.
 start_prometheus_adapter() {
-  local certs="$E2E_WORK/prometheus-adapter-certs" ca_bundle
+  local name="${1:-prometheus-adapter}" host="${2:-127.0.0.1}" port="${3:-$PROMETHEUS_ADAPTER_PORT}"
+  local prom="${4:-http://127.0.0.1:$PROM_PORT}" kubeconfig="${5:-$KUBECONFIG}"
+  shift "$(( $# < 5 ? $# : 5 ))"
+  local certs="$E2E_WORK/$name-certs" ca_bundle
   if [[ ! -s "$certs/tls.crt" ]]; then
     "$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$certs" --service prometheus-adapter --namespace monitoring \
-      >/dev/null 2>>"$E2E_WORK/logs/gen-certs.log" || fail "gen-certs.sh for prometheus-adapter"
+      >/dev/null 2>>"$E2E_WORK/logs/gen-certs.log" || fail "gen-certs.sh for $name"
   fi
-  proc_start prometheus-adapter "$PROMETHEUS_ADAPTER" --bind-address 127.0.0.1 --secure-port "$PROMETHEUS_ADAPTER_PORT" \
+  proc_start "$name" "$@" "$PROMETHEUS_ADAPTER" --bind-address "$host" --secure-port "$port" \
     --tls-cert-file "$certs/tls.crt" --tls-private-key-file "$certs/tls.key" \
-    --lister-kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" \
-    --authorization-kubeconfig "$KUBECONFIG" \
-    --prometheus-url "http://127.0.0.1:$PROM_PORT" \
+    --lister-kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" \
+    --authorization-kubeconfig "$kubeconfig" \
+    --prometheus-url "$prom" \
     --config "$E2E_ROOT/docs/user/prometheus-adapter-rules.yaml" \
     --metrics-relist-interval 1s --metrics-max-age 5m -v 2
-  wait_for 60 "prometheus-adapter /readyz" curl -fsSk --max-time 2 -o /dev/null "https://127.0.0.1:$PROMETHEUS_ADAPTER_PORT/readyz"
+  wait_for 60 "$name /readyz" "$@" curl -fsSk --max-time 2 -o /dev/null "https://$host:$port/readyz"
   ca_bundle="$(base64 -w0 "$certs/ca.crt")"
-  sed -e "s/@PORT@/$PROMETHEUS_ADAPTER_PORT/g" -e "s#@CA_BUNDLE@#$ca_bundle#g" \
-    "$E2E_LIB_DIR/prometheus-adapter/apiservice.yaml.in" | k apply -f - >/dev/null
+  # The Service's form: ExternalName unless kube-apiserver routes to endpoints.
+  local form=ExternalName other=ClusterIP
+  if grep -q -- '--enable-aggregator-routing=true' "$(dirname "$KUBECONFIG")/kube-apiserver.args" 2>/dev/null; then
+    form=ClusterIP other=ExternalName
+  fi
+  awk -v drop="# form: $other" 'BEGIN { RS = "\n---\n"; ORS = "\n---\n" } index($0, drop) == 0' \
+    "$E2E_LIB_DIR/prometheus-adapter/apiservice.yaml.in" \
+    | sed -e "s/@HOST@/$host/g" -e "s/@PORT@/$port/g" -e "s#@CA_BUNDLE@#$ca_bundle#g" | k apply -f - >/dev/null
   wait_for 60 "APIService v1beta1.external.metrics.k8s.io Available" apiservice_available v1beta1.external.metrics.k8s.io
 }
 

@@ -45,16 +45,12 @@ python3 "$here/dashboard.py" lint "$root/manifests/monitoring/dashboard/modelser
 # The model pods' scrape job of monitoring.md ("The model servers' metrics"):
 # a valid prometheus.yml for promtool, and the same relabelling as the
 # PodMonitor (the metrics port and path, the modelservice label).
-python3 - "$root/docs/operator/monitoring.md" "$root/manifests/monitoring/podmonitor.yaml" "$tmp/models.yml" <<'PY'
-import re, sys, yaml
-doc = open(sys.argv[1], encoding="utf-8").read()
-section = doc[doc.index("## The model servers' metrics"):]
-block = re.search(r"```yaml\n(scrape_configs:.*?)```", section, re.S).group(1)
-job = yaml.safe_load(block)["scrape_configs"][0]
-assert job["kubernetes_sd_configs"] == [{"role": "pod"}], job["kubernetes_sd_configs"]
 # Checked as written: the promtool of build-prometheus.sh has Kubernetes
 # service discovery (Debian's had not).
-yaml.safe_dump({"scrape_configs": [job]}, open(sys.argv[3], "w", encoding="utf-8"))
+python3 "$root/test/e2e/prometheus/models-job.py" "$root/docs/operator/monitoring.md" >"$tmp/models.yml"
+python3 - "$tmp/models.yml" "$root/manifests/monitoring/podmonitor.yaml" <<'PY'
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["scrape_configs"][0]
 pm = yaml.safe_load(open(sys.argv[2], encoding="utf-8"))["spec"]["podMetricsEndpoints"][0]
 norm = lambda r: (tuple(r.get("sourceLabels", r.get("source_labels", []))), r.get("regex"),
                   r.get("replacement"), r.get("targetLabel", r.get("target_label")))

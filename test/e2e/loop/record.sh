@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# record.sh - records a run of the closed-loop autoscaling case
+# (test/e2e/cases/92-autoscaling-loop.sh) for bench/results and the picture in
+# docs/user/autoscaling.md: runs the end-to-end suite with that case only (the
+# real-node cluster, the operator from its image), then copies each mode's
+# timeline to bench/results/autoscaling-loop-{controller,hpa}.csv and writes
+# bench/results/autoscaling-loop.md (the figures, the commit, the machine).
+# Then `python3 tools/gen-docs-images.py` draws docs/images/autoscaling-loop.png.
+#
+# Usage: test/e2e/loop/record.sh [run.sh options, e.g. --no-build]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+cd "$root"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+test/e2e/run.sh --only '^92-autoscaling-loop$' "$@" 2>&1 | tee "$log"
+work="$(sed -n 's/^run.sh: work dir //p' "$log" | head -n 1)"
+[[ -d $work/real/loop ]] || { echo "record.sh: no $work/real/loop" >&2; exit 1; }
+grep -q '1 passed, 0 failed' "$log" || { echo "record.sh: the case did not pass" >&2; exit 1; }
+out=bench/results
+for mode in Controller HPA; do
+  cp "$work/real/loop/$mode/timeline.csv" "$out/autoscaling-loop-${mode,,}.csv"
+done
+{
+  echo "# Closed-loop autoscaling on the real node"
+  echo
+  echo "Recorded by \`test/e2e/loop/record.sh\` (e2e case 92-autoscaling-loop) on"
+  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ' (with uncommitted changes)'),"
+  echo "$(date -u +%Y-%m-%d), $(nproc) cores. The example server answers one prediction"
+  echo "at a time in 200 ms (5/s a pod); target queue length 1 a replica, 1 to 5"
+  echo "replicas, 20 s scale-down window; vegeta sends 16/s, then 2/s, through"
+  echo "the API server's service proxy. Per-second timelines:"
+  echo "[controller](autoscaling-loop-controller.csv), [HPA](autoscaling-loop-hpa.csv)"
+  echo "(second, sent, ok, failed, queue, desired, ready)."
+  echo
+  echo "| mode | requests | failed | desired (from->to@second) | first scale-out (s) | all ready (s) | queue peak | 1 ready after the load fell (s) |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for mode in Controller HPA; do
+    sum="$work/real/loop/$mode/summary.txt"
+    field() { awk -v k="$1" '$1 == k { $1 = ""; print substr($0, 2) }' "$sum"; }
+    echo "| $mode | $(field requests) | $(field failed) | $(field desired) | $(field scale-out) | $(field all-ready) | $(field queue-peak) | $(field scale-in-ready) |"
+  done
+} >"$out/autoscaling-loop.md"
+cat "$out/autoscaling-loop.md"
