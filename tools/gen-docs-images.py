@@ -5,8 +5,10 @@ Usage: tools/gen-docs-images.py [--check]
 
   (no option)  renders docs/architecture.dot to docs/images/architecture.png
                (Graphviz's dot), plots bench/results/webhook.md to
-               docs/images/bench-webhook.png and bench/results/controller.md to
-               docs/images/bench-controller.png (matplotlib), and records the
+               docs/images/bench-webhook.png, bench/results/controller.md to
+               docs/images/bench-controller.png and the timelines
+               bench/results/autoscaling-loop-{controller,hpa}.csv to
+               docs/images/autoscaling-loop.png (matplotlib), and records the
                SHA-256 of every input (the .dot file, the results, this script)
                and output in docs/images/SOURCES.sha256.
   --check      needs neither Graphviz nor matplotlib: fails (status 1) when an
@@ -29,14 +31,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOT = "docs/architecture.dot"
 WEBHOOK = "bench/results/webhook.md"
 CONTROLLER = "bench/results/controller.md"
+LOOP = {"Controller": "bench/results/autoscaling-loop-controller.csv", "HPA": "bench/results/autoscaling-loop-hpa.csv"}
 SCRIPT = "tools/gen-docs-images.py"
 IMAGES = "docs/images"
 OUT_ARCH = IMAGES + "/architecture.png"
 OUT_WEBHOOK = IMAGES + "/bench-webhook.png"
 OUT_CONTROLLER = IMAGES + "/bench-controller.png"
+OUT_LOOP = IMAGES + "/autoscaling-loop.png"
 SUMS = IMAGES + "/SOURCES.sha256"
-INPUTS = [DOT, WEBHOOK, CONTROLLER, SCRIPT]
-OUTPUTS = [OUT_ARCH, OUT_WEBHOOK, OUT_CONTROLLER]
+INPUTS = [DOT, WEBHOOK, CONTROLLER, LOOP["Controller"], LOOP["HPA"], SCRIPT]
+OUTPUTS = [OUT_ARCH, OUT_WEBHOOK, OUT_CONTROLLER, OUT_LOOP]
 
 
 def path(rel):
@@ -128,6 +132,38 @@ def plot_controller(plt):
     return fig
 
 
+def plot_loop(plt):
+    import csv
+    fig, axes = plt.subplots(2, 2, figsize=(12, 5.6), sharex="col", sharey="row")
+    for col, (mode, src) in enumerate(LOOP.items()):
+        with open(path(src), newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        top, bottom = axes[0][col], axes[1][col]
+        t = [int(r["second"]) for r in rows]
+        top.plot(t, [int(r["sent"]) for r in rows], label="requests sent per second", color="tab:blue")
+        failed = [int(r["failed"]) for r in rows]
+        top.plot(t, failed, label="failed (%d in all)" % sum(failed), color="tab:red")
+        queue = [(int(r["second"]), float(r["queue"])) for r in rows if r["queue"] != ""]
+        top.plot([q[0] for q in queue], [q[1] for q in queue], label="queue length L (Prometheus)", color="tab:orange")
+        top.set_title("mode %s (%s)" % (mode, src), fontsize=9)
+        top.legend(fontsize=8, loc="upper right")
+        top.grid(True, alpha=0.3)
+        top.set_ylim(bottom=0)
+        bottom.step(t, [int(r["desired"]) for r in rows], where="post", label="desired replicas", color="tab:purple")
+        bottom.step(t, [int(r["ready"]) for r in rows], where="post", label="ready replicas", color="tab:green",
+                    linestyle="--")
+        bottom.set_xlabel("seconds since the load began")
+        bottom.set_yticks(range(0, max(int(r["desired"]) for r in rows) + 2))
+        bottom.legend(fontsize=8, loc="upper right")
+        bottom.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("requests")
+    axes[1][0].set_ylabel("replicas")
+    fig.suptitle("Queue-length autoscaling on the real node: a pod serves 5 requests/s, target queue 1 per replica",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def generate():
     os.makedirs(path(IMAGES), exist_ok=True)
     subprocess.run(["dot", "-Tpng", "-Gdpi=96", "-o", path(OUT_ARCH), path(DOT)], check=True)
@@ -135,7 +171,7 @@ def generate():
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "modelservice"
     import matplotlib.pyplot as plt
-    for out, plot in ((OUT_WEBHOOK, plot_webhook), (OUT_CONTROLLER, plot_controller)):
+    for out, plot in ((OUT_WEBHOOK, plot_webhook), (OUT_CONTROLLER, plot_controller), (OUT_LOOP, plot_loop)):
         fig = plot(plt)
         fig.savefig(path(out), dpi=96, metadata={"Software": None})
         plt.close(fig)

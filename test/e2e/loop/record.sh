@@ -4,7 +4,8 @@
 # docs/user/autoscaling.md: runs the end-to-end suite with that case only (the
 # real-node cluster, the operator from its image), then copies each mode's
 # timeline to bench/results/autoscaling-loop-{controller,hpa}.csv and writes
-# bench/results/autoscaling-loop.md (the figures, the commit, the machine).
+# bench/results/autoscaling-loop.md (the figures, the commit, the machine),
+# whose rows it also puts in docs/user/autoscaling.md's table.
 # Then `python3 tools/gen-docs-images.py` draws docs/images/autoscaling-loop.png.
 #
 # Usage: test/e2e/loop/record.sh [run.sh options, e.g. --no-build]
@@ -42,3 +43,14 @@ done
   done
 } >"$out/autoscaling-loop.md"
 cat "$out/autoscaling-loop.md"
+# The same rows in docs/user/autoscaling.md ("The loop under real load").
+python3 - "$out/autoscaling-loop.md" docs/user/autoscaling.md <<'PY'
+import sys
+rows = [l for l in open(sys.argv[1], encoding="utf-8") if l.startswith("| Controller |") or l.startswith("| HPA |")]
+doc = open(sys.argv[2], encoding="utf-8").read().split("\n")
+head = doc.index("## The loop under real load")
+sep = next(i for i in range(head, len(doc)) if doc[i].startswith("|---"))
+end = next(i for i in range(sep + 1, len(doc)) if not doc[i].startswith("|"))
+doc[sep + 1:end] = [r.rstrip("\n") for r in rows]
+open(sys.argv[2], "w", encoding="utf-8").write("\n".join(doc))
+PY
