@@ -1847,7 +1847,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         "conditions": {
           "type": "array",
           "maxItems": 16,
-          "description": "Ready, Progressing and Degraded, each with its reason and message.",
+          "description": "Ready, Progressing and Degraded, each with its reason and message; and, in kstatus' terms, Reconciling and Stalled, present only while True.",
           "x-kubernetes-list-type": "map",
           "x-kubernetes-list-map-keys": [
             "type"
@@ -1862,7 +1862,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             "properties": {
               "type": {
                 "type": "string",
-                "description": "Ready, Progressing or Degraded."
+                "description": "Ready, Progressing, Degraded, Reconciling or Stalled."
               },
               "status": {
                 "type": "string",

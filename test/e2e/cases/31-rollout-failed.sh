@@ -105,7 +105,10 @@ wait_output 60 "auto: 2 pods on version 1, Ready, and no other" "2 registry.loca
 wait_for 30 "auto: Progressing False RolledBack" condition_is auto Progressing "False RolledBack"
 st="$(ms_json auto)"
 assert_eq "$(jq -r '.status.phase + " " + .status.servingVersion + " " + (.status.readyReplicas | tostring)' <<<"$st")" "Degraded 1 2" "auto: phase, servingVersion, READY"
-assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" True "auto: Ready condition (version 1 serves)"
+# Version 1 serves, but the spec's version 2 does not: Ready False and
+# kstatus' Stalled True, both RolledBack (docs/user/status.md, "Health").
+assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Ready" or .type == "Stalled" or .type == "Reconciling") | .type + "=" + .status + "/" + .reason] | join(" ")' <<<"$st")" \
+  "Ready=False/RolledBack Stalled=True/RolledBack" "auto: Ready and Stalled (version 1 serves, not the spec's 2)"
 assert_contains "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")" \
   "the rollout of version 2 made no progress for 30s; rolled back to version 1" "auto: Degraded message"
 for r in RolloutFailed RolledBack; do
