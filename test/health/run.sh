@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - what kstatus, Argo CD, Flux and `kubectl wait` say of each
 # ModelService stage (docs/user/status.md, "Health"): builds health-check
-# (main.go: sigs.k8s.io/cli-utils' status.Compute, the Argo CD Lua with
+# (main.go: sigs.k8s.io/cli-utils' status.Compute, the chart's Argo CD Lua
+# (charts/modelservice-operator/files/argocd-health.lua) with
 # gopher-lua, the Flux healthCheckExprs with cel-go, kubectl's wait rule),
 # from the Go modules pinned in go.mod and go.sum, once, cached by the hash
 # of its sources, and runs it over fixtures/*.json, each the object of one
@@ -32,4 +33,10 @@ if [[ ! -x "$bin" ]]; then
     "$gocmd" build -p "${BUILD_PARALLELISM:-2}" -trimpath -ldflags "-s -w" -o "$bin.tmp.$$" .)
   mv -f "$bin.tmp.$$" "$bin"
 fi
-exec "$bin" "$here/argocd-health.lua" "$here/flux-health-check-exprs.yaml" "$here"/fixtures/*.json
+# docs/user/status.md shows the healthCheckExprs tested here, line for line.
+while IFS= read -r line; do
+  [[ -z $line || $line == \#* ]] && continue
+  grep -qxF -- "$line" "$root/docs/user/status.md" ||
+    { echo "run.sh: docs/user/status.md does not show this line of flux-health-check-exprs.yaml: $line" >&2; exit 1; }
+done <"$here/flux-health-check-exprs.yaml"
+exec "$bin" "$root/charts/modelservice-operator/files/argocd-health.lua" "$here/flux-health-check-exprs.yaml" "$here"/fixtures/*.json

@@ -1,8 +1,9 @@
 -- Argo CD health check of modelops.dev/ModelService (docs/user/status.md,
--- "Health"): the chart renders it as
+-- "Health"): the chart renders it (argocd.healthCheck.enabled) as
 -- resource.customizations.health.modelops.dev_ModelService. It reads the
 -- conditions in kstatus' terms the controller writes, so that it agrees with
--- kstatus and Flux; test/health/ runs it with gopher-lua over the fixtures.
+-- kstatus and Flux; test/health/run.sh runs it with gopher-lua over the
+-- fixtures of every stage.
 local hs = {}
 if obj.metadata ~= nil and obj.metadata.deletionTimestamp ~= nil then
   hs.status = "Progressing"
