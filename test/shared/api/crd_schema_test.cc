@@ -50,9 +50,11 @@ TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   EXPECT_EQ(version["schema"]["openAPIV3Schema"], schema);
   EXPECT_FALSE(HasKey(crd, "default"));
   EXPECT_EQ(crd["spec"]["names"]["shortNames"], json::array({"ms"}));
+  EXPECT_EQ(crd["spec"]["names"]["categories"], json::array({"all"}));  // kubectl get all (status.md)
   std::vector<std::string> columns;
   for (const auto& c : version["additionalPrinterColumns"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Version", "GPU%", "Age"}));
+  EXPECT_EQ(columns,
+            (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Version", "GPU%", "URL", "Age"}));
 }
 
 // Every node of the schema that kubectl explain shows (the root, each
