@@ -80,6 +80,9 @@ for t in Ready Progressing Degraded; do
   done
 done
 log "ok: conditions Ready/Progressing/Degraded carry status, reason, lastTransitionTime, observedGeneration"
+# kstatus' abnormal-true conditions are absent once converged (status.md, "Health").
+assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Reconciling" or .type == "Stalled")] | length' <<<"$st")" 0 \
+  "no Reconciling or Stalled condition once Ready"
 row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4, $5}')"
 assert_eq "$row" "bert bert-base-uncased 2 2 Ready" "kubectl get ms row (NAME MODEL REPLICAS READY PHASE)"
 
