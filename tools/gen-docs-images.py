@@ -7,7 +7,7 @@ Usage: tools/gen-docs-images.py [--check]
                (Graphviz's dot), plots bench/results/webhook.md to
                docs/images/bench-webhook.png, bench/results/controller.md to
                docs/images/bench-controller.png and the timelines
-               bench/results/autoscaling-loop-{controller,hpa}.csv to
+               bench/results/autoscaling-loop-{controller,hpa,gpu}.csv to
                docs/images/autoscaling-loop.png (matplotlib), and records the
                SHA-256 of every input (the .dot file, the results, this script)
                and output in docs/images/SOURCES.sha256.
@@ -31,7 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOT = "docs/architecture.dot"
 WEBHOOK = "bench/results/webhook.md"
 CONTROLLER = "bench/results/controller.md"
-LOOP = {"Controller": "bench/results/autoscaling-loop-controller.csv", "HPA": "bench/results/autoscaling-loop-hpa.csv"}
+LOOP = {"Controller": "bench/results/autoscaling-loop-controller.csv", "HPA": "bench/results/autoscaling-loop-hpa.csv",
+        "GPU": "bench/results/autoscaling-loop-gpu.csv"}
 SCRIPT = "tools/gen-docs-images.py"
 IMAGES = "docs/images"
 OUT_ARCH = IMAGES + "/architecture.png"
@@ -39,7 +40,7 @@ OUT_WEBHOOK = IMAGES + "/bench-webhook.png"
 OUT_CONTROLLER = IMAGES + "/bench-controller.png"
 OUT_LOOP = IMAGES + "/autoscaling-loop.png"
 SUMS = IMAGES + "/SOURCES.sha256"
-INPUTS = [DOT, WEBHOOK, CONTROLLER, LOOP["Controller"], LOOP["HPA"], SCRIPT]
+INPUTS = [DOT, WEBHOOK, CONTROLLER, *LOOP.values(), SCRIPT]
 OUTPUTS = [OUT_ARCH, OUT_WEBHOOK, OUT_CONTROLLER, OUT_LOOP]
 
 
@@ -134,7 +135,7 @@ def plot_controller(plt):
 
 def plot_loop(plt):
     import csv
-    fig, axes = plt.subplots(2, 2, figsize=(12, 5.6), sharex="col", sharey="row")
+    fig, axes = plt.subplots(2, len(LOOP), figsize=(16, 5.6), sharex="col", sharey="row")
     for col, (mode, src) in enumerate(LOOP.items()):
         with open(path(src), newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
@@ -145,7 +146,8 @@ def plot_loop(plt):
         top.plot(t, failed, label="failed (%d in all)" % sum(failed), color="tab:red")
         queue = [(int(r["second"]), float(r["queue"])) for r in rows if r["queue"] != ""]
         top.plot([q[0] for q in queue], [q[1] for q in queue], label="queue length L (Prometheus)", color="tab:orange")
-        top.set_title("mode %s (%s)" % (mode, src), fontsize=9)
+        title = "mode Controller on GPU utilization (50 %)" if mode == "GPU" else "mode " + mode
+        top.set_title("%s: %s" % (title, os.path.basename(src)), fontsize=9)
         top.legend(fontsize=8, loc="upper right")
         top.grid(True, alpha=0.3)
         top.set_ylim(bottom=0)
@@ -158,7 +160,7 @@ def plot_loop(plt):
         bottom.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("requests")
     axes[1][0].set_ylabel("replicas")
-    fig.suptitle("Queue-length autoscaling on the real node: a pod serves 5 requests/s, target queue 1 per replica",
+    fig.suptitle("Autoscaling on the real node: a pod serves 5 requests/s; target queue 1 per replica (GPU: 100, and 50 % GPU)",
                  fontsize=10)
     fig.tight_layout()
     return fig

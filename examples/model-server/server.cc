@@ -54,7 +54,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <semaphore>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -234,8 +236,36 @@ void Log(const std::string& method, const std::string& path, int code, double ms
   std::fflush(stdout);
 }
 
-// At most Options::concurrency predictions at once (the server's workers).
-using Workers = std::counting_semaphore<kMaxConnections>;
+// At most Options::concurrency predictions at once (the server's workers),
+// admitted in arrival order, as a model server's request queue is. (A
+// std::counting_semaphore wakes its waiters in no order: under a long queue
+// one request could wait far past its turn, beyond a client's timeout.)
+class Workers {
+ public:
+  explicit Workers(int slots) : free_(slots) {}
+  void Acquire() {
+    std::unique_lock lock(mu_);
+    const std::uint64_t ticket = next_++;
+    turn_.wait(lock, [&] { return ticket == admitted_ && free_ > 0; });
+    ++admitted_;
+    --free_;
+    turn_.notify_all();  // the next ticket may take another free slot
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      ++free_;
+    }
+    turn_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable turn_;
+  std::uint64_t next_ = 0;      // the ticket of the next arrival
+  std::uint64_t admitted_ = 0;  // tickets admitted so far (the next turn)
+  int free_;
+};
 
 void Serve(int fd, const Options& o, bool metrics_only, Workers& workers) {
   auto start = std::chrono::steady_clock::now();
@@ -269,9 +299,9 @@ void Serve(int fd, const Options& o, bool metrics_only, Workers& workers) {
     }
   } else if (path == "/v1/predict" && method == "POST") {
     g_queue++;
-    workers.acquire();
+    workers.Acquire();
     std::this_thread::sleep_for(std::chrono::milliseconds(o.delay_ms));
-    workers.release();
+    workers.Release();
     g_queue--;
     Respond(fd, code, "application/json", "{" + Identity() + ",\"output\":\"ok\"}\n");
   } else {

@@ -31,6 +31,7 @@ if (( $# < 2 )) || [[ "$1" == -h || "$1" == --help ]]; then
 fi
 mod="$(cd "$1" && pwd)" pkg="$2" name="${3:-${2##*/}}"
 log() { echo "build-go-tool: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/go-build.lib.sh"
 [[ -s "$mod/go.mod" && -s "$mod/go.sum" ]] || { log "$mod has no go.mod and go.sum"; exit 1; }
 
 # The module of PACKAGE: the longest module path in go.mod that prefixes it.
@@ -44,21 +45,12 @@ cache="${MODELSERVICE_TOOLS_CACHE:-${HOME:?HOME is not set}/.cache/modelservice-
 bin="$cache/$name-$version/$name"
 if (( ! force )) && [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
 
-gocmd="${GO:-}"
-if [[ -z "$gocmd" ]]; then
-  for cand in "$(command -v go || true)" /usr/local/go/bin/go; do
-    [[ -n "$cand" && -x "$cand" ]] && { gocmd="$cand"; break; }
-  done
-fi
-[[ -n "$gocmd" ]] || { log "no Go found (on PATH or /usr/local/go/bin/go; set GO=/path/to/go)"; exit 1; }
+find_go "$mod"
 
 mkdir -p "$(dirname "$bin")"
-if command -v flock >/dev/null 2>&1; then  # one builder at a time per binary
-  exec 9>"$cache/.build-$name.lock"
-  flock 9
-  if (( ! force )) && [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-fi
-export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+go_build_lock "$cache" ".build-$name.lock"  # one builder at a time per binary
+if (( ! force )) && [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+go_build_env
 log "building $name $version ($pkg) with $("$gocmd" version)"
 start=$SECONDS
 tmp="$bin.tmp.$$"

@@ -40,12 +40,10 @@ for arg in "$@"; do
   esac
 done
 log() { echo "build-helm: $*" >&2; }
+source "$here/go-build.lib.sh"
 
-modversion() {  # modversion MODULE: its version in go.mod (require line or block)
-  awk -v m="$1" '($1 == m && $2 ~ /^v/) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$mod/go.mod"
-}
-helm_version="$(modversion helm.sh/helm/v3)"
-client_go="$(modversion k8s.io/client-go)"
+helm_version="$(gomod_version "$mod" helm.sh/helm/v3)"
+client_go="$(gomod_version "$mod" k8s.io/client-go)"
 [[ -n "$helm_version" && -n "$client_go" ]] || { log "cannot read helm.sh/helm/v3 and k8s.io/client-go from $mod/go.mod"; exit 1; }
 kube_minor="${client_go#v0.}"; kube_minor="${kube_minor%%.*}"
 
@@ -57,23 +55,12 @@ if (( ! force )) && version_ok; then
   exit 0
 fi
 
-gocmd="${GO:-}"
-if [[ -z "$gocmd" ]]; then
-  for cand in "$(command -v go || true)" /usr/local/go/bin/go; do
-    [[ -n "$cand" && -x "$cand" ]] && { gocmd="$cand"; break; }
-  done
-fi
-[[ -n "$gocmd" ]] || { log "no Go found (on PATH or /usr/local/go/bin/go; set GO=/path/to/go)"; exit 1; }
-go_minor="$("$gocmd" env GOVERSION 2>/dev/null || true)"; go_minor="${go_minor#go1.}"; go_minor="${go_minor%%[!0-9]*}"
-(( ${go_minor:-0} >= 26 )) || { log "$gocmd is too old: Helm $helm_version needs Go >= 1.26 (set GO=/path/to/go)"; exit 1; }
+find_go "$mod"  # Helm v3.22 needs Go >= 1.26 (helm-tools/go.mod says so)
 
 mkdir -p "$(dirname "$bin")"
-if command -v flock >/dev/null 2>&1; then  # one builder at a time per cache
-  exec 9>"$cache/.build-helm.lock"
-  flock 9
-  if (( ! force )) && version_ok; then printf 'export HELM=%q\n' "$bin"; exit 0; fi
-fi
-export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+go_build_lock "$cache" .build-helm.lock  # one builder at a time per cache
+if (( ! force )) && version_ok; then printf 'export HELM=%q\n' "$bin"; exit 0; fi
+go_build_env
 ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version"
 for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
   ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kube_minor"

@@ -45,8 +45,9 @@ for arg in "$@"; do
   esac
 done
 log() { echo "build-prometheus-adapter: $*" >&2; }
+source "$here/go-build.lib.sh"
 
-version="$(awk '($1 == "sigs.k8s.io/prometheus-adapter" && $2 ~ /^v/) { print $2; exit } ($1 == "require" && $2 == "sigs.k8s.io/prometheus-adapter") { print $3; exit }' "$mod/go.mod")"
+version="$(gomod_version "$mod" sigs.k8s.io/prometheus-adapter)"
 [[ -n "$version" ]] || { log "cannot read the sigs.k8s.io/prometheus-adapter version from $mod/go.mod"; exit 1; }
 hash="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-12)"
 
@@ -59,29 +60,14 @@ if (( ! force )) && [[ -x "$bin" ]]; then
   exit 0
 fi
 
-go_minor() {  # go_minor GO: the minor version of a Go toolchain (1.26.8 -> 26), or 0.
-  local v
-  v="$("$1" env GOVERSION 2>/dev/null)" || { echo 0; return; }
-  v="${v#go1.}"; v="${v%%[!0-9]*}"
-  echo "${v:-0}"
-}
-need_minor="$(awk '$1 == "go" { split($2, v, "."); print v[2]; exit }' "$mod/go.mod")"
-gocmd=""
-for cand in "${GO:-}" "$(command -v go || true)" /usr/local/go/bin/go; do
-  [[ -n "$cand" && -x "$(command -v "$cand" || true)" ]] || continue
-  if (( $(go_minor "$cand") >= need_minor )); then gocmd="$cand"; break; fi
-done
-[[ -n "$gocmd" ]] || { log "no Go >= 1.$need_minor found (on PATH or /usr/local/go/bin/go; set GO=/path/to/go)"; exit 1; }
+find_go "$mod"
 
 mkdir -p "$dir"
 # The same lock as build-control-plane.sh: one Go build at a time per cache.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$cache/.build.lock"
-  flock 9
-fi
+go_build_lock "$cache" .build.lock
 if (( ! force )) && [[ -x "$bin" ]]; then print_result; exit 0; fi
 
-export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+go_build_env
 log "building prometheus-adapter $version ($hash) with $("$gocmd" version) (cold: about 1.5 minutes on 2 idle cores, plus ~300 MB of module sources the first time)"
 start=$SECONDS
 tmp="$bin.tmp.$$"

@@ -53,11 +53,8 @@ for arg in "$@"; do
   esac
 done
 log() { echo "build-prometheus: $*" >&2; }
-
-modversion() {  # modversion MODULE: its version in go.mod (require line or block)
-  awk -v m="$1" '($1 == m && $2 ~ /^v/) { print $2; exit } ($1 == "require" && $2 == m) { print $3; exit }' "$mod/go.mod"
-}
-mod_version="$(modversion github.com/prometheus/prometheus)"
+source "$here/go-build.lib.sh"
+mod_version="$(gomod_version "$mod" github.com/prometheus/prometheus)"
 [[ "$mod_version" =~ ^v0\.([1-9][0-9]*)([0-9][0-9])\.([0-9]+)$ ]] \
   || { log "cannot read github.com/prometheus/prometheus v0.MNN.P from $mod/go.mod (got '${mod_version}')"; exit 1; }
 # v0.316.0 -> 3.16.0 (the module's tags are v0.<major><minor, two digits>.<patch>).
@@ -80,29 +77,14 @@ if (( ! force )) && version_ok prometheus "$prom" && version_ok promtool "$tool"
   exit 0
 fi
 
-go_minor() {  # go_minor GO: the minor version of a Go toolchain (1.26.8 -> 26), or 0.
-  local v
-  v="$("$1" env GOVERSION 2>/dev/null)" || { echo 0; return; }
-  v="${v#go1.}"; v="${v%%[!0-9]*}"
-  echo "${v:-0}"
-}
-need_minor="$(awk '$1 == "go" { split($2, v, "."); print v[2]; exit }' "$mod/go.mod")"
-gocmd=""
-for cand in "${GO:-}" "$(command -v go || true)" /usr/local/go/bin/go; do
-  [[ -n "$cand" && -x "$(command -v "$cand" || true)" ]] || continue
-  if (( $(go_minor "$cand") >= need_minor )); then gocmd="$cand"; break; fi
-done
-[[ -n "$gocmd" ]] || { log "no Go >= 1.$need_minor found (on PATH or /usr/local/go/bin/go; set GO=/path/to/go)"; exit 1; }
+find_go "$mod"
 
 mkdir -p "$dir"
 # The same lock as build-control-plane.sh: one Go build at a time per cache.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$cache/.build.lock"
-  flock 9
-fi
+go_build_lock "$cache" .build.lock
 if (( ! force )) && version_ok prometheus "$prom" && version_ok promtool "$tool"; then print_result; exit 0; fi
 
-export GOWORK=off CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+go_build_env
 v=github.com/prometheus/common/version
 ldflags="-s -w -X $v.Version=$prom_version -X $v.Revision=$mod_version -X $v.Branch=HEAD -X $v.BuildUser=modelservice-e2e"
 log "building prometheus and promtool $prom_version ($mod_version) with $("$gocmd" version) (cold: about 4 minutes on 2 idle cores, plus up to 1.9 GB of module sources to download the first time)"

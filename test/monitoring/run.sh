@@ -42,9 +42,10 @@ python3 "$here/dashboard.py" lint "$root/manifests/monitoring/dashboard/modelser
   --kustomization "$root/manifests/monitoring/kustomization.yaml" --docs "$root/docs/operator/monitoring.md" \
   --rules-out "$tmp/dashboard-queries.yaml"
 "$promtool" check rules "$tmp/dashboard-queries.yaml"
-# The model pods' scrape job of monitoring.md ("The model servers' metrics"):
-# a valid prometheus.yml for promtool, and the same relabelling as the
-# PodMonitor (the metrics port and path, the modelservice label).
+# The scrape jobs of monitoring.md (the model pods', "The model servers'
+# metrics", and the DCGM exporter's): a valid prometheus.yml for promtool,
+# and the model pods' job relabels as the PodMonitor does (the metrics port
+# and path, the modelservice label).
 # Checked as written: the promtool of build-prometheus.sh has Kubernetes
 # service discovery (Debian's had not).
 python3 "$root/test/e2e/prometheus/models-job.py" "$root/docs/operator/monitoring.md" >"$tmp/models.yml"

@@ -22,6 +22,13 @@
 # - vegeta sends predictions at a constant rate (open loop: arrivals do not
 #   wait for answers) through the API server's service proxy, which sends
 #   each to a ready endpoint of the Service.
+# Then mode GPU: mode Controller with `gpus: 1` and targetGPUUtilization 50
+# (the queue's target, 100, out of the way) on the GPUs the real node
+# advertises (an extended resource), read from a DCGM stand-in in the node's
+# network behind the Service NVIDIA's chart makes, found by Prometheus with
+# monitoring.md's dcgm-exporter job (role endpointslice, honor_labels), whose
+# utilization is how busy each GPU pod really is: R = ceil(n x U / 50) steps
+# up as new pods report (1 -> 2 -> 4 -> 5), then back to 1.
 # In each mode, from 1 idle replica:
 # 1. 16 requests/s (a little over 3 times a pod's 5/s): the queue grows, the
 #    replicas go to R = clamp(ceil(L / 1), 1, 5) = 5 with no step back, the
@@ -53,6 +60,7 @@ cleanup() {
   kill -INT ${pids[@]+"${pids[@]}"} 2>/dev/null || true
   proc_stop loop-prometheus TERM 5 2>/dev/null || true
   proc_stop loop-adapter TERM 5 2>/dev/null || true
+  proc_stop loop-dcgm TERM 5 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -76,8 +84,76 @@ subjects: [{kind: ServiceAccount, name: prometheus, namespace: $ns}]
 EOF
 k -n "$ns" create token prometheus --duration 1h >"$dir/token"
 cp "$E2E_CA_CERT" "$dir/ca.crt"
+# ---- The GPUs: the real node offers 8 nvidia.com/gpu (an extended resource
+# no device plugin manages: the pods that ask for one get nothing, which the
+# example server does not need), and a DCGM stand-in in the node's network,
+# behind the Service NVIDIA's chart makes (app.kubernetes.io/name
+# dcgm-exporter, port metrics), reporting each GPU pod of the node as busy
+# as the pod really is (test/e2e/dcgm-exporter --kubernetes).
+node="$(k get nodes -l modelops.dev/real-node=true -o jsonpath='{.items[0].metadata.name}')"
+k patch node "$node" --subresource=status --type=json \
+  -p '[{"op": "add", "path": "/status/capacity/nvidia.com~1gpu", "value": "8"}]' >/dev/null
+wait_output 60 "the kubelet counts the 8 GPUs in the node's allocatable" 8 \
+  jp "node/$node" '{.status.allocatable.nvidia\.com/gpu}'
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: gpu-operator}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: dcgm-exporter, namespace: gpu-operator}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-dcgm-exporter}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-dcgm-exporter}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-dcgm-exporter}
+subjects: [{kind: ServiceAccount, name: dcgm-exporter, namespace: gpu-operator}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: dcgm-exporter
+  namespace: gpu-operator
+  labels: {app.kubernetes.io/name: dcgm-exporter}
+spec:
+  ports: [{name: metrics, port: 9400}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: dcgm-exporter
+  namespace: gpu-operator
+  labels: {kubernetes.io/service-name: dcgm-exporter}
+addressType: IPv4
+ports: [{name: metrics, port: 9400}]
+endpoints: [{addresses: [10.86.0.1]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: prometheus-endpoints, namespace: gpu-operator}
+rules:
+  - {apiGroups: [""], resources: [pods, services], verbs: [get, list, watch]}
+  - {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: prometheus-endpoints, namespace: gpu-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: prometheus-endpoints}
+subjects: [{kind: ServiceAccount, name: prometheus, namespace: $ns}]
+EOF
+k -n gpu-operator create token dcgm-exporter --duration 1h >"$dir/dcgm-token"
+proc_start loop-dcgm "$E2E_ROOT/test/e2e/node/node.sh" exec "$E2E_REAL_DIR" python3 \
+  "$E2E_ROOT/test/e2e/dcgm-exporter/dcgm_exporter.py" --bind 10.86.0.1 --port 9400 \
+  --kubernetes https://10.0.0.1:443 --token-file "$dir/dcgm-token" --ca-file "$dir/ca.crt" --node "$node"
 python3 "$E2E_ROOT/test/e2e/prometheus/models-job.py" "$E2E_ROOT/docs/operator/monitoring.md" \
-  https://10.0.0.1:443 "$dir/ca.crt" "$dir/token" "$ns" 1s >"$dir/prometheus.yml"
+  https://10.0.0.1:443 "$dir/ca.crt" "$dir/token" "$ns" 1s gpu-operator >"$dir/prometheus.yml"
 proc_start loop-prometheus "$E2E_ROOT/test/e2e/node/node.sh" exec "$E2E_REAL_DIR" "$PROMETHEUS_BIN" \
   --config.file "$dir/prometheus.yml" --storage.tsdb.path "$dir/prometheus-data" \
   --web.listen-address 10.86.0.1:9090 --log.level warn
@@ -117,12 +193,22 @@ loop() {
   # The controller's default query (--prometheus-query), for this object;
   # in mode HPA the same sum, which prometheus-adapter's rule makes.
   query="sum(modelservice_queue_length{namespace=\"$ns\",modelservice=\"$name\"})"
+  # Mode GPU: mode Controller on GPU utilization (target 50 %), the queue's
+  # target (100) out of the way.
+  local scaling="autoscaling: {mode: $mode, minReplicas: 1, maxReplicas: 5, targetQueueLength: 1}" gpus='gpus: 0'
+  if [[ $mode == GPU ]]; then
+    scaling="autoscaling: {minReplicas: 1, maxReplicas: 5, targetQueueLength: 100, targetGPUUtilization: 50}" gpus='gpus: 1'
+  fi
   real_node_ms "$name" 'args: ["--delay-ms", "200", "--concurrency", "1", "--drain-seconds", "5"]' \
-    'terminationGracePeriodSeconds: 30' "autoscaling: {mode: $mode, minReplicas: 1, maxReplicas: 5, targetQueueLength: 1}" \
-    | k -n "$ns" apply -f - >/dev/null
+    'terminationGracePeriodSeconds: 30' "$gpus" "$scaling" | k -n "$ns" apply -f - >/dev/null
   wait_ms_ready "$ns" 90 "$name"
   wait_output 60 "Prometheus found the pod by service discovery and reads its queue" '["0"]' promq "$query"
   assert_eq "$(promq "up{job=\"modelservice-models\",namespace=\"$ns\",modelservice=\"$name\"}")" '["1"]' "the pod's target is up"
+  if [[ $mode == GPU ]]; then
+    wait_output 60 "Prometheus found the DCGM stand-in by service discovery, with the pod's GPU idle" '["0"]' \
+      promq "DCGM_FI_DEV_GPU_UTIL{namespace=\"$ns\",pod=~\"$name-.*\"}"
+    wait_output 60 "status.gpuUtilization" 0 jp "ms/$name" '{.status.gpuUtilization}' -n "$ns"
+  fi
   if [[ $mode == HPA ]]; then
     wait_for 60 "prometheus-adapter serves the queue (0) as the External metric" \
       eval '[[ "$(external_metric "$ns" "$name" | jq -r ".items[0].value")" == 0 ]]'
@@ -179,6 +265,13 @@ loop() {
   changes="$(awk '$1 == "desired" { $1 = ""; print substr($0, 2) }' <<<"$summary")"
   assert_eq "$(awk '$1 == "flapping" { print $2 }' <<<"$summary")" 0 "$mode: the desired replicas rose then fell, never rose again ($changes)"
   peak="$(awk '$1 == "queue-peak" { print $2 }' <<<"$summary")"
+  if [[ $mode == GPU ]]; then
+    # L never passed 100 (1 replica's worth): the GPUs' utilization, as the
+    # DCGM stand-in measured the pods' work, scaled them.
+    assert_eq "$(awk -v p="$peak" 'BEGIN { print (p < 100) }')" 1 "GPU: the queue's peak $peak stayed under its target of 100"
+    assert_contains "$(k -n "$ns" get events --field-selector "involvedObject.name=$name,reason=Scaled" -o jsonpath='{.items[*].message}')" \
+      "target 50%" "GPU: the Scaled Events name the GPU utilization"
+  fi
   log "$mode: scale-out: 5 ready ${t_out}s after the load began (queue peak $peak); scale-in: 1 ready ${t_in}s after the load fell; desired $changes"
   echo "TIMING 92-autoscaling-loop $mode: $total requests, $failed failed; 1->5 ready in ${t_out}s at 16/s (queue peak $peak), 5->1 in ${t_in}s at 1.3/s (window 20s); desired $changes" \
     >>"$E2E_WORK/timings.txt"
@@ -188,3 +281,4 @@ loop() {
 
 loop Controller
 loop HPA
+loop GPU

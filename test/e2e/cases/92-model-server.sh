@@ -50,3 +50,23 @@ model_pods() { pods_of "$ns" bert-qa | grep -c . || true; }
 wait_output 60 "one model server pod left" 1 model_pods
 wait_ms_ready "$ns" 60 bert-qa
 log "examples/model-server serves on the real node"
+
+# --concurrency N queues the other predictions in arrival order, as a model
+# server's request queue does (the autoscaling loop's requests must not wait
+# past their turn): the binary the image holds, on loopback, one worker of
+# 500 ms, six requests each sent once the one before it has arrived (queued,
+# running or answered).
+bin="$E2E_REAL_DIR/operator/model-server/model-server"
+fport="$(free_port)"
+proc_start fifo-model-server "$bin" --port "$fport" --delay-ms 500 --concurrency 1
+wait_for 10 "the loopback model server answers" http_ok "http://127.0.0.1:$fport/healthz"
+fifo="$E2E_WORK/92-model-server.fifo"
+: >"$fifo"
+arrived() { echo $(( $(metric "http://127.0.0.1:$fport/metrics" modelservice_queue_length) + $(grep -c . "$fifo") )); }
+for i in 1 2 3 4 5 6; do
+  { curl -fsS --max-time 20 -X POST -o /dev/null "http://127.0.0.1:$fport/v1/predict" && echo "$i" >>"$fifo"; } &
+  wait_output 10 "prediction $i arrived" "$i" arrived
+done
+wait_output 20 "all six answered" 6 eval 'grep -c . "$fifo"'
+assert_eq "$(tr '\n' ' ' <"$fifo")" "1 2 3 4 5 6 " "the order the predictions were answered in (arrival order)"
+proc_stop fifo-model-server

@@ -14,12 +14,29 @@ and removed with
     POST /delete?namespace=NS&pod=POD
 GET /values returns the current table as JSON. Standard library only.
 
+With --kubernetes it sets the values itself, as the real exporter does on a
+GPU node: every 2 s it lists the Running pods of --node that request
+nvidia.com/gpu (the real exporter asks the kubelet's pod-resources socket
+which pod holds which GPU; the stand-in asks the API server), gives each of
+its GPUs a series labelled with the pod, and every 100 ms reads the pod's
+--busy-metric gauge (requests in progress, on the pod's port named http):
+a GPU's utilization is the share of the last second's samples in which its
+pod was busy (gauge >= 1), in percent. So the load the pods really serve is
+what Prometheus sees.
+
 Usage: dcgm_exporter.py [--port 9400] [--bind 127.0.0.1]
+         [--kubernetes API_SERVER --token-file F --ca-file F --node NODE
+          [--busy-metric modelservice_queue_length]]
 """
 import argparse
+import collections
 import hashlib
 import json
+import re
+import ssl
 import threading
+import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -104,11 +121,80 @@ class Handler(BaseHTTPRequestHandler):
             super().log_message(fmt, *args)
 
 
+def _gpu_pods(a, ctx):
+    """{(namespace, pod): (gpus, "ip:port")} of the node's Running pods that request GPUs."""
+    url = "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D%s,status.phase%%3DRunning" % (a.kubernetes, a.node)
+    token = open(a.token_file, encoding="utf-8").read().strip()
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, context=ctx, timeout=5) as r:
+        items = json.load(r)["items"]
+    out = {}
+    for p in items:
+        gpus, port = 0, None
+        for c in p["spec"].get("containers", []):
+            gpus += int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", "0"))
+            for cp in c.get("ports", []):
+                if cp.get("name") == "http":
+                    port = cp["containerPort"]
+        ip = p.get("status", {}).get("podIP")
+        if gpus and port and ip and not p["metadata"].get("deletionTimestamp"):
+            out[(p["metadata"]["namespace"], p["metadata"]["name"])] = (gpus, "%s:%d" % (ip, port))
+    return out
+
+
+def _busy(addr, metric):
+    try:
+        with urllib.request.urlopen("http://%s/metrics" % addr, timeout=0.5) as r:
+            text = r.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    m = re.search(r"^%s(?:\{[^}]*\})? (\S+)$" % re.escape(metric), text, re.M)
+    return None if m is None else float(m.group(1)) >= 1
+
+
+def _watch_node(a):
+    ctx = ssl.create_default_context(cafile=a.ca_file)
+    pods, samples, listed = {}, {}, 0.0
+    while True:
+        now = time.monotonic()
+        if now - listed >= 2:
+            try:
+                pods = _gpu_pods(a, ctx)
+            except (OSError, ValueError, KeyError) as e:
+                print("dcgm-exporter: listing the node's pods: %s" % e, flush=True)
+            listed = now
+        for key in list(samples):
+            if key not in pods:
+                del samples[key]
+        for key, (gpus, addr) in pods.items():
+            b = _busy(addr, a.busy_metric)
+            if b is None:
+                continue
+            window = samples.setdefault(key, collections.deque(maxlen=10))
+            window.append(1 if b else 0)
+        with _lock:
+            _values.clear()
+            for (ns, pod), window in samples.items():
+                util = round(100.0 * sum(window) / len(window))
+                for gpu in range(pods[(ns, pod)][0]):
+                    _values[(ns, pod, gpu)] = (util, a.node)
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - now)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--port", type=int, default=9400)
     p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--kubernetes", metavar="API_SERVER")
+    p.add_argument("--token-file")
+    p.add_argument("--ca-file")
+    p.add_argument("--node")
+    p.add_argument("--busy-metric", default="modelservice_queue_length")
     a = p.parse_args()
+    if a.kubernetes:
+        if not (a.token_file and a.ca_file and a.node):
+            p.error("--kubernetes needs --token-file, --ca-file and --node")
+        threading.Thread(target=_watch_node, args=(a,), daemon=True).start()
     srv = ThreadingHTTPServer((a.bind, a.port), Handler)
     srv.daemon_threads = True
     print("dcgm-exporter listening on %s:%d" % (a.bind, a.port), flush=True)

@@ -3,7 +3,7 @@
 # (test/e2e/cases/92-autoscaling-loop.sh) for bench/results and the picture in
 # docs/user/autoscaling.md: runs the end-to-end suite with that case only (the
 # real-node cluster, the operator from its image), then copies each mode's
-# timeline to bench/results/autoscaling-loop-{controller,hpa}.csv and writes
+# timeline to bench/results/autoscaling-loop-{controller,hpa,gpu}.csv and writes
 # bench/results/autoscaling-loop.md (the figures, the commit, the machine),
 # whose rows it also puts in docs/user/autoscaling.md's table.
 # Then `python3 tools/gen-docs-images.py` draws docs/images/autoscaling-loop.png.
@@ -19,7 +19,7 @@ work="$(sed -n 's/^run.sh: work dir //p' "$log" | head -n 1)"
 [[ -d $work/real/loop ]] || { echo "record.sh: no $work/real/loop" >&2; exit 1; }
 grep -q '1 passed, 0 failed' "$log" || { echo "record.sh: the case did not pass" >&2; exit 1; }
 out=bench/results
-for mode in Controller HPA; do
+for mode in Controller HPA GPU; do
   cp "$work/real/loop/$mode/timeline.csv" "$out/autoscaling-loop-${mode,,}.csv"
 done
 {
@@ -31,12 +31,13 @@ done
   echo "at a time in 200 ms (5/s a pod); target queue length 1 a replica, 1 to 5"
   echo "replicas, 20 s scale-down window; vegeta sends 16/s, then 1.3/s, through"
   echo "the API server's service proxy. Per-second timelines:"
-  echo "[controller](autoscaling-loop-controller.csv), [HPA](autoscaling-loop-hpa.csv)"
+  echo "[controller](autoscaling-loop-controller.csv), [HPA](autoscaling-loop-hpa.csv),"
+  echo "[GPU](autoscaling-loop-gpu.csv) (mode Controller on GPU utilization, target 50 %)"
   echo "(second, sent, ok, failed, queue, desired, ready)."
   echo
   echo "| mode | requests | failed | desired (from->to@second) | first scale-out (s) | all ready (s) | queue peak | 1 ready after the load fell (s) |"
   echo "|---|---|---|---|---|---|---|---|"
-  for mode in Controller HPA; do
+  for mode in Controller HPA GPU; do
     sum="$work/real/loop/$mode/summary.txt"
     field() { awk -v k="$1" '$1 == k { $1 = ""; print substr($0, 2) }' "$sum"; }
     echo "| $mode | $(field requests) | $(field failed) | $(field desired) | $(field scale-out) | $(field all-ready) | $(field queue-peak) | $(field scale-in-ready) |"
@@ -46,7 +47,7 @@ cat "$out/autoscaling-loop.md"
 # The same rows in docs/user/autoscaling.md ("The loop under real load").
 python3 - "$out/autoscaling-loop.md" docs/user/autoscaling.md <<'PY'
 import sys
-rows = [l for l in open(sys.argv[1], encoding="utf-8") if l.startswith("| Controller |") or l.startswith("| HPA |")]
+rows = [l for l in open(sys.argv[1], encoding="utf-8") if l.startswith(("| Controller |", "| HPA |", "| GPU |"))]
 doc = open(sys.argv[2], encoding="utf-8").read().split("\n")
 head = doc.index("## The loop under real load")
 sep = next(i for i in range(head, len(doc)) if doc[i].startswith("|---"))
