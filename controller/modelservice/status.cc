@@ -313,6 +313,7 @@ json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallT
                  {"phase", Phase(in, r)},
                  {"replicas", r.replicas},
                  {"readyReplicas", r.ready},
+                 {"readySummary", std::to_string(r.ready) + "/" + std::to_string(ReportedDesired(in, r))},
                  {"desiredReplicas", ReportedDesired(in, r)},
                  {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
                  {"selector", SelectorString(spec)},

@@ -1791,6 +1791,10 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "integer",
           "description": "Pods of the Deployment that are ready."
         },
+        "readySummary": {
+          "type": "string",
+          "description": "readyReplicas/desiredReplicas, as kubectl shows a Deployment's READY (e.g. 2/3): what kubectl get ms shows in its READY column."
+        },
         "desiredReplicas": {
           "type": "integer",
           "description": "Replicas the autoscaler wants: spec.replicas, or the controller's autoscaler's decision, or in autoscaling mode HPA the HorizontalPodAutoscaler's status.desiredReplicas."

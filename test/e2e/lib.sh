@@ -197,9 +197,9 @@ wait_ms_ready() {
   for n in "$@"; do wait_for "$t" "ModelService $ns/$n Ready (READY = desired replicas)" ms_ready "$ns" "$n"; done
 }
 
-# ms_row NS NAME: `kubectl get ms NAME` as a user sees it, first five columns
-# (NAME MODEL REPLICAS READY PHASE).
-ms_row() { k -n "$1" get ms "$2" --no-headers | awk '{print $1, $2, $3, $4, $5}'; }
+# ms_row NS NAME: `kubectl get ms NAME` as a user sees it, first four columns
+# (NAME MODEL READY PHASE; READY is ready/desired, as a Deployment's).
+ms_row() { k -n "$1" get ms "$2" --no-headers | awk '{print $1, $2, $3, $4}'; }
 
 # pods_of NS NAME [JSONPATH]: the pods of a ModelService (by its instance label).
 pods_of() {

@@ -129,6 +129,7 @@ TEST(Health, UnschedulableIsStalledUntilANodeIsAdded) {
             "1/3 pods cannot be scheduled: 0/3 nodes are available: 1 Insufficient nvidia.com/gpu.");
   EXPECT_EQ(Cond(st, "Reconciling"), "absent");
   EXPECT_EQ(Cond(st, "Ready"), "False Unschedulable");
+  EXPECT_EQ(st["readySummary"], "2/3") << "kubectl get ms' READY, as a Deployment's";
   ms["status"] = st;
   EXPECT_EQ(Plan(ms, obs, Options{}, kT1 + std::chrono::seconds(30)).NumWrites(), 0u);
 
@@ -140,6 +141,7 @@ TEST(Health, UnschedulableIsStalledUntilANodeIsAdded) {
   EXPECT_EQ(Cond(placed, "Stalled"), "absent");
   EXPECT_EQ(Cond(placed, "Reconciling"), "absent");
   EXPECT_EQ(Cond(placed, "Ready"), "True Available");
+  EXPECT_EQ(placed["readySummary"], "3/3");
 }
 
 TEST(Health, AnImageThatCannotBePulledIsStalled) {

@@ -83,8 +83,8 @@ log "ok: conditions Ready/Progressing/Degraded carry status, reason, lastTransit
 # kstatus' abnormal-true conditions are absent once converged (status.md, "Health").
 assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Reconciling" or .type == "Stalled")] | length' <<<"$st")" 0 \
   "no Reconciling or Stalled condition once Ready"
-row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4, $5}')"
-assert_eq "$row" "bert bert-base-uncased 2 2 Ready" "kubectl get ms row (NAME MODEL REPLICAS READY PHASE)"
+row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4}')"
+assert_eq "$row" "bert bert-base-uncased 2/2 Ready" "kubectl get ms row (NAME MODEL READY PHASE)"
 
 # Events about the ModelService.
 wait_for 15 "an Event about ModelService $name" bash -c \
@@ -99,7 +99,7 @@ assert_eq "$(jp "ms/$name" '{.status.readyReplicas} {.status.desiredReplicas} {.
 first="$(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5; exit }')"
 [[ "$first" != Ready/* ]] || fail "phase Ready right after scaling to 3 (first status of generation 2: $first)"
 log "ok: phases of generation 2: $(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
-assert_eq "$(ms_row "$ns" "$name")" "bert bert-base-uncased 3 3 Ready" "kubectl get ms row after scale-up"
+assert_eq "$(ms_row "$ns" "$name")" "bert bert-base-uncased 3/3 Ready" "kubectl get ms row after scale-up"
 k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":1}}' >/dev/null
 wait_for 20 "Deployment replicas follow spec.replicas=1" deploy_replicas_is "$ns" "$name" 1
 wait_for 30 "one pod left" bash -c "[[ \$('$KUBECTL' -n '$ns' get pods -l app.kubernetes.io/instance=$name -o name | wc -l) == 1 ]]"
