@@ -75,6 +75,9 @@ assert_contains "$out" 'modelservices.modelops.dev "dryrun-new" not found' "get 
 out="$(ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" apply --dry-run=server -f - 2>&1)"
 assert_eq "$out" "modelservice.modelops.dev/dryrun-new created (server dry run)" "apply --dry-run=server message"
 gone "$ns" ms dryrun-new || fail "dryrun-new exists after a dry run"
+# The object as the API server stores it at its create, before the
+# controller's first status write (no status at all): the tools' verdicts.
+ms_yaml dryrun-new 'model: dry-model' | k -n "$ns" create --dry-run=server -f - -o json | health_verdict 00-created-no-status
 
 # Defaults that depend on other fields: autoscaling.minReplicas; Recreate gets no rollingUpdate.
 spec="$(ms_yaml dry-as 'model: m' 'autoscaling: {maxReplicas: 4, targetQueueLength: 5}' | k -n "$ns" create --dry-run=server -f - -o json | jq -cS .spec)"
@@ -100,6 +103,8 @@ if [[ "${E2E_CLUSTER_MODE:-full}" == full ]]; then
   versions="$(awk -v c="$col" 'NR > 1 {v = substr($0, c); sub(/ .*/, "", v); print $1 "=" v}' <<<"$out" | sort | tr '\n' ' ')"
   assert_eq "$versions" "bert-qa=3 gpt2-chat=1 gpu-no-image= llama-chat=1 minimal= " "kubectl get ms VERSION column"
   assert_eq "$(k -n "$ns" get ms gpt2-chat -o json | jq -r '.status.conditions[] | select(.type == "Degraded") | .reason')" MetricsUnavailable "gpt2-chat Degraded reason"
+  # Degraded for the autoscaler alone: what serves is the spec, healthy.
+  health_stage 05-ready-metrics-unavailable "$ns" gpt2-chat
 fi
 
 # Clean up (the controller's finalizer removes the owned objects; not asserted here).

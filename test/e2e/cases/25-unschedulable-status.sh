@@ -59,6 +59,7 @@ assert_eq "$(jq -r .status.phase <<<"$st")" Degraded "phase"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" False "Ready condition"
 # kstatus: GPUs no node offers stall the spec (status.md, "Health").
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Stalled") | .status + " " + .reason' <<<"$st")" "True Unschedulable" "Stalled condition"
+health_verdict 09-unschedulable-gpus <<<"$st"
 event_seen() {
   k -n "$ns" get events.events.k8s.io -o json | jq -e --arg n "$name" '[.items[] | select(.regarding.kind == "ModelService" and .regarding.name == $n
     and .type == "Warning" and .reason == "Unschedulable" and ((.note // "") | contains("Insufficient nvidia.com/gpu")))] | length > 0' >/dev/null ||

@@ -79,6 +79,7 @@ done
 start="$(now)"
 wait_for 30 "manual: Progressing says 'version 1 → 2: 1/2 updated, 2 ready'" \
   progressing_said manual 'version 1 → 2: 1/2 updated, 2 ready'
+health_stage 03-rolling-out "$ns" manual
 
 # Manual: Degraded, RolloutFailed, with the Deployment's message.
 wait_for 90 "manual Degraded" ms_phase_is "$ns" manual Degraded
@@ -96,6 +97,7 @@ wait_for 15 "a Warning Event RolloutFailed about manual" has_warning manual Roll
 assert_eq "$(warning_events manual RolloutFailed)" 1 "manual: Warning Events RolloutFailed"
 row="$(k -n "$ns" get ms manual --no-headers | awk '{print $1, $2, $3, $4, $5}')"
 assert_eq "$row" "manual m 2/2 Degraded 1" "kubectl get ms manual while version 2 failed"
+health_stage 06-rollout-failed "$ns" manual
 
 # Automatic: back on version 1.
 wait_for 60 "auto Degraded, RolledBack" condition_is auto Degraded "True RolledBack"
@@ -109,6 +111,7 @@ assert_eq "$(jq -r '.status.phase + " " + .status.servingVersion + " " + (.statu
 # kstatus' Stalled True, both RolledBack (docs/user/status.md, "Health").
 assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Ready" or .type == "Stalled" or .type == "Reconciling") | .type + "=" + .status + "/" + .reason] | join(" ")' <<<"$st")" \
   "Ready=False/RolledBack Stalled=True/RolledBack" "auto: Ready and Stalled (version 1 serves, not the spec's 2)"
+health_verdict 07-rolled-back <<<"$st"
 assert_contains "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")" \
   "the rollout of version 2 made no progress for 30s; rolled back to version 1" "auto: Degraded message"
 for r in RolloutFailed RolledBack; do
