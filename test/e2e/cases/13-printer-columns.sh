@@ -22,7 +22,8 @@ row="$(grep '^col-a ' <<<"$out" | awk '{print $1, $2, $3}')"
 assert_eq "$row" "col-a bert-base-uncased ${ready[0]}/3" "col-a row (NAME MODEL READY)"
 row="$(grep '^col-b ' <<<"$out" | awk '{print $1, $2, $3}')"
 assert_eq "$row" "col-b gpt2 ${ready[1]}/1" "col-b row (READY of the defaulted replicas)"
-header="$(k -n "$ns" get ms -o wide | head -n 1 | tr -s ' ')"
+wide="$(k -n "$ns" get ms -o wide)"
+header="$(head -n 1 <<<"$wide" | tr -s ' ')"
 assert_eq "$header" "NAME MODEL READY PHASE VERSION GPU% URL AGE" "header of -o wide"
 # Short name, singular and plural all work.
 for n in ms modelservice modelservices modelservices.modelops.dev; do
