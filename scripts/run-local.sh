@@ -12,7 +12,7 @@
 #           set), the webhook and the controller in the background, the
 #           samples in manifests/samples/; waits (up to 90 s) until their
 #           pods are scheduled and Ready, then shows `kubectl get ms` (every
-#           sample READY = REPLICAS; the autoscaled gpt2-chat Degraded, see
+#           sample READY n/n; the autoscaled gpt2-chat Degraded, see
 #           below), the pods and nodes, the defaults injected into the minimal
 #           sample and a rejection.
 #           Running `up` again stops whatever a previous `up` started and

@@ -58,7 +58,7 @@ python3 tools/gen-docs-images.py --check
 # dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"
 for values in "" "--set certificates.mode=cert-manager" \
-    "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true \
+    "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true --set argocd.healthCheck.enabled=true \
      --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true" \
     "--set prometheusURL=https://prometheus:9090 --set controller.prometheus.basicAuth.username=ops \
      --set controller.prometheus.basicAuth.passwordFile=/etc/p/password --set controller.prometheus.caFile=/etc/p/ca.crt \

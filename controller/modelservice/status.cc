@@ -91,6 +91,7 @@ struct Progress {
   bool exists = false;
   bool all_ready = false;
   std::string degraded_reason, degraded_message;  // empty reason: not degraded
+  std::string stall_reason, stall_message;        // empty reason: not Stalled (kstatus)
   std::string counts;                             // "1/2 replicas ready"
   bool rolled_out = false;                        // every replica updated and available
   VersionOutcome versions;                        // versions.h
@@ -164,6 +165,30 @@ void FindDegradedCause(const ResolvedSpec& spec, const StatusInput& in, const js
   }
 }
 
+// What keeps the spec's generation from being served until the spec or the
+// cluster changes (kstatus' Stalled), most pressing first: a failure of the
+// owned objects, the Deployment's ReplicaFailure, a failed rollout, what the
+// pods say, a rollback in effect. Not the autoscaler's metrics: the pods
+// serve the spec at the replicas kept.
+void FindStallCause(const ResolvedSpec& spec, const StatusInput& in, const json& d, Progress& r) {
+  auto set = [&r](std::string reason, std::string message) {
+    r.stall_reason = std::move(reason);
+    r.stall_message = std::move(message);
+  };
+  const json* replica_failure = in.deployment != nullptr ? DeploymentCondition(d, "ReplicaFailure") : nullptr;
+  if (in.failure_reason) {
+    set(*in.failure_reason, in.failure_message);
+  } else if (replica_failure != nullptr && replica_failure->value("status", "") == "True") {
+    set(api::kReasonReplicaFailure, replica_failure->value("message", "the Deployment reports ReplicaFailure"));
+  } else if (r.versions.failure) {
+    set(api::kReasonRolloutFailed, *r.versions.failure);
+  } else if (in.pod_problem) {
+    set(in.pod_problem->reason, in.pod_problem->message);
+  } else if (r.versions.rolled_back) {
+    set(api::kReasonRolledBack, RollbackMessage(spec, r.versions.status));
+  }
+}
+
 Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
@@ -182,6 +207,7 @@ Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock:
   r.counts = std::to_string(r.ready) + "/" + std::to_string(r.desired) + " replicas ready";
   r.versions = ComputeVersions(spec, {in.current_status, in.deployment, r.rolled_out, in.generation}, now);
   FindDegradedCause(spec, in, d, r);
+  FindStallCause(spec, in, d, r);
   return r;
 }
 
@@ -192,10 +218,12 @@ std::string Phase(const StatusInput& in, const Progress& r) {
   return r.all_ready ? api::kPhaseReady : api::kPhaseProgressing;
 }
 
-// Ready: status, reason, message.
-std::array<std::string, 3> ReadyCondition(const StatusInput& in, const Progress& r) {
+// Ready: status, reason, message. True only when the spec's generation is
+// fully served: nothing Stalled (a rolled-back template serves, not the
+// spec's), every wanted replica updated, available and ready.
+std::array<std::string, 3> ReadyCondition(const Progress& r) {
+  if (!r.stall_reason.empty()) return {"False", r.stall_reason, r.stall_message};
   if (r.all_ready) return {"True", api::kReasonAvailable, r.counts};
-  if (in.failure_reason) return {"False", *in.failure_reason, in.failure_message};
   if (!r.exists) return {"False", api::kReasonDeploymentNotFound, "the Deployment does not exist yet"};
   return {"False", api::kReasonReplicasNotReady, r.counts};
 }
@@ -266,15 +294,26 @@ void WriteGpuUtilization(const autoscale::GpuUtilization& gpu, const json* curre
 json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
   const Progress r = ObserveProgress(spec, in, now);
   json conditions = json::array();
-  for (const auto& [type, c] : {std::pair{api::kConditionReady, ReadyCondition(in, r)},
-                                std::pair{api::kConditionProgressing, ProgressingCondition(spec, in, r)},
-                                std::pair{api::kConditionDegraded, DegradedCondition(r)}}) {
+  const std::array<std::string, 3> progressing = ProgressingCondition(spec, in, r);
+  for (const auto& [type, c] :
+       {std::pair{api::kConditionReady, ReadyCondition(r)}, std::pair{api::kConditionProgressing, progressing},
+        std::pair{api::kConditionDegraded, DegradedCondition(r)}}) {
     conditions.push_back(MakeCondition(in.current_status, type, c[0], c[1], c[2], in.generation, now));
+  }
+  // kstatus' abnormal-true conditions, present only while True (so that a
+  // converged object's status is what it was before they existed).
+  if (!r.stall_reason.empty()) {
+    conditions.push_back(MakeCondition(in.current_status, api::kConditionStalled, "True", r.stall_reason,
+                                       r.stall_message, in.generation, now));
+  } else if (progressing[0] == "True") {
+    conditions.push_back(MakeCondition(in.current_status, api::kConditionReconciling, "True", progressing[1],
+                                       progressing[2], in.generation, now));
   }
   json status = {{"observedGeneration", in.generation},
                  {"phase", Phase(in, r)},
                  {"replicas", r.replicas},
                  {"readyReplicas", r.ready},
+                 {"readySummary", std::to_string(r.ready) + "/" + std::to_string(ReportedDesired(in, r))},
                  {"desiredReplicas", ReportedDesired(in, r)},
                  {"url", "http://" + spec.name + "." + spec.ns + ".svc:" + std::to_string(spec.port)},
                  {"selector", SelectorString(spec)},

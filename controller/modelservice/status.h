@@ -1,11 +1,13 @@
 // The ModelService status (design.md §3) computed from what was observed:
 // phase, replica counts, url and the Ready / Progressing / Degraded
-// conditions. A condition keeps its lastTransitionTime while its status does
-// not change, so recomputing the status of an unchanged world gives back the
-// current status exactly (and the plan then writes nothing). Nor does a
-// process that knows less than the status says: while the autoscaler's
-// first answer is pending (after a restart or a leader change), a
-// MetricsUnavailable the status reports stays, and so do the GPU fields.
+// conditions, and kstatus' Reconciling / Stalled, present only while True
+// (docs/user/status.md, "Health": Ready is True only when the spec's
+// generation is fully served; Stalled when it cannot be without a change to
+// the spec or the cluster; Reconciling while it is on its way). A condition keeps its lastTransitionTime while its
+// status does not change, so recomputing the status of an unchanged world gives back the current status exactly (and
+// the plan then writes nothing). Nor does a process that knows less than the status says: while the autoscaler's first
+// answer is pending (after a restart or a leader change), a MetricsUnavailable the status reports stays, and so do the
+// GPU fields.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1791,6 +1791,10 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
           "type": "integer",
           "description": "Pods of the Deployment that are ready."
         },
+        "readySummary": {
+          "type": "string",
+          "description": "readyReplicas/desiredReplicas, as kubectl shows a Deployment's READY (e.g. 2/3): what kubectl get ms shows in its READY column."
+        },
         "desiredReplicas": {
           "type": "integer",
           "description": "Replicas the autoscaler wants: spec.replicas, or the controller's autoscaler's decision, or in autoscaling mode HPA the HorizontalPodAutoscaler's status.desiredReplicas."
@@ -1847,7 +1851,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
         "conditions": {
           "type": "array",
           "maxItems": 16,
-          "description": "Ready, Progressing and Degraded, each with its reason and message.",
+          "description": "Ready, Progressing and Degraded, each with its reason and message; and, in kstatus' terms, Reconciling and Stalled, present only while True.",
           "x-kubernetes-list-type": "map",
           "x-kubernetes-list-map-keys": [
             "type"
@@ -1862,7 +1866,7 @@ const std::string_view kModelServiceSchemaJson = R"MSSCHEMA({
             "properties": {
               "type": {
                 "type": "string",
-                "description": "Ready, Progressing or Degraded."
+                "description": "Ready, Progressing, Degraded, Reconciling or Stalled."
               },
               "status": {
                 "type": "string",

@@ -26,6 +26,8 @@ inline constexpr const char* kPhaseFailed = "Failed";
 inline constexpr const char* kConditionReady = "Ready";
 inline constexpr const char* kConditionProgressing = "Progressing";
 inline constexpr const char* kConditionDegraded = "Degraded";
+inline constexpr const char* kConditionReconciling = "Reconciling";
+inline constexpr const char* kConditionStalled = "Stalled";
 
 // status.conditions[].reason
 inline constexpr const char* kReasonAvailable = "Available";

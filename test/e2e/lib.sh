@@ -197,9 +197,40 @@ wait_ms_ready() {
   for n in "$@"; do wait_for "$t" "ModelService $ns/$n Ready (READY = desired replicas)" ms_ready "$ns" "$n"; done
 }
 
-# ms_row NS NAME: `kubectl get ms NAME` as a user sees it, first five columns
-# (NAME MODEL REPLICAS READY PHASE).
-ms_row() { k -n "$1" get ms "$2" --no-headers | awk '{print $1, $2, $3, $4, $5}'; }
+# ms_row NS NAME: `kubectl get ms NAME` as a user sees it, first four columns
+# (NAME MODEL READY PHASE; READY is ready/desired, as a Deployment's).
+ms_row() { k -n "$1" get ms "$2" --no-headers | awk '{print $1, $2, $3, $4}'; }
+
+# health_verdict STAGE < OBJECT.json: what kstatus, Argo CD (the chart's
+# Lua), Flux (status.md's healthCheckExprs) and `kubectl wait
+# --for=condition=Ready` say of the ModelService on stdin, against the
+# verdicts test/health/fixtures/STAGE.json expects (test/health/main.go);
+# fails the case when one differs. The object, without what differs from
+# run to run (uid, resourceVersion, managedFields), with the fixture's stage
+# and verdicts, goes to $E2E_WORK/health/STAGE.json, and with
+# E2E_HEALTH_CAPTURE=DIR to DIR/STAGE.json too (test/health/capture.sh: the
+# fixtures are these captures).
+health_verdict() {
+  local stage="$1" fixture="$E2E_ROOT/test/health/fixtures/$1.json" out bin result
+  [[ -s "$fixture" ]] || fail "health_verdict: no fixture test/health/fixtures/$stage.json"
+  bin="${E2E_HEALTH_CHECK:?run.sh builds it}"
+  mkdir -p "$E2E_WORK/health"
+  out="$E2E_WORK/health/$stage.json"
+  jq --slurpfile f "$fixture" '{stage: $f[0].stage, expect: $f[0].expect,
+      object: del(.metadata.uid, .metadata.resourceVersion, .metadata.managedFields)}' >"$out" ||
+    fail "health_verdict $stage: the object is not JSON"
+  result="$("$bin" "$E2E_ROOT/charts/modelservice-operator/files/argocd-health.lua" \
+    "$E2E_ROOT/test/health/flux-health-check-exprs.yaml" "$out" 2>&1)" ||
+    fail "health at stage $stage (test/health/fixtures/$stage.json):\n$result\nthe object: $(jq -c .object.status "$out")"
+  log "ok: health at stage $stage: $(head -n 1 <<<"$result" | tr -s ' ')"
+  [[ -z "${E2E_HEALTH_CAPTURE:-}" ]] || cp "$out" "$E2E_HEALTH_CAPTURE/$stage.json"
+}
+# health_stage STAGE NS NAME: health_verdict of the ModelService as it is now.
+health_stage() {
+  local json
+  json="$(k -n "$2" get ms "$3" -o json)" || fail "health_stage $1: kubectl get ms $3 -n $2"
+  health_verdict "$1" <<<"$json"
+}
 
 # pods_of NS NAME [JSONPATH]: the pods of a ModelService (by its instance label).
 pods_of() {

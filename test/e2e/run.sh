@@ -15,8 +15,9 @@
 # build/controller/modelservice-controller (BUILD_DIR, default build/,
 # configured by scripts/configure-build.sh as scripts/test.sh and
 # scripts/run-local.sh configure it), Prometheus 3 and promtool
-# (build-prometheus.sh) and prometheus-adapter (build-prometheus-adapter.sh),
-# both from Go modules and cached, starts a fresh cluster with
+# (build-prometheus.sh), prometheus-adapter (build-prometheus-adapter.sh) and
+# test/health's health-check (the cases' health_stage), from Go modules and
+# cached, starts a fresh cluster with
 # test/e2e/cluster.sh in a new temporary directory (E2E_WORK; the whole
 # cluster, or with E2E_CLUSTER_MODE=light only etcd + kube-apiserver, where the
 # cases that need pods skip themselves), makes the
@@ -160,7 +161,10 @@ adapter_out="$("$here/build-prometheus-adapter.sh" 2>"$E2E_WORK/logs/build-prome
   || setup_fail "building prometheus-adapter (build-prometheus-adapter.sh)" "$E2E_WORK/logs/build-prometheus-adapter.log"
 eval "$(tail -n 1 <<<"$adapter_out")"
 export PROMETHEUS_ADAPTER
-say "Prometheus $("$PROMETHEUS_BIN" --version 2>/dev/null | sed -n '1s/^prometheus, version \([^ ]*\).*/\1/p') and prometheus-adapter ready ($(( SECONDS - t0 ))s)"
+E2E_HEALTH_CHECK="$("$E2E_ROOT/test/health/run.sh" --bin 2>"$E2E_WORK/logs/build-health-check.log")" \
+  || setup_fail "building test/health's health-check (test/health/run.sh --bin)" "$E2E_WORK/logs/build-health-check.log"
+export E2E_HEALTH_CHECK
+say "Prometheus $("$PROMETHEUS_BIN" --version 2>/dev/null | sed -n '1s/^prometheus, version \([^ ]*\).*/\1/p'), prometheus-adapter and health-check ready ($(( SECONDS - t0 ))s)"
 
 # ------------------------------------------------------------------ mTLS
 # The whole suite runs the webhook with mTLS: the API server presents a

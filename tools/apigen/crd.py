@@ -81,6 +81,7 @@ def build_crd(api, schema):
                 "plural": api["plural"],
                 "singular": api["singular"],
                 "shortNames": list(api["shortNames"]),
+                **({"categories": list(api["categories"])} if api.get("categories") else {}),
             },
             "scope": api["scope"],
             "versions": [

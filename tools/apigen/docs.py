@@ -74,10 +74,13 @@ def generate(model):
            "the webhook accepts, its default, every status field, and the condition types and reasons the "
            "controller reports. The same text is what `kubectl explain` shows; how objects behave is in "
            "[status.md](status.md) and [admission.md](admission.md)." % api["kind"], "",
-           "`apiVersion: %s/%s`, `kind: %s` (plural `%s`, short name%s %s), %s." % (
+           "`apiVersion: %s/%s`, `kind: %s` (plural `%s`, short name%s %s), %s" % (
                api["group"], api["version"], api["kind"], api["plural"],
                "s" if len(api["shortNames"]) > 1 else "", ", ".join("`%s`" % n for n in api["shortNames"]),
-               api["scope"].lower()), "",
+               api["scope"].lower()) + ("" if not api.get("categories") else
+                                        ", in the categor%s %s (`kubectl get %s` lists it)" % (
+                                            "ies" if len(api["categories"]) > 1 else "y",
+                                            ", ".join("`%s`" % c for c in api["categories"]), api["categories"][0])) + ".", "",
            cell(d.get("description", "")), ""]
     if scale:
         out += ["Subresources: `status` (written by the controller) and `scale` (replicas `%s`, status `%s`, "
@@ -88,8 +91,9 @@ def generate(model):
                 api["finalizer"], ""]
     out += ["`kubectl get` shows: " + ", ".join("%s (`%s`)" % (c["name"], c["jsonPath"])
                                                  for c in api["printerColumns"] if not c.get("priority")) + "." +
-            "".join(" `kubectl get -o wide` adds %s (`%s`)." % (c["name"], c["jsonPath"])
-                    for c in api["printerColumns"] if c.get("priority")), "",
+            ("".join([" `kubectl get -o wide` adds " + ", ".join(
+                "%s (`%s`)" % (c["name"], c["jsonPath"]) for c in api["printerColumns"] if c.get("priority")) + "."])
+             if any(c.get("priority") for c in api["printerColumns"]) else ""), "",
             "Values outside *Values* are denied by the validating webhook (and most by the API server's "
             "schema first); the mutating webhook adds each *Default* that is missing. Integer fields take "
             "JSON integers only.", ""]

@@ -242,6 +242,9 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   // The status is that of the Deployment once updated: rolling back.
   EXPECT_EQ(Reason(s2, "Progressing"), "RollingBack");
   EXPECT_EQ(Message(s2, "Progressing"), "version 4 → 3: 1/2 updated, 2 ready");
+  // kstatus: version 4 will not serve without a change: Stalled, not Reconciling.
+  EXPECT_EQ(Reason(s2, "Stalled"), "RolledBack");
+  EXPECT_EQ(Condition(s2, "Reconciling"), nullptr);
   EXPECT_EQ(EventReasons(second), (std::vector<std::string>{"Normal Updated", "Warning RolledBack"}));
   EXPECT_EQ(second.events[1].message, rolled_back);
 
@@ -257,7 +260,13 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   ASSERT_TRUE(done.status.has_value());
   EXPECT_EQ((*done.status)["phase"], "Degraded");
   EXPECT_EQ(Reason(*done.status, "Progressing"), "RolledBack");
-  EXPECT_EQ(Condition(*done.status, "Ready")->value("status", ""), "True");
+  // The old version's pods are all back, but the spec's generation does
+  // not serve: Ready stays False, Stalled True (docs/user/status.md, "Health").
+  EXPECT_EQ(Condition(*done.status, "Ready")->value("status", ""), "False");
+  EXPECT_EQ(Reason(*done.status, "Ready"), "RolledBack");
+  EXPECT_EQ(Reason(*done.status, "Stalled"), "RolledBack");
+  EXPECT_EQ(Condition(*done.status, "Stalled")->value("message", ""), Message(*done.status, "Degraded"));
+  EXPECT_EQ(Condition(*done.status, "Reconciling"), nullptr);
   EXPECT_EQ((*done.status)["lastUpdateTime"], FormatTime(kT0));  // version 3 since kT0
   ms = WithStatus(ms, *done.status);
   Actions quiet = Step(ms, back, kT2 + std::chrono::minutes(30));

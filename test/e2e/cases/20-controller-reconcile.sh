@@ -80,8 +80,12 @@ for t in Ready Progressing Degraded; do
   done
 done
 log "ok: conditions Ready/Progressing/Degraded carry status, reason, lastTransitionTime, observedGeneration"
-row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4, $5}')"
-assert_eq "$row" "bert bert-base-uncased 2 2 Ready" "kubectl get ms row (NAME MODEL REPLICAS READY PHASE)"
+# kstatus' abnormal-true conditions are absent once converged (status.md, "Health").
+assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Reconciling" or .type == "Stalled")] | length' <<<"$st")" 0 \
+  "no Reconciling or Stalled condition once Ready"
+health_verdict 04-ready <<<"$st"
+row="$(k -n "$ns" get ms "$name" --no-headers | awk '{print $1, $2, $3, $4}')"
+assert_eq "$row" "bert bert-base-uncased 2/2 Ready" "kubectl get ms row (NAME MODEL READY PHASE)"
 
 # Events about the ModelService.
 wait_for 15 "an Event about ModelService $name" bash -c \
@@ -96,7 +100,7 @@ assert_eq "$(jp "ms/$name" '{.status.readyReplicas} {.status.desiredReplicas} {.
 first="$(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5; exit }')"
 [[ "$first" != Ready/* ]] || fail "phase Ready right after scaling to 3 (first status of generation 2: $first)"
 log "ok: phases of generation 2: $(ms_states "$tmp/ms.watch" "$name" | awk '$3 == 2 { print $4 "/" $5 }' | uniq | tr '\n' ' ')"
-assert_eq "$(ms_row "$ns" "$name")" "bert bert-base-uncased 3 3 Ready" "kubectl get ms row after scale-up"
+assert_eq "$(ms_row "$ns" "$name")" "bert bert-base-uncased 3/3 Ready" "kubectl get ms row after scale-up"
 k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"replicas":1}}' >/dev/null
 wait_for 20 "Deployment replicas follow spec.replicas=1" deploy_replicas_is "$ns" "$name" 1
 wait_for 30 "one pod left" bash -c "[[ \$('$KUBECTL' -n '$ns' get pods -l app.kubernetes.io/instance=$name -o name | wc -l) == 1 ]]"
@@ -131,8 +135,15 @@ wait_ms_ready "$ns" 30 "$name"
 rs="$(k -n "$ns" get rs -l "app.kubernetes.io/instance=$name" -o name | sort)"
 [[ -n "$rs" ]] || fail "no ReplicaSets for $name"
 
-# ---- delete: owned objects go first, then the ModelService
+# ---- delete: owned objects go first, then the ModelService (held here,
+# by a finalizer of the case's, to see what the tools say of a ModelService
+# being deleted, then let go)
+k -n "$ns" patch ms "$name" --type=json -p '[{"op":"add","path":"/metadata/finalizers/-","value":"e2e.modelops.dev/hold"}]' >/dev/null
 k -n "$ns" delete ms "$name" --wait=false >/dev/null
+wait_output 30 "the controller's cleanup done: only the case's finalizer left" e2e.modelops.dev/hold \
+  jp "ms/$name" '{.metadata.finalizers[*]}' -n "$ns"
+health_stage 10-being-deleted "$ns" "$name"
+k -n "$ns" patch ms "$name" --type=json -p '[{"op":"remove","path":"/metadata/finalizers/0"}]' >/dev/null
 wait_for 30 "ModelService $name gone" gone "$ns" ms "$name"
 gone "$ns" deployment "$name" || fail "Deployment $name still exists after its ModelService is gone (no GC runs here: the finalizer flow must delete it)"
 gone "$ns" service "$name" || fail "Service $name still exists after its ModelService is gone"

@@ -19,7 +19,7 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 ms_yaml "$name" 'model: m' 'image: registry.local/serve:1.0' 'replicas: 4' \
   'strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}' | k -n "$ns" apply -f - >/dev/null
 wait_ms_ready "$ns" 60 "$name"
-assert_eq "$(ms_row "$ns" "$name")" "roll m 4 4 Ready" "kubectl get ms before the rollout"
+assert_eq "$(ms_row "$ns" "$name")" "roll m 4/4 Ready" "kubectl get ms before the rollout"
 
 images() {  # images: "IMAGE READY" of every pod, sorted, counted
   pods_of "$ns" "$name" '{range .items[*]}{.spec.containers[0].image} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
@@ -56,7 +56,7 @@ rollout() {
   gen="$(jp "ms/$name" '{.metadata.generation}' -n "$ns")"
   wait_output 60 "all 4 pods on $image and Ready" "4 $image True;" images
   wait_ms_ready "$ns" 30 "$name"
-  assert_eq "$(ms_row "$ns" "$name")" "roll m 4 4 Ready" "kubectl get ms after the rollout to $image"
+  assert_eq "$(ms_row "$ns" "$name")" "roll m 4/4 Ready" "kubectl get ms after the rollout to $image"
   sleep 1  # the last ReplicaSet status updates reach the watch file
   local b max min n
   b="$(rs_bounds "$w" "$w.start")"; read -r max min n <<<"$b"

@@ -41,5 +41,6 @@ wait_output 30 "broken's 2 pods Running, not Ready" "Running/False Running/False
 ips="$(pod_ips broken)"
 wait_output 30 "EndpointSlice of broken lists 2 endpoints, not ready" "$ips ports=http/8080/TCP" slice broken
 assert_eq "$(tr ',' '\n' <<<"$ips" | grep -c 'ready=false')" 2 "not-ready endpoints of broken"
-assert_eq "$(ms_row "$ns" broken)" "broken m 2 0 Progressing" "kubectl get ms broken"
+assert_eq "$(ms_row "$ns" broken)" "broken m 0/2 Progressing" "kubectl get ms broken"
+health_stage 01-created "$ns" broken
 k -n "$ns" delete ms web broken --wait=false >/dev/null

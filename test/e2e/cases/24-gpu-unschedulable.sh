@@ -48,7 +48,7 @@ wait_for 20 "a FailedScheduling Event for $pod" bash -c \
 assert_eq "$(pods_of "$ns" "$name" '{range .items[?(@.status.phase=="Running")]}{.spec.nodeName} {end}')" "kwok-gpu-1 kwok-gpu-1 " "nodes of the running pods"
 wait_output 20 "ModelService reports READY 2" 2 jp "ms/$name" '{.status.readyReplicas}' -n "$ns"
 row="$(ms_row "$ns" "$name")"
-assert_eq "$(awk '{print $1, $2, $3, $4}' <<<"$row")" "llm llama 3 2" "kubectl get ms (NAME MODEL REPLICAS READY)"
+assert_eq "$(awk '{print $1, $2, $3}' <<<"$row")" "llm llama 2/3" "kubectl get ms (NAME MODEL READY)"
 [[ "$(awk '{print $5}' <<<"$row")" != Ready ]] || fail "PHASE Ready with a pod that cannot be scheduled: $row"
 log "ok: kubectl get ms while a pod is unschedulable: $row"
 
@@ -57,7 +57,7 @@ add_node "$new_node" --gpus 4
 wait_output 60 "the pending pod scheduled on $new_node and Ready" "$new_node Running True" \
   k -n "$ns" get pod "$pod" -o 'jsonpath={.spec.nodeName} {.status.phase} {.status.conditions[?(@.type=="Ready")].status}'
 wait_ms_ready "$ns" 30 "$name"
-assert_eq "$(ms_row "$ns" "$name")" "llm llama 3 3 Ready" "kubectl get ms after the fleet grew"
+assert_eq "$(ms_row "$ns" "$name")" "llm llama 3/3 Ready" "kubectl get ms after the fleet grew"
 
 k -n "$ns" delete ms "$name" --wait=false >/dev/null
 wait_output 60 "the GPU pods are gone" 0 gpu_pods

@@ -44,8 +44,8 @@ degraded_unschedulable() {
   [[ "$(jq -r .status <<<"$c")" == True && "$(jq -r .reason <<<"$c")" == Unschedulable ]]
 }
 wait_for 60 "Degraded True, reason Unschedulable" degraded_unschedulable
-ready_phase() { awk '{print $4, $5}' <<<"$(ms_row "$ns" "$name")"; }
-wait_output 30 "kubectl get ms: READY 2, PHASE Degraded" "2 Degraded" ready_phase
+ready_phase() { awk '{print $3, $4}' <<<"$(ms_row "$ns" "$name")"; }
+wait_output 30 "kubectl get ms: READY 2/3, PHASE Degraded" "2/3 Degraded" ready_phase
 st="$(k -n "$ns" get ms "$name" -o json)"
 msg="$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")"
 log "Degraded message: $msg"
@@ -57,6 +57,9 @@ assert_eq "$(grep -c . <<<"$pending")" 1 "pods with PodScheduled=False/Unschedul
 assert_eq "$msg" "1/3 pods cannot be scheduled: $pending" "Degraded message"
 assert_eq "$(jq -r .status.phase <<<"$st")" Degraded "phase"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" False "Ready condition"
+# kstatus: GPUs no node offers stall the spec (status.md, "Health").
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Stalled") | .status + " " + .reason' <<<"$st")" "True Unschedulable" "Stalled condition"
+health_verdict 09-unschedulable-gpus <<<"$st"
 event_seen() {
   k -n "$ns" get events.events.k8s.io -o json | jq -e --arg n "$name" '[.items[] | select(.regarding.kind == "ModelService" and .regarding.name == $n
     and .type == "Warning" and .reason == "Unschedulable" and ((.note // "") | contains("Insufficient nvidia.com/gpu")))] | length > 0' >/dev/null ||
@@ -74,7 +77,7 @@ add_node "$new_node" --gpus 4
 wait_ms_ready "$ns" 60 "$name"
 st="$(k -n "$ns" get ms "$name" -o json)"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .status' <<<"$st")" False "Degraded after the fleet grew"
-assert_eq "$(ms_row "$ns" "$name")" "llm llama 3 3 Ready" "kubectl get ms after the fleet grew"
+assert_eq "$(ms_row "$ns" "$name")" "llm llama 3/3 Ready" "kubectl get ms after the fleet grew"
 k -n "$ns" delete ms "$name" --wait=false >/dev/null
 wait_output 60 "the GPU pods are gone" 0 gpu_pods
 k delete node "$new_node" >/dev/null

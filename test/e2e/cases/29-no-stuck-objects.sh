@@ -44,6 +44,8 @@ wait_for 30 "ModelService taken is Failed" ms_phase_is "$ns" taken Failed
 st="$(k -n "$ns" get ms taken -o json)"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .reason' <<<"$st")" NameConflict "Ready condition reason"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .status' <<<"$st")" True "Degraded condition"
+assert_eq "$(jq -r '.status.conditions[] | select(.type == "Stalled") | .status + " " + .reason' <<<"$st")" "True NameConflict" "Stalled condition (kstatus)"
+health_verdict 08-name-conflict <<<"$st"
 assert_contains "$(jq -r '.status.conditions[] | select(.type == "Ready") | .message' <<<"$st")" \
   'a Deployment named "taken" already exists in namespace "e2e-stuck" and is not controlled by this ModelService' "condition message"
 warning() {

@@ -65,8 +65,8 @@ for n in manual auto; do
   assert_eq "$(status_of "$n" servingVersion) $(status_of "$n" servingImage)" "1 registry.local/serve:1.0" "$n: servingVersion and servingImage"
   assert_eq "$(k -n "$ns" get deployment "$n" -o jsonpath='{.spec.progressDeadlineSeconds}')" 30 "$n: the Deployment's progressDeadlineSeconds"
 done
-row="$(k -n "$ns" get ms manual --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')"
-assert_eq "$row" "manual m 2 2 Ready 1" "kubectl get ms manual (NAME MODEL REPLICAS READY PHASE VERSION)"
+row="$(k -n "$ns" get ms manual --no-headers | awk '{print $1, $2, $3, $4, $5}')"
+assert_eq "$row" "manual m 2/2 Ready 1" "kubectl get ms manual (NAME MODEL READY PHASE VERSION)"
 t1="$(status_of manual lastUpdateTime)"
 [[ "$t1" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] || fail "lastUpdateTime is not RFC 3339: $t1"
 
@@ -79,6 +79,7 @@ done
 start="$(now)"
 wait_for 30 "manual: Progressing says 'version 1 → 2: 1/2 updated, 2 ready'" \
   progressing_said manual 'version 1 → 2: 1/2 updated, 2 ready'
+health_stage 03-rolling-out "$ns" manual
 
 # Manual: Degraded, RolloutFailed, with the Deployment's message.
 wait_for 90 "manual Degraded" ms_phase_is "$ns" manual Degraded
@@ -94,8 +95,9 @@ assert_eq "$(pods_by_image manual)" "1 registry.local/never-ready:2 False;2 regi
 assert_eq "$(template manual)" "registry.local/never-ready:2 2" "manual: the Deployment left on version 2"
 wait_for 15 "a Warning Event RolloutFailed about manual" has_warning manual RolloutFailed
 assert_eq "$(warning_events manual RolloutFailed)" 1 "manual: Warning Events RolloutFailed"
-row="$(k -n "$ns" get ms manual --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')"
-assert_eq "$row" "manual m 2 2 Degraded 1" "kubectl get ms manual while version 2 failed"
+row="$(k -n "$ns" get ms manual --no-headers | awk '{print $1, $2, $3, $4, $5}')"
+assert_eq "$row" "manual m 2/2 Degraded 1" "kubectl get ms manual while version 2 failed"
+health_stage 06-rollout-failed "$ns" manual
 
 # Automatic: back on version 1.
 wait_for 60 "auto Degraded, RolledBack" condition_is auto Degraded "True RolledBack"
@@ -105,7 +107,11 @@ wait_output 60 "auto: 2 pods on version 1, Ready, and no other" "2 registry.loca
 wait_for 30 "auto: Progressing False RolledBack" condition_is auto Progressing "False RolledBack"
 st="$(ms_json auto)"
 assert_eq "$(jq -r '.status.phase + " " + .status.servingVersion + " " + (.status.readyReplicas | tostring)' <<<"$st")" "Degraded 1 2" "auto: phase, servingVersion, READY"
-assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" True "auto: Ready condition (version 1 serves)"
+# Version 1 serves, but the spec's version 2 does not: Ready False and
+# kstatus' Stalled True, both RolledBack (docs/user/status.md, "Health").
+assert_eq "$(jq -r '[.status.conditions[] | select(.type == "Ready" or .type == "Stalled" or .type == "Reconciling") | .type + "=" + .status + "/" + .reason] | join(" ")' <<<"$st")" \
+  "Ready=False/RolledBack Stalled=True/RolledBack" "auto: Ready and Stalled (version 1 serves, not the spec's 2)"
+health_verdict 07-rolled-back <<<"$st"
 assert_contains "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .message' <<<"$st")" \
   "the rollout of version 2 made no progress for 30s; rolled back to version 1" "auto: Degraded message"
 for r in RolloutFailed RolledBack; do
@@ -137,6 +143,6 @@ for n in manual auto; do
   [[ "$t3" > "$t1" ]] || fail "$n: lastUpdateTime $t3 is not after $t1"
 done
 log "ok: lastUpdateTime moved from $t1 to $t3"
-row="$(k -n "$ns" get ms auto --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')"
-assert_eq "$row" "auto m 2 2 Ready 3" "kubectl get ms auto after version 3"
+row="$(k -n "$ns" get ms auto --no-headers | awk '{print $1, $2, $3, $4, $5}')"
+assert_eq "$row" "auto m 2/2 Ready 3" "kubectl get ms auto after version 3"
 k -n "$ns" delete ms manual auto --wait=false >/dev/null

@@ -27,7 +27,7 @@ wait_output 30 "the Degraded message, once both pods crash-loop" \
 st="$(k -n "$ns" get ms "$name" -o json)"
 assert_eq "$(jq -r .status.phase <<<"$st")" Degraded "phase"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$st")" False "Ready condition"
-assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 0 Degraded" "kubectl get ms"
+assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 0/2 Degraded" "kubectl get ms"
 # The pods say so too (what the controller read).
 waiting="$(pods_of "$ns" "$name" '{range .items[*]}{.status.containerStatuses[0].state.waiting.reason}{" "}{.status.containerStatuses[0].restartCount}{"\n"}{end}')"
 assert_eq "$(sort -u <<<"$waiting")" "CrashLoopBackOff 5" "the pods' container state and restart count"
@@ -40,5 +40,5 @@ k -n "$ns" patch ms "$name" --type=merge -p '{"spec":{"image":"registry.local/se
 wait_ms_ready "$ns" 90 "$name"
 st="$(k -n "$ns" get ms "$name" -o json)"
 assert_eq "$(jq -r '.status.conditions[] | select(.type == "Degraded") | .status' <<<"$st")" False "Degraded after a working image"
-assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2 2 Ready" "kubectl get ms after a working image"
+assert_eq "$(ms_row "$ns" "$name")" "$name no-such-model 2/2 Ready" "kubectl get ms after a working image"
 k -n "$ns" delete ms "$name" --wait=false >/dev/null

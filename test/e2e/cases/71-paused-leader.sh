@@ -33,6 +33,8 @@ log "SIGSTOP $a (pid $pid)"
 # Changes while it is paused: its watch streams keep them in its sockets.
 for i in 1 2 3 4; do k -n "$ns" patch ms "p-$i" --type=merge -p '{"spec":{"replicas":3}}' >/dev/null; done
 for i in 5 6 7 8; do ms_yaml "p-$i" 'model: m' 'replicas: 2'; echo ---; done | k -n "$ns" apply -f - >/dev/null
+# A spec the paused leader has not observed (generation 2, observedGeneration 1).
+health_stage 02-spec-not-observed "$ns" p-1
 
 wait_for 40 "$b takes over the Lease" is_leader "$b"
 t_takeover="$(elapsed "$t_stop")"

@@ -19,7 +19,7 @@ mark="$(audit_mark)"
 
 real_node_ms bert-qa 'version: "3"' 'replicas: 2' | k -n "$ns" apply -f - >/dev/null
 wait_ms_ready "$ns" 90 bert-qa
-assert_eq "$(ms_row "$ns" bert-qa)" "bert-qa bert-qa-model 2 2 Ready" "kubectl get ms bert-qa"
+assert_eq "$(ms_row "$ns" bert-qa)" "bert-qa bert-qa-model 2/2 Ready" "kubectl get ms bert-qa"
 
 sa=system:serviceaccount:$OPERATOR_NS:modelservice-controller
 creators="$(tail -n "+$(( mark + 1 ))" "$E2E_AUDIT_LOG" | jq -r --arg ns "$ns" 'select(.stage == "ResponseComplete" and .verb == "create"

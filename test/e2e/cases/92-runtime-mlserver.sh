@@ -30,7 +30,7 @@ ms_yaml iris 'model: iris' 'version: "1"' 'image: localhost/mlserver-iris:dev' '
 t0=$SECONDS
 wait_ms_ready "$ns" 120 iris
 log "iris Ready $(( SECONDS - t0 ))s after the apply"
-assert_eq "$(ms_row "$ns" iris)" "iris iris 1 1 Ready" "kubectl get ms iris"
+assert_eq "$(ms_row "$ns" iris)" "iris iris 1/1 Ready" "kubectl get ms iris"
 p="$(pods_of "$ns" iris '{.items[0].metadata.name}')"
 c="$(k -n "$ns" get pod "$p" -o json | jq -c '.spec.containers[0]')"
 assert_eq "$(jq -c '[.ports[] | [.name, .containerPort]]' <<<"$c")" '[["http",8080],["metrics",8082]]' "iris: ports"

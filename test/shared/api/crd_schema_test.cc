@@ -50,9 +50,13 @@ TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   EXPECT_EQ(version["schema"]["openAPIV3Schema"], schema);
   EXPECT_FALSE(HasKey(crd, "default"));
   EXPECT_EQ(crd["spec"]["names"]["shortNames"], json::array({"ms"}));
+  EXPECT_EQ(crd["spec"]["names"]["categories"], json::array({"all"}));  // kubectl get all (status.md)
   std::vector<std::string> columns;
   for (const auto& c : version["additionalPrinterColumns"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Replicas", "Ready", "Phase", "Version", "GPU%", "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Model", "Ready", "Phase", "Version", "GPU%", "URL", "Age"}));
+  // READY is ready/desired, as a Deployment's: a string the controller writes.
+  EXPECT_EQ(version["additionalPrinterColumns"][1]["jsonPath"], ".status.readySummary");
+  EXPECT_EQ(version["additionalPrinterColumns"][1]["type"], "string");
 }
 
 // Every node of the schema that kubectl explain shows (the root, each
