@@ -91,7 +91,8 @@ def helm_binary():
 
 def render(helm, chart_dir, values):
     """`helm template` of the chart; returns its stdout."""
-    cmd = [helm, "template", RELEASE, chart_dir, "--namespace", NAMESPACE]
+    # --skip-tests: templates/tests/ are `helm test`'s hooks, no part of an install.
+    cmd = [helm, "template", RELEASE, chart_dir, "--namespace", NAMESPACE, "--skip-tests"]
     for v in values:
         cmd += ["--set", v]
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -172,7 +173,7 @@ def generated_files(helm, chart_dir):
     dist = render(helm, chart_dir, BASE_VALUES)
     files[os.path.join("dist", "install.yaml")] = (
         "%s from %s\n"
-        "# (helm template, the chart's default values + %s,\n"
+        "# (helm template --skip-tests, the chart's default values + %s,\n"
         "# namespace %s). DO NOT EDIT: run `python3 tools/gen-manifests.py` (CI: --check).\n"
         "#\n"
         "# The whole default install: kubectl apply -f dist/install.yaml\n"

@@ -51,7 +51,7 @@ same() {
 }
 render() {  # render NAME HELM_ARGS...: helm template into $tmp/NAME.raw.yaml
   local name="$1"; shift
-  "$HELM" template modelservice "$chart" -n modelservice-system --set namespace.create=true \
+  "$HELM" template modelservice "$chart" -n modelservice-system --skip-tests --set namespace.create=true \
     --set helmLabels=false --set crds.keep=false "$@" \
     >"$tmp/$name.raw.yaml" || fail "helm template $*"
 }
