@@ -19,8 +19,9 @@ class FakeApiServer : public test::VerbClient {
  public:
   bool mutating = true;
   bool validating = true;
-  std::string refusal = "admission webhook \"validate.modelservices.modelops.dev\" denied the request: "
-                        "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when maxSurge is 0";
+  std::string refusal =
+      "admission webhook \"validate.modelservices.modelops.dev\" denied the request: "
+      "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when maxSurge is 0";
   std::vector<std::string> paths;
 
  protected:
