@@ -271,3 +271,9 @@ on uninstall, as Helm did with crds/).
 {{- $c := .Values.crds | default dict }}
 {{- if or (not (hasKey $c "keep")) $c.keep }}true{{ end }}
 {{- end }}
+
+{{/* tests.enabled, true when absent (as crds.install). */}}
+{{- define "modelservice.testsEnabled" -}}
+{{- $t := .Values.tests | default dict }}
+{{- if or (not (hasKey $t "enabled")) $t.enabled }}true{{ end }}
+{{- end }}

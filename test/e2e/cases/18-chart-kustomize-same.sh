@@ -13,8 +13,9 @@
 #   monitoring.* enabled (for each kind in manifests/monitoring/)
 #                                             manifests/monitoring/ alone
 # and dist/install.yaml is the first one. The chart renders with
-# helmLabels=false and crds.keep=false, as tools/gen-manifests.py does for
-# manifests/ (applied without Helm: no release labels, no resource policy).
+# helmLabels=false, crds.keep=false and tests.enabled=false, as
+# tools/gen-manifests.py does for manifests/ (applied without Helm: no
+# release labels, no resource policy, no helm test).
 # Then every kustomization of manifests/ (the default install, each
 # component over it, monitoring/, overlays/local/) renders byte for byte the
 # same with kustomize 5.4, 5.5 and 5.6 (built from Go modules:
@@ -52,7 +53,7 @@ same() {
 render() {  # render NAME HELM_ARGS...: helm template into $tmp/NAME.raw.yaml
   local name="$1"; shift
   "$HELM" template modelservice "$chart" -n modelservice-system --skip-tests --set namespace.create=true \
-    --set helmLabels=false --set crds.keep=false "$@" \
+    --set helmLabels=false --set crds.keep=false --set tests.enabled=false "$@" \
     >"$tmp/$name.raw.yaml" || fail "helm template $*"
 }
 
