@@ -21,7 +21,8 @@
 #      ModelService is admitted without the webhook;
 #      `helm uninstall`: every object of the release is gone; what stays is
 #      what docs/operator/install.md says: the CRD (crds.keep) and the
-#      ModelServices, the namespace, the user's Secret. With crds.keep=false
+#      ModelServices, the namespace, the user's Secret; `helm install` again
+#      takes the kept CRD over. With crds.keep=false
 #      and crds.install=false the chart renders no resource policy, no CRD.
 #   4. The previous chart (0.1.0, CRD in crds/: the tree of commit
 #      $prev_chart_commit, its CRD without spec.runtimeClassName, as an older
@@ -211,6 +212,12 @@ assert_eq "$(hk get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1)" cus
 assert_eq "$(hk -n "$ns" get ms kept -o name)" modelservice.modelops.dev/kept "a ModelService after helm uninstall"
 assert_eq "$(hk -n "$ns" get secret modelservice-webhook-tls -o name)" secret/modelservice-webhook-tls "the user's Secret after helm uninstall"
 assert_eq "$(hk get namespace "$ns" -o 'jsonpath={.status.phase}')" Active "the namespace after helm uninstall (--create-namespace: not the release's)"
+# The kept CRD still names the release: the same release installs again over it.
+helm_ install modelservice "$chart" -n "$ns" --wait --timeout 90s --set webhook.failurePolicy=Ignore >"$tmp/install.out" 2>&1 \
+  || fail "helm install again over the kept CRD:\n$(cat "$tmp/install.out")"
+assert_eq "$(hk -n "$ns" get ms kept -o name)" modelservice.modelops.dev/kept "a ModelService after the second helm install"
+helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
+  || fail "helm uninstall (second):\n$(cat "$tmp/uninstall.out")"
 for values in "--set crds.keep=false" "--set crds.install=false"; do
   # shellcheck disable=SC2086
   helm_ template modelservice "$chart" -n "$ns" $values >"$tmp/render.yaml" || fail "helm template $values"
