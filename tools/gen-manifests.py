@@ -18,9 +18,10 @@ object. This tool runs `helm template` and writes:
                               (templates/crds/) and every object above, in
                               Helm's install order
 
-All of them are rendered with helmLabels=false and crds.keep=false: they are
-applied without Helm, so they carry neither a release's labels nor Helm's
-resource policy.
+All of them are rendered with helmLabels=false, crds.keep=false and
+tests.enabled=false, and without `helm test`'s hooks (--skip-tests): they
+are applied without Helm, so they carry neither a release's labels, nor
+Helm's resource policy, nor the objects of `helm test`.
 
 and, in the other direction, copies into the chart what is generated or
 written elsewhere:
