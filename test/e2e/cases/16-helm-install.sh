@@ -29,7 +29,8 @@
 #      CRD would lack a newer field) installed, a ModelService created; `helm
 #      upgrade` to this chart refuses to take over the CRD Helm did not
 #      manage until the CRD is labelled and annotated as install.md's
-#      upgrade notes say; then it upgrades the CRD (the field is there, the
+#      upgrade notes say; then (--reuse-values: none of the values added
+#      since, their defaults apply) it upgrades the CRD (the field is there, the
 #      release's labels and keep policy on it), the Deployment (its selector
 #      unchanged) and leaves the ModelService as it was (same resourceVersion).
 # timeout: 900
@@ -258,8 +259,16 @@ assert_contains "$(cat "$tmp/upgrade.out")" "invalid ownership metadata" "helm u
 # docs/operator/install.md, "Upgrade": once, from a chart with the CRD in crds/.
 hk label crd modelservices.modelops.dev app.kubernetes.io/managed-by=Helm >/dev/null
 hk annotate crd modelservices.modelops.dev meta.helm.sh/release-name=modelservice meta.helm.sh/release-namespace="$ns" >/dev/null
-helm_ upgrade modelservice "$chart" -n "$ns" --wait --timeout 90s --set webhook.failurePolicy=Ignore >"$tmp/upgrade.out" 2>&1 \
-  || fail "helm upgrade from the previous chart:\n$(cat "$tmp/upgrade.out")"
+# --reuse-values: the previous release's values, without any value added
+# since (crds, podSecurityContext, securityContext, tests, ...): their
+# defaults must apply all the same.
+helm_ upgrade modelservice "$chart" -n "$ns" --wait --timeout 90s --reuse-values >"$tmp/upgrade.out" 2>&1 \
+  || fail "helm upgrade --reuse-values from the previous chart:\n$(cat "$tmp/upgrade.out")"
+assert_eq "$(hk -n "$ns" get deployment modelservice -o json | jq -c '[.spec.template.spec.securityContext.runAsNonRoot,
+  [.spec.template.spec.containers[].securityContext.readOnlyRootFilesystem]]')" '[true,[true,true]]' \
+  "the security contexts after helm upgrade --reuse-values from the previous chart"
+assert_eq "$(hk -n "$ns" get serviceaccount modelservice-test -o name)" serviceaccount/modelservice-test \
+  "helm test's ServiceAccount after helm upgrade --reuse-values from the previous chart"
 assert_eq "$(helm_ status modelservice -n "$ns" -o json | jq -r '"\(.version) \(.info.status)"')" "2 deployed" "release after the upgrade from the previous chart"
 assert_eq "$(field)" true "spec.runtimeClassName in the CRD after helm upgrade"
 assert_eq "$(crd_meta)" "keep modelservice Helm modelservice modelservice-operator-$(awk '$1 == "version:" { print $2 }' "$chart/Chart.yaml")" \
