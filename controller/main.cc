@@ -18,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <stop_token>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -29,6 +31,7 @@
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/certs/manager.h"
+#include "controller/check_admission.h"
 #include "controller/flags.h"
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
@@ -429,6 +432,9 @@ extern "C" const char* const malloc_conf = "background_thread:true,narenas:1";
 
 int main(int argc, char** argv) {
   try {
+    // `helm test`'s check that the webhooks answer (check_admission.h).
+    if (argc >= 2 && std::string_view(argv[1]) == "check-admission")
+      return ms::controller::CheckAdmissionMain(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
     return Run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fatal: %s\n", e.what());

@@ -54,10 +54,14 @@ python3 tools/gen-api.py --check
 python3 tools/check-links.py
 python3 tools/gen-docs-images.py --check
 # The Helm chart (Helm built from the Go module proxy and cached): lint in each
-# certificate mode and with controller.prometheus set, and manifests/ and
+# certificate mode, with controller.prometheus set, as a subchart (global),
+# with the CRD and security settings changed, and manifests/ and
 # dist/install.yaml rendered from it.
 eval "$(bash test/e2e/build-helm.sh)"
 for values in "" "--set certificates.mode=cert-manager" \
+    "--set global.imageRegistry=registry.example --set crds.install=false --set crds.keep=false --set helmLabels=false \
+     --set serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::111122223333:role/ms \
+     --set podSecurityContext.runAsUser=1000 --set securityContext.runAsUser=1000" \
     "--set certificates.mode=provided --set certificates.provided.caBundle=Q0E= --set monitoring.serviceMonitor.enabled=true --set argocd.healthCheck.enabled=true \
      --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true" \
     "--set prometheusURL=https://prometheus:9090 --set controller.prometheus.basicAuth.username=ops \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks the links of README.md and docs/**/*.md.
+"""Checks the links of README.md, CHANGELOG.md, SECURITY.md and docs/**/*.md.
 
-Usage: tools/check-links.py [FILE.md ...]   (default: README.md and docs/**/*.md)
+Usage: tools/check-links.py [FILE.md ...]   (default: README.md, CHANGELOG.md, SECURITY.md and docs/**/*.md)
 
 Every relative link and image ([text](path), ![alt](path), [ref]: path, and
 href/src in HTML tags) must point at a file or folder of the repository that
@@ -174,7 +174,7 @@ def main(argv):
         for f in failures:
             print("check-links: self-test: " + f, file=sys.stderr)
         return 2
-    files = argv or ["README.md"] + sorted(
+    files = argv or ["README.md", "CHANGELOG.md", "SECURITY.md"] + sorted(
         os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(ROOT, "docs")) for f in fs if f.endswith(".md"))
     checker = Checker(ROOT)
     broken = checked = 0

@@ -14,7 +14,8 @@ From it this tool writes, all committed:
   docs/user/api-reference.md                      the API reference
 
 When the CRD changes, it then runs tools/gen-manifests.py, which copies it
-into the Helm chart (charts/modelservice-operator/crds/) and renders
+into the Helm chart (charts/modelservice-operator/files/crds/, which
+templates/crds/ renders) and renders
 dist/install.yaml (--no-manifests: not).
 
 Usage:

@@ -1,17 +1,32 @@
 {{/*
-Labels every object carries. No Helm-specific labels: the same templates
-render manifests/ and dist/install.yaml (tools/gen-manifests.py), which are
-applied without Helm. commonLabels adds the user's own.
+Labels every object carries: the name, and with helmLabels (the default) the
+standard labels of a Helm release: app.kubernetes.io/instance (the release),
+app.kubernetes.io/version (the chart's appVersion),
+app.kubernetes.io/managed-by (Helm) and helm.sh/chart (name-version).
+tools/gen-manifests.py renders manifests/ and dist/install.yaml with
+helmLabels=false: they are applied without Helm. commonLabels adds the
+user's own. None of these is in a selector (modelservice.selectorLabels):
+a selector never changes with the version or the release.
 */}}
 {{- define "modelservice.labels" -}}
 app.kubernetes.io/name: modelservice-operator
 app.kubernetes.io/part-of: modelservice
+{{- if or (not (hasKey .Values "helmLabels")) .Values.helmLabels }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" | quote }}
+{{- end }}
 {{- with .Values.commonLabels }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{/* The operator Pods' selector (immutable in the Deployment: never change it). */}}
+{{/*
+The operator Pods' selector (immutable in the Deployment: never change it,
+never add the version, the chart or the release to it: `helm upgrade` from
+any earlier chart must keep matching the same Pods).
+*/}}
 {{- define "modelservice.selectorLabels" -}}
 app.kubernetes.io/name: modelservice-operator
 app.kubernetes.io/component: operator
@@ -205,4 +220,60 @@ Prometheus), one per line; nothing when none is set. Header flags are quoted
 {{- range $name, $path := $prom.headerFiles }}
 - {{ printf "--prometheus-header-file=%s=%s" $name $path | quote }}
 {{- end }}
+{{- end }}
+
+{{/*
+The Pods' securityContext: podSecurityContext, or the restricted default
+when the value is absent (`helm upgrade --reuse-values` from a release made
+before the value existed renders with that release's values).
+*/}}
+{{- define "modelservice.podSecurityContext" -}}
+{{- if hasKey .Values "podSecurityContext" }}
+{{- toYaml .Values.podSecurityContext }}
+{{- else -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+{{- end }}
+
+{{/* Both containers' securityContext: securityContext, or the restricted default when absent (as above). */}}
+{{- define "modelservice.securityContext" -}}
+{{- if hasKey .Values "securityContext" }}
+{{- toYaml .Values.securityContext }}
+{{- else -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+privileged: false
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+{{- end }}
+
+{{/*
+crds.install and crds.keep, true when absent (a release made before the
+values existed, upgraded with --reuse-values, keeps its CRD and keeps it
+on uninstall, as Helm did with crds/).
+*/}}
+{{- define "modelservice.crdsInstall" -}}
+{{- $c := .Values.crds | default dict }}
+{{- if or (not (hasKey $c "install")) $c.install }}true{{ end }}
+{{- end }}
+{{- define "modelservice.crdsKeep" -}}
+{{- $c := .Values.crds | default dict }}
+{{- if or (not (hasKey $c "keep")) $c.keep }}true{{ end }}
+{{- end }}
+
+{{/* tests.enabled, true when absent (as crds.install). */}}
+{{- define "modelservice.testsEnabled" -}}
+{{- $t := .Values.tests | default dict }}
+{{- if or (not (hasKey $t "enabled")) $t.enabled }}true{{ end }}
 {{- end }}

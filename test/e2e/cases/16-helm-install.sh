@@ -20,8 +20,19 @@
 #      webhook configurations, the log level the Deployment, and a
 #      ModelService is admitted without the webhook;
 #      `helm uninstall`: every object of the release is gone; what stays is
-#      what docs/operator/install.md says: the CRD and the ModelServices, the
-#      namespace, the user's Secret.
+#      what docs/operator/install.md says: the CRD (crds.keep) and the
+#      ModelServices, the namespace, the user's Secret; `helm install` again
+#      takes the kept CRD over. With crds.keep=false
+#      and crds.install=false the chart renders no resource policy, no CRD.
+#   4. The previous chart (0.1.0, CRD in crds/: the tree of commit
+#      $prev_chart_commit, its CRD without spec.runtimeClassName, as an older
+#      CRD would lack a newer field) installed, a ModelService created; `helm
+#      upgrade` to this chart refuses to take over the CRD Helm did not
+#      manage until the CRD is labelled and annotated as install.md's
+#      upgrade notes say; then (--reuse-values: none of the values added
+#      since, their defaults apply) it upgrades the CRD (the field is there, the
+#      release's labels and keep policy on it), the Deployment (its selector
+#      unchanged) and leaves the ModelService as it was (same resourceVersion).
 # timeout: 900
 # logs: none
 need_full_cluster
@@ -48,7 +59,7 @@ hk create namespace "$ns" >/dev/null  # namespaced objects need it, even in a dr
 "$E2E_ROOT/certs-scripts/gen-certs.sh" --out "$tmp/certs" --namespace "$ns" >/dev/null 2>&1 || fail "gen-certs.sh"
 for values in "" "--set certificates.mode=provided --set-file certificates.provided.caBundle=$tmp/certs/ca.crt"; do
   # shellcheck disable=SC2086
-  helm_ template modelservice "$chart" -n "$ns" --include-crds $values >"$tmp/render.yaml" || fail "helm template $values"
+  helm_ template modelservice "$chart" -n "$ns" --skip-tests $values >"$tmp/render.yaml" || fail "helm template $values"
   out="$(hk apply --dry-run=server -f "$tmp/render.yaml" 2>&1)" || fail "kubectl apply --dry-run=server of helm template $values:\n$out"
   assert_eq "$(grep -c '(server dry run)$' <<<"$out")" "$(objects "$tmp/render.yaml")" \
     "objects of helm template ${values:-(default values)} accepted by the server dry run"
@@ -148,11 +159,28 @@ cert_args() {  # the controller's --cert-* arguments in the Deployment
 assert_eq "$(cert_args)" '--cert-mode=self --cert-secret-name=modelservice-webhook-tls --cert-secret-namespace=$(POD_NAMESPACE)' \
   "the controller's certificate flags in mode self"
 assert_eq "$(hk get crd modelservices.modelops.dev -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}')" True \
-  "the CRD (crds/) landed"
+  "the CRD (templates/crds/) landed"
+crd_meta() {
+  hk get crd modelservices.modelops.dev -o json | jq -r '[.metadata.annotations["helm.sh/resource-policy"],
+    .metadata.annotations["meta.helm.sh/release-name"], .metadata.labels["app.kubernetes.io/managed-by"],
+    .metadata.labels["app.kubernetes.io/instance"], .metadata.labels["helm.sh/chart"]] | join(" ")'
+}
+assert_eq "$(crd_meta)" "keep modelservice Helm modelservice modelservice-operator-$(awk '$1 == "version:" { print $2 }' "$chart/Chart.yaml")" \
+  "the CRD's resource policy, release and labels"
 helm_ get manifest modelservice -n "$ns" >"$tmp/release.yaml"
 n="$(objects "$tmp/release.yaml")"
 assert_eq "$(hk get -f "$tmp/release.yaml" -o name | wc -l)" "$n" "objects of the release that exist"
-assert_eq "$n" "$(( $(objects "$dist") - 2 ))" "objects of the release (dist/install.yaml without the Namespace and the CRD)"
+assert_eq "$n" "$(( $(objects "$dist") - 1 + 3 ))" \
+  "objects of the release (dist/install.yaml without the Namespace, with helm test's ServiceAccount, Role and RoleBinding)"
+# Every object carries the standard labels; no selector has the version or the chart.
+assert_eq "$(python3 -c '
+import sys, yaml
+bad = [d["kind"] + "/" + d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d
+       and not {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+                "app.kubernetes.io/managed-by", "helm.sh/chart"} <= set(d["metadata"].get("labels", {}))]
+print(" ".join(bad) or "none")' "$tmp/release.yaml")" none "objects of the release without the standard labels"
+assert_eq "$(hk -n "$ns" get deployment modelservice -o 'jsonpath={.spec.selector.matchLabels}')" \
+  '{"app.kubernetes.io/component":"operator","app.kubernetes.io/name":"modelservice-operator"}' "the Deployment's selector"
 gen1="$(hk -n "$ns" get deployment modelservice -o 'jsonpath={.metadata.generation}')"
 # The user's Secret, as the NOTES of mode self tell; then the upgrade.
 hk -n "$ns" create secret tls modelservice-webhook-tls --cert "$tmp/certs/tls.crt" --key "$tmp/certs/tls.key" >/dev/null
@@ -180,12 +208,77 @@ assert_eq "$(cert_args)" --cert-mode=provided "the controller's certificate flag
 assert_eq "$(can create secrets -n "$ns" --as "$sa")" no "the controller's Secret rights in mode provided (mode self's RBAC removed)"
 helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
   || fail "helm uninstall:\n$(cat "$tmp/uninstall.out")"
-assert_eq "$(hk get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1 | wc -l)" 0 "objects of the release left after helm uninstall"
-assert_eq "$(hk get crd modelservices.modelops.dev -o name)" customresourcedefinition.apiextensions.k8s.io/modelservices.modelops.dev \
-  "the CRD after helm uninstall (kept: Helm never deletes crds/)"
+assert_eq "$(hk get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1)" customresourcedefinition.apiextensions.k8s.io/modelservices.modelops.dev \
+  "objects of the release left after helm uninstall (the CRD: crds.keep)"
 assert_eq "$(hk -n "$ns" get ms kept -o name)" modelservice.modelops.dev/kept "a ModelService after helm uninstall"
 assert_eq "$(hk -n "$ns" get secret modelservice-webhook-tls -o name)" secret/modelservice-webhook-tls "the user's Secret after helm uninstall"
 assert_eq "$(hk get namespace "$ns" -o 'jsonpath={.status.phase}')" Active "the namespace after helm uninstall (--create-namespace: not the release's)"
+# The kept CRD still names the release: the same release installs again over it.
+helm_ install modelservice "$chart" -n "$ns" --wait --timeout 90s --set webhook.failurePolicy=Ignore >"$tmp/install.out" 2>&1 \
+  || fail "helm install again over the kept CRD:\n$(cat "$tmp/install.out")"
+assert_eq "$(hk -n "$ns" get ms kept -o name)" modelservice.modelops.dev/kept "a ModelService after the second helm install"
+helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
+  || fail "helm uninstall (second):\n$(cat "$tmp/uninstall.out")"
+for values in "--set crds.keep=false" "--set crds.install=false"; do
+  # shellcheck disable=SC2086
+  helm_ template modelservice "$chart" -n "$ns" $values >"$tmp/render.yaml" || fail "helm template $values"
+  assert_eq "$(grep -c 'helm.sh/resource-policy' "$tmp/render.yaml")" 0 "resource policies rendered with $values"
+done
+assert_eq "$(grep -c '^kind: CustomResourceDefinition$' "$tmp/render.yaml")" 0 "CRDs rendered with crds.install=false"
 t_helm="$(elapsed "$t0")"
-echo "TIMING install paths: own cluster up ${t_up}s; helm template dry runs ${t_template}s; dist/install.yaml ${t_dist}s; helm install/upgrade/uninstall ${t_helm}s" \
+
+# ------------------------------------------------------------ 4. upgrade from the previous chart
+t0="$(now)"
+prev_chart_commit=d9521e436a877f602664b3a34a510f03b720c7bd  # chart 0.1.0, the CRD in crds/
+hk delete ms kept -n "$ns" --wait --timeout=60s >/dev/null
+hk delete crd modelservices.modelops.dev --wait --timeout=60s >/dev/null
+mkdir -p "$tmp/prev"
+git -C "$E2E_ROOT" archive "$prev_chart_commit" charts/modelservice-operator | tar -x -C "$tmp/prev" \
+  || fail "the previous chart (commit $prev_chart_commit) from git: this case needs the repository's history"
+prev="$tmp/prev/charts/modelservice-operator"
+python3 - "$prev/crds/modelservices.modelops.dev.yaml" <<'PY' || fail "removing a field from the previous chart's CRD"
+import sys, yaml
+path = sys.argv[1]
+docs = [d for d in yaml.safe_load_all(open(path)) if d]
+props = docs[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+del props["runtimeClassName"]
+yaml.safe_dump_all(docs, open(path, "w"), sort_keys=False)
+PY
+field() {  # field: whether the stored CRD has spec.runtimeClassName
+  hk get crd modelservices.modelops.dev -o json \
+    | jq -r '.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties | has("runtimeClassName")'
+}
+helm_ install modelservice "$prev" -n "$ns" --wait --timeout 90s --set webhook.failurePolicy=Ignore >"$tmp/install.out" 2>&1 \
+  || fail "helm install of the previous chart:\n$(cat "$tmp/install.out")"
+assert_eq "$(field)" false "spec.runtimeClassName in the previous chart's CRD"
+ms_yaml before 'model: before' 'replicas: 2' | hk -n "$ns" create -f - >/dev/null || fail "creating a ModelService with the previous chart"
+before="$(hk -n "$ns" get ms before -o json | jq -c '{rv: .metadata.resourceVersion, spec}')"
+helm_ upgrade modelservice "$chart" -n "$ns" --wait --timeout 90s --set webhook.failurePolicy=Ignore >"$tmp/upgrade.out" 2>&1 \
+  && fail "helm upgrade took over the CRD of crds/ without its ownership labels"
+assert_contains "$(cat "$tmp/upgrade.out")" "invalid ownership metadata" "helm upgrade before the CRD is labelled and annotated"
+# docs/operator/install.md, "Upgrade": once, from a chart with the CRD in crds/.
+hk label crd modelservices.modelops.dev app.kubernetes.io/managed-by=Helm >/dev/null
+hk annotate crd modelservices.modelops.dev meta.helm.sh/release-name=modelservice meta.helm.sh/release-namespace="$ns" >/dev/null
+# --reuse-values: the previous release's values, without any value added
+# since (crds, podSecurityContext, securityContext, tests, ...): their
+# defaults must apply all the same.
+helm_ upgrade modelservice "$chart" -n "$ns" --wait --timeout 90s --reuse-values >"$tmp/upgrade.out" 2>&1 \
+  || fail "helm upgrade --reuse-values from the previous chart:\n$(cat "$tmp/upgrade.out")"
+assert_eq "$(hk -n "$ns" get deployment modelservice -o json | jq -c '[.spec.template.spec.securityContext.runAsNonRoot,
+  [.spec.template.spec.containers[].securityContext.readOnlyRootFilesystem]]')" '[true,[true,true]]' \
+  "the security contexts after helm upgrade --reuse-values from the previous chart"
+assert_eq "$(hk -n "$ns" get serviceaccount modelservice-test -o name)" serviceaccount/modelservice-test \
+  "helm test's ServiceAccount after helm upgrade --reuse-values from the previous chart"
+assert_eq "$(helm_ status modelservice -n "$ns" -o json | jq -r '"\(.version) \(.info.status)"')" "2 deployed" "release after the upgrade from the previous chart"
+assert_eq "$(field)" true "spec.runtimeClassName in the CRD after helm upgrade"
+assert_eq "$(crd_meta)" "keep modelservice Helm modelservice modelservice-operator-$(awk '$1 == "version:" { print $2 }' "$chart/Chart.yaml")" \
+  "the CRD's resource policy, release and labels after the upgrade"
+assert_eq "$(hk -n "$ns" get ms before -o json | jq -c '{rv: .metadata.resourceVersion, spec}')" "$before" \
+  "the ModelService of the previous chart after the upgrade (resourceVersion and spec)"
+hk -n "$ns" rollout status deployment/modelservice --timeout=90s >/dev/null || fail "the Deployment did not roll out after the upgrade"
+helm_ uninstall modelservice -n "$ns" --wait --timeout 90s >"$tmp/uninstall.out" 2>&1 \
+  || fail "helm uninstall:\n$(cat "$tmp/uninstall.out")"
+assert_eq "$(hk -n "$ns" get ms before -o name)" modelservice.modelops.dev/before "the ModelService after helm uninstall (the CRD kept)"
+t_upgrade="$(elapsed "$t0")"
+echo "TIMING install paths: own cluster up ${t_up}s; helm template dry runs ${t_template}s; dist/install.yaml ${t_dist}s; helm install/upgrade/uninstall ${t_helm}s; upgrade from the previous chart ${t_upgrade}s" \
   | tee -a "$E2E_WORK/timings.txt" >&2

@@ -12,8 +12,17 @@
 #   networkPolicy.webhook.from (an ipBlock) + components/webhook-from-apiserver
 #   monitoring.* enabled (for each kind in manifests/monitoring/)
 #                                             manifests/monitoring/ alone
-# and dist/install.yaml is the first one.
-# timeout: 120
+# and dist/install.yaml is the first one. The chart renders with
+# helmLabels=false, crds.keep=false and tests.enabled=false, as
+# tools/gen-manifests.py does for manifests/ (applied without Helm: no
+# release labels, no resource policy, no helm test).
+# Then every kustomization of manifests/ (the default install, each
+# component over it, monitoring/, overlays/local/) renders byte for byte the
+# same with kustomize 5.4, 5.5 and 5.6 (built from Go modules:
+# test/e2e/kustomize-tools/) as with kubectl's (1.34: kustomize 5.7): what
+# kubectl 1.30-1.33 runs for `kubectl kustomize` and `apply -k` is before 5.7,
+# and panicked on the components' former patch files.
+# timeout: 420
 # logs: none
 eval "$("$E2E_ROOT/test/e2e/build-helm.sh")"
 chart="$E2E_ROOT/charts/modelservice-operator"
@@ -43,7 +52,8 @@ same() {
 }
 render() {  # render NAME HELM_ARGS...: helm template into $tmp/NAME.raw.yaml
   local name="$1"; shift
-  "$HELM" template modelservice "$chart" -n modelservice-system --include-crds --set namespace.create=true "$@" \
+  "$HELM" template modelservice "$chart" -n modelservice-system --skip-tests --set namespace.create=true \
+    --set helmLabels=false --set crds.keep=false --set tests.enabled=false "$@" \
     >"$tmp/$name.raw.yaml" || fail "helm template $*"
 }
 
@@ -81,8 +91,34 @@ grep -q '^kind: PodMonitor$' "$tmp/kustomize-mon.yaml" && args+=(--set monitorin
 grep -q '^kind: PrometheusRule$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.prometheusRule.enabled=true)
 grep -q '^kind: ConfigMap$' "$tmp/kustomize-mon.yaml" && args+=(--set monitoring.dashboard.enabled=true)
 (( ${#args[@]} )) || fail "manifests/monitoring/ has no ServiceMonitor, PodMonitor, PrometheusRule or ConfigMap"
-"$HELM" template modelservice "$chart" -n modelservice-system "${args[@]}" --show-only templates/monitoring/monitoring.yaml \
+"$HELM" template modelservice "$chart" -n modelservice-system --set helmLabels=false "${args[@]}" --show-only templates/monitoring/monitoring.yaml \
   >"$tmp/chart-mon.raw.yaml" || fail "helm template ${args[*]}"
 normalise chart-mon "$tmp/chart-mon.raw.yaml"
 normalise kustomize-mon "$tmp/kustomize-mon.yaml"
 same "monitoring (${args[*]})" chart-mon kustomize-mon
+
+# ------------------------------------------------------------ kustomize 5.4, 5.5, 5.6 and 5.7
+# Each built once from Go modules and cached (about 40 s each cold).
+kustomizations=(default:"$E2E_ROOT/manifests" monitoring:"$E2E_ROOT/manifests/monitoring" local:"$E2E_ROOT/manifests/overlays/local")
+for c in "$E2E_ROOT"/manifests/components/*/; do
+  c="$(basename "$c")"
+  overlay "kz-$c" "$c"
+  kustomizations+=("component $c:$tmp/o-kz-$c")
+done
+for i in "${!kustomizations[@]}"; do
+  dir="${kustomizations[$i]#*:}"
+  k kustomize "$dir" >"$tmp/kz-$i.yaml" || fail "kubectl kustomize $dir"
+done
+for mod in "$E2E_ROOT"/test/e2e/kustomize-tools/v*/; do
+  bin="$("$E2E_ROOT/test/e2e/build-go-tool.sh" "$mod" sigs.k8s.io/kustomize/kustomize/v5 kustomize 2>"$tmp/build.log")" \
+    || fail "building kustomize of $mod:\n$(tail -n 20 "$tmp/build.log")"
+  version="$(basename "$(dirname "$bin")")"  # kustomize-vX.Y.Z (the binary says "(devel)")
+  for i in "${!kustomizations[@]}"; do
+    what="${kustomizations[$i]%%:*}" dir="${kustomizations[$i]#*:}"
+    "$bin" build "$dir" >"$tmp/kz-old.yaml" 2>"$tmp/kz-old.err" \
+      || fail "$version build of $what ($dir):\n$(head -n 20 "$tmp/kz-old.err")"
+    d="$(diff "$tmp/kz-$i.yaml" "$tmp/kz-old.yaml")" \
+      || fail "$what: kubectl kustomize and $version differ (< kubectl, > $version):\n$d"
+  done
+  log "ok: $version renders the ${#kustomizations[@]} kustomizations (${kustomizations[*]%%:*}) as kubectl kustomize does"
+done

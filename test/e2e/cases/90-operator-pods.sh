@@ -21,6 +21,12 @@
 #     CA's key) and serves the Secret's certificate; the webhooks waited for
 #     it (the optional Secret volume was empty until the kubelet synced the
 #     Secret the controller made), alive and not Ready meanwhile.
+#   - `helm test`: the chart's test Pod (templates/tests/, the operator's image
+#     running `modelservice-controller check-admission`) succeeds on the real
+#     node: a server-side dry run of a ModelService came back with the
+#     mutating webhook's defaults, and an invalid one was denied by the
+#     validating webhook (`--logs` shows both lines); the release stays at
+#     revision 1.
 # timeout: 120
 # needs: real-node
 # logs: none
@@ -122,3 +128,13 @@ for p in "${pods[@]}"; do
 done
 log "webhooks that waited for the Secret on their first start: $waited of ${#pods[@]}"
 assert_le 1 "$waited" "webhook containers that waited for the controller's Secret"
+
+# ---- helm test: the chart's check that both webhooks answer
+out="$(cd "$E2E_ROOT" && real_helm test modelservice -n "$ns" --timeout 90s --logs 2>&1)" || fail "helm test:\n$out"
+assert_contains "$out" "Phase:          Succeeded" "helm test: the test Pod's phase"
+assert_contains "$out" "ok: the mutating webhook defaulted a ModelService (spec.replicas 1, spec.port 8080)" "helm test: the mutating webhook"
+assert_contains "$out" "ok: the validating webhook denied an invalid ModelService: " "helm test: the validating webhook"
+assert_contains "$out" 'admission webhook "validate.modelservices.modelops.dev" denied the request' "helm test: who denied it"
+assert_eq "$(k -n "$ns" get pod modelservice-test-admission -o 'jsonpath={.status.phase} {.spec.nodeName}')" "Succeeded $E2E_REAL_NODE" \
+  "the test Pod after the run (kept for its logs)"
+assert_eq "$(real_helm list -n "$ns" -o json | jq -r '.[] | "\(.revision) \(.status)"')" "1 deployed" "the release after helm test"

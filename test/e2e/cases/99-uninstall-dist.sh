@@ -2,8 +2,9 @@
 # (this case runs last: it removes the Helm release):
 #   1. `kubectl delete ms --all -A` while the controller runs (it removes
 #      their finalizer and their Deployments and Services go too), then
-#      `helm uninstall`: every object of the release is gone, and what stays
-#      is what the docs list: the CRD, the namespace, and what the controller
+#      `helm uninstall`: every object of the release is gone but the CRD
+#      (crds.keep), and what stays is what the docs list: the CRD, the
+#      namespace, and what the controller
 #      made at run time (the Secret of certificate mode self, its Lease);
 #   2. then the one-file install on the same node, the README's line as
 #      written, `kubectl apply -f dist/install.yaml` (its image,
@@ -30,7 +31,8 @@ assert_eq "$(k get ms -A -o name | wc -l)" 0 "ModelServices left after kubectl d
 real_helm get manifest modelservice -n "$ns" >"$tmp/release.yaml" || fail "helm get manifest"
 (cd "$E2E_ROOT" && real_helm uninstall modelservice -n "$ns" --wait --timeout 90s) >"$tmp/uninstall.out" 2>&1 \
   || fail "helm uninstall:\n$(cat "$tmp/uninstall.out")"
-assert_eq "$(k get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1 | wc -l)" 0 "objects of the release left after helm uninstall"
+assert_eq "$(k get -f "$tmp/release.yaml" --ignore-not-found -o name 2>&1)" customresourcedefinition.apiextensions.k8s.io/modelservices.modelops.dev \
+  "objects of the release left after helm uninstall (the CRD: crds.keep)"
 no_pods() { [[ -z "$(operator_pods)" ]]; }
 wait_for 60 "the operator Pods gone" no_pods
 stays="$(k get crd/modelservices.modelops.dev "ns/$ns" -o name; k -n "$ns" get secrets,leases -o name)"
