@@ -42,10 +42,17 @@ RUN set -eu; \
     else \
       case "$TARGETARCH" in arm64) triplet=aarch64-linux-gnu ;; *) echo "no cross toolchain for $TARGETARCH" >&2; exit 1 ;; esac; \
       dpkg --add-architecture "$TARGETARCH"; \
-      pkgs="$tools g++-$triplet $all $(for p in $dev; do printf '%s:%s ' "$p" "$TARGETARCH"; done)"; \
+      pkgs="$tools g++-$triplet nlohmann-json3-dev rapidjson-dev $(for p in $dev; do printf '%s:%s ' "$p" "$TARGETARCH"; done)"; \
     fi; \
     apt-get update \
  && apt-get install -y --no-install-recommends $pkgs \
+ && if ! dpkg -s libvalijson-dev >/dev/null 2>&1; then \
+      # valijson is headers and a CMake config (Architecture: all), but its
+      # package depends on the build machine's libyaml-cpp-dev, libpoco-dev
+      # and qtbase5-dev (for adapters the programs do not use), which
+      # conflict with the :arm64 ones: unpacked alone.
+      cd /tmp && apt-get download libvalijson-dev && dpkg-deb -x libvalijson-dev_*.deb / && rm libvalijson-dev_*.deb; \
+    fi \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -71,11 +78,11 @@ RUN set -eu; export CCACHE_DIR=/ccache; \
       -DCMAKE_CXX_COMPILER_LAUNCHER=/src/scripts/ccache-env \
       -DMS_BUILD_TESTS=OFF -DMS_BUILD_BENCH=OFF \
       -DMS_GIT_REVISION="${MS_GIT_REVISION}" -DMS_BUILD_DATE="${MS_BUILD_DATE}" \
-      -DCMAKE_RUNTIME_OUTPUT_DIRECTORY=/src/build/bin \
- && cmake --build build ${MS_BUILD_JOBS:+-j "$MS_BUILD_JOBS"} --target modelservice-webhook modelservice-controller \
- && strip="strip"; [ -z "$cross" ] || strip="$triplet-strip"; \
-    $strip --strip-unneeded build/bin/modelservice-webhook build/bin/modelservice-controller \
- && scripts/image-rootfs.sh /rootfs "$triplet" build/bin/modelservice-webhook build/bin/modelservice-controller
+      -DCMAKE_RUNTIME_OUTPUT_DIRECTORY=/src/build/bin; \
+    cmake --build build ${MS_BUILD_JOBS:+-j "$MS_BUILD_JOBS"} --target modelservice-webhook modelservice-controller; \
+    strip="strip"; [ -z "$cross" ] || strip="$triplet-strip"; \
+    $strip --strip-unneeded build/bin/modelservice-webhook build/bin/modelservice-controller; \
+    scripts/image-rootfs.sh /rootfs "$triplet" build/bin/modelservice-webhook build/bin/modelservice-controller
 
 FROM scratch
 COPY --from=builder /rootfs/ /
