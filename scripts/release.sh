@@ -5,6 +5,7 @@
 # Usage: scripts/release.sh VERSION [--out DIR] [--key FILE] [--registry HOST:PORT]
 #                           [--registry-ca FILE] [--repository NAME]
 #                           [--platforms LIST] [--image IMAGE] [--changelog FILE]
+#                           [--unreleased]
 #   VERSION        the release's version (semver, no v: 0.2.0); the chart is
 #                  packaged as this version and appVersion
 #   --out DIR      the release folder (default build-release/VERSION); made
@@ -33,6 +34,9 @@
 #   --changelog F  the changelog the release notes come from (default
 #                  CHANGELOG.md); it must have a section `## [VERSION]` or
 #                  `## VERSION`, else the script stops before building
+#   --unreleased   the notes from the changelog's `## [Unreleased]` section
+#                  instead (a release candidate; the e2e suite's release of
+#                  the chart's version)
 #
 # The folder:
 #   modelservice-VERSION.oci.tar        the images: an OCI image layout (tar)
@@ -73,7 +77,7 @@ die() { say "ERROR: $*"; exit 1; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 version="" out="" key="" registry="" registry_ca="" repository="" image=""
-platforms="linux/amd64,linux/arm64" changelog="$root/CHANGELOG.md"
+platforms="linux/amd64,linux/arm64" changelog="$root/CHANGELOG.md" section=""
 while (( $# )); do
   case "$1" in
     --out|--key|--registry|--registry-ca|--repository|--platforms|--image|--changelog)
@@ -84,6 +88,7 @@ while (( $# )); do
         --platforms) platforms="$2" ;; --image) image="$2" ;; --changelog) changelog="$2" ;;
       esac
       shift 2 ;;
+    --unreleased) section=Unreleased; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) [[ -z $version ]] || die "one VERSION only"; version="$1"; shift ;;
@@ -103,11 +108,12 @@ declare -A times=()
 # ---------------------------------------------------------------- notes first
 # The release notes are the changelog's section of VERSION: checked before
 # anything is built.
-[[ -s $changelog ]] || die "no changelog $changelog: the release notes come from its section '## [$version]' (write it first)"
-notes="$(awk -v v="$version" '
+section="${section:-$version}"
+[[ -s $changelog ]] || die "no changelog $changelog: the release notes come from its section '## [$section]' (write it first)"
+notes="$(awk -v v="$section" '
   /^## / { if (on) exit; h = $2; gsub(/[][]/, "", h); if (h == v) { on = 1; print; next } }
   on { print }' "$changelog")"
-[[ -n $notes ]] || die "$changelog has no section '## [$version]' (or '## $version'): write the release's notes there first"
+[[ -n $notes ]] || die "$changelog has no section '## [$section]' (or '## $section'): write the release's notes there first"
 
 # ---------------------------------------------------------------- tools
 bash "$root/scripts/setup.sh" --release >&2

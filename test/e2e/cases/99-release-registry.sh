@@ -4,7 +4,8 @@
 # through a hosts.toml (node.sh registry).
 #   1. scripts/release.sh VERSION --registry: the release of the chart's
 #      version into a folder and the registry (the linux/amd64 image CI
-#      built, --image: no arm64 cross-build here; bench/results/release.md
+#      built, --image: no arm64 cross-build here; the notes from the
+#      changelog's Unreleased section; bench/results/release.md
 #      has the full multi-arch run): the index pushed with its digest
 #      unchanged, signed, the SBOM attested, the chart pushed (helm push
 #      oci://) and signed. Then the folder is deleted but for cosign.pub, the
@@ -37,7 +38,7 @@ image="${E2E_OPERATOR_IMAGE:-localhost/modelservice:dev}"
 # ---- 1. the release, into the registry
 t0="$(now)"
 "$E2E_ROOT/scripts/release.sh" "$version" --out "$tmp/release" --registry "$REGISTRY" --registry-ca "$REGISTRY_CA" \
-  --platforms linux/amd64 --image "$image" >"$tmp/release.env" 2>"$tmp/release.log" \
+  --platforms linux/amd64 --image "$image" --unreleased >"$tmp/release.env" 2>"$tmp/release.log" \
   || fail "scripts/release.sh $version --registry $REGISTRY:\n$(tail -n 30 "$tmp/release.log")"
 # shellcheck disable=SC1091
 source "$tmp/release.env"  # INDEX, REPOSITORY, CHART
