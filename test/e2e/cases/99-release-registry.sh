@@ -93,7 +93,7 @@ tolerations:
 EOF
 pulls0="$(grep -c 'GET /v2/modelservice/' "$regdir/registry.log" || true)"
 t0="$(now)"
-real_helm install modelservice "oci://$REGISTRY/charts/modelservice-operator" --version "$version" -n "$ns" \
+SSL_CERT_FILE="$regdir/ca-bundle.crt" real_helm install modelservice "oci://$REGISTRY/charts/modelservice-operator" --version "$version" -n "$ns" \
   --ca-file "$REGISTRY_CA" -f "$tmp/placement.yaml" --wait --timeout 120s >"$tmp/install.out" 2>&1 \
   || fail "helm install oci://$REGISTRY/charts/modelservice-operator:\n$(cat "$tmp/install.out")\n$(k -n "$ns" get pods -o wide 2>&1)"
 log "helm install oci:// -> rolled out in $(elapsed "$t0")s"
