@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # build-image.sh - builds the repository's Dockerfile for real and runs the
 # image, without a Docker engine and without a registry: Debian's buildah
-# builds it, and the base images the Dockerfile names (debian:bookworm for
-# the build stage, debian:bookworm-slim for the runtime stage) are made
-# locally with debootstrap, so `FROM` needs no pull. The Dockerfile is the
-# one a Docker user builds with `docker build .`.
+# builds it, and the base image of the Dockerfile's build stage
+# (debian:bookworm) is made locally with debootstrap, so `FROM` needs no pull
+# (the runtime stage is `scratch` plus the files the programs load). The
+# Dockerfile is the one a Docker user builds with `docker build .`.
 #
-# Usage: scripts/build-image.sh [--tag NAME] [--refresh-base]
+# Usage: scripts/build-image.sh [--tag NAME] [--platform linux/ARCH]
+#                               [--version V] [--source URL] [--refresh-base]
 #   --tag NAME       name of the built image (default localhost/modelservice:dev)
+#   --platform P     linux/amd64 or linux/arm64 (default: this machine's);
+#                    another architecture than this machine's is
+#                    cross-compiled (the Dockerfile's builder stage) and run
+#                    under qemu-user in step 4 (scripts/setup.sh --release
+#                    installs qemu-user-static)
+#   --version V      the image's org.opencontainers.image.version (default dev)
+#   --source URL     its org.opencontainers.image.source (default: the git
+#                    remote origin's URL, if any)
 #   --refresh-base   make the base images again even if they are cached
 #
 # What it does:
@@ -20,16 +29,24 @@
 #      docker.io/library/debian:bookworm; the same tree without
 #      documentation, manual pages and translations (and a dpkg filter that
 #      keeps them out, as the official slim images have) as
-#      docker.io/library/debian:bookworm-slim.
+#      docker.io/library/debian:bookworm-slim (examples/mlserver's base).
 #   3. `buildah bud --pull=never --isolation chroot --layers` of the
-#      Dockerfile (its RUN apt-get steps reach Debian's mirrors); unchanged
+#      Dockerfile, its build stage's base pinned by digest
+#      (BUILD_BASE=docker.io/library/debian@sha256:... of step 2's image;
+#      its RUN apt-get steps reach Debian's mirrors); unchanged
 #      steps come from the layer cache; the host's compiler cache
 #      ($CCACHE_DIR or ~/.cache/ccache) is mounted at /ccache for the
 #      compile, which uses the flags of build/ and so reuses its objects. The git revision and its commit date
-#      go in as build arguments (MS_GIT_REVISION, MS_BUILD_DATE) for --version.
-#   4. Runs both programs' --help and --version inside the image (`buildah
-#      run`, as the image's user), fails unless they run, run as a non-root
-#      user and report that revision, and prints the image's size.
+#      go in as build arguments (MS_GIT_REVISION, MS_BUILD_DATE) for --version
+#      and the image's labels.
+#   4. Runs both programs' --help and --version inside the image, which has
+#      no shell: `buildah run` of the program itself (as the image's user) on
+#      this machine's architecture, else the image's tree mounted and the
+#      program run by qemu-user with that tree as its root (-L; as root,
+#      since the storage is not readable by the image's user). Fails unless
+#      they run and report that revision, the image's user is non-root and
+#      named in its /etc/passwd, and the image holds no shell; prints the
+#      image's size.
 #
 # Needs root (debootstrap; chroot isolation). Everything lives in one
 # container storage (the overlay driver where the kernel mounts overlays,
@@ -39,7 +56,8 @@
 # image. To use the image there with buildah or podman:
 #   export CONTAINERS_STORAGE_CONF=~/.cache/modelservice-image/storage.conf
 #
-# Environment: MODELSERVICE_IMAGE_CACHE, MODELSERVICE_IMAGE_DRIVER (overlay or
+# Environment: BUILD_PARALLELISM (the compile's jobs; default ninja's),
+# MODELSERVICE_IMAGE_CACHE, MODELSERVICE_IMAGE_DRIVER (overlay or
 # vfs; default: overlay if it mounts), DEBIAN_MIRROR (default
 # http://deb.debian.org/debian; the security suite comes from the official
 # images' mirror, http://deb.debian.org/debian-security).
@@ -48,11 +66,16 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tag="localhost/modelservice:dev"
 refresh=0
+platform="" version=dev source=""
 while (( $# )); do
   case "$1" in
     --tag) [[ $# -ge 2 ]] || { echo "--tag needs a name" >&2; exit 2; }; tag="$2"; shift 2 ;;
     --tag=*) tag="${1#--tag=}"; shift ;;
     --refresh-base) refresh=1; shift ;;
+    --platform|--version|--source)
+      [[ $# -ge 2 ]] || { echo "$1 needs a value" >&2; exit 2; }
+      case "$1" in --platform) platform="$2" ;; --version) version="$2" ;; --source) source="$2" ;; esac
+      shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-image.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -63,11 +86,16 @@ die() { say "ERROR: $*"; exit 1; }
 
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || die "needs root (debootstrap, chroot isolation)"
-  exec sudo --preserve-env=MODELSERVICE_IMAGE_CACHE,MODELSERVICE_IMAGE_DRIVER,DEBIAN_MIRROR,CCACHE_DIR "$0" "$@"
+  exec sudo --preserve-env=BUILD_PARALLELISM,MODELSERVICE_IMAGE_CACHE,MODELSERVICE_IMAGE_DRIVER,DEBIAN_MIRROR,CCACHE_DIR "$0" "$@"
 fi
 
 start=$SECONDS
 bash "$root/scripts/setup.sh" --image
+host_arch="$(dpkg --print-architecture)"
+[[ -n $platform ]] || platform="linux/$host_arch"
+arch="${platform#linux/}"
+case "$arch" in amd64|arm64) ;; *) die "--platform must be linux/amd64 or linux/arm64, not $platform" ;; esac
+[[ -n $source ]] || source="$(git -C "$root" config --get remote.origin.url 2>/dev/null || true)"
 
 cache="${MODELSERVICE_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/modelservice-image}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -212,8 +240,15 @@ build_date="$(date -u -d "@$(git -C "$root" log -1 --format=%ct 2>/dev/null || d
 # is reused.
 ccache_dir="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}"
 mkdir -p "$ccache_dir"
+# The build stage's base pinned by the digest of the image step 2 made.
+base_digest="$(buildah inspect --type image --format '{{.FromImageDigest}}' "$base")"
+[[ $base_digest == sha256:* ]] || die "cannot read the digest of $base"
+build_base="docker.io/library/debian@$base_digest"
+say "build stage base: $build_base ($base); platform $platform"
 buildah bud --pull=never --isolation chroot --layers -f "$root/Dockerfile" -t "$tag" -v "$ccache_dir:/ccache" \
-  --build-arg "MS_GIT_REVISION=$revision" --build-arg "MS_BUILD_DATE=$build_date" "$root" 2>&1 | tee "$cache/bud.log"
+  --platform "$platform" --build-arg "BUILD_BASE=$build_base" \
+  --build-arg "MS_GIT_REVISION=$revision" --build-arg "MS_BUILD_DATE=$build_date" \
+  --build-arg "MS_BUILD_JOBS=${BUILD_PARALLELISM:-}" --build-arg "MS_VERSION=$version" --build-arg "MS_SOURCE=$source" "$root" 2>&1 | tee "$cache/bud.log"
 say "image built ($(( SECONDS - t0 ))s)"
 
 # The layer cache keeps what this build used and nothing older: the last
@@ -225,7 +260,7 @@ stages="$(awk '/^\[[0-9]+\/[0-9]+\] STEP /{ split($1, a, /[][\/]/); stage = a[2]
                /^--> [0-9a-f]+$/ { leaf[stage] = $2 }
                END { for (s = 1; s < total; s++) if (s in leaf) print s, leaf[s] }' "$cache/bud.log")"
 if [[ -n "$stages" ]]; then
-  while read -r s id; do buildah tag "$id" "localhost/modelservice-stage$s:cache"; done <<<"$stages"
+  while read -r s id; do buildah tag "$id" "localhost/modelservice-stage$s-$arch:cache"; done <<<"$stages"
   for (( i = 0; i < 50; i++ )); do
     [[ -n "$(buildah rmi --prune 2>/dev/null)" ]] || break
   done
@@ -235,27 +270,43 @@ else
 fi
 
 # ------------------------------------------------------------ run it
+# The image has no shell: each program runs by itself, on this machine's
+# architecture with `buildah run` (as the image's user), on another under
+# qemu-user with the image's tree as its root.
 user="$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$tag")"
 entrypoint="$(buildah inspect --type image --format '{{.OCIv1.Config.Entrypoint}}' "$tag")"
-[[ -n "$user" && "${user%%:*}" != 0 && "${user%%:*}" != root ]] || die "the image's user is '$user', not a non-root user"
+uid="${user%%:*}"
+[[ $uid =~ ^[0-9]+$ && $uid != 0 ]] || die "the image's user is '$user', not a numeric non-root user"
 c="$(buildah from --pull-never "$tag")"; work_containers+=("$c")
-for prog in modelservice-webhook modelservice-controller; do
-  echo "\$ $prog --help    (inside $tag)"
-  # The program runs as the image's user: `exec` keeps the shell's uid.
-  out="$(buildah run --isolation chroot "$c" -- sh -c 'echo "uid=$(id -u) gid=$(id -g)"; exec "$0" --help' \
-         "/usr/local/bin/$prog" 2>&1)" || { echo "$out" >&2; die "$prog --help failed in the image"; }
-  echo "$out" | sed -n '2,6p'
-  echo "  ..."
-  ids="$(head -n 1 <<<"$out")"
-  [[ "$ids" =~ ^uid=([0-9]+)\ gid=([0-9]+)$ ]] || die "could not read the uid in the image: $ids"
-  (( BASH_REMATCH[1] != 0 )) || die "$prog runs as root in the image"
-  [[ "$out" == *"--health-probe-bind-address"* ]] || die "$prog --help does not list its flags"
-  say "$prog --help ran as $ids (image user $user)"
-  version="$(buildah run --isolation chroot "$c" -- "/usr/local/bin/$prog" --version 2>&1)" \
-    || die "$prog --version failed in the image: $version"
-  [[ "$version" == *"(revision $revision, built $build_date)"* ]] || die "$prog --version: $version"
-  say "$version"
+mnt="$(buildah mount "$c")"
+grep -q "^[^:]*:x:$uid:" "$mnt/etc/passwd" || die "the image's /etc/passwd has no entry for uid $uid"
+for sh in bin/sh bin/bash bin/dash usr/bin/apt-get usr/bin/dpkg; do
+  [[ ! -e "$mnt/$sh" && ! -L "$mnt/$sh" ]] || die "the image holds /$sh"
 done
+run_in_image() {  # run_in_image PROGRAM ARGS...: PROGRAM's output, run in the image
+  if [[ $arch == "$host_arch" ]]; then
+    buildah run --isolation chroot "$c" -- "$@" 2>&1
+  else
+    local qemu="qemu-${arch/arm64/aarch64}-static"
+    command -v "$qemu" >/dev/null || die "$qemu is missing (scripts/setup.sh --release installs qemu-user-static)"
+    # As root: the storage under ~/.cache is not reachable for uid 65532
+    # (the image's user is checked above, from its configuration and passwd).
+    "$qemu" -L "$mnt" "$mnt$1" "${@:2}" 2>&1
+  fi
+}
+for prog in modelservice-webhook modelservice-controller; do
+  echo "\$ $prog --help    (inside $tag, $platform)"
+  out="$(run_in_image "/usr/local/bin/$prog" --help)" || { echo "$out" >&2; die "$prog --help failed in the image"; }
+  echo "$out" | sed -n '1,5p'
+  echo "  ..."
+  [[ "$out" == *"--health-probe-bind-address"* ]] || die "$prog --help does not list its flags"
+  say "$prog --help ran ($( [[ $arch == "$host_arch" ]] && echo "as the image's user $user" || echo "under qemu-user" ))"
+  version_out="$(run_in_image "/usr/local/bin/$prog" --version)" \
+    || die "$prog --version failed in the image: $version_out"
+  [[ "$version_out" == *"(revision $revision, built $build_date)"* ]] || die "$prog --version: $version_out"
+  say "$version_out"
+done
+buildah umount "$c" >/dev/null
 
 size="$(buildah images --format '{{.Size}}' "$tag" | head -n 1)"
 say "image $tag: user $user, entrypoint $entrypoint"

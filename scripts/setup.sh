@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything the project needs to build, test and run, from Debian's
 # packages. A no-op (no apt call) when everything is already installed.
-# Usage: scripts/setup.sh [--image]
-#   --image  also what scripts/build-image.sh needs to build the container
-#            image without a Docker engine (debootstrap, buildah)
+# Usage: scripts/setup.sh [--image | --release]
+#   --image    also what scripts/build-image.sh needs to build the container
+#              image without a Docker engine (debootstrap, buildah)
+#   --release  also what scripts/release.sh needs: the above, qemu-user-static
+#              (the arm64 image's programs run under qemu-user), skopeo (the
+#              OCI layout copied to a registry with its digests), jq; and,
+#              built from the Go module proxy at the pinned versions and
+#              cached like the e2e suite's tools: cosign
+#              (test/e2e/release-tools), the distribution registry
+#              (test/e2e/registry-tools) and Helm (test/e2e/build-helm.sh)
 set -euo pipefail
 
 PACKAGES=(
@@ -33,6 +40,7 @@ PACKAGES=(
 case "${1:-}" in
   "") ;;
   --image) PACKAGES+=(debootstrap buildah) ;;
+  --release) PACKAGES+=(debootstrap buildah qemu-user-static skopeo jq) ;;
   *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
 esac
 
@@ -75,4 +83,12 @@ if [[ -x $GO ]]; then
   fi
 else
   echo "setup: warning: Go not found; the end-to-end cluster needs Go >= 1.26" >&2
+fi
+
+# scripts/release.sh's Go tools, built once and cached (no-ops when cached).
+if [[ "${1:-}" == --release ]]; then
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  "$root/test/e2e/build-go-tool.sh" "$root/test/e2e/release-tools" github.com/sigstore/cosign/v2/cmd/cosign cosign >/dev/null
+  "$root/test/e2e/build-go-tool.sh" "$root/test/e2e/registry-tools" github.com/distribution/distribution/v3/cmd/registry registry >/dev/null
+  "$root/test/e2e/build-helm.sh" >/dev/null
 fi

@@ -23,7 +23,7 @@ void Put(spdlog::memory_buf_t& dest, std::string_view s) { dest.append(s.data(),
 // control character or invalid UTF-8.
 bool NeedsQuotes(std::string_view v) {
   return v.empty() || v.find_first_of(" \"=\\") != std::string_view::npos ||
-         std::any_of(v.begin(), v.end(), [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; }) || !IsValidUtf8(v);
+         std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; }) || !IsValidUtf8(v);
 }
 
 // %& in the JSON pattern: the fields as `,"key":"value"`.

@@ -683,6 +683,19 @@ need_real_node() {
 # node_exec CMD...: CMD in the real node's network and mount namespaces.
 node_exec() { "$E2E_ROOT/test/e2e/cluster.sh" --dir "$E2E_REAL_DIR" node-exec "$@"; }
 
+# container_pid NS POD CONTAINER: the host PID of the container's first
+# process, from containerd's task list (the real node shares the host's PID
+# namespace). The operator's image has no shell, so a case looks at its
+# containers from outside: /proc/PID/status, /proc/PID/mountinfo and
+# /proc/PID/root/... instead of `kubectl exec`.
+container_pid() {
+  local id
+  id="$(k -n "$1" get pod "$2" -o "jsonpath={.status.containerStatuses[?(@.name==\"$3\")].containerID}")"
+  id="${id#containerd://}"
+  [[ -n $id ]] || { echo "container_pid: no container $3 in pod $2" >&2; return 1; }
+  ctr --address "$E2E_REAL_DIR/node/containerd.sock" -n k8s.io task ls | awk -v id="$id" '$1 == id { print $2 }'
+}
+
 # operator_pods: the operator's Pod names, one a line (sorted).
 operator_pods() {
   k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator \

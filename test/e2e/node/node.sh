@@ -23,6 +23,14 @@
 #   exec DIR CMD...            runs CMD in the node's network and mount
 #                              namespaces (e.g. `ip addr`, `curl POD_IP:PORT`,
 #                              `iptables -S`)
+#   registry DIR HOST:PORT CA  lets the node's containerd pull from the
+#                              registry at HOST:PORT on the host's loopback
+#                              (HOST 127.0.0.1), trusting the CA in file CA:
+#                              writes DIR/node/certs.d/HOST:PORT/hosts.toml
+#                              (containerd's config_path, read at each pull)
+#                              and forwards HOST:PORT inside the node's
+#                              network namespace to the host's (netns-proxy.py);
+#                              one registry at a time, stopped by `stop`
 #   import DIR ARCHIVE...      imports OCI/Docker image archives into the
 #                              node's containerd (`ctr -n k8s.io images import`),
 #                              for Pods with imagePullPolicy: Never/IfNotPresent
@@ -252,6 +260,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+  # Registries: DIR/node/certs.d/HOST:PORT/hosts.toml (node.sh registry).
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$node/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$node/cni"
@@ -428,6 +439,33 @@ do_import() {
 
 kc() { "$KUBECTL" --kubeconfig "$dir/kubeconfig" --request-timeout=20s "$@"; }
 
+do_registry() {
+  (( $# == 2 )) || die "registry DIR HOST:PORT CA"
+  local hostport="$1" ca="$2" hp pid
+  [[ $hostport =~ ^127\.0\.0\.1:[0-9]+$ ]] || die "registry: HOST:PORT must be 127.0.0.1:PORT (the host's loopback), not $hostport"
+  [[ -s $ca ]] || die "registry: no CA file $ca"
+  hp="$(holder_pid)" || die "the node is not running"
+  mkdir -p "$node/certs.d/$hostport"
+  cp "$ca" "$node/certs.d/$hostport/ca.crt"
+  cat >"$node/certs.d/$hostport/hosts.toml" <<EOF
+server = "https://$hostport"
+[host."https://$hostport"]
+  capabilities = ["pull", "resolve"]
+  ca = "$node/certs.d/$hostport/ca.crt"
+EOF
+  if pid="$(pid_ok "$node/registry-proxy.pid")"; then kill -TERM "$pid"; tail --pid="$pid" -f /dev/null; fi
+  # The unused CONNECT socket names DIR on the proxy's command line, by which
+  # pid_ok and `stop` know the process as this node's.
+  : >"$node/registry-proxy.log"
+  setsid nohup python3 "$here/netns-proxy.py" --netns "/proc/$hp/ns/net" --connect "$node/registry-proxy.sock" \
+    --forward "$hostport=$hostport" </dev/null >>"$node/registry-proxy.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$node/registry-proxy.pid"
+  timeout 20 grep -q -m1 '^netns-proxy: forwarding' <(tail --pid="$pid" -n +1 -F "$node/registry-proxy.log" 2>/dev/null) \
+    || { cat "$node/registry-proxy.log" >&2; die "the forward of $hostport into the node did not start"; }
+  log "the node pulls from https://$hostport (CA $ca)"
+}
+
 do_start() {
   local api_port="$1" t0=$SECONDS i
   [[ -x "${KUBELET:-}" ]] || die "KUBELET is not set to the kubelet binary"
@@ -499,11 +537,15 @@ do_stop() {
     fi
   done
   rm -f "$node/mntns-inode" "$node/netns-inode"
-  if pid="$(pid_ok "$node/proxy.pid")"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for (( i = 0; i < 50; i++ )); do pid_ok "$node/proxy.pid" >/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  local f
+  for f in "$node/proxy.pid" "$node/registry-proxy.pid"; do
+    if pid="$(pid_ok "$f")"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for (( i = 0; i < 50; i++ )); do pid_ok "$f" >/dev/null || break; sleep 0.1; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  rm -f "$node/registry-proxy.sock"
   remove_cgroups
   rm -f "$node"/*.pid "$node/egress.sock" "$node/containerd.sock" "$node/containerd.sock.ttrpc"
 }
@@ -531,6 +573,7 @@ case "$cmd" in
   status) do_status ;;
   exec) do_exec "$@" ;;
   import) do_import "$@" ;;
+  registry) do_registry "$@" ;;
   _inside) do_inside ;;
   *) die "unknown command $cmd" ;;
 esac
