@@ -47,8 +47,9 @@
 
   watch.py quiet --audit FILE --ua PREFIX --seconds S --timeout T
       returns once the controller (user agent PREFIX*) has made no write for
-      S seconds (reading the audit log as it grows, not from its start each
-      time); prints the epoch of its last write (0: none since the start).
+      S seconds, and S seconds have passed (reading the audit log as it grows
+      from its end at the start); prints the epoch of its last write seen (0:
+      none since the start).
 
   watch.py failover --kill PID --pid PID2 --metrics URL --n N ...
       a leader change: kills the leader PID (SIGKILL) and samples the standby
@@ -219,7 +220,8 @@ def cpu(a):
 
 
 def quiet(a):
-    start, last, pos, buf = time.time(), 0.0, 0, ""
+    # From the log's end now: only writes from here on can keep it waiting (it waits S seconds at least).
+    start, last, pos, buf = time.time(), 0.0, os.path.getsize(a.audit), ""
     while time.time() < start + a.timeout:
         with open(a.audit, errors="replace") as f:
             f.seek(pos)
