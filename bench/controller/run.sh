@@ -8,13 +8,17 @@
 # start the controller (concurrency 2, no leader election), create N
 # ModelServices with one `kubectl apply`, wait until all have converged
 # (a Deployment and a Service each, status written for the current
-# generation), wait 5 s more, then record
+# generation), then until the controller has written nothing for 5 s, and
+# record
 #   - time to full convergence: from the start of `kubectl apply` to the
 #     controller's last write to a ModelService, Deployment or Service
 #     (from the API server's audit log; Events are written on their own and
 #     not waited for),
 #   - writes by verb and resource (audit log, by user agent),
-#   - the controller's peak RSS (VmHWM) and CPU seconds (utime + stime),
+#   - the controller's peak RSS (VmHWM) and CPU seconds (utime + stime,
+#     sampled every 0.5 s) from the apply to 5 s after its last write (Events
+#     included: what users pay), and, beside it, to 5 s after the
+#     convergence check passed (the window of runs before 2026-12-06),
 # and write bench/results/controller.md with the ratios the goals name:
 # convergence time (ours / theirs), memory per cached ModelService (the
 # slope of peak RSS between the smallest and the largest N, ours / theirs)
@@ -30,6 +34,14 @@
 # queue empty, no worker busy), its peak RSS and CPU seconds 10 s later, and
 # its writes meanwhile (audit log; the goal is none).
 #
+# With --leader-change, each controller then runs as two replicas with leader
+# election over the N ModelServices: the first leads and reconciles them, the
+# second is a standby (ours: caches synced, /readyz; controller-runtime: 20 s
+# after its start), and the leader is killed (SIGKILL); watch.py failover
+# records when the standby leads, when it has reconciled every ModelService
+# (its /metrics, as for the cold start), its CPU and peak RSS, and the writes
+# from the kill on (audit log; the goal is none).
+#
 # Usage: bench/controller/run.sh [options]
 #   --n "300 1000"        object counts (the slope uses the smallest and largest)
 #   --equal "20:30"       the equal client-side limits (QPS:BURST per API
@@ -41,6 +53,7 @@
 #   --peers-out DIR       where PEERS_DIR/build.sh puts the peer (default /tmp/peers)
 #   --out FILE            report (default bench/results/controller.md)
 #   --cold-start          also measure a cold start after each burst (above)
+#   --leader-change       also measure a leader change after each burst (above)
 #   --apiserver-args ARGS kube-apiserver flags added to cluster.sh's (e.g. the
 #                         in-flight limits of a large cluster), said in the report
 #   --append              add this run's section to the end of --out (the
@@ -61,7 +74,7 @@ export E2E_CLUSTER_MODE="${E2E_CLUSTER_MODE:-light}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 append=0 apiserver_args=""
+ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 leader=0 append=0 apiserver_args=""
 command="bench/controller/run.sh"
 for a in "$@"; do if [[ -z $a || $a =~ [[:space:]] ]]; then command+=" \"$a\""; else command+=" $a"; fi; done
 build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
@@ -78,6 +91,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --cold-start) cold=1; shift ;;
+    --leader-change) leader=1; shift ;;
     --apiserver-args) apiserver_args=$2; shift 2 ;;
     --append) append=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -107,8 +121,11 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/ms-ctrl-bench.XXXXXX")
 cluster_dir="$work/cluster"
 ctrl_pid=""
+replica_pids=()
 cleanup() {
   if [[ -n $ctrl_pid ]] && kill -0 "$ctrl_pid" 2>/dev/null; then kill -KILL "$ctrl_pid" 2>/dev/null || true; fi
+  local p
+  for p in "${replica_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
   if ((keep)); then say "work directory kept: $work"; else rm -rf "$work"; fi
 }
@@ -163,6 +180,65 @@ cold_start() {
   return $((1 - ok))
 }
 
+# controller_args WHO MPORT PPORT QPS BURST: sets cargs (the controller's command line) and ua_prefix.
+controller_args() {
+  local who=$1 mport=$2 pport=$3 qps=$4 burst=$5
+  if [[ $who == ours ]]; then
+    cargs=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text --cert-mode provided
+      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
+    [[ -n $qps ]] && cargs+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
+    ua_prefix=modelservice-controller
+  else
+    cargs=("$cr_bin" --mode controller --kubeconfig "$KUBECONFIG" --concurrency 2
+      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
+    # The peer's own flag defaults to 20/30; controller-runtime's default is no limit (-1).
+    cargs+=(--qps "${qps:--1}" --burst "${burst:-30}")
+    ua_prefix=cr-modelservice
+  fi
+  return 0
+}
+
+# leader_change WHO N LABEL QPS BURST: two replicas with leader election over
+# the N converged ModelServices, the leader killed; one line appended to
+# $work/results.jsonl.
+leader_change() {
+  local who=$1 n=$2 label=$3 qps=$4 burst=$5 ok=1 i
+  local ma pa mb pb a_pid b_pid base="$work/$1-$2-$3-leader"
+  say "== $who, N=$n, $label: leader change"
+  ma=$(free_port) pa=$(free_port) mb=$(free_port) pb=$(free_port)
+  controller_args "$who" "$ma" "$pa" "$qps" "$burst"
+  "${cargs[@]}" --leader-elect --leader-election-namespace bench >"$base-a.log" 2>&1 &
+  a_pid=$!
+  replica_pids+=("$a_pid")
+  for ((i = 0; i < 300 + n / 20; i++)); do
+    python3 "$here/watch.py" reconciled --metrics "http://127.0.0.1:$ma/metrics" --n "$n" 2>/dev/null && break
+    kill -0 "$a_pid" 2>/dev/null || { say "$who replica a exited (see $base-a.log)"; return 1; }
+    sleep 1
+  done
+  controller_args "$who" "$mb" "$pb" "$qps" "$burst"
+  "${cargs[@]}" --leader-elect --leader-election-namespace bench >"$base-b.log" 2>&1 &
+  b_pid=$!
+  replica_pids+=("$b_pid")
+  # The standby: ours says when its caches have synced (/readyz); controller-runtime's
+  # starts its informers only when it leads. Either is given 20 s more.
+  for ((i = 0; i < 600; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$pb/readyz" 2>/dev/null && break
+    sleep 0.5
+  done
+  sleep 20
+  python3 "$here/watch.py" failover --kill "$a_pid" --pid "$b_pid" --metrics "http://127.0.0.1:$mb/metrics" \
+    --n "$n" --timeout $((300 + n / 10)) >"$base.json" || ok=0
+  kill -TERM "$b_pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do kill -0 "$b_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$a_pid" "$b_pid" 2>/dev/null || true
+  wait "$a_pid" "$b_pid" 2>/dev/null || true
+  replica_pids=()
+  python3 "$here/analyze.py" record-leader --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --who "$who" \
+    --n "$n" --label "$label" --watch "$base.json" >>"$work/results.jsonl"
+  tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
+  return $((1 - ok))
+}
+
 # run CONTROLLER N QPS BURST LABEL: one measurement, appended to $work/results.jsonl
 run_one() {
   local who=$1 n=$2 qps=$3 burst=$4 label=$5
@@ -178,18 +254,7 @@ run_one() {
   "$KUBECTL" create namespace bench >/dev/null
   local pport log="$work/$who-$n-$label.log"
   mport=$(free_port) pport=$(free_port)
-  if [[ $who == ours ]]; then
-    cargs=("$ours_bin" --kubeconfig "$KUBECONFIG" --concurrency 2 --log-format text --cert-mode provided
-      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
-    [[ -n $qps ]] && cargs+=(--kube-api-qps "$qps" --kube-api-burst "$burst")
-    ua_prefix=modelservice-controller
-  else
-    cargs=("$cr_bin" --mode controller --kubeconfig "$KUBECONFIG" --concurrency 2
-      --metrics-bind-address "127.0.0.1:$mport" --health-probe-bind-address "127.0.0.1:$pport")
-    # The peer's own flag defaults to 20/30; controller-runtime's default is no limit (-1).
-    cargs+=(--qps "${qps:--1}" --burst "${burst:-30}")
-    ua_prefix=cr-modelservice
-  fi
+  controller_args "$who" "$mport" "$pport" "$qps" "$burst"
   start_controller "$log"
   local i
   for ((i = 0; i < 300; i++)); do
@@ -198,7 +263,8 @@ run_one() {
     sleep 0.1
   done
   sleep 2  # caches synced, workers idle
-  local cpu0
+  local cpu0 samples="$work/$who-$n-$label.cpu"
+  python3 "$here/watch.py" cpu --pid "$ctrl_pid" --out "$samples" &  # ends with the controller
   cpu0=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
   manifest "$n" "$work/ms.yaml"
   local t0 ok=1
@@ -212,7 +278,11 @@ run_one() {
     kill -0 "$ctrl_pid" 2>/dev/null || { say "$who exited (see $log)"; ok=0; break; }
     sleep "$every"
   done
-  sleep 5  # anything still to write shows in the audit log
+  local t_check
+  t_check=$(date +%s.%N)
+  # Until the controller has written nothing for 5 s (Events included): the CPU window's end.
+  python3 "$here/watch.py" quiet --audit "$E2E_AUDIT_LOG" --ua "$ua_prefix" --seconds 5 --timeout 600 >/dev/null ||
+    say "$who N=$n $label: still writing 600 s after convergence"
   local hwm rss cpu1 hz
   hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$ctrl_pid/status")
   rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$ctrl_pid/status")
@@ -226,9 +296,11 @@ run_one() {
     --who "$who" --n "$n" --label "$label" --qps "${qps:-}" --burst "${burst:-}" --ok "$ok" \
     --hwm-kib "$hwm" --rss-kib "$rss" --cpu-s "$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
     --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" \
+    --cpu-samples "$samples" --t-check "$t_check" \
     ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
   if ((cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
+  if ((leader && ok)); then leader_change "$who" "$n" "$label" "$qps" "$burst" || ok=0; fi
   "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
   return $((1 - ok))
 }
@@ -261,7 +333,7 @@ python3 "$here/analyze.py" plot --results "$work/results.jsonl" --n "$nmax" --la
 commit=$(git -C "$repo" rev-parse --short HEAD)
 [[ -z $(git -C "$repo" status --porcelain -- controller shared bench/controller) ]] || commit+=" (with uncommitted changes)"
 report=(python3 "$here/analyze.py" report --results "$work/results.jsonl" --machine "$(nproc) cores, $(uname -r)"
-  --title "Run of $(date -u +%Y-%m-%d): N = ${ns_list// /, }$( ((cold)) && echo ', bursts and cold starts')"
+  --title "Run of $(date -u +%Y-%m-%d): N = ${ns_list// /, }$( ((cold)) && echo ', bursts and cold starts')$( ((leader)) && echo ', leader changes')"
   --commit "$commit" --load "$load_before / $(cut -d' ' -f1 /proc/loadavg)" --command "$command"
   --apiserver "$apiserver_args" ${plot:+--plot "$(basename "$plot")"})
 if ((append)) && [[ -f $out ]]; then

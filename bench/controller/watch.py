@@ -39,6 +39,27 @@
       queued reconciled: controller_runtime_reconcile_total >= N, an empty
       queue and no busy worker (as coldstart's reconciled_s); 1 otherwise.
 
+  watch.py cpu --pid PID --out FILE [--every S]
+      samples PID's CPU seconds (user + system) every S seconds (0.5) into
+      FILE, one "EPOCH CPU_SECONDS" line each, until PID exits: the burst's
+      CPU is read from it for the window from the apply to 5 s after the
+      controller's last write.
+
+  watch.py quiet --audit FILE --ua PREFIX --seconds S --timeout T
+      returns once the controller (user agent PREFIX*) has made no write for
+      S seconds, and S seconds have passed (reading the audit log as it grows
+      from its end at the start); prints the epoch of its last write seen (0:
+      none since the start).
+
+  watch.py failover --kill PID --pid PID2 --metrics URL --n N ...
+      a leader change: kills the leader PID (SIGKILL) and samples the standby
+      PID2 (its /metrics every --scrape s) until it leads
+      (leader_election_master_status 1) and has reconciled every ModelService
+      (as `reconciled`), then --quiet seconds more; prints one JSON object:
+      t0 (the kill, epoch seconds), leads_s and reconciled_s (seconds from
+      t0), cpu_s (PID2's CPU seconds from t0 to the end), peak_mib (PID2's
+      VmHWM at the end), reconciles.
+
   watch.py writes --audit FILE --ua PREFIX --since EPOCH
       prints {"total": T, "by_verb": {"VERB RESOURCE": count}}: the create,
       update, patch and delete requests by user agent PREFIX* completed
@@ -187,6 +208,84 @@ def sample(a, pid, t0):
     return dict(out, peak_mib=round(kib["VmHWM"] / 1024, 1), error=f"not reconciled in {a.timeout} s")
 
 
+def cpu(a):
+    with open(a.out, "w", buffering=1) as f:
+        while True:
+            try:
+                c = cpu_seconds(a.pid)
+            except (OSError, IndexError):
+                return 0
+            f.write(f"{time.time():.3f} {c:.2f}\n")
+            time.sleep(a.every)
+
+
+def quiet(a):
+    # From the log's end now: only writes from here on can keep it waiting (it waits S seconds at least).
+    start, last, pos, buf = time.time(), 0.0, os.path.getsize(a.audit), ""
+    while time.time() < start + a.timeout:
+        with open(a.audit, errors="replace") as f:
+            f.seek(pos)
+            buf += f.read()
+            pos = f.tell()
+        lines, buf = buf.split("\n"), ""
+        if lines and lines[-1]:
+            buf = lines.pop()  # a line still being written
+        for line in lines:
+            if '"userAgent":"' + a.ua not in line:
+                continue
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if (e.get("stage") == "ResponseComplete" and e.get("verb") in WRITES
+                    and (e.get("objectRef") or {}).get("resource") != "leases"):
+                last = max(last, ts(e["stageTimestamp"]))
+        now = time.time()
+        if now - start >= a.seconds and now - max(last, start) >= a.seconds:
+            print(f"{last:.3f}")
+            return 0
+        time.sleep(1)
+    print(f"{last:.3f}")
+    return 1
+
+
+def leads(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return any(raw.startswith(b"leader_election_master_status{") and raw.split()[-1] in (b"1", b"1.0")
+                   for raw in r)
+
+
+def failover(a):
+    cpu0 = cpu_seconds(a.pid)
+    t0 = time.time()
+    os.kill(a.kill, signal.SIGKILL)
+    out = {"t0": t0, "leads_s": None, "reconciled_s": None, "cpu_s": None, "peak_mib": None, "reconciles": None}
+    done_at = None
+    while time.time() < t0 + a.timeout:
+        now = time.time()
+        try:
+            if out["leads_s"] is None:
+                if leads(a.metrics):
+                    out["leads_s"] = round(now - t0, 2)
+            elif done_at is None:
+                total, depth, active = scrape(a.metrics, a.controller)
+                if total >= a.n and depth == 0 and active == 0:
+                    out["reconciled_s"] = round(time.time() - t0, 2)
+                    done_at = time.time()
+            elif now - done_at >= a.quiet:
+                out["reconciles"] = int(scrape(a.metrics, a.controller)[0])
+                break
+        except OSError:
+            pass  # not answering yet
+        time.sleep(a.scrape)
+    kib = proc_status(a.pid) or {"VmHWM": 0}
+    out.update(peak_mib=round(kib["VmHWM"] / 1024, 1), cpu_s=round(cpu_seconds(a.pid) - cpu0, 2))
+    if out["reconciled_s"] is None:
+        out["error"] = f"not reconciled in {a.timeout} s"
+    print(json.dumps(out))
+    return 0 if out["reconciled_s"] is not None else 1
+
+
 def reconciled(a):
     total, depth, active = scrape(a.metrics, a.controller)
     return 0 if total >= a.n and depth == 0 and active == 0 else 1
@@ -234,6 +333,24 @@ def main():
     w.add_argument("--audit", required=True)
     w.add_argument("--ua", required=True)
     w.add_argument("--since", type=float, required=True)
+    cp = sub.add_parser("cpu")
+    cp.add_argument("--pid", type=int, required=True)
+    cp.add_argument("--out", required=True)
+    cp.add_argument("--every", type=float, default=0.5)
+    q = sub.add_parser("quiet")
+    q.add_argument("--audit", required=True)
+    q.add_argument("--ua", required=True)
+    q.add_argument("--seconds", type=float, default=5)
+    q.add_argument("--timeout", type=float, default=600)
+    fo = sub.add_parser("failover")
+    fo.add_argument("--kill", type=int, required=True, help="the leader's pid")
+    fo.add_argument("--pid", type=int, required=True, help="the standby's pid")
+    fo.add_argument("--metrics", required=True, help="the standby's /metrics")
+    fo.add_argument("--n", type=int, required=True)
+    fo.add_argument("--controller", default="modelservice")
+    fo.add_argument("--scrape", type=float, default=0.25)
+    fo.add_argument("--quiet", type=float, default=10)
+    fo.add_argument("--timeout", type=float, default=600)
     s = sub.add_parser("coldstart")
     s.add_argument("--log", required=True)
     s.add_argument("--metrics", required=True)
@@ -247,7 +364,8 @@ def main():
     s.add_argument("command", nargs=argparse.REMAINDER, help="-- the controller and its arguments")
     a = ap.parse_args()
     try:
-        return {"converged": converged, "coldstart": coldstart, "reconciled": reconciled, "writes": writes}[a.cmd](a)
+        return {"converged": converged, "coldstart": coldstart, "reconciled": reconciled, "writes": writes,
+                "cpu": cpu, "quiet": quiet, "failover": failover}[a.cmd](a)
     except OSError as e:  # the API server or the controller did not answer: not yet
         print(f"watch.py: {e}", file=sys.stderr)
         return 1

@@ -48,9 +48,11 @@ void Poller::Watch(const MetricKey& key, const std::string& query) {
   auto [it, added] = entries_.try_emplace(key);
   Entry& e = it->second;
   if (!added && e.query == query) return;
+  if (!added && !e.in_flight) due_.erase({e.due, key});
   e.query = query;
   e.generation = ++generations_;
-  e.due = clock_.Now();  // at once
+  e.due = clock_.Now();                        // at once
+  if (!e.in_flight) due_.emplace(e.due, key);  // else when its query ends (Record)
   e.reading.watched = true;
   cv_.notify_all();
 }
@@ -67,7 +69,10 @@ Reading Poller::Read(const MetricKey& key) const {
 
 void Poller::Forget(const MetricKey& key) {
   std::lock_guard<std::mutex> g(mu_);
-  entries_.erase(key);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  if (!it->second.in_flight) due_.erase({it->second.due, key});
+  entries_.erase(it);
 }
 
 std::size_t Poller::Watched() const {
@@ -86,21 +91,18 @@ std::optional<Poller::Job> Poller::Next(Clock::TimePoint now, Clock::TimePoint& 
     wake = breaker_.open_until();
     return std::nullopt;
   }
-  Entry* next = nullptr;
-  const MetricKey* next_key = nullptr;
-  for (auto& [key, e] : entries_) {
-    if (e.in_flight || (next != nullptr && next->due <= e.due)) continue;
-    next = &e;
-    next_key = &key;
-  }
-  if (next == nullptr) return std::nullopt;
-  if (next->due > now) {
-    wake = next->due;
+  if (due_.empty()) return std::nullopt;
+  const auto first = due_.begin();
+  if (first->first > now) {
+    wake = first->first;
     return std::nullopt;
   }
   if (!breaker_.Allow(now)) return std::nullopt;  // half-open: the probe's result wakes us
-  next->in_flight = true;
-  return Job{*next_key, next->query, next->generation, now};
+  MetricKey key = first->second;
+  due_.erase(first);
+  Entry& next = entries_.at(key);
+  next.in_flight = true;
+  return Job{std::move(key), next.query, next.generation, now};
 }
 
 bool Poller::Record(const Job& job, const QueryResult& result) {
@@ -120,13 +122,15 @@ bool Poller::Record(const Job& job, const QueryResult& result) {
     }
   }
   auto it = entries_.find(job.key);
-  if (it == entries_.end() || it->second.generation != job.generation) {
-    if (it != entries_.end()) it->second.in_flight = false;
-    return false;
-  }
+  if (it == entries_.end()) return false;
   Entry& e = it->second;
   e.in_flight = false;
+  if (e.generation != job.generation) {  // re-watched with another query meanwhile: due at once
+    due_.emplace(e.due, job.key);
+    return false;
+  }
   e.due = job.started + options_.interval;
+  due_.emplace(e.due, job.key);
   Reading& r = e.reading;
   if (result.ok) {
     const bool changed = !r.value || *r.value != result.value || r.series != result.series || !r.error.empty();

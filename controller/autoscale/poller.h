@@ -21,6 +21,9 @@
 //    a key's reading changes: its first result, another value, another
 //    error, or an error cleared;
 //  - counted in AutoscalerMetrics: queries by result, the breaker's state.
+// The keys not in flight are kept ordered by when they are due, so finding
+// the next costs O(log N) among N watched (it scanned them all: at 10,000
+// autoscaled ModelServices, 10,000 entries looked at for each query).
 // Time comes from the Clock: tests drive the threads with FakeClock.
 #pragma once
 
@@ -31,8 +34,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -141,6 +146,9 @@ class Poller final : public Readings {
   bool stopping_ = false;
   uint64_t generations_ = 0;
   std::map<MetricKey, Entry> entries_;
+  // The entries not in flight, by (due, key): the most overdue first, then
+  // the lowest key.
+  std::set<std::pair<Clock::TimePoint, MetricKey>> due_;
   CircuitBreaker breaker_;
   std::vector<std::thread> threads_;
 };

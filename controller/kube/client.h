@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <stop_token>
@@ -34,6 +35,7 @@ struct Result {
   int code = 0;                 // HTTP status code, 0 on transport failure
   nlohmann::json body;          // the decoded body on success (an object)
   std::optional<Status> error;  // set iff the request did not succeed (non-2xx or transport)
+  std::size_t body_bytes = 0;   // the answer's body as received (0: not known)
 
   bool ok() const { return !error.has_value(); }
   bool IsNotFound() const { return code == 404; }

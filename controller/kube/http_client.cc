@@ -138,6 +138,7 @@ Result HttpClient::Decode(const Call& call, Answer a) {
   }
   Count(a.http, call.Method());
   r.code = static_cast<int>(a.http);
+  r.body_bytes = a.body.size();
   if (logger_) logger_->trace("{} {} -> {}", call.Method(), call.path, a.http);
   if (!Is2xx(a.http)) {
     r.error = StatusFromBody(a.body, r.code);

@@ -28,7 +28,8 @@ Reflector::Reflector(kube::Client& client, const Clock& clock, std::shared_ptr<s
       store_(store),
       sink_(std::move(sink)),
       backoff_(options.initial_backoff, options.max_backoff, options.backoff_jitter, SeedOr(options.seed)),
-      rng_(SeedOr(options.seed) + 1) {}
+      rng_(SeedOr(options.seed) + 1),
+      page_limit_(std::max(1, options.pages.first)) {}
 
 void Reflector::Stop() {
   stop_.request_stop();
@@ -81,7 +82,7 @@ void Reflector::Run(std::stop_token stop) {
   if (logger_) logger_->debug("informer {}: stopped", path_);
 }
 
-bool Reflector::ReadPage(const kube::Result& r, std::map<std::string, std::string>& items) {
+bool Reflector::ReadPage(kube::Result& r, std::map<std::string, std::string>& items, std::size_t& count) {
   if (!r.ok()) {
     if (logger_) logger_->warn("informer {}: list failed: {} {} {}", path_, r.code, r.error->reason, r.error->message);
     return false;
@@ -94,8 +95,11 @@ bool Reflector::ReadPage(const kube::Result& r, std::map<std::string, std::strin
   if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
   const std::string api_version = r.body.value("apiVersion", "");
   auto it = r.body.find("items");
+  count = 0;
   if (it == r.body.end() || !it->is_array()) return true;
-  for (json item : *it) {
+  count = it->size();
+  for (json& listed : *it) {
+    json item = std::move(listed);  // freed once packed: the page's tree shrinks as the cache grows
     std::string key = kube::ObjectKey(item);
     if (key.empty() || !item.is_object()) continue;
     // Items of a typed list carry no kind/apiVersion; watch events do.
@@ -127,14 +131,18 @@ bool Reflector::ListAll() {
   std::map<std::string, std::string> items;
   std::string cont;
   std::string rv;
-  int limit = std::max(1, options_.page_size);
+  int pages = 0;
   do {
-    const kube::Result r = ListPage(cont, limit);
-    if (Stopped() || !ReadPage(r, items)) return false;
+    kube::Result r = ListPage(cont, page_limit_);
+    std::size_t count = 0;
+    if (Stopped() || !ReadPage(r, items, count)) return false;
+    ++pages;
+    page_limit_ = NextPageLimit(options_.pages, page_limit_, r.body_bytes, count);
     rv = MetadataString(r.body, "resourceVersion");
     cont = MetadataString(r.body, "continue");
   } while (!cont.empty());
-  if (logger_) logger_->debug("informer {}: listed {} objects at resourceVersion {}", path_, items.size(), rv);
+  if (logger_)
+    logger_->debug("informer {}: listed {} objects in {} pages at resourceVersion {}", path_, items.size(), pages, rv);
   sink_(store_.Replace(std::move(items), rv), true);
   return true;
 }

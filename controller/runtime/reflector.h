@@ -7,8 +7,10 @@
 // through the transform (as controller-runtime's cache transform: keep only
 // the fields the controller reads; the annotations it does not read are
 // already left out while the answer is parsed) into the Store; LIST pages
-// are small and halved when one is larger than the client takes, so memory
-// follows what is kept, not what tenants store; what changed goes to the
+// hold as many items as fit a budget of bytes (list_pages.h: a few large
+// pages of small objects, small pages of large ones) and are halved when one
+// is larger than the client takes, so memory follows what is kept, not what
+// tenants store; what changed goes to the
 // sink. An object that cannot be transformed is logged and skipped (its
 // resourceVersion is still passed). Runs on the thread of Run(): the watch's
 // (libcurl's) callbacks only update the store and hand deltas on.
@@ -33,6 +35,7 @@
 #include "base/clock.h"
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
+#include "controller/runtime/list_pages.h"
 #include "controller/runtime/store.h"
 
 namespace ms::runtime {
@@ -43,9 +46,10 @@ using Transform = std::function<nlohmann::json(const nlohmann::json& object)>;
 
 // An informer's options, which its reflector applies.
 struct InformerOptions {
-  // Items per LIST page; a page larger than the client takes
+  // Items per LIST page: the first page's, then as many as fit the budget's
+  // bytes (list_pages.h); a page larger than the client takes
   // (kube::kReasonTooLarge) is asked for again with half as many, down to 1.
-  int page_size = 100;
+  PageBudget pages;
   Transform transform;  // empty: cache whole objects
   // What the LIST and WATCH answers keep of each object's annotations, left
   // out while parsing (kube/api_json.h); nullopt: all. The annotations the
@@ -82,8 +86,9 @@ class Reflector {
   // One page at `limit` items or fewer: halved while the answer is too large.
   kube::Result ListPage(const std::string& cont, int& limit);
   const kube::KeptAnnotations* Kept() const { return options_.annotations ? &*options_.annotations : nullptr; }
-  // One page's items into `items` (transformed, packed); false on failure.
-  bool ReadPage(const kube::Result& r, std::map<std::string, std::string>& items);
+  // One page's items into `items` (transformed, packed; each freed from the
+  // answer once packed); false on failure. `count`: the page's items.
+  bool ReadPage(kube::Result& r, std::map<std::string, std::string>& items, std::size_t& count);
   WatchOutcome WatchOnce();
   std::string WatchPath(const std::string& rv);
   // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
@@ -103,6 +108,7 @@ class Reflector {
   kube::Backoff backoff_;
   std::mt19937_64 rng_;  // watch timeout jitter
   int gone_streak_ = 0;  // 410s in a row without a healthy stream (Run thread only)
+  int page_limit_;       // the next LIST page's items, learned from the last (Run thread only)
 
   std::stop_source stop_;  // ends the watch at once
   mutable std::mutex wait_mu_;

@@ -66,9 +66,16 @@ void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
     return;
   }
   const auto ready = clock_.Now() + delay;
-  auto [it, inserted] = waiting_.emplace(key, ready);
-  if (!inserted && ready < it->second) it->second = ready;
-  delay_cv_.notify_all();
+  auto [it, inserted] = waiting_.try_emplace(key, ready);
+  if (!inserted) {
+    if (ready >= it->second) return;  // keeps the earlier time
+    due_.erase({it->second, key});
+    it->second = ready;
+  }
+  auto at = due_.emplace(ready, key).first;
+  // The delay thread sleeps until the first key is due: wake it only when
+  // this one comes before.
+  if (at == due_.begin()) delay_cv_.notify_all();
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {
@@ -118,6 +125,7 @@ void WorkQueue::Done(const std::string& key) {
 void WorkQueue::StopLocked() {
   shutting_down_ = true;
   waiting_.clear();
+  due_.clear();
   cv_.notify_all();
   delay_cv_.notify_all();
 }
@@ -161,19 +169,12 @@ void WorkQueue::DelayLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutting_down_) {
     const auto now = clock_.Now();
-    auto next = now + std::chrono::hours(1);
-    std::vector<std::string> ready;
-    for (const auto& [key, at] : waiting_) {
-      if (at <= now) {
-        ready.push_back(key);
-      } else {
-        next = std::min(next, at);
-      }
+    while (!due_.empty() && due_.begin()->first <= now) {
+      auto node = due_.extract(due_.begin());
+      waiting_.erase(node.value().second);
+      AddLocked(node.value().second);
     }
-    for (const auto& key : ready) {
-      waiting_.erase(key);
-      AddLocked(key);
-    }
+    const auto next = due_.empty() ? now + std::chrono::hours(1) : due_.begin()->first;
     clock_.WaitUntil(delay_cv_, lock, next);
   }
 }

@@ -9,6 +9,10 @@
 //    ShutDown() the keys already queued are still handed out, then Get()
 //    returns nullopt; after ShutDownNow() they are dropped.
 //  - AddAfter waits on the injected Clock; AddRateLimited asks the limiter.
+//    The waiting keys are ordered by when they are due (client-go's heap), so
+//    adding one costs O(log W) among W waiting and wakes the delay thread only
+//    when it is due before every other: a burst that requeues thousands of
+//    keys after a delay does not rescan them all at each one.
 #pragma once
 
 #include <condition_variable>
@@ -20,7 +24,7 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <vector>
+#include <utility>
 
 #include "base/clock.h"
 #include "controller/runtime/metrics.h"
@@ -86,9 +90,10 @@ class WorkQueue {
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;
   std::set<std::string> processing_;
-  std::map<std::string, Clock::TimePoint> added_at_;    // for queue_duration
-  std::map<std::string, Clock::TimePoint> started_at_;  // for work_duration
-  std::map<std::string, Clock::TimePoint> waiting_;     // key -> ready time
+  std::map<std::string, Clock::TimePoint> added_at_;        // for queue_duration
+  std::map<std::string, Clock::TimePoint> started_at_;      // for work_duration
+  std::map<std::string, Clock::TimePoint> waiting_;         // key -> ready time
+  std::set<std::pair<Clock::TimePoint, std::string>> due_;  // the same, by ready time
   bool shutting_down_ = false;
 
   prometheus::Gauge& depth_;

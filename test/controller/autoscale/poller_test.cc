@@ -266,6 +266,44 @@ TEST_F(PollerTest, AResultForAKeyForgottenMeanwhileIsDropped) {
   EXPECT_TRUE(changes().empty());
 }
 
+// A key re-watched with another query while its query is in flight: the
+// result of the old one is dropped and the new one is run at once after it.
+TEST_F(PollerTest, AKeyReWatchedWhileInFlightRunsItsNewQueryNext) {
+  source_->gate.Close();
+  Make();
+  poller_->Watch(Key("a"), "q1");
+  ASSERT_TRUE(source_->gate.AwaitHeld(1));
+  poller_->Watch(Key("a"), "q2");
+  source_->gate.Open();
+  ASSERT_TRUE(clock_.Eventually([&] { return source_->calls() == 2u; }));
+  Idle();
+  EXPECT_EQ(source_->queries(), (std::vector<std::string>{"q1", "q2"}));
+  EXPECT_EQ(changes(), std::vector<std::string>{"ns/a"});  // q2's result only
+}
+
+// Keys come up in the order they are due, the most overdue first (ties by
+// key), each once per interval however many are watched.
+TEST_F(PollerTest, KeysAreQueriedInTheOrderTheyAreDue) {
+  Make();
+  size_t watched = 0;
+  for (const char* name : {"c", "a", "b"}) {
+    poller_->Watch(Key(name), std::string("q-") + name);
+    ASSERT_TRUE(clock_.Eventually([&] { return source_->calls() == watched + 1; }));
+    ++watched;
+    Idle();
+    clock_.Advance(1s);
+  }
+  EXPECT_EQ(source_->queries(), (std::vector<std::string>{"q-c", "q-a", "q-b"}));
+  // Due again at 15, 16 and 17 s: all three overdue at 20 s, c first.
+  clock_.Advance(20s - 3s);
+  ASSERT_TRUE(clock_.Eventually([&] { return source_->calls() == 6u; }));
+  Idle();
+  EXPECT_EQ(source_->queries(), (std::vector<std::string>{"q-c", "q-a", "q-b", "q-c", "q-a", "q-b"}));
+  poller_->Watch(Key("d"), "q-d");  // new: at once, before the others' next round
+  ASSERT_TRUE(clock_.Eventually([&] { return source_->calls() == 7u; }));
+  EXPECT_EQ(source_->queries().back(), "q-d");
+}
+
 TEST_F(PollerTest, StopReturnsWhileIdle) {
   Make(3);
   Idle(3);

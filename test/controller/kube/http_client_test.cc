@@ -82,6 +82,8 @@ TEST_F(KubeHttpClientTest, GetDecodesJsonAndSendsHeaders) {
   ASSERT_TRUE(r.ok()) << r.error->message;
   EXPECT_EQ(r.code, 200);
   EXPECT_EQ(r.body["metadata"]["resourceVersion"], "7");
+  // The body's size as received (a LIST's next page is sized by it).
+  EXPECT_EQ(r.body_bytes, std::string(R"({"kind":"Service","metadata":{"name":"a","resourceVersion":"7"}})").size());
   EXPECT_EQ(seen_query, "app=x");
   auto header = [&](const char* k) {
     auto it = seen.find(k);

@@ -268,6 +268,32 @@ TEST_F(KubeInformerTest, PagedListThenWatchEvents) {
   EXPECT_FALSE(inf.Get("ns/b").has_value());
 }
 
+// After the first page, each asks for as many items as fit the budget's
+// bytes at the bytes per item of the page before: small objects come in a
+// few large pages, large ones in small pages; a relist starts from what
+// the last list learned.
+TEST_F(KubeInformerTest, PagesHoldAsManyItemsAsFitTheBudget) {
+  auto sized = [](Result r, std::size_t bytes) {
+    r.body_bytes = bytes;
+    return r;
+  };
+  client_.AddList(sized(Page({Obj("a", "3"), Obj("b", "4")}, "10", "p2"), 2 * 1000));  // 1,000 bytes an item
+  client_.AddList(sized(Page({Obj("c", "5")}, "10", "p3"), 400'000));                  // 400,000 bytes an item
+  client_.AddList(sized(Page({Obj("d", "6")}, "10"), 0));                              // size not known: keep
+  client_.AddWatch({{}, HttpError(410, "Expired")});                                   // relist
+  client_.AddList(sized(Page({Obj("d", "6")}, "11"), 500));
+  InformerOptions o = Options();
+  o.pages = PageBudget{.first = 50, .bytes = 1'000'000, .max = 600};
+  Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", o);
+  std::jthread run = Start(inf);
+  ASSERT_TRUE(Eventually([&] { return client_.list_paths().size() >= 4; }));
+  EXPECT_EQ(
+      client_.list_paths(),
+      (std::vector<std::string>{"/apis/apps/v1/deployments?limit=50",
+                                "/apis/apps/v1/deployments?limit=600&continue=p2",  // 1,000 capped at max
+                                "/apis/apps/v1/deployments?limit=2&continue=p3", "/apis/apps/v1/deployments?limit=2"}));
+}
+
 // A page larger than the client takes (kReasonTooLarge) is asked for again
 // with half as many items, at once (no backoff), and the rest of the list
 // goes on at that size: whatever tenants store, a page fits.
@@ -283,7 +309,7 @@ TEST_F(KubeInformerTest, APageTooLargeIsAskedForAgainWithHalfAsManyItems) {
   client_.AddList(too_large());
   client_.AddList(Page({Obj("b", "4")}, "10"));
   InformerOptions o = Options();
-  o.page_size = 40;
+  o.pages.first = 40;
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", o);
   std::jthread run = Start(inf);
   ASSERT_TRUE(Eventually([&] { return inf.HasSynced(); }));

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "test/support/fake_clock.h"
 #include "test/support/notification.h"
@@ -164,6 +166,42 @@ TEST(WorkQueue, AddAfterInVirtualTime) {
   ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
   EXPECT_EQ(q.Get(), "a");
   EXPECT_EQ(q.NumWaiting(), 0u);
+}
+
+// Keys come out when due, in the order they are due, however they were
+// added; a key added again earlier moves up, added again later stays.
+TEST(WorkQueue, ManyWaitingKeysComeOutInTheOrderTheyAreDue) {
+  FakeClock clock;
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
+  const uint64_t waits = clock.waits();
+  for (int i = 0; i < 100; ++i) q.AddAfter("k" + std::to_string(i), seconds(100 + (i * 37) % 100));
+  q.AddAfter("k5", seconds(1));    // earlier: moves to the front
+  q.AddAfter("k6", seconds(500));  // later: stays where it was
+  EXPECT_EQ(q.NumWaiting(), 100u);
+  AwaitDelayThread(clock, waits);
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 1; }));
+  EXPECT_EQ(q.Get(), "k5");
+  q.Done("k5");
+  auto due_at = [](int i) { return 100 + (i * 37) % 100; };  // one key a second from 100 s to 199 s
+  std::vector<std::string> order;
+  for (int t = 100; t < 200; ++t) {
+    clock.Advance(seconds(t == 100 ? 99 : 1));
+    size_t still_waiting = 0;
+    for (int i = 0; i < 100; ++i) still_waiting += (i != 5 && due_at(i) > t) ? 1 : 0;
+    ASSERT_TRUE(clock.Eventually([&] { return q.NumWaiting() == still_waiting; })) << "at " << t << " s";
+    while (q.Len() > 0) {
+      order.push_back(*q.Get());
+      q.Done(order.back());
+    }
+  }
+  std::vector<std::string> want;
+  for (int t = 100; t < 200; ++t) {
+    for (int i = 0; i < 100; ++i) {
+      if (i != 5 && due_at(i) == t) want.push_back("k" + std::to_string(i));
+    }
+  }
+  EXPECT_EQ(order, want);
 }
 
 TEST(WorkQueue, AddAfterZeroAddsNow) {

@@ -1,0 +1,68 @@
+// The work queue's cost per key as the number of keys grows (issue 48):
+//
+//   AddAfterAmongWaiting/N  one key requeued after 30 s (what a reconcile
+//                           that finds its own write not yet in the cache
+//                           returns, runtime::Result::RequeueAfter of the
+//                           expectations' time to live) while N others
+//                           wait; the process' CPU time, so the delay
+//                           thread's work counts too. Each key is due after
+//                           those before it, as in a burst. The queue kept
+//                           the waiting keys in a map by key and woke its
+//                           delay thread at every AddAfter to scan them all
+//                           for the earliest: O(N) per key. Ordered by when
+//                           they are due, only a key due before every other
+//                           wakes it: O(log N).
+//   AddGetDone/N            one key through Add, Get and Done with N other
+//                           keys queued: the dedup and processing sets.
+//
+// The time per key must not grow with N (bench/README.md, "Work queue").
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <string>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "controller/runtime/metrics.h"
+#include "controller/runtime/workqueue.h"
+
+namespace {
+
+using ms::runtime::WorkQueue;
+using ms::runtime::WorkQueueMetrics;
+
+std::string Key(const char* prefix, int64_t i) { return std::string("bench/") + prefix + std::to_string(i); }
+
+void AddAfterAmongWaiting(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  ms::SystemClock clock;
+  ms::metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  WorkQueue q("bench", clock, m);
+  for (int64_t i = 0; i < n; ++i) q.AddAfter(Key("waiting-", i), std::chrono::seconds(30));
+  int64_t i = 0;
+  for (auto _ : state) q.AddAfter(Key("new-", i++), std::chrono::seconds(30));
+  state.counters["waiting"] = static_cast<double>(q.NumWaiting());
+}
+// A fixed number of keys added, so that the queue holds about N throughout.
+BENCHMARK(AddAfterAmongWaiting)->Arg(1000)->Arg(10000)->Iterations(2000)->MeasureProcessCPUTime()->UseRealTime();
+
+void AddGetDone(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  ms::SystemClock clock;
+  ms::metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  WorkQueue q("bench", clock, m);
+  for (int64_t i = 0; i < n; ++i) q.Add(Key("queued-", i));
+  // Each round: one key in at the back, the front one out and done.
+  int64_t i = 0;
+  for (auto _ : state) {
+    q.Add(Key("new-", i++));
+    q.Done(*q.Get());
+  }
+}
+BENCHMARK(AddGetDone)->Arg(1000)->Arg(10000)->MeasureProcessCPUTime()->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
