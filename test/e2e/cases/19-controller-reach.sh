@@ -66,7 +66,8 @@ EOF
 render --set "controller.watchNamespaces={team-a,team-b}" >"$tmp/two.yaml" || fail "helm template with two namespaces"
 got="$(summary "$tmp/two.yaml")"
 log "watchNamespaces={team-a,team-b}:"$'\n'"$got"
-sys_roles="modelservice-system/modelservice-leader-election modelservice-system/modelservice-webhook-certificate"
+# (modelservice-test: the helm test Pod's Role, creates ModelServices in the release namespace only)
+sys_roles="modelservice-system/modelservice-leader-election modelservice-system/modelservice-test modelservice-system/modelservice-webhook-certificate"
 assert_eq "$got" "clusterrole writes to owned kinds: none
 roles: $sys_roles team-a/modelservice-controller team-b/modelservice-controller
 rolebindings: $sys_roles team-a/modelservice-controller team-b/modelservice-controller
