@@ -698,13 +698,15 @@ container_pid() {
 
 # operator_pods: the operator's Pod names, one a line (sorted).
 operator_pods() {
-  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator \
+  # The Deployment's selector: not the helm test Pod (component test) that
+  # case 90 leaves behind.
+  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator,app.kubernetes.io/component=operator \
     -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}' | sort
 }
 
 # pods_ready_count: how many operator Pods are Ready (condition Ready True).
 operator_ready_count() {
-  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator -o json \
+  k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator,app.kubernetes.io/component=operator -o json \
     | jq '[.items[] | select(.metadata.deletionTimestamp == null)
            | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length'
 }

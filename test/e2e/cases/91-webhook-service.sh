@@ -19,7 +19,7 @@ for w in mutatingwebhookconfiguration/modelservice-mutating validatingwebhookcon
   assert_eq "$(jp "$w" '{.webhooks[0].clientConfig.service.namespace}/{.webhooks[0].clientConfig.service.name}:{.webhooks[0].clientConfig.service.port} url={.webhooks[0].clientConfig.url}')" \
     "modelservice-system/modelservice-webhook:443 url=" "$w clientConfig"
 done
-ips="$(k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator -o 'jsonpath={.items[*].status.podIP}' | tr ' ' '\n' | sort | tr '\n' ' ')"
+ips="$(k -n "$OPERATOR_NS" get pods -l app.kubernetes.io/name=modelservice-operator,app.kubernetes.io/component=operator -o 'jsonpath={.items[*].status.podIP}' | tr ' ' '\n' | sort | tr '\n' ' ')"
 assert_eq "$(webhook_endpoints) " "$ips" "ready endpoints of Service modelservice-webhook (the operator Pods' IPs)"
 
 # requests counted by the webhook Pods (their /metrics through the pod proxy)
