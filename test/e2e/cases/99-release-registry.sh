@@ -20,10 +20,10 @@
 #      modelservice-operator --version VERSION` with only the real node's
 #      placement: the chart names its image by digest; the node's containerd
 #      pulls it from the registry (the registry's log has the node's pulls of
-#      the index and the amd64 manifest); both Pods Running and Ready on the real
+#      the index); both Pods Running and Ready on the real
 #      node with that image, and the webhook serves through its Service.
 #      (The image's blobs are those install.sh imported for the same build, so
-#      containerd fetches the index and the manifest and has every blob.)
+#      containerd fetches the index and has every other blob already.)
 # The release stays installed: 99-uninstall-dist uninstalls it.
 # timeout: 420
 # needs: real-node
@@ -113,13 +113,14 @@ for p in "${pods[@]}"; do
     "$REGISTRY/modelservice@$INDEX $REGISTRY/modelservice@$INDEX " "$p: the images the node ran"
 done
 pulls="$(grep 'GET /v2/modelservice/' "$regdir/registry.log" | tail -n +"$(( pulls0 + 1 ))")"
-assert_contains "$pulls" "GET /v2/modelservice/manifests/$INDEX" "the node's pull of the index from the registry"
+assert_contains "$pulls" "GET /v2/modelservice/manifests/$INDEX HTTP/1.1\" 200" "the node's pull of the index from the registry"
+assert_contains "$pulls" "\"containerd/" "the puller of the index (the registry's access log)"
+# The amd64 manifest, configuration and layers are the very blobs of the
+# image install.sh imported (the same build): containerd's content store has
+# them by digest and fetches only the index it lacked; every blob the index
+# names for amd64 is there.
 amd64="${amd64:?}"
-assert_contains "$pulls" "GET /v2/modelservice/manifests/$amd64" "the node's pull of the amd64 image's manifest from the registry"
-# The layers and the configuration are the very blobs of the image install.sh
-# imported (the same build): containerd's content store has them by digest,
-# so it fetches only what it lacks; every blob the manifest names is there.
-for d in $(skopeo inspect --raw --cert-dir "$regdir/certs.d" "docker://$REGISTRY/modelservice@$amd64" | jq -r '.config.digest, .layers[].digest'); do
+for d in "$amd64" $(skopeo inspect --raw --cert-dir "$regdir/certs.d" "docker://$REGISTRY/modelservice@$amd64" | jq -r '.config.digest, .layers[].digest'); do
   ctr --address "$CONTAINERD_ADDRESS" -n k8s.io content ls -q | grep -qx "$d" || fail "the node's containerd lacks blob $d of $amd64"
 done
 probe="$(ms_yaml release-probe 'model: probe' 'strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}')"
