@@ -9,25 +9,25 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-// The defaults: a first page of 100, then 8 MiB a page.
+// The defaults: a first page of 100, then 1 MiB a page.
 TEST(NextPageLimit, SmallObjectsComeInAFewLargePages) {
   const PageBudget b;
   EXPECT_EQ(b.first, 100);
   // ModelServices as the API server lists them, about 2.5 KB each with
-  // their managedFields: 10,000 in the first page and three more.
+  // their managedFields: 419 a page after the first.
   const int next = NextPageLimit(b, 100, 100 * 2500, 100);
-  EXPECT_EQ(next, static_cast<int>(8 * kMiB / 2500));
-  EXPECT_GE(next, 3000);
+  EXPECT_EQ(next, static_cast<int>(kMiB / 2500));
+  EXPECT_GE(next, 400);
   // Tiny objects: up to `max` a page.
-  EXPECT_EQ(NextPageLimit(b, 100, 100 * 40, 100), 100'000);
+  EXPECT_EQ(NextPageLimit(b, 100, 100 * 8, 100), 100'000);
 }
 
 TEST(NextPageLimit, LargeObjectsComeInSmallPages) {
   const PageBudget b;
-  // 200 KiB of tenants' annotations each: 40 a page, 8 MiB.
-  EXPECT_EQ(NextPageLimit(b, 100, 100 * 200 * 1024 + 300, 100), 40);
+  // 200 KiB of tenants' annotations each: 5 a page, 1 MiB.
+  EXPECT_EQ(NextPageLimit(b, 100, 100 * 200 * 1024 + 300, 100), 5);
   // An object larger than the whole budget: one at a time, never 0.
-  EXPECT_EQ(NextPageLimit(b, 100, 3 * 9 * kMiB, 3), 1);
+  EXPECT_EQ(NextPageLimit(b, 100, 3 * 2 * kMiB, 3), 1);
 }
 
 TEST(NextPageLimit, TheBytesPerItemAreRoundedUp) {
