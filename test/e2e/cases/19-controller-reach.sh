@@ -30,7 +30,9 @@ chart="$E2E_ROOT/charts/modelservice-operator"
 tmp="$(mktemp -d)"
 trap 'k delete validatingadmissionpolicybinding,validatingadmissionpolicy modelservice-service-account --ignore-not-found >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 ns_in=e2e-reach-in ns_out=e2e-reach-out ns_pin=e2e-reach-pin
-render() { "$HELM" template modelservice "$chart" -n modelservice-system "$@"; }
+# (--skip-tests: the helm test Pod, a hook, is not applied with the release;
+# its ServiceAccount and Role are, and are counted below)
+render() { "$HELM" template modelservice "$chart" -n modelservice-system --skip-tests "$@"; }
 
 # ------------------------------------------------------------ 1. the chart
 # summary FILE: what the rendered RBAC grants the controller, one fact a line.
