@@ -135,7 +135,8 @@ def record_leader(a):
     with open(a.watch) as f:
         w = json.load(f)
     s = scan(a.audit, a.ua, w["t0"])
-    out = {"kind": "leader", "who": a.who, "n": a.n, "label": a.label, "ok": w.get("reconciled_s") is not None,
+    out = {"kind": "leader", "who": a.who, "n": a.n, "label": a.label, "signal": w.get("signal", "KILL"),
+           "ok": w.get("reconciled_s") is not None,
            "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
            "failed_writes": dict(sorted(s["failed"].items())), "lists": s["reads"]["list"]}
     out.update({k: w.get(k) for k in ("leads_s", "reconciled_s", "cpu_s", "peak_mib", "reconciles", "error")})
@@ -145,7 +146,7 @@ def record_leader(a):
 def line(_):
     r = json.loads(sys.stdin.readline())
     if r.get("kind") == "leader":
-        print(f"{r['who']} N={r['n']} leader change: leads {r['leads_s']} s, reconciled {r['reconciled_s']} s "
+        print(f"{r['who']} N={r['n']} leader change (SIG{r.get('signal', 'KILL')}): leads {r['leads_s']} s, reconciled {r['reconciled_s']} s "
               f"({r['reconciles']} reconciles), CPU {r['cpu_s']} s, peak RSS {r['peak_mib']} MiB, "
               f"{r['writes']} writes {r['by_verb']}" + ("" if r["ok"] else f"  NOT RECONCILED ({r.get('error')})"))
         return
@@ -274,26 +275,29 @@ def cold_tables(p, cold, ns):
 def leader_tables(p, lead, ns):
     p("\n### Leader change\n")
     p("Each controller, after its burst (and cold start), runs as two replicas with leader election (the Lease in "
-      "namespace bench): the first leads and reconciles the N converged ModelServices, the second starts as a "
-      "standby and is given 20 s (ours: until its caches have synced, `/readyz`); then the leader is killed "
-      "(SIGKILL: the standby takes the Lease once it has expired, 15 s). *Leads*: seconds from the kill until "
-      "the standby's `leader_election_master_status` is 1. *Reconciled*: seconds from the kill until its "
-      "`/metrics` show every ModelService reconciled (as for the cold start). *CPU*, *peak RSS*: the new "
-      "leader's, from the kill to 10 s after *reconciled*. *Writes*: both replicas' from the kill to then "
-      "(audit log; Events included, Leases not). Goals: 0 writes; reconciled sooner than controller-runtime's "
-      "cold start.\n")
-    p("| N | controller | leads s | reconciled s | reconciled s after leading | reconciles | writes | "
-      "writes by verb | LISTs | peak RSS MiB | CPU s |")
-    p("|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+      "namespace bench, 15 s, renewed every 2 s, both controllers' defaults): the first leads and reconciles the N "
+      "converged ModelServices, the second starts as a standby and is given 20 s (ours: until its caches have "
+      "synced, `/readyz`); then the leader is stopped, twice: by SIGTERM (a rollout, a drain, an eviction: it "
+      "stops its workers and releases the Lease, so the standby takes it at its next try, within 2 s) and, with "
+      "a new pair, by SIGKILL (a crash or a lost node: the standby takes the Lease once it has expired, 15 s "
+      "after the last renewal). *Leads*: seconds from the signal until the standby's "
+      "`leader_election_master_status` is 1. *Reconciled*: seconds from the signal until its `/metrics` show "
+      "every ModelService reconciled (as for the cold start). *CPU*, *peak RSS*: the new leader's, from the "
+      "signal to 10 s after *reconciled*. *Writes*: both replicas' from the signal to then (audit log; Events "
+      "included, Leases not). Goals: 0 writes; reconciled sooner than controller-runtime's cold start.\n")
+    p("| N | controller | leader stopped by | leads s | reconciled s | reconciled s after leading | reconciles | "
+      "writes | writes by verb | LISTs | peak RSS MiB | CPU s |")
+    p("|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for n in ns:
         for who in ("ours", "cr"):
-            r = lead.get((who, n))
-            if not r:
-                continue
-            rec = r["reconciled_s"] if r["ok"] else f"not reconciled ({r.get('error')})"
-            after = round(r["reconciled_s"] - r["leads_s"], 2) if r["ok"] and r["leads_s"] is not None else "–"
-            p(f"| {n} | {NAME[who]} | {r['leads_s']} | {rec} | {after} | {r['reconciles']} | {r['writes']} | "
-              f"{verbs_of(r)} | {r['lists']} | {r['peak_mib']} | {r['cpu_s']} |")
+            for sig in ("TERM", "KILL"):
+                r = lead.get((who, n, sig))
+                if not r:
+                    continue
+                rec = r["reconciled_s"] if r["ok"] else f"not reconciled ({r.get('error')})"
+                after = round(r["reconciled_s"] - r["leads_s"], 2) if r["ok"] and r["leads_s"] is not None else "–"
+                p(f"| {n} | {NAME[who]} | SIG{sig} | {r['leads_s']} | {rec} | {after} | {r['reconciles']} | "
+                  f"{r['writes']} | {verbs_of(r)} | {r['lists']} | {r['peak_mib']} | {r['cpu_s']} |")
 
 
 METHOD = ("Each run: a fresh local control plane (kube-apiserver v1.34 + etcd, audit log at Metadata level), one "
@@ -315,7 +319,7 @@ def report(a):
     bursts = [r for r in rows if r.get("kind", "burst") == "burst"]
     runs = {(r["who"], r["n"], r["label"]): r for r in bursts}
     cold = {(r["who"], r["n"]): r for r in rows if r.get("kind") == "cold"}
-    lead = {(r["who"], r["n"]): r for r in rows if r.get("kind") == "leader"}
+    lead = {(r["who"], r["n"], r.get("signal", "KILL")): r for r in rows if r.get("kind") == "leader"}
     ns = sorted({r["n"] for r in bursts})
     labels = list(dict.fromkeys(r["label"] for r in bursts))
     p = print
@@ -340,7 +344,7 @@ def report(a):
     if cold:
         cold_tables(p, cold, sorted({n for _, n in cold}))
     if lead:
-        leader_tables(p, lead, sorted({n for _, n in lead}))
+        leader_tables(p, lead, sorted({n for _, n, _ in lead}))
     if a.plot:
         p(f"\n### Convergence over time\n\n![Converged ModelServices against seconds since the apply, "
           f"both controllers]({a.plot})\n")

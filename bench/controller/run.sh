@@ -37,8 +37,9 @@
 # With --leader-change, each controller then runs as two replicas with leader
 # election over the N ModelServices: the first leads and reconciles them, the
 # second is a standby (ours: caches synced, /readyz; controller-runtime: 20 s
-# after its start), and the leader is killed (SIGKILL); watch.py failover
-# records when the standby leads, when it has reconciled every ModelService
+# after its start), and the leader is stopped: once by SIGTERM (a rollout: it
+# releases the Lease), once more, with a new pair, by SIGKILL (a crash: the
+# Lease expires); watch.py failover records when the standby leads, when it has reconciled every ModelService
 # (its /metrics, as for the cold start), its CPU and peak RSS, and the writes
 # from the kill on (audit log; the goal is none).
 #
@@ -198,13 +199,13 @@ controller_args() {
   return 0
 }
 
-# leader_change WHO N LABEL QPS BURST: two replicas with leader election over
-# the N converged ModelServices, the leader killed; one line appended to
-# $work/results.jsonl.
+# leader_change WHO N LABEL QPS BURST SIGNAL: two replicas with leader election
+# over the N converged ModelServices, the leader stopped by SIGNAL (TERM or
+# KILL); one line appended to $work/results.jsonl.
 leader_change() {
-  local who=$1 n=$2 label=$3 qps=$4 burst=$5 ok=1 i
-  local ma pa mb pb a_pid b_pid base="$work/$1-$2-$3-leader"
-  say "== $who, N=$n, $label: leader change"
+  local who=$1 n=$2 label=$3 qps=$4 burst=$5 sig=$6 ok=1 i
+  local ma pa mb pb a_pid b_pid base="$work/$1-$2-$3-leader-$6"
+  say "== $who, N=$n, $label: leader change (SIG$sig)"
   ma=$(free_port) pa=$(free_port) mb=$(free_port) pb=$(free_port)
   controller_args "$who" "$ma" "$pa" "$qps" "$burst"
   "${cargs[@]}" --leader-elect --leader-election-namespace bench >"$base-a.log" 2>&1 &
@@ -226,7 +227,7 @@ leader_change() {
     sleep 0.5
   done
   sleep 20
-  python3 "$here/watch.py" failover --kill "$a_pid" --pid "$b_pid" --metrics "http://127.0.0.1:$mb/metrics" \
+  python3 "$here/watch.py" failover --kill "$a_pid" --signal "$sig" --pid "$b_pid" --metrics "http://127.0.0.1:$mb/metrics" \
     --n "$n" --timeout $((300 + n / 10)) >"$base.json" || ok=0
   kill -TERM "$b_pid" 2>/dev/null || true
   for ((i = 0; i < 100; i++)); do kill -0 "$b_pid" 2>/dev/null || break; sleep 0.1; done
@@ -300,7 +301,10 @@ run_one() {
     ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
   if ((cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
-  if ((leader && ok)); then leader_change "$who" "$n" "$label" "$qps" "$burst" || ok=0; fi
+  if ((leader && ok)); then
+    leader_change "$who" "$n" "$label" "$qps" "$burst" TERM || ok=0
+    leader_change "$who" "$n" "$label" "$qps" "$burst" KILL || ok=0
+  fi
   "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
   return $((1 - ok))
 }

@@ -51,8 +51,9 @@
       from its end at the start); prints the epoch of its last write seen (0:
       none since the start).
 
-  watch.py failover --kill PID --pid PID2 --metrics URL --n N ...
-      a leader change: kills the leader PID (SIGKILL) and samples the standby
+  watch.py failover --kill PID --signal TERM|KILL --pid PID2 --metrics URL --n N ...
+      a leader change: stops the leader PID (SIGTERM: a rollout or a drain,
+      it releases its Lease; SIGKILL: a crash, its Lease expires) and samples the standby
       PID2 (its /metrics every --scrape s) until it leads
       (leader_election_master_status 1) and has reconciled every ModelService
       (as `reconciled`), then --quiet seconds more; prints one JSON object:
@@ -258,8 +259,8 @@ def leads(url):
 def failover(a):
     cpu0 = cpu_seconds(a.pid)
     t0 = time.time()
-    os.kill(a.kill, signal.SIGKILL)
-    out = {"t0": t0, "leads_s": None, "reconciled_s": None, "cpu_s": None, "peak_mib": None, "reconciles": None}
+    os.kill(a.kill, signal.SIGTERM if a.signal == "TERM" else signal.SIGKILL)
+    out = {"t0": t0, "signal": a.signal, "leads_s": None, "reconciled_s": None, "cpu_s": None, "peak_mib": None, "reconciles": None}
     done_at = None
     while time.time() < t0 + a.timeout:
         now = time.time()
@@ -344,6 +345,7 @@ def main():
     q.add_argument("--timeout", type=float, default=600)
     fo = sub.add_parser("failover")
     fo.add_argument("--kill", type=int, required=True, help="the leader's pid")
+    fo.add_argument("--signal", choices=("TERM", "KILL"), default="KILL", help="how the leader is stopped")
     fo.add_argument("--pid", type=int, required=True, help="the standby's pid")
     fo.add_argument("--metrics", required=True, help="the standby's /metrics")
     fo.add_argument("--n", type=int, required=True)
