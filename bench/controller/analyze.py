@@ -98,7 +98,7 @@ def record(a):
     conv = [t for name, t in s["last_by_name"].items() if name in s["created"]]
     out = {
         "kind": "burst", "who": a.who, "n": a.n, "label": a.label, "qps": a.qps, "burst": a.burst,
-        "ok": a.ok == 1,
+        "rep": a.rep, "ok": a.ok == 1,
         "converged_s": round(s["last_write"] - a.t0, 1) if s["last_write"] else None,
         "apply_s": round(max(created) - a.t0, 1) if created else None,
         "hwm_mib": round(a.hwm_kib / 1024, 1), "rss_mib": round(a.rss_kib / 1024, 1),
@@ -182,22 +182,42 @@ def ratio(o, c):
     return f"{o / c:.2f}" if o is not None and c else "–"
 
 
-def burst_tables(p, runs, ns, labels):
-    check = any(r.get("cpu_check_s") is not None for r in runs.values())
-    p("| N | client limits | controller | converged s | apply s | peak RSS MiB | CPU s | "
+MEDIAN_FIELDS = ("converged_s", "apply_s", "hwm_mib", "cpu_s", "cpu_check_s", "last_write_s")
+
+
+def median_run(reps):
+    """One row of repeated bursts: each measured figure the median of the repeats (the lower of the middle two
+    when they are even in number), the rest from the first."""
+    out = dict(reps[0])
+    for k in MEDIAN_FIELDS:
+        vals = sorted(r[k] for r in reps if r.get(k) is not None)
+        out[k] = vals[(len(vals) - 1) // 2] if vals else None
+    out["ok"] = all(r["ok"] for r in reps)
+    return out
+
+
+def burst_tables(p, all_runs, ns, labels):
+    runs = {k: median_run(v) for k, v in all_runs.items()}
+    repeats = max(len(v) for v in all_runs.values())
+    check = any(r.get("cpu_check_s") is not None for v in all_runs.values() for r in v)
+    p("| N | client limits | controller | " + ("run | " if repeats > 1 else "")
+      + "converged s | apply s | peak RSS MiB | CPU s | "
       + ("last write s | CPU s to the check + 5 s | " if check else "") + "writes | writes by verb |")
-    p("|---:|---|---|---:|---:|---:|---:|" + ("---:|---:|" if check else "") + "---:|---|")
+    p("|---:|---|---|" + ("---:|" if repeats > 1 else "") + "---:|---:|---:|---:|" + ("---:|---:|" if check else "")
+      + "---:|---|")
     for n in ns:
         for label in labels:
             for who in ("ours", "cr"):
-                r = runs.get((who, n, label))
-                if not r:
-                    continue
-                conv = r["converged_s"] if r["ok"] else f"not converged ({r['converged_s']})"
-                extra = f"{r.get('last_write_s')} | {r.get('cpu_check_s')} | " if check else ""
-                p(f"| {n} | {limits(r)} | {NAME[who]} | {conv} | {r['apply_s']} | {r['hwm_mib']} | {r['cpu_s']} | "
-                  f"{extra}{r['writes']} | {verbs_of(r)} |")
+                for r in all_runs.get((who, n, label), []):
+                    conv = r["converged_s"] if r["ok"] else f"not converged ({r['converged_s']})"
+                    extra = f"{r.get('last_write_s')} | {r.get('cpu_check_s')} | " if check else ""
+                    rep = f"{r.get('rep', 1)} | " if repeats > 1 else ""
+                    p(f"| {n} | {limits(r)} | {NAME[who]} | {rep}{conv} | {r['apply_s']} | {r['hwm_mib']} | "
+                      f"{r['cpu_s']} | {extra}{r['writes']} | {verbs_of(r)} |")
     p("\n### Ratios (this controller / controller-runtime)\n")
+    if repeats > 1:
+        p(f"Each figure below is the median of the {repeats} runs of each controller at each N (each measured "
+          "figure on its own).\n")
     p("Goals: convergence time at most 1 (no slower), memory per cached ModelService at most 0.25, CPU at most 0.5.\n")
     p("| N | client limits | convergence time | CPU seconds |")
     p("|---:|---|---:|---:|")
@@ -317,7 +337,9 @@ PEER = ("controller-runtime is the peer implementation of the same contract (v0.
 def report(a):
     rows = [json.loads(l) for l in open(a.results) if l.strip()]
     bursts = [r for r in rows if r.get("kind", "burst") == "burst"]
-    runs = {(r["who"], r["n"], r["label"]): r for r in bursts}
+    runs = collections.defaultdict(list)
+    for r in bursts:
+        runs[(r["who"], r["n"], r["label"])].append(r)
     cold = {(r["who"], r["n"]): r for r in rows if r.get("kind") == "cold"}
     lead = {(r["who"], r["n"], r.get("signal", "KILL")): r for r in rows if r.get("kind") == "leader"}
     ns = sorted({r["n"] for r in bursts})
@@ -357,6 +379,10 @@ def plot(a):
     rows = [json.loads(l) for l in open(a.results) if l.strip()]
     curves = [r for r in rows if r.get("kind", "burst") == "burst" and r["n"] == a.n and r["label"] == a.label
               and r.get("curve")]
+    last = {}  # of repeated bursts, the last run of each controller
+    for r in curves:
+        last[r["who"]] = r
+    curves = list(last.values())
     if not curves:
         sys.exit(f"analyze.py plot: no burst of N={a.n} ({a.label}) with a curve in {a.results}")
     w, h, left, right, top, bottom = 720, 420, 70, 20, 40, 50
@@ -418,6 +444,7 @@ def main():
     r.add_argument("--cpu-samples", default="", help="watch.py cpu's samples of the controller")
     r.add_argument("--t-check", type=float, default=None, help="when the convergence check passed (epoch)")
     r.add_argument("--etcd-db-mib", type=float, default=None)
+    r.add_argument("--rep", type=int, default=1, help="which of the repeated bursts of this N this is")
     c = sub.add_parser("record-cold")
     for flag in ("--audit", "--ua", "--who", "--watch"):
         c.add_argument(flag, required=True)

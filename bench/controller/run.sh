@@ -57,6 +57,11 @@
 #   --leader-change       also measure a leader change after each burst (above)
 #   --apiserver-args ARGS kube-apiserver flags added to cluster.sh's (e.g. the
 #                         in-flight limits of a large cluster), said in the report
+#   --repeat K            K bursts of each controller at each N, on fresh
+#                         clusters (default 1); the ratios use the median of
+#                         each figure (a burst at 1,000 lasts seconds: its CPU
+#                         varies by 20 % from one run to the next); the cold
+#                         start and the leader change follow the last
 #   --append              add this run's section to the end of --out (the
 #                         earlier runs' sections stay) and its rows to the
 #                         .jsonl next to it, instead of replacing both
@@ -75,7 +80,7 @@ export E2E_CLUSTER_MODE="${E2E_CLUSTER_MODE:-light}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 leader=0 append=0 apiserver_args=""
+repeat=1 ns_list="300 1000" equal="20:30" defaults=1 only="" build=1 keep=0 cold=0 leader=0 append=0 apiserver_args=""
 command="bench/controller/run.sh"
 for a in "$@"; do if [[ -z $a || $a =~ [[:space:]] ]]; then command+=" \"$a\""; else command+=" $a"; fi; done
 build_dir="$repo/build-bench" peers_out="${PEERS_OUT:-/tmp/peers}" out="$repo/bench/results/controller.md"
@@ -95,6 +100,7 @@ while (($#)); do
     --leader-change) leader=1; shift ;;
     --apiserver-args) apiserver_args=$2; shift 2 ;;
     --append) append=1; shift ;;
+    --repeat) repeat=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -240,10 +246,11 @@ leader_change() {
   return $((1 - ok))
 }
 
-# run CONTROLLER N QPS BURST LABEL: one measurement, appended to $work/results.jsonl
+# run CONTROLLER N QPS BURST LABEL REP: one measurement, appended to
+# $work/results.jsonl; the cold start and leader change after the last REP.
 run_one() {
-  local who=$1 n=$2 qps=$3 burst=$4 label=$5
-  say "== $who, N=$n, $label"
+  local who=$1 n=$2 qps=$3 burst=$4 label=$5 rep=${6:-1}
+  say "== $who, N=$n, $label$( ((repeat > 1)) && echo ", run $rep of $repeat")"
   # A /16 of ClusterIPs: the default /24 runs out at 254 Services.
   E2E_AUDIT=1 E2E_APISERVER_ARGS="--service-cluster-ip-range=10.0.0.0/16 $apiserver_args ${E2E_APISERVER_ARGS:-}" \
     "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" up >"$work/cluster-up.log" 2>&1 ||
@@ -253,7 +260,7 @@ run_one() {
   "$KUBECTL" apply -f "$repo/manifests/crd/modelservices.modelops.dev.yaml" >/dev/null
   "$KUBECTL" wait --for condition=Established --timeout=60s crd/modelservices.modelops.dev >/dev/null
   "$KUBECTL" create namespace bench >/dev/null
-  local pport log="$work/$who-$n-$label.log"
+  local pport log="$work/$who-$n-$label-$rep.log"
   mport=$(free_port) pport=$(free_port)
   controller_args "$who" "$mport" "$pport" "$qps" "$burst"
   start_controller "$log"
@@ -264,7 +271,7 @@ run_one() {
     sleep 0.1
   done
   sleep 2  # caches synced, workers idle
-  local cpu0 samples="$work/$who-$n-$label.cpu"
+  local cpu0 samples="$work/$who-$n-$label-$rep.cpu"
   python3 "$here/watch.py" cpu --pid "$ctrl_pid" --out "$samples" &  # ends with the controller
   cpu0=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
   manifest "$n" "$work/ms.yaml"
@@ -298,8 +305,12 @@ run_one() {
     --hwm-kib "$hwm" --rss-kib "$rss" --cpu-s "$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
     --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" \
     --cpu-samples "$samples" --t-check "$t_check" \
-    ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
+    --rep "$rep" ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
+  if ((rep < repeat)); then
+    "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
+    return $((1 - ok))
+  fi
   if ((cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
   if ((leader && ok)); then
     leader_change "$who" "$n" "$label" "$qps" "$burst" TERM || ok=0
@@ -319,11 +330,13 @@ for n in $ns_list; do
   for e in $equal; do settings+=("$e"); done
   for s in "${settings[@]}"; do
     for who in "${controllers[@]}"; do
-      if [[ $s == default ]]; then
-        run_one "$who" "$n" "" "" "default" || failed=1
-      else
-        run_one "$who" "$n" "${s%%:*}" "${s##*:}" "qps${s%%:*}" || failed=1
-      fi
+      for ((rep = 1; rep <= repeat; rep++)); do
+        if [[ $s == default ]]; then
+          run_one "$who" "$n" "" "" "default" "$rep" || failed=1
+        else
+          run_one "$who" "$n" "${s%%:*}" "${s##*:}" "qps${s%%:*}" "$rep" || failed=1
+        fi
+      done
     done
   done
 done
