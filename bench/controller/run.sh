@@ -39,9 +39,10 @@
 # second is a standby (ours: caches synced, /readyz; controller-runtime: 20 s
 # after its start), and the leader is stopped: once by SIGTERM (a rollout: it
 # releases the Lease), once more, with a new pair, by SIGKILL (a crash: the
-# Lease expires); watch.py failover records when the standby leads, when it has reconciled every ModelService
-# (its /metrics, as for the cold start), its CPU and peak RSS, and the writes
-# from the kill on (audit log; the goal is none).
+# Lease expires); watch.py failover records when the standby leads, when it
+# has reconciled every ModelService (its /metrics, as for the cold start), its
+# CPU and peak RSS, and the writes from the signal on (audit log; the goal is
+# none).
 #
 # Usage: bench/controller/run.sh [options]
 #   --n "300 1000"        object counts (the slope uses the smallest and largest)
@@ -307,12 +308,8 @@ run_one() {
     --cpu-samples "$samples" --t-check "$t_check" \
     --rep "$rep" ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
-  if ((rep < repeat)); then
-    "$repo/test/e2e/cluster.sh" --dir "$cluster_dir" down >/dev/null 2>&1 || true
-    return $((1 - ok))
-  fi
-  if ((cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
-  if ((leader && ok)); then
+  if ((rep == repeat && cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
+  if ((rep == repeat && leader && ok)); then
     leader_change "$who" "$n" "$label" "$qps" "$burst" TERM || ok=0
     leader_change "$who" "$n" "$label" "$qps" "$burst" KILL || ok=0
   fi
