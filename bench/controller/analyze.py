@@ -16,6 +16,7 @@ import argparse
 import collections
 import datetime
 import json
+import re
 import sys
 
 WRITES = {"create", "update", "patch", "delete", "deletecollection"}
@@ -90,6 +91,34 @@ def cpu_between(samples, t0, t1):
     return round(end - start, 2)
 
 
+def work_counts(path, name="modelservice"):
+    """What the controller did, from its /metrics at the end of a burst: reconciles, keys added to its queue
+    and requests to the API server (by method). Both controllers expose the same names (controller-runtime's)."""
+    out = {"reconciles": 0.0, "queue_adds": 0.0, "api_requests": collections.Counter()}
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r'^(\w+)\{([^}]*)\}\s+(\S+)', line)
+                if not m:
+                    continue
+                metric, labels, value = m.group(1), m.group(2), float(m.group(3))
+                if metric == "controller_runtime_reconcile_total" and f'controller="{name}"' in labels:
+                    out["reconciles"] += value
+                elif metric == "workqueue_adds_total" and f'name="{name}"' in labels:
+                    out["queue_adds"] += value
+                elif metric == "rest_client_requests_total":
+                    method = re.search(r'method="([^"]*)"', labels)
+                    out["api_requests"][method.group(1) if method else "?"] += value
+    except OSError:
+        return None
+    if not out["reconciles"]:
+        return None
+    return {"reconciles": int(out["reconciles"]), "queue_adds": int(out["queue_adds"]),
+            "api_requests": {k: int(v) for k, v in sorted(out["api_requests"].items())}}
+
+
 def record(a):
     s = scan(a.audit, a.ua, a.t0)
     created = s["created"].values()
@@ -111,6 +140,8 @@ def record(a):
         "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
         "failed_writes": dict(sorted(s["failed"].items())), "reads": s["reads"]["get"] + s["reads"]["list"],
         "etcd_db_mib": a.etcd_db_mib,
+        # From its /metrics at the end (counted since its start: the 2 s idle before the apply add nothing).
+        "work": work_counts(a.metrics),
         "curve": {"created": cumulative(created, a.t0), "converged": cumulative(conv, a.t0)},
     }
     print(json.dumps(out))
@@ -159,7 +190,9 @@ def line(_):
     print(f"{r['who']} N={r['n']} {r['label']}: converged {r['converged_s']} s (apply {r['apply_s']} s), "
           f"peak RSS {r['hwm_mib']} MiB, CPU {r['cpu_s']} s (to 5 s after the convergence check: "
           f"{r.get('cpu_check_s')} s), {r['writes']} writes {r['by_verb']}, "
-          f"failed {r['failed_writes']}, {r['reads']} reads" + ("" if r["ok"] else "  NOT CONVERGED"))
+          f"failed {r['failed_writes']}, {r['reads']} reads"
+          + (f", {r['work']['reconciles']} reconciles, {r['work']['queue_adds']} queue adds, API requests "
+             f"{r['work']['api_requests']}" if r.get("work") else "") + ("" if r["ok"] else "  NOT CONVERGED"))
 
 
 def limits(r):
@@ -192,6 +225,8 @@ def median_run(reps):
     for k in MEDIAN_FIELDS:
         vals = sorted(r[k] for r in reps if r.get(k) is not None)
         out[k] = vals[(len(vals) - 1) // 2] if vals else None
+    works = sorted((r["work"] for r in reps if r.get("work")), key=lambda w: w["reconciles"])
+    out["work"] = works[(len(works) - 1) // 2] if works else None
     out["ok"] = all(r["ok"] for r in reps)
     return out
 
@@ -246,9 +281,9 @@ def burst_tables(p, all_runs, ns, labels):
               f"{ratio(vals['ours'], vals['cr'])} |")
     p(f"\nPer object, N={lo} against N={hi} (a ratio near 1 is linear growth; the apply itself sets a floor "
       "on the time per object):\n")
-    p("| client limits | controller | converged ms/object | CPU ms/object | ratio N={0}/N={1}: time, CPU |"
-      .format(hi, lo))
-    p("|---|---|---:|---:|---:|")
+    p("| client limits | controller | converged ms/object | CPU ms/object | ratio N={0}/N={1}: time, CPU | "
+      "reconciles/object | queue adds/object | API requests/object | CPU µs/reconcile |".format(hi, lo))
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         for who in ("ours", "cr"):
             a1, a2 = runs.get((who, lo, label)), runs.get((who, hi, label))
@@ -256,8 +291,18 @@ def burst_tables(p, all_runs, ns, labels):
                 continue
             t1, t2 = a1["converged_s"] * 1000 / lo, a2["converged_s"] * 1000 / hi
             c1, c2 = a1["cpu_s"] * 1000 / lo, a2["cpu_s"] * 1000 / hi
+            w1, w2 = a1.get("work"), a2.get("work")
+
+            def per(key, f=lambda w: w):
+                if not w1 or not w2:
+                    return "–"
+                v1, v2 = f(w1[key]) / lo, f(w2[key]) / hi
+                return f"{v1:.2f} → {v2:.2f}"
+            per_rec = (f"{a1['cpu_s'] * 1e6 / w1['reconciles']:.0f} → {a2['cpu_s'] * 1e6 / w2['reconciles']:.0f}"
+                       if w1 and w2 else "–")
             p(f"| {limits(a1)} | {NAME[who]} | {t1:.2f} → {t2:.2f} | {c1:.2f} → {c2:.2f} | "
-              f"{ratio(t2, t1)}, {ratio(c2, c1)} |")
+              f"{ratio(t2, t1)}, {ratio(c2, c1)} | {per('reconciles')} | {per('queue_adds')} | "
+              f"{per('api_requests', lambda d: sum(d.values()))} | {per_rec} |")
 
 
 def cold_tables(p, cold, ns):
@@ -445,6 +490,7 @@ def main():
     r.add_argument("--t-check", type=float, default=None, help="when the convergence check passed (epoch)")
     r.add_argument("--etcd-db-mib", type=float, default=None)
     r.add_argument("--rep", type=int, default=1, help="which of the repeated bursts of this N this is")
+    r.add_argument("--metrics", default="", help="the controller's /metrics at the end of the burst")
     c = sub.add_parser("record-cold")
     for flag in ("--audit", "--ua", "--who", "--watch"):
         c.add_argument(flag, required=True)

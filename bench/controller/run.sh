@@ -297,6 +297,9 @@ run_one() {
   rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$ctrl_pid/status")
   cpu1=$(awk '{ print $14 + $15 }' "/proc/$ctrl_pid/stat")
   hz=$(getconf CLK_TCK)
+  # What it did (reconciles, queue adds, API requests), from its /metrics.
+  local metrics="$work/$who-$n-$label-$rep.metrics"
+  curl -fsS -o "$metrics" "http://127.0.0.1:$mport/metrics" 2>/dev/null || rm -f "$metrics"
   stop_controller
   local db
   db=$(curl -fsS "$E2E_ETCD_URL/metrics" 2>/dev/null |
@@ -306,7 +309,7 @@ run_one() {
     --hwm-kib "$hwm" --rss-kib "$rss" --cpu-s "$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')" \
     --cpu-total-s "$(awk -v b="$cpu1" -v hz="$hz" 'BEGIN { printf "%.2f", b / hz }')" \
     --cpu-samples "$samples" --t-check "$t_check" \
-    --rep "$rep" ${db:+--etcd-db-mib "$db"} >>"$work/results.jsonl"
+    --rep "$rep" ${db:+--etcd-db-mib "$db"} --metrics "$( [[ -f $metrics ]] && echo "$metrics")" >>"$work/results.jsonl"
   tail -n 1 "$work/results.jsonl" | python3 "$here/analyze.py" line >&2
   if ((rep == repeat && cold && ok)); then cold_start "$who" "$n" "$label" || ok=0; fi
   if ((rep == repeat && leader && ok)); then

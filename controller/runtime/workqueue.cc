@@ -48,6 +48,11 @@ void WorkQueue::Add(const std::string& key) {
 
 void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return;
+  // Due now: a delayed add of the key is folded into this one.
+  if (auto w = waiting_.find(key); w != waiting_.end()) {
+    due_.erase({w->second, key});
+    waiting_.erase(w);
+  }
   if (dirty_.count(key) != 0) return;
   adds_.Increment();
   dirty_.insert(key);
@@ -65,6 +70,9 @@ void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
     AddLocked(key);
     return;
   }
+  // Queued (or queued again at Done): it is reconciled sooner than that, and
+  // that reconcile says when it needs the next one.
+  if (dirty_.count(key) != 0) return;
   const auto ready = clock_.Now() + delay;
   auto [it, inserted] = waiting_.try_emplace(key, ready);
   if (!inserted) {

@@ -8,6 +8,13 @@
 //  - Get() blocks until a key is available or the queue shuts down; after
 //    ShutDown() the keys already queued are still handed out, then Get()
 //    returns nullopt; after ShutDownNow() they are dropped.
+//  - One entry per key, as controller-runtime's priority queue: a key is
+//    queued (due now) or waiting (due at a time), never both. Add folds a
+//    waiting key's delayed add into itself; AddAfter of a queued key adds
+//    nothing (the reconcile that runs sooner returns its own requeue). A
+//    reconcile that waits for the event of its own write (RequeueAfter the
+//    expectations' time to live) is then run once, at that event, not again
+//    when the time to live ends.
 //  - AddAfter waits on the injected Clock; AddRateLimited asks the limiter.
 //    The waiting keys are ordered by when they are due (client-go's heap), so
 //    adding one costs O(log W) among W waiting and wakes the delay thread only

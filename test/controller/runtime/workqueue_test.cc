@@ -204,6 +204,46 @@ TEST(WorkQueue, ManyWaitingKeysComeOutInTheOrderTheyAreDue) {
   EXPECT_EQ(order, want);
 }
 
+// One entry per key: an Add takes the place of the key's delayed add (the
+// reconcile it starts returns its own requeue), and a delayed add of a key
+// already queued adds nothing. A key being processed and not queued again
+// still waits (the reconcile's own RequeueAfter).
+TEST(WorkQueue, AnAddTakesThePlaceOfADelayedAdd) {
+  FakeClock clock;
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
+  const uint64_t waits = clock.waits();
+  q.AddAfter("a", seconds(30));
+  q.AddAfter("b", seconds(30));
+  EXPECT_EQ(q.NumWaiting(), 2u);
+  q.Add("a");
+  EXPECT_EQ(q.NumWaiting(), 1u) << "a is due now, not in 30 s as well";
+  EXPECT_EQ(q.Len(), 1u);
+  q.AddAfter("a", seconds(10));
+  EXPECT_EQ(q.NumWaiting(), 1u) << "a is queued: a delayed add adds nothing";
+  ASSERT_EQ(q.Get(), "a");
+  q.AddAfter("a", seconds(30));  // the reconcile's own requeue, while processing
+  q.Done("a");
+  EXPECT_EQ(q.NumWaiting(), 2u);
+  AwaitDelayThread(clock, waits);
+  clock.Advance(seconds(30));
+  ASSERT_TRUE(clock.Eventually([&] { return q.Len() == 2; }));
+  EXPECT_EQ(q.NumWaiting(), 0u);
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), "b");
+}
+
+TEST(WorkQueue, AReAddWhileProcessingTakesThePlaceOfTheReconcilesRequeue) {
+  FakeClock clock;
+  WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
+  q.Add("a");
+  ASSERT_EQ(q.Get(), "a");
+  q.Add("a");                    // an event during the reconcile
+  q.AddAfter("a", seconds(30));  // the reconcile's RequeueAfter
+  EXPECT_EQ(q.NumWaiting(), 0u);
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 1u);
+}
+
 TEST(WorkQueue, AddAfterZeroAddsNow) {
   FakeClock clock;
   WorkQueue q("test", clock, test::Unread<WorkQueueMetrics>());
