@@ -18,6 +18,19 @@
 //                           into one scan and hide its cost.
 //   AddGetDone/N            one key through Add, Get and Done with N other
 //                           keys queued: the dedup and processing sets.
+//   OwnWriteRequeue/N       a burst's key as the reconciler sees it: its
+//                           first reconcile writes, finds the cache behind its
+//                           write and returns RequeueAfter 30 s (the
+//                           expectations' time to live); the watch event of
+//                           the write adds the key again and the second
+//                           reconcile converges. Counter `pending_per_key`:
+//                           the delayed adds still waiting afterwards, each
+//                           a third reconcile 30 s later that finds nothing
+//                           to do. The queue kept both entries (1 per key:
+//                           in a burst longer than 30 s, such reconciles run
+//                           inside it, so the CPU per object grew with N
+//                           from 1,000 to 10,000); with one entry per key
+//                           the event's Add takes the delayed add's place (0).
 //
 // The time per key must not grow with N (bench/README.md, "Work queue").
 #include <benchmark/benchmark.h>
@@ -71,6 +84,34 @@ void AddGetDone(benchmark::State& state) {
   }
 }
 BENCHMARK(AddGetDone)->Arg(1000)->Arg(10000)->MeasureProcessCPUTime()->UseRealTime();
+
+void OwnWriteRequeue(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  ms::SystemClock clock;
+  ms::metrics::Registry registry;
+  WorkQueueMetrics m(registry);
+  int64_t keys = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    WorkQueue burst("burst", clock, m);
+    state.ResumeTiming();
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string key = Key("burst-", i);
+      burst.Add(key);
+      const std::string first = *burst.Get();
+      burst.AddAfter(first, std::chrono::seconds(30));  // behind its own write
+      burst.Done(first);
+      burst.Add(key);  // the write's watch event
+      burst.Done(*burst.Get());
+    }
+    state.PauseTiming();
+    keys += n;
+    state.counters["pending_per_key"] = static_cast<double>(burst.NumWaiting()) / static_cast<double>(n);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(keys);
+}
+BENCHMARK(OwnWriteRequeue)->Arg(1000)->Arg(10000)->MeasureProcessCPUTime()->UseRealTime();
 
 }  // namespace
 

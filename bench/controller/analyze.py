@@ -94,7 +94,8 @@ def cpu_between(samples, t0, t1):
 def work_counts(path, name="modelservice"):
     """What the controller did, from its /metrics at the end of a burst: reconciles, keys added to its queue
     and requests to the API server (by method). Both controllers expose the same names (controller-runtime's)."""
-    out = {"reconciles": 0.0, "queue_adds": 0.0, "api_requests": collections.Counter()}
+    out = {"reconciles": 0.0, "queue_adds": 0.0, "api_requests": collections.Counter(),
+           "by_result": collections.Counter()}
     if not path:
         return None
     try:
@@ -106,6 +107,8 @@ def work_counts(path, name="modelservice"):
                 metric, labels, value = m.group(1), m.group(2), float(m.group(3))
                 if metric == "controller_runtime_reconcile_total" and f'controller="{name}"' in labels:
                     out["reconciles"] += value
+                    result = re.search(r'result="([^"]*)"', labels)
+                    out["by_result"][result.group(1) if result else "?"] += value
                 elif metric == "workqueue_adds_total" and f'name="{name}"' in labels:
                     out["queue_adds"] += value
                 elif metric == "rest_client_requests_total":
@@ -116,7 +119,8 @@ def work_counts(path, name="modelservice"):
     if not out["reconciles"]:
         return None
     return {"reconciles": int(out["reconciles"]), "queue_adds": int(out["queue_adds"]),
-            "api_requests": {k: int(v) for k, v in sorted(out["api_requests"].items())}}
+            "api_requests": {k: int(v) for k, v in sorted(out["api_requests"].items())},
+            "by_result": {k: int(v) for k, v in sorted(out["by_result"].items()) if v}}
 
 
 def record(a):
@@ -191,7 +195,8 @@ def line(_):
           f"peak RSS {r['hwm_mib']} MiB, CPU {r['cpu_s']} s (to 5 s after the convergence check: "
           f"{r.get('cpu_check_s')} s), {r['writes']} writes {r['by_verb']}, "
           f"failed {r['failed_writes']}, {r['reads']} reads"
-          + (f", {r['work']['reconciles']} reconciles, {r['work']['queue_adds']} queue adds, API requests "
+          + (f", {r['work']['reconciles']} reconciles {r['work'].get('by_result')}, "
+             f"{r['work']['queue_adds']} queue adds, API requests "
              f"{r['work']['api_requests']}" if r.get("work") else "") + ("" if r["ok"] else "  NOT CONVERGED"))
 
 
