@@ -28,9 +28,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "api/schema.h"
-#include "api/validation.h"
-#include "base/files.h"
+#include "shared/api/schema.h"
+#include "shared/api/validation.h"
+#include "shared/base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"

@@ -13,8 +13,8 @@
 #include <iterator>
 #include <string>
 
-#include "api/schema.h"
-#include "base/files.h"
+#include "shared/api/schema.h"
+#include "shared/base/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"

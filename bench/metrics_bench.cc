@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "base/metrics.h"
 #include "controller/kube/metrics.h"
 #include "controller/modelservice/metrics.h"
 #include "controller/runtime/metrics.h"
+#include "shared/base/metrics.h"
 #include "webhook/metrics.h"
 
 namespace {

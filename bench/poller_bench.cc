@@ -19,10 +19,10 @@
 #include <mutex>
 #include <string>
 
-#include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/poller.h"
+#include "shared/base/clock.h"
+#include "shared/base/metrics.h"
 
 namespace {
 

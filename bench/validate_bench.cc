@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "api/schema.h"
-#include "base/files.h"
+#include "shared/api/schema.h"
+#include "shared/base/files.h"
 #include "webhook/validate/validate.h"
 #include "webhook/validate/yaml_reader.h"
 

@@ -39,10 +39,10 @@
 #include <string>
 #include <thread>
 
-#include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/workqueue.h"
+#include "shared/base/clock.h"
+#include "shared/base/metrics.h"
 
 namespace {
 

@@ -7,12 +7,12 @@
 #include <ostream>
 #include <string_view>
 
-#include "base/clock.h"
-#include "base/metrics.h"
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
+#include "shared/base/clock.h"
+#include "shared/base/metrics.h"
 
 namespace ms::controller {
 namespace {

@@ -1,10 +1,10 @@
 #include "controller/flags.h"
 
-#include "api/runtimes.h"
-#include "base/files.h"
-#include "base/flags.h"
-#include "base/strings.h"
-#include "version/version.h"
+#include "shared/api/runtimes.h"
+#include "shared/base/files.h"
+#include "shared/base/flags.h"
+#include "shared/base/strings.h"
+#include "shared/version/version.h"
 
 #include <algorithm>
 #include <cctype>

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/autoscale/promql.h"
 #include "controller/certs/policy.h"
 #include "controller/modelservice/desired.h"
+#include "shared/base/flags.h"
 
 namespace ms::controller {
 

@@ -23,11 +23,6 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
-#include "base/logging.h"
-#include "base/metrics.h"
-#include "base/open_files.h"
-#include "base/signals.h"
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/certs/manager.h"
@@ -51,8 +46,13 @@
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/workqueue.h"
 #include "controller/secure_metrics.h"
-#include "transport/side_endpoints.h"
-#include "version/version.h"
+#include "shared/base/clock.h"
+#include "shared/base/logging.h"
+#include "shared/base/metrics.h"
+#include "shared/base/open_files.h"
+#include "shared/base/signals.h"
+#include "shared/transport/side_endpoints.h"
+#include "shared/version/version.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "certs/x509.h"
+#include "shared/certs/x509.h"
 
 namespace ms::controller {
 

@@ -13,13 +13,13 @@
 
 #include <memory>
 
-#include "base/clock.h"
 #include "controller/kube/config.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
 #include "controller/runtime/metrics_auth.h"
-#include "transport/side_endpoints.h"
-#include "transport/tls.h"
+#include "shared/base/clock.h"
+#include "shared/transport/side_endpoints.h"
+#include "shared/transport/tls.h"
 
 namespace ms::controller {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::webhook {
 

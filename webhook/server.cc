@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "base/logging.h"
+#include "shared/base/logging.h"
 
 namespace ms::webhook {
 

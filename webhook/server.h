@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "transport/http_server.h"
-#include "transport/tls.h"
+#include "shared/transport/http_server.h"
+#include "shared/transport/tls.h"
 #include "webhook/admission/handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/metrics.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::autoscale {
 

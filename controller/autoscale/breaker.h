@@ -17,7 +17,7 @@
 #include <chrono>
 #include <string>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::autoscale {
 

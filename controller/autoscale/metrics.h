@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::autoscale {
 

@@ -40,10 +40,10 @@
 #include <utility>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/autoscale/breaker.h"
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/prometheus_client.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

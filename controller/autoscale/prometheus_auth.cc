@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "base/files.h"
-#include "base/strings.h"
+#include "shared/base/files.h"
+#include "shared/base/strings.h"
 
 namespace ms::autoscale {
 

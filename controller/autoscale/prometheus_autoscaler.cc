@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "api/types.h"
-#include "base/strings.h"
+#include "shared/api/types.h"
+#include "shared/base/strings.h"
 
 namespace ms::autoscale {
 

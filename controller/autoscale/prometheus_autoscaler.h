@@ -51,12 +51,12 @@
 #include <string>
 #include <utility>
 
-#include "base/clock.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/autoscale/formula.h"
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/poller.h"
 #include "controller/autoscale/promql.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

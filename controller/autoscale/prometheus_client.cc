@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "base/json_fields.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/paths.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::autoscale {
 

@@ -41,9 +41,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/autoscale/prometheus_credentials.h"
+#include "shared/base/clock.h"
 
 namespace ms::autoscale {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/base64.h"
+#include "shared/base/base64.h"
 
 namespace ms::autoscale {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/kube/token_source.h"
+#include "shared/base/clock.h"
 
 namespace ms::autoscale {
 

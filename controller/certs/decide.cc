@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/timefmt.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::controller::certs {
 

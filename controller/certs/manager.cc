@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "base/json_fields.h"
 #include "controller/certs/issuer.h"
 #include "controller/kube/paths.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::controller::certs {
 

@@ -39,14 +39,14 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
-#include "certs/expiry.h"
 #include "controller/certs/decide.h"
 #include "controller/certs/metrics.h"
 #include "controller/certs/policy.h"
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/informer.h"
+#include "shared/base/clock.h"
+#include "shared/certs/expiry.h"
 
 namespace ms::controller::certs {
 

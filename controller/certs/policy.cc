@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/flags.h"
+#include "shared/base/flags.h"
 
 namespace ms::controller::certs {
 

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "base/base64.h"
-#include "base/json_fields.h"
-#include "base/timefmt.h"
+#include "shared/base/base64.h"
+#include "shared/base/json_fields.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::controller::certs {
 

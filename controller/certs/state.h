@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "certs/x509.h"
 #include "controller/certs/policy.h"
+#include "shared/certs/x509.h"
 
 namespace ms::controller::certs {
 

@@ -1,6 +1,6 @@
 #include "controller/kube/api_json.h"
 
-#include "base/json_number.h"
+#include "shared/base/json_number.h"
 
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>

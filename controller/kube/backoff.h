@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

@@ -15,8 +15,8 @@
 #include <stop_token>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/kube/api_json.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

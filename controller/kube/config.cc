@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "base/base64.h"
-#include "base/files.h"
-#include "base/strings.h"
+#include "shared/base/base64.h"
+#include "shared/base/files.h"
+#include "shared/base/strings.h"
 
 namespace ms::kube {
 

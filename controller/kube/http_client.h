@@ -24,7 +24,6 @@
 #include <memory>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/kube/config.h"
 #include "controller/kube/metrics.h"
@@ -32,6 +31,7 @@
 #include "controller/kube/token_source.h"
 #include "controller/kube/transport.h"
 #include "controller/kube/write_gate.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

@@ -3,7 +3,7 @@
 // shared by every client.
 #pragma once
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::kube {
 

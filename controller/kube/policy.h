@@ -23,10 +23,10 @@
 #include <stop_token>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/kube/rate_limiter.h"
 #include "controller/kube/write_gate.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

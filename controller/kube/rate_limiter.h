@@ -11,7 +11,7 @@
 #include <optional>
 #include <stop_token>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

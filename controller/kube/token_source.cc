@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "base/files.h"
-#include "base/strings.h"
+#include "shared/base/files.h"
+#include "shared/base/strings.h"
 
 namespace ms::kube {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

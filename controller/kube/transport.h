@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

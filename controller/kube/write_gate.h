@@ -6,7 +6,7 @@
 // aborts a write in flight once the time is up (design.md §3).
 #pragma once
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::kube {
 

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <utility>
 
-#include "api/quantity.h"
-#include "api/runtimes.h"
 #include "controller/modelservice/owned.h"
+#include "shared/api/quantity.h"
+#include "shared/api/runtimes.h"
 
 namespace ms::modelservice {
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "api/spec.gen.h"
+#include "shared/api/spec.gen.h"
 
 namespace ms::modelservice {
 

@@ -5,10 +5,10 @@
 #include <limits>
 #include <string_view>
 
-#include "base/json_fields.h"
 #include "controller/modelservice/desired_parts.h"
 #include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "api/spec.h"
-#include "api/types.h"
 #include "controller/autoscale/autoscaler.h"
+#include "shared/api/spec.h"
+#include "shared/api/types.h"
 
 namespace ms::modelservice {
 

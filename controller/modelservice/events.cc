@@ -5,9 +5,9 @@
 #include <optional>
 #include <random>
 
-#include "base/json_fields.h"
-#include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/json_fields.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::modelservice {
 

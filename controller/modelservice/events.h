@@ -14,9 +14,9 @@
 #include <string>
 #include <thread>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/event_correlator.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <tuple>
 
-#include "api/types.h"
-#include "base/json_fields.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/status.h"
+#include "shared/api/types.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -42,7 +42,6 @@
 #include <optional>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/kube/client.h"
 #include "controller/modelservice/events.h"
@@ -50,6 +49,7 @@
 #include "controller/modelservice/metrics.h"
 #include "controller/modelservice/plan.h"
 #include "controller/runtime/reconciler.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

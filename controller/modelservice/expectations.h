@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/clock.h"
 
 namespace ms::modelservice {
 

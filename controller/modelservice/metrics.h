@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::modelservice {
 

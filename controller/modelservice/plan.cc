@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "api/types.h"
-#include "base/strings.h"
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/resources.h"
 #include "controller/modelservice/status.h"
 #include "controller/modelservice/versions.h"
+#include "shared/api/types.h"
+#include "shared/base/strings.h"
 
 namespace ms::modelservice {
 

@@ -37,12 +37,12 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/clock.h"
 
 namespace ms::modelservice {
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <set>
 
-#include "api/pod_template.h"
-#include "api/quantity.h"
 #include "controller/modelservice/container_fields.h"
 #include "controller/modelservice/owned.h"
+#include "shared/api/pod_template.h"
+#include "shared/api/quantity.h"
 
 namespace ms::modelservice {
 

@@ -4,9 +4,9 @@
 #include <string_view>
 #include <utility>
 
-#include "api/types.h"
-#include "base/json_fields.h"
 #include "controller/modelservice/resources.h"
+#include "shared/api/types.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "api/pod_template.h"
-#include "api/types.h"
 #include "controller/kube/paths.h"
+#include "shared/api/pod_template.h"
+#include "shared/api/types.h"
 
 namespace ms::modelservice {
 

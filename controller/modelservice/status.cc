@@ -7,10 +7,10 @@
 #include <tuple>
 #include <utility>
 
-#include "api/types.h"
-#include "base/json_fields.h"
-#include "base/timefmt.h"
 #include "controller/modelservice/versions.h"
+#include "shared/api/types.h"
+#include "shared/base/json_fields.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::modelservice {
 

@@ -15,10 +15,10 @@
 #include <optional>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/autoscale/autoscaler.h"
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/pods.h"
+#include "shared/base/clock.h"
 
 namespace ms::modelservice {
 

@@ -1,7 +1,7 @@
 #include "controller/modelservice/versions.h"
 
-#include "base/json_fields.h"
-#include "base/timefmt.h"
+#include "shared/base/json_fields.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::modelservice {
 

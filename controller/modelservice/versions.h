@@ -43,8 +43,8 @@
 #include <optional>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/modelservice/desired.h"
+#include "shared/base/clock.h"
 
 namespace ms::modelservice {
 

@@ -7,7 +7,7 @@
 #include <exception>
 #include <random>
 
-#include "base/logging.h"
+#include "shared/base/logging.h"
 
 namespace ms::runtime {
 

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/reconciler.h"
 #include "controller/runtime/workqueue.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

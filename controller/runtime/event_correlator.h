@@ -30,8 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/kube/rate_limiter.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/dispatcher.h"
 #include "controller/runtime/reflector.h"
 #include "controller/runtime/store.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

@@ -6,8 +6,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "base/timefmt.h"
 #include "controller/kube/paths.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::runtime {
 

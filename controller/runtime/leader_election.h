@@ -43,11 +43,11 @@
 #include <random>
 #include <string>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/write_gate.h"
 #include "controller/runtime/metrics.h"
+#include "shared/base/clock.h"
 
 namespace spdlog {
 class logger;

@@ -31,10 +31,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "base/clock.h"
 #include "controller/kube/client.h"
 #include "controller/kube/rate_limiter.h"
-#include "transport/side_endpoints.h"
+#include "shared/base/clock.h"
+#include "shared/transport/side_endpoints.h"
 
 namespace ms::runtime {
 

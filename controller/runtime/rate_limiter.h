@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/kube/rate_limiter.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

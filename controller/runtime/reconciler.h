@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "base/json_fields.h"
 #include "controller/kube/paths.h"
 #include "controller/kube/status.h"
+#include "shared/base/json_fields.h"
 
 namespace ms::runtime {
 

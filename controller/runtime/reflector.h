@@ -32,11 +32,11 @@
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/list_pages.h"
 #include "controller/runtime/store.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

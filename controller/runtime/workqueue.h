@@ -33,9 +33,9 @@
 #include <thread>
 #include <utility>
 
-#include "base/clock.h"
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/rate_limiter.h"
+#include "shared/base/clock.h"
 
 namespace ms::runtime {
 

@@ -1,4 +1,4 @@
-#include "api/container_validation.h"
+#include "shared/api/container_validation.h"
 
 #include <array>
 #include <set>
@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "api/k8s_names.h"
-#include "api/quantity.h"
+#include "shared/api/k8s_names.h"
+#include "shared/api/quantity.h"
 
 namespace ms::api {
 

@@ -13,8 +13,8 @@
 
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/spec.gen.h"
+#include "shared/api/field_error.h"
+#include "shared/api/spec.gen.h"
 
 namespace ms::api {
 

@@ -1,9 +1,9 @@
-#include "api/defaults.h"
+#include "shared/api/defaults.h"
 
 #include <string>
 
-#include "api/patch_text.h"
-#include "api/spec.h"
+#include "shared/api/patch_text.h"
+#include "shared/api/spec.h"
 
 namespace ms::api {
 

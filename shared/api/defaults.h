@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/json_ref.h"
+#include "shared/base/json_ref.h"
 
 #include <string>
 

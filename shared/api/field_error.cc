@@ -1,4 +1,4 @@
-#include "api/field_error.h"
+#include "shared/api/field_error.h"
 
 #include <algorithm>
 #include <string_view>

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/json_ref.h"
+#include "shared/base/json_ref.h"
 
 #include <optional>
 #include <span>

@@ -1,11 +1,11 @@
-#include "api/field_reader.h"
+#include "shared/api/field_reader.h"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 #include <stdexcept>
 
-#include "api/k8s_names.h"
+#include "shared/api/k8s_names.h"
 
 namespace ms::api {
 

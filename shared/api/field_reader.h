@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/field_rules.h"
-#include "base/json_ref.h"
+#include "shared/api/field_error.h"
+#include "shared/api/field_rules.h"
+#include "shared/base/json_ref.h"
 
 namespace ms::api {
 

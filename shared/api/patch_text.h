@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/value_text.h"
+#include "shared/api/value_text.h"
 
 namespace ms::api {
 

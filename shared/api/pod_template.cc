@@ -1,4 +1,4 @@
-#include "api/pod_template.h"
+#include "shared/api/pod_template.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "api/spec.gen.h"
+#include "shared/api/spec.gen.h"
 
 namespace ms::api {
 

@@ -1,4 +1,4 @@
-#include "api/pod_validation.h"
+#include "shared/api/pod_validation.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,11 +9,11 @@
 #include <span>
 #include <string_view>
 
-#include "api/container_validation.h"
-#include "api/k8s_names.h"
-#include "api/pod_template.h"
-#include "api/quantity.h"
-#include "api/scheduling_validation.h"
+#include "shared/api/container_validation.h"
+#include "shared/api/k8s_names.h"
+#include "shared/api/pod_template.h"
+#include "shared/api/quantity.h"
+#include "shared/api/scheduling_validation.h"
 
 namespace ms::api {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/spec.gen.h"
+#include "shared/api/field_error.h"
+#include "shared/api/spec.gen.h"
 
 namespace ms::api {
 

@@ -1,10 +1,10 @@
-#include "api/prune.h"
+#include "shared/api/prune.h"
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
-#include "api/schema.h"
+#include "shared/api/schema.h"
 
 namespace ms::api {
 

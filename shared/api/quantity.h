@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "api/field_rules.h"
+#include "shared/api/field_rules.h"
 
 namespace ms::api {
 

@@ -1,4 +1,4 @@
-#include "api/ratchet.h"
+#include "shared/api/ratchet.h"
 
 #include <algorithm>
 #include <map>

@@ -19,8 +19,8 @@
 
 #include <vector>
 
-#include "api/field_error.h"
-#include "base/json_ref.h"
+#include "shared/api/field_error.h"
+#include "shared/base/json_ref.h"
 
 namespace ms::api {
 

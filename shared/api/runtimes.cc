@@ -1,4 +1,4 @@
-#include "api/runtimes.h"
+#include "shared/api/runtimes.h"
 
 #include <array>
 #include <string>

@@ -1,8 +1,8 @@
-#include "api/scheduling_validation.h"
+#include "shared/api/scheduling_validation.h"
 
 #include <string>
 
-#include "api/k8s_names.h"
+#include "shared/api/k8s_names.h"
 
 namespace ms::api {
 

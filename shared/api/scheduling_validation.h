@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/spec.gen.h"
+#include "shared/api/field_error.h"
+#include "shared/api/spec.gen.h"
 
 namespace ms::api {
 

@@ -1,6 +1,6 @@
-#include "api/schema.h"
+#include "shared/api/schema.h"
 
-#include "api/schema_check.h"
+#include "shared/api/schema_check.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>

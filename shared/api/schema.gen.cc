@@ -4,7 +4,7 @@
 // The schema valijson compiles (the CRD's openAPIV3Schema): the definition
 // without its x-ms-* annotations.
 
-#include "api/schema.h"
+#include "shared/api/schema.h"
 
 namespace ms::api {
 

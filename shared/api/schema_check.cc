@@ -1,4 +1,4 @@
-#include "api/schema_check.h"
+#include "shared/api/schema_check.h"
 
 #include <valijson/utils/utf8_utils.hpp>
 

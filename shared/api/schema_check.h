@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/json_ref.h"
+#include "shared/base/json_ref.h"
 
 namespace ms::api {
 

@@ -1,7 +1,7 @@
-#include "api/spec.h"
+#include "shared/api/spec.h"
 
-#include "api/field_reader.h"
-#include "api/runtimes.h"
+#include "shared/api/field_reader.h"
+#include "shared/api/runtimes.h"
 
 namespace ms::api {
 

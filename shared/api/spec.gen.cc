@@ -3,12 +3,12 @@
 //
 // The parser, JSON form and defaults of the typed spec (spec.gen.h).
 
-#include "api/spec.gen.h"
+#include "shared/api/spec.gen.h"
 
 #include <algorithm>
 
-#include "api/field_reader.h"
-#include "api/patch_text.h"
+#include "shared/api/field_reader.h"
+#include "shared/api/patch_text.h"
 
 namespace ms::api {
 

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/field_rules.h"
-#include "base/json_ref.h"
+#include "shared/api/field_rules.h"
+#include "shared/base/json_ref.h"
 
 namespace ms::api {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/spec.gen.h"
-#include "base/json_ref.h"
+#include "shared/api/field_error.h"
+#include "shared/api/spec.gen.h"
+#include "shared/base/json_ref.h"
 
 namespace ms::api {
 

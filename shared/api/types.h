@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "api/types.gen.h"  // IWYU pragma: export
+#include "shared/api/types.gen.h"  // IWYU pragma: export
 
 namespace ms::api {
 

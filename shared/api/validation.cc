@@ -1,9 +1,9 @@
-#include "api/validation.h"
+#include "shared/api/validation.h"
 
 #include <algorithm>
 
-#include "api/pod_validation.h"
-#include "api/types.h"
+#include "shared/api/pod_validation.h"
+#include "shared/api/types.h"
 
 namespace ms::api {
 

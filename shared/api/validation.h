@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/schema.h"
-#include "api/spec.h"
+#include "shared/api/field_error.h"
+#include "shared/api/schema.h"
+#include "shared/api/spec.h"
 
 namespace ms::api {
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "api/field_rules.h"
-#include "base/json_text.h"
+#include "shared/api/field_rules.h"
+#include "shared/base/json_text.h"
 
 namespace ms::api {
 

@@ -1,4 +1,4 @@
-#include "base/cpus.h"
+#include "shared/base/cpus.h"
 
 #include <sched.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "base/files.h"
-#include "base/strings.h"
+#include "shared/base/files.h"
+#include "shared/base/strings.h"
 
 namespace ms {
 

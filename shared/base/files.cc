@@ -1,4 +1,4 @@
-#include "base/files.h"
+#include "shared/base/files.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,9 +1,9 @@
-#include "base/flags.h"
+#include "shared/base/flags.h"
 
 #include <charconv>
 #include <sstream>
 
-#include "base/logging.h"
+#include "shared/base/logging.h"
 
 namespace ms {
 

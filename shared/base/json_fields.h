@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/json_ref.h"
+#include "shared/base/json_ref.h"
 
 namespace ms {
 

@@ -1,4 +1,4 @@
-#include "base/json_number.h"
+#include "shared/base/json_number.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "base/json_ref.h"
+#include "shared/base/json_ref.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/json_text.h"
+#include "shared/base/json_text.h"
 
 namespace ms {
 

@@ -1,11 +1,11 @@
-#include "base/json_text.h"
+#include "shared/base/json_text.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstring>
 
-#include "base/json_stops.h"
-#include "base/utf8.h"
+#include "shared/base/json_stops.h"
+#include "shared/base/utf8.h"
 
 namespace ms {
 

@@ -1,4 +1,4 @@
-#include "base/logging.h"
+#include "shared/base/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "base/utf8.h"
+#include "shared/base/utf8.h"
 
 namespace ms::log {
 

@@ -1,4 +1,4 @@
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_type.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "base/files.h"
+#include "shared/base/files.h"
 
 namespace ms::metrics {
 

@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/object_metrics.h"
+#include "shared/base/object_metrics.h"
 
 namespace ms::metrics {
 

@@ -1,4 +1,4 @@
-#include "base/object_metrics.h"
+#include "shared/base/object_metrics.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "base/open_files.h"
+#include "shared/base/open_files.h"
 
 #include <sys/resource.h>
 

@@ -1,4 +1,4 @@
-#include "base/signals.h"
+#include "shared/base/signals.h"
 
 #include <pthread.h>
 

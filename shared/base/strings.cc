@@ -1,4 +1,4 @@
-#include "base/strings.h"
+#include "shared/base/strings.h"
 
 #include <charconv>
 #include <cmath>

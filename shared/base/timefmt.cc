@@ -1,4 +1,4 @@
-#include "base/timefmt.h"
+#include "shared/base/timefmt.h"
 
 #include <cstdio>
 #include <ctime>

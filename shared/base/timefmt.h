@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms {
 

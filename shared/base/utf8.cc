@@ -1,4 +1,4 @@
-#include "base/utf8.h"
+#include "shared/base/utf8.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,9 +1,9 @@
-#include "certs/cert_watcher.h"
+#include "shared/certs/cert_watcher.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "base/files.h"
+#include "shared/base/files.h"
 
 namespace ms::certs {
 

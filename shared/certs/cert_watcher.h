@@ -33,9 +33,9 @@
 #include <thread>
 #include <utility>
 
-#include "base/clock.h"
-#include "certs/expiry.h"
-#include "certs/metrics.h"
+#include "shared/base/clock.h"
+#include "shared/certs/expiry.h"
+#include "shared/certs/metrics.h"
 
 namespace ms::certs {
 

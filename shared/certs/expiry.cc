@@ -1,4 +1,4 @@
-#include "certs/expiry.h"
+#include "shared/certs/expiry.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

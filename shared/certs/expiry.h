@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "certs/x509.h"
+#include "shared/certs/x509.h"
 
 namespace ms::certs {
 

@@ -1,4 +1,4 @@
-#include "certs/metrics.h"
+#include "shared/certs/metrics.h"
 
 namespace ms::certs {
 

@@ -3,7 +3,7 @@
 // reference.
 #pragma once
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::certs {
 

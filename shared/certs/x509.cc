@@ -1,4 +1,4 @@
-#include "certs/x509.h"
+#include "shared/certs/x509.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>

@@ -1,4 +1,4 @@
-#include "transport/budget.h"
+#include "shared/transport/budget.h"
 
 namespace ms::transport {
 

@@ -1,4 +1,4 @@
-#include "transport/client_names.h"
+#include "shared/transport/client_names.h"
 
 #include <openssl/x509v3.h>
 

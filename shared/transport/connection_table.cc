@@ -1,4 +1,4 @@
-#include "transport/connection_table.h"
+#include "shared/transport/connection_table.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "transport/event_loop.h"
+#include "shared/transport/event_loop.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/unique_fd.h"
+#include "shared/transport/unique_fd.h"
 
 namespace ms::transport {
 

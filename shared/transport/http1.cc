@@ -1,4 +1,4 @@
-#include "transport/http1.h"
+#include "shared/transport/http1.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,9 +7,9 @@
 #include <ctime>
 #include <exception>
 
-#include "base/strings.h"
-#include "base/utf8.h"
-#include "transport/http1_text.h"
+#include "shared/base/strings.h"
+#include "shared/base/utf8.h"
+#include "shared/transport/http1_text.h"
 
 namespace ms::transport {
 

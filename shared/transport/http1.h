@@ -31,9 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/clock.h"
-#include "transport/budget.h"
-#include "transport/response.h"
+#include "shared/base/clock.h"
+#include "shared/transport/budget.h"
+#include "shared/transport/response.h"
 
 namespace ms::transport {
 

@@ -1,10 +1,10 @@
-#include "transport/http1_text.h"
+#include "shared/transport/http1_text.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 
-#include "base/strings.h"
+#include "shared/base/strings.h"
 
 namespace ms::transport {
 

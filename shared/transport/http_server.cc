@@ -1,4 +1,4 @@
-#include "transport/http_server.h"
+#include "shared/transport/http_server.h"
 
 #include <algorithm>
 

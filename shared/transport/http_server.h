@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "transport/http1.h"
-#include "transport/listener.h"
-#include "transport/worker.h"
+#include "shared/transport/http1.h"
+#include "shared/transport/listener.h"
+#include "shared/transport/worker.h"
 
 namespace ms::transport {
 

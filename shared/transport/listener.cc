@@ -1,4 +1,4 @@
-#include "transport/listener.h"
+#include "shared/transport/listener.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

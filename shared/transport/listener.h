@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "transport/unique_fd.h"
+#include "shared/transport/unique_fd.h"
 
 namespace ms::transport {
 

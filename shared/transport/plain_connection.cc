@@ -1,4 +1,4 @@
-#include "transport/plain_connection.h"
+#include "shared/transport/plain_connection.h"
 
 #include <sys/socket.h>
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "transport/stream.h"
+#include "shared/transport/stream.h"
 
 namespace ms::transport {
 

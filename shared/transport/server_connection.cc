@@ -1,11 +1,11 @@
-#include "transport/server_connection.h"
+#include "shared/transport/server_connection.h"
 
 #include <spdlog/logger.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
 
-#include "transport/http_server.h"
+#include "shared/transport/http_server.h"
 
 namespace ms::transport {
 

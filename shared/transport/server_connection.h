@@ -21,11 +21,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "base/clock.h"
-#include "transport/budget.h"
-#include "transport/connection_table.h"
-#include "transport/http1.h"
-#include "transport/stream.h"
+#include "shared/base/clock.h"
+#include "shared/transport/budget.h"
+#include "shared/transport/connection_table.h"
+#include "shared/transport/http1.h"
+#include "shared/transport/stream.h"
 
 namespace spdlog {
 class logger;

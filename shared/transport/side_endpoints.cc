@@ -1,4 +1,4 @@
-#include "transport/side_endpoints.h"
+#include "shared/transport/side_endpoints.h"
 
 namespace ms::transport {
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
-#include "base/metrics.h"
-#include "transport/http_server.h"
+#include "shared/base/flags.h"
+#include "shared/base/metrics.h"
+#include "shared/transport/http_server.h"
 
 namespace ms::transport {
 

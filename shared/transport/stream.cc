@@ -1,4 +1,4 @@
-#include "transport/stream.h"
+#include "shared/transport/stream.h"
 
 #include <sys/socket.h>
 

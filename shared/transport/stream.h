@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "transport/unique_fd.h"
+#include "shared/transport/unique_fd.h"
 
 namespace ms::transport {
 

@@ -1,4 +1,4 @@
-#include "transport/ticket_keys.h"
+#include "shared/transport/ticket_keys.h"
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>

@@ -14,7 +14,7 @@
 #include <deque>
 #include <mutex>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::transport {
 

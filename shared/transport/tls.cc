@@ -1,14 +1,14 @@
-#include "transport/tls.h"
+#include "shared/transport/tls.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
 #include <stdexcept>
 
-#include "base/files.h"
-#include "transport/client_names.h"
-#include "transport/ticket_keys.h"
-#include "transport/tls_sessions.h"
+#include "shared/base/files.h"
+#include "shared/transport/client_names.h"
+#include "shared/transport/ticket_keys.h"
+#include "shared/transport/tls_sessions.h"
 
 namespace ms::transport {
 

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::transport {
 

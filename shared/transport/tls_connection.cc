@@ -1,4 +1,4 @@
-#include "transport/tls_connection.h"
+#include "shared/transport/tls_connection.h"
 
 #include <openssl/err.h>
 #include <sys/socket.h>

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "transport/stream.h"
-#include "transport/tls_sessions.h"
+#include "shared/transport/stream.h"
+#include "shared/transport/tls_sessions.h"
 
 namespace ms::transport {
 

@@ -1,4 +1,4 @@
-#include "transport/tls_sessions.h"
+#include "shared/transport/tls_sessions.h"
 
 #include <array>
 #include <cstring>

@@ -24,7 +24,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms::transport {
 

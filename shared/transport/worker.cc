@@ -1,4 +1,4 @@
-#include "transport/worker.h"
+#include "shared/transport/worker.h"
 
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/http_server.h"
-#include "transport/plain_connection.h"
-#include "transport/tls_connection.h"
+#include "shared/transport/http_server.h"
+#include "shared/transport/plain_connection.h"
+#include "shared/transport/tls_connection.h"
 
 namespace ms::transport {
 

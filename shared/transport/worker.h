@@ -17,12 +17,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/clock.h"
-#include "transport/budget.h"
-#include "transport/event_loop.h"
-#include "transport/http1.h"
-#include "transport/listener.h"
-#include "transport/server_connection.h"
+#include "shared/base/clock.h"
+#include "shared/transport/budget.h"
+#include "shared/transport/event_loop.h"
+#include "shared/transport/http1.h"
+#include "shared/transport/listener.h"
+#include "shared/transport/server_connection.h"
 
 namespace ms::transport {
 

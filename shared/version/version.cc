@@ -1,4 +1,4 @@
-#include "version/version.h"
+#include "shared/version/version.h"
 
 // Defined by shared/base/CMakeLists.txt on this file only, so a new revision
 // recompiles one file.

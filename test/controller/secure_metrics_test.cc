@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "base/metrics.h"
 #include "controller/kube/curl_handles.h"
+#include "shared/base/metrics.h"
 #include "test/support/http_test_server.h"
 
 namespace ms::controller {

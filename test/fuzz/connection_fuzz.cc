@@ -25,10 +25,10 @@
 #include <string_view>
 #include <vector>
 
+#include "shared/transport/http_server.h"
+#include "shared/transport/plain_connection.h"
+#include "shared/transport/server_connection.h"
 #include "test/support/fake_clock.h"
-#include "transport/http_server.h"
-#include "transport/plain_connection.h"
-#include "transport/server_connection.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "transport/http1.h"
+#include "shared/transport/http1.h"
 
 namespace {
 

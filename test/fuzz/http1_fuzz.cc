@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "shared/transport/http1.h"
 #include "test/support/fake_clock.h"
-#include "transport/http1.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "api/schema.h"
-#include "base/utf8.h"
+#include "shared/api/schema.h"
+#include "shared/base/utf8.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-#include "base/clock.h"
+#include "shared/base/clock.h"
 
 namespace ms {
 

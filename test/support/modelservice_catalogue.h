@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "base/files.h"
+#include "shared/base/files.h"
 #include "test/support/modelservice_corpus.h"
 #include "webhook/validate/yaml_reader.h"
 

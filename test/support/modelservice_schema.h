@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "api/schema.h"
-#include "api/validation.h"
+#include "shared/api/schema.h"
+#include "shared/api/validation.h"
 
 namespace ms::test {
 

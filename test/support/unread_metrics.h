@@ -4,7 +4,7 @@
 // program. A test that reads metrics makes its own registry.
 #pragma once
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 namespace ms::test {
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "base/files.h"
+#include "shared/base/files.h"
 #include "test/support/test_support.h"
 #include "test/webhook/webhook_process.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "base/files.h"
+#include "shared/base/files.h"
 #include "test/webhook/raw_tls.h"
 #include "test/webhook/webhook_process.h"
 

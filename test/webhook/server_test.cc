@@ -21,8 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "base/files.h"
-#include "base/logging.h"
+#include "shared/base/files.h"
+#include "shared/base/logging.h"
 #include "test/support/fake_clock.h"
 #include "test/support/log_capture.h"
 #include "test/support/sanitizers.h"

@@ -16,7 +16,7 @@ class Target:
     header line) and how the source includes the spec header."""
 
     def __init__(self, namespace="ms::api", source="shared/api/schema/modelservice.schema.json",
-                 spec_include="api/spec.gen.h"):
+                 spec_include="shared/api/spec.gen.h"):
         self.namespace, self.source, self.spec_include = namespace, source, spec_include
 
 
@@ -96,7 +96,7 @@ def spec_header(model, t):
            "#pragma once", "", "#include <nlohmann/json.hpp>", "",
            "#include <array>", "#include <cstdint>", "#include <map>", "#include <optional>",
            "#include <string>", "#include <string_view>", "#include <vector>", "",
-           '#include "api/field_rules.h"', '#include "base/json_ref.h"', ""]
+           '#include "shared/api/field_rules.h"', '#include "shared/base/json_ref.h"', ""]
     if namespace == "ms::api":
         out += ["namespace ms::api {", "", "class AddPatchWriter;", "class FieldReader;", ""]
     else:
@@ -282,7 +282,7 @@ def spec_source(model, t):
     namespace = t.namespace
     out = [header("The parser, JSON form and defaults of the typed spec (spec.gen.h).", t),
            '#include "%s"' % t.spec_include, "", "#include <algorithm>", "",
-           '#include "api/field_reader.h"', '#include "api/patch_text.h"', "", "namespace %s {" % namespace, "", "using nlohmann::json;", ""]
+           '#include "shared/api/field_reader.h"', '#include "shared/api/patch_text.h"', "", "namespace %s {" % namespace, "", "using nlohmann::json;", ""]
     patch_values, patched = _patch_values(model), _patched(model)
     for s in model.structs:
         out += _read_fields(s) + _to_json(s) + (_append_json(s) if s in patch_values else [])
@@ -307,7 +307,7 @@ def schema_source(model, t):
     return "\n".join([
         header("The schema valijson compiles (the CRD's openAPIV3Schema): the definition\n"
                "// without its x-ms-* annotations.", t),
-        '#include "api/schema.h"', "", "namespace %s {" % namespace, "",
+        '#include "shared/api/schema.h"', "", "namespace %s {" % namespace, "",
         # Past 65,536 characters (the C++ minimum a compiler must take),
         # which clang's -Wpedantic reports; GCC and clang take any length.
         "#pragma GCC diagnostic push",

@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "base/json_number.h"
-#include "base/json_stops.h"
-#include "base/utf8.h"
+#include "shared/base/json_number.h"
+#include "shared/base/json_stops.h"
+#include "shared/base/utf8.h"
 
 namespace ms::webhook {
 

@@ -1,6 +1,6 @@
 #include "webhook/admission/mutating_handler.h"
 
-#include "api/defaults.h"
+#include "shared/api/defaults.h"
 
 namespace ms::webhook {
 

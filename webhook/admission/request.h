@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#include "base/json_fields.h"  // Text(), for a member of the view
-#include "base/json_ref.h"
+#include "shared/base/json_fields.h"  // Text(), for a member of the view
+#include "shared/base/json_ref.h"
 
 namespace ms::webhook {
 

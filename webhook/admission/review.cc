@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "base/json_fields.h"
-#include "base/utf8.h"
+#include "shared/base/json_fields.h"
+#include "shared/base/utf8.h"
 #include "webhook/admission/review_parser.h"
 
 namespace ms::webhook {

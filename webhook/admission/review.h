@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "transport/response.h"
+#include "shared/transport/response.h"
 #include "webhook/admission/handler.h"
 
 namespace ms::webhook {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/json_number.h"
-#include "base/json_ref.h"
+#include "shared/base/json_number.h"
+#include "shared/base/json_ref.h"
 #include "webhook/admission/json_scanner.h"
 
 namespace ms::webhook {

@@ -1,7 +1,7 @@
 #include "webhook/admission/validating_handler.h"
 
-#include "api/ratchet.h"
-#include "api/validation.h"
+#include "shared/api/ratchet.h"
+#include "shared/api/validation.h"
 
 namespace ms::webhook {
 

@@ -2,7 +2,7 @@
 // the scale subresource (an autoscaling/v1 Scale), the rule of spec.replicas.
 #pragma once
 
-#include "api/schema.h"
+#include "shared/api/schema.h"
 #include "webhook/admission/handler.h"
 
 namespace ms::webhook {

@@ -3,8 +3,8 @@
 // system-out).
 #include <ostream>
 
-#include "api/prune.h"
-#include "api/types.h"
+#include "shared/api/prune.h"
+#include "shared/api/types.h"
 #include "webhook/validate/validate.h"
 
 namespace ms::validate {

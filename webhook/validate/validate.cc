@@ -8,12 +8,12 @@
 #include <optional>
 #include <sstream>
 
-#include "api/defaults.h"
-#include "api/prune.h"
-#include "api/types.h"
-#include "api/validation.h"
-#include "base/files.h"
-#include "base/json_fields.h"
+#include "shared/api/defaults.h"
+#include "shared/api/prune.h"
+#include "shared/api/types.h"
+#include "shared/api/validation.h"
+#include "shared/base/files.h"
+#include "shared/base/json_fields.h"
 #include "webhook/validate/yaml_reader.h"
 #include "webhook/validate/yaml_writer.h"
 

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/field_error.h"
-#include "api/schema.h"
+#include "shared/api/field_error.h"
+#include "shared/api/schema.h"
 
 namespace ms::validate {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "base/base64.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/autoscale/prometheus_credentials.h"
+#include "shared/base/base64.h"
 #include "test/support/fake_clock.h"
 
 namespace ms::autoscale {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"
 

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "base/base64.h"
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/kube/curl_handles.h"
+#include "shared/base/base64.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <mutex>
 
-#include "base/base64.h"
-#include "certs/x509.h"
+#include "shared/base/base64.h"
+#include "shared/certs/x509.h"
 #include "test/support/fake_clock.h"
 #include "test/support/verb_client.h"
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "base/flags.h"
+#include "shared/base/flags.h"
 
 namespace ms::controller::certs {
 namespace {

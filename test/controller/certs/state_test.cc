@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "base/base64.h"
-#include "base/timefmt.h"
 #include "controller/certs/issuer.h"
+#include "shared/base/base64.h"
+#include "shared/base/timefmt.h"
 
 namespace ms::controller::certs {
 namespace {

@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "base/files.h"
-#include "base/metrics.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/paths.h"
+#include "shared/base/files.h"
+#include "shared/base/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 #include "test/support/notification.h"

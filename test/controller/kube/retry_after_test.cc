@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "base/metrics.h"
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
+#include "shared/base/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "api/defaults.h"
 #include "controller/modelservice/status.h"
+#include "shared/api/defaults.h"
 #include "test/support/modelservice_corpus.h"
 #include "test/support/objects.h"
 

@@ -5,9 +5,9 @@
 // plan as the executor calls it (versions_test.cc has the rollback).
 #include <gtest/gtest.h>
 
-#include "base/timefmt.h"
 #include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
+#include "shared/base/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {

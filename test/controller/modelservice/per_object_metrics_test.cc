@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "base/metrics.h"
 #include "controller/modelservice/executor.h"
 #include "controller/modelservice/metrics.h"
+#include "shared/base/metrics.h"
 #include "test/controller/modelservice/fakes.h"
 #include "test/support/fake_clock.h"
 #include "test/support/objects.h"

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "base/timefmt.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "base/metrics.h"
 #include "controller/autoscale/poller.h"
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/modelservice/executor.h"
 #include "controller/modelservice/metrics.h"
 #include "controller/modelservice/resources.h"
+#include "shared/base/metrics.h"
 #include "test/controller/modelservice/fakes.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"

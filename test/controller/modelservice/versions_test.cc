@@ -8,9 +8,9 @@
 
 #include <algorithm>
 
-#include "base/timefmt.h"
 #include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
+#include "shared/base/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {

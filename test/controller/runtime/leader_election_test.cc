@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "base/timefmt.h"
+#include "shared/base/timefmt.h"
 #include "test/support/fake_clock.h"
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"

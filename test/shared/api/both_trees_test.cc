@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "api/defaults.h"
-#include "api/schema.h"
-#include "api/spec.h"
-#include "api/validation.h"
-#include "base/json_ref.h"
+#include "shared/api/defaults.h"
+#include "shared/api/schema.h"
+#include "shared/api/spec.h"
+#include "shared/api/validation.h"
+#include "shared/base/json_ref.h"
 #include "test/support/modelservice_catalogue.h"
 #include "test/support/modelservice_schema.h"
 

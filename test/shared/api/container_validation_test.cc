@@ -4,9 +4,9 @@
 // server's wording (Kubernetes v1.34) and this API's own rules.
 #include <gtest/gtest.h>
 
-#include "api/runtimes.h"
-#include "api/spec.h"
-#include "api/validation.h"
+#include "shared/api/runtimes.h"
+#include "shared/api/spec.h"
+#include "shared/api/validation.h"
 #include "test/support/modelservice_schema.h"
 
 namespace ms::api {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/schema.h"
-#include "base/files.h"
+#include "shared/api/schema.h"
+#include "shared/base/files.h"
 #include "webhook/validate/yaml_reader.h"
 
 namespace ms::api {

@@ -1,4 +1,4 @@
-#include "api/defaults.h"
+#include "shared/api/defaults.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "api/spec.h"
-#include "api/validation.h"
+#include "shared/api/spec.h"
+#include "shared/api/validation.h"
 #include "test/support/modelservice_corpus.h"
 #include "test/support/modelservice_schema.h"
 

@@ -5,11 +5,11 @@
 // these tests are what makes the others ready to use.
 #include <gtest/gtest.h>
 
-#include "api/field_reader.h"
-#include "api/patch_text.h"
-#include "api/schema.h"
-#include "base/files.h"
 #include "fixture_spec.gen.h"
+#include "shared/api/field_reader.h"
+#include "shared/api/patch_text.h"
+#include "shared/api/schema.h"
+#include "shared/base/files.h"
 
 namespace ms::api::fixture {
 namespace {

@@ -1,4 +1,4 @@
-#include "api/k8s_names.h"
+#include "shared/api/k8s_names.h"
 
 #include <gtest/gtest.h>
 

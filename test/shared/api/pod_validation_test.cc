@@ -3,8 +3,8 @@
 // the whole of ValidateModelService: the parser, the rules and the schema.
 #include <gtest/gtest.h>
 
-#include "api/pod_template.h"
-#include "api/validation.h"
+#include "shared/api/pod_template.h"
+#include "shared/api/validation.h"
 #include "test/support/modelservice_schema.h"
 
 namespace ms::api {

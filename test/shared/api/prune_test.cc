@@ -1,7 +1,7 @@
 // What the API server does to a ModelService before admission: pruning of
 // unknown fields (with their paths, for strict field validation) and the
 // dropping of nulls.
-#include "api/prune.h"
+#include "shared/api/prune.h"
 
 #include <gtest/gtest.h>
 

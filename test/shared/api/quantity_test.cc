@@ -1,4 +1,4 @@
-#include "api/quantity.h"
+#include "shared/api/quantity.h"
 
 #include <gtest/gtest.h>
 

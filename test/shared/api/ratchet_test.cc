@@ -2,7 +2,7 @@
 // values unchanged from oldObject, on paths as the parser and the rules
 // write them (members, map keys that hold '.', ']' or digits, list
 // indices), for errors with and without the values they read.
-#include "api/ratchet.h"
+#include "shared/api/ratchet.h"
 
 #include <gtest/gtest.h>
 

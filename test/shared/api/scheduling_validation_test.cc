@@ -5,7 +5,7 @@
 // webhook's verdict with `kubectl apply --dry-run=server` of the Deployment.
 #include <gtest/gtest.h>
 
-#include "api/validation.h"
+#include "shared/api/validation.h"
 #include "test/support/modelservice_schema.h"
 
 namespace ms::api {

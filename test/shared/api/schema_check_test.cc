@@ -2,7 +2,7 @@
 // same schema: the same violation paths on the samples (valid and invalid),
 // the fuzz corpora's reviews, and thousands of mutations of them; its native
 // pattern matchers against std::regex_search.
-#include "api/schema_check.h"
+#include "shared/api/schema_check.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "api/schema.h"
-#include "base/files.h"
+#include "shared/api/schema.h"
+#include "shared/base/files.h"
 #include "test/support/modelservice_catalogue.h"
 #include "test/support/modelservice_schema.h"
 

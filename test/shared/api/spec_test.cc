@@ -1,8 +1,8 @@
-#include "api/spec.h"
+#include "shared/api/spec.h"
 
 #include <gtest/gtest.h>
 
-#include "api/defaults.h"
+#include "shared/api/defaults.h"
 #include "test/support/modelservice_corpus.h"
 
 namespace ms::api {

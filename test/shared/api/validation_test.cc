@@ -1,4 +1,4 @@
-#include "api/validation.h"
+#include "shared/api/validation.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The JSON text writers of the defaults patch (value_text.h, the generated
 // AppendJson, patch_text.h) against nlohmann's dump() of the same value,
 // which is what the patch wrote before and what the tests pin.
-#include "api/value_text.h"
+#include "shared/api/value_text.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "api/patch_text.h"
-#include "api/spec.h"
+#include "shared/api/patch_text.h"
+#include "shared/api/spec.h"
 #include "test/support/modelservice_corpus.h"
 
 namespace ms::api {

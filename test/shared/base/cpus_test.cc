@@ -1,6 +1,6 @@
 // The usable CPUs: the cgroup limits as v2 and v1 state them, and the
 // rounding that sizes the webhook's event loops (--threads 0).
-#include "base/cpus.h"
+#include "shared/base/cpus.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -1,6 +1,6 @@
 // Reading small files whole: the content byte for byte, a clear error for a
 // file that cannot be read, and nothing (no throw) from TryReadFile.
-#include "base/files.h"
+#include "shared/base/files.h"
 
 #include <gtest/gtest.h>
 

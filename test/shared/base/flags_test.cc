@@ -1,4 +1,4 @@
-#include "base/flags.h"
+#include "shared/base/flags.h"
 
 #include <gtest/gtest.h>
 

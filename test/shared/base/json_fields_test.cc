@@ -1,4 +1,4 @@
-#include "base/json_fields.h"
+#include "shared/base/json_fields.h"
 
 #include <gtest/gtest.h>
 

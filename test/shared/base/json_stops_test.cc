@@ -1,7 +1,7 @@
 // The sixteen-byte stop test against the byte-by-byte one: every byte value
 // at every position, with and without the bytes above 0x7F, and the lowest
 // stop of a block with several.
-#include "base/json_stops.h"
+#include "shared/base/json_stops.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // AppendJsonString writes what nlohmann's dump() writes for the same string
 // (compact, ensure_ascii off, invalid UTF-8 replaced): every byte alone, the
 // escapes in context, multi-byte characters and broken sequences.
-#include "base/json_text.h"
+#include "shared/base/json_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "base/logging.h"
+#include "shared/base/logging.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/utf8.h"
+#include "shared/base/utf8.h"
 
 namespace ms::log {
 namespace {

@@ -1,4 +1,4 @@
-#include "base/metrics.h"
+#include "shared/base/metrics.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>

@@ -1,5 +1,5 @@
 // SignalWatcher with real signals sent to this process.
-#include "base/signals.h"
+#include "shared/base/signals.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

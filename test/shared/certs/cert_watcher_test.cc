@@ -1,14 +1,14 @@
 // The certwatcher metrics and warnings of the webhook's files: every read
 // counted, failures counted and the gauge kept at the last good pair,
 // warnings logged once per threshold as virtual time passes.
-#include "certs/cert_watcher.h"
+#include "shared/certs/cert_watcher.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <sstream>
 
-#include "base/logging.h"
+#include "shared/base/logging.h"
 #include "test/support/fake_clock.h"
 #include "test/support/test_support.h"
 

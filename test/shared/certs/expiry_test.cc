@@ -1,6 +1,6 @@
 // Expiry warnings in virtual time: 30 and 7 days before, and once expired,
 // each once per certificate.
-#include "certs/expiry.h"
+#include "shared/certs/expiry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Issuing and reading certificates, checked against the openssl command (an
 // independent implementation): ECDSA P-256, SHA-256, the CA and serving
 // extensions, the names, a chain that verifies.
-#include "certs/x509.h"
+#include "shared/certs/x509.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // real loopback connections from two addresses), and the bytes of bodies in
 // flight (the HTTP connection in virtual time: the exact answer a client
 // reads when the budget is spent, and that it is given back).
-#include "transport/budget.h"
+#include "shared/transport/budget.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "shared/transport/http1.h"
+#include "shared/transport/http_server.h"
 #include "test/support/fake_clock.h"
-#include "transport/http1.h"
-#include "transport/http_server.h"
 
 namespace ms::transport {
 namespace {

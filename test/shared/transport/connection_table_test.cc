@@ -1,7 +1,7 @@
 // The connection table's rule for who gives way at a limit, as a table of
 // slots and phases (no sockets): which connection is chosen, in which order,
 // and when a new one is refused.
-#include "transport/connection_table.h"
+#include "shared/transport/connection_table.h"
 
 #include <gtest/gtest.h>
 

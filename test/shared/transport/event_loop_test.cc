@@ -1,5 +1,5 @@
 // The event loop's timer heap and posted tasks (shared/transport/event_loop.h).
-#include "transport/event_loop.h"
+#include "shared/transport/event_loop.h"
 
 #include <gtest/gtest.h>
 #include <sys/epoll.h>

@@ -1,6 +1,6 @@
 // The HTTP/1.1 connection state machine, fed bytes in virtual time: the
 // exact answers a client reads, byte for byte.
-#include "transport/http1.h"
+#include "shared/transport/http1.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // learn that the socket is empty), what comes later is read on the next
 // turn, and, epoll being edge-triggered, a turn never leaves bytes in the
 // socket without asking to be driven again.
-#include "transport/server_connection.h"
+#include "shared/transport/server_connection.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
+#include "shared/transport/http_server.h"
+#include "shared/transport/plain_connection.h"
 #include "test/support/fake_clock.h"
-#include "transport/http_server.h"
-#include "transport/plain_connection.h"
 
 namespace ms::transport {
 namespace {

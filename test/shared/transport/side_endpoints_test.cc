@@ -2,7 +2,7 @@
 // format's Content-Type, the probes, and one server when the addresses match;
 // probes answered while slow clients hold connections, and hostile requests
 // refused before they are read.
-#include "transport/side_endpoints.h"
+#include "shared/transport/side_endpoints.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -17,8 +17,8 @@
 #include <cerrno>
 #include <vector>
 
-#include "base/metrics.h"
-#include "transport/unique_fd.h"
+#include "shared/base/metrics.h"
+#include "shared/transport/unique_fd.h"
 
 namespace ms::transport {
 namespace {

@@ -2,7 +2,7 @@
 // session: it says whether the last read OpenSSL made from the socket came
 // back short (the socket was drained), which the edge-triggered loop relies
 // on to end a turn without a read() that says EAGAIN.
-#include "transport/tls_connection.h"
+#include "shared/transport/tls_connection.h"
 
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "certs/x509.h"
+#include "shared/certs/x509.h"
 
 namespace ms::transport {
 namespace {

@@ -1,12 +1,12 @@
 // --version and modelservice_build_info.
-#include "version/version.h"
+#include "shared/version/version.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "base/flags.h"
-#include "base/metrics.h"
+#include "shared/base/flags.h"
+#include "shared/base/metrics.h"
 
 namespace ms::build {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "base/base64.h"
+#include "shared/base/base64.h"
 
 namespace ms::webhook {
 namespace {

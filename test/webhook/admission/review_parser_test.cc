@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "base/files.h"
-#include "base/utf8.h"
+#include "shared/base/files.h"
+#include "shared/base/utf8.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
 

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/defaults.h"
-#include "base/files.h"
+#include "shared/api/defaults.h"
+#include "shared/base/files.h"
 #include "test/support/modelservice_schema.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/review.h"
