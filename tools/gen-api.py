@@ -131,7 +131,6 @@ def cpp_only(args):
     os.makedirs(args.cpp_out, exist_ok=True)
     for suffix, text in (("types.gen.h", cpp.types_header(model, t)), ("spec.gen.h", cpp.spec_header(model, t)),
                          ("spec.gen.cc", cpp.spec_source(model, t))):
-        text = text.replace('#include "shared/api/spec.gen.h"', '#include "%s"' % t.spec_include)
         path = os.path.join(args.cpp_out, "%s_%s" % (args.name, suffix))
         if not args.no_format:
             text = clang_format(text, "shared/api/" + os.path.basename(path), ROOT)
