@@ -1,21 +1,20 @@
-// Hands an informer's deltas to its event handlers, each on a thread of its
-// own through an unbounded buffer of its own (client-go's
-// processorListener): the watch that feeds the store only appends to the
-// buffers, so a slow handler delays nobody but itself, and never the socket.
-// Each handler sees the deltas in the order they were distributed. What a
-// handler throws is logged and that delta skipped.
+// Hands an informer's deltas to its event handlers, on the thread that
+// decoded them (the watch's), each delta to every handler in the order they
+// were added, before the next delta. Handlers must not block: the ones this
+// controller has record what they saw and add keys to the work queue (a
+// lock each), so a hand-off to threads of their own, as client-go's
+// processorListener does for goroutines, would cost a thread wake-up per
+// event and per handler for nothing (bench/results/controller.md, "Fewer
+// hand-offs"). What a handler throws is logged and that delta skipped for
+// that handler.
 #pragma once
 
 #include <spdlog/logger.h>
 
-#include <condition_variable>
-#include <cstdint>
-#include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "controller/runtime/store.h"
@@ -33,38 +32,19 @@ class Dispatcher {
  public:
   // `name` identifies the informer in the log.
   Dispatcher(std::string name, std::shared_ptr<spdlog::logger> logger);
-  ~Dispatcher();  // Stop()
-  Dispatcher(const Dispatcher&) = delete;
-  Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Before Start().
+  // Before the first Distribute().
   void AddHandler(EventHandler handler);
-  // Starts one thread per handler.
-  void Start();
-  // Drops what is still buffered and joins the threads.
-  void Stop();
-
-  // Appends the deltas to every handler's buffer; returns the sequence
-  // number of the last one (the count distributed so far).
-  uint64_t Distribute(std::vector<Delta> deltas);
-  // Calls `done` once every handler has handled the deltas up to `seq`
-  // (at once when they have, or when there are no handlers), on the thread
-  // of the handler that finished last.
-  void WhenHandled(uint64_t seq, std::function<void()> done);
+  // Calls the handlers for each delta, in order; returns when all have.
+  // Called from one thread at a time.
+  void Distribute(const std::vector<Delta>& deltas) const;
 
  private:
-  struct Listener;
-  void Deliver(const EventHandler& handler, const Delta& delta) const;
-  void Handled(Listener& listener, uint64_t seq);
-  uint64_t LowestHandled() const;  // with mu_ held
+  void Skipped(const Delta& delta, const std::exception& e) const;  // logs it
 
   const std::string name_;
   std::shared_ptr<spdlog::logger> logger_;
-  std::vector<std::unique_ptr<Listener>> listeners_;
-
-  mutable std::mutex mu_;  // seq_, waiters_, each listener's handled
-  uint64_t seq_ = 0;
-  std::vector<std::pair<uint64_t, std::function<void()>>> waiters_;
+  std::vector<EventHandler> handlers_;
 };
 
 }  // namespace ms::runtime

@@ -19,20 +19,16 @@ void Informer::AddEventHandler(EventHandler handler) { dispatcher_.AddHandler(st
 
 void Informer::OnSynced(std::function<void()> synced) { on_synced_ = std::move(synced); }
 
-void Informer::Run(std::stop_token stop) {
-  dispatcher_.Start();
-  reflector_.Run(stop);
-  dispatcher_.Stop();
-}
+void Informer::Run(std::stop_token stop) { reflector_.Run(stop); }
 
 void Informer::Stop() { reflector_.Stop(); }
 
 bool Informer::HasSynced() const { return synced_.load(); }
 
 void Informer::Changed(std::vector<Delta> deltas, bool listed) {
-  const uint64_t last = dispatcher_.Distribute(std::move(deltas));
-  // The first list: synced once every handler has been handed its adds.
-  if (listed && !listed_.exchange(true)) dispatcher_.WhenHandled(last, [this] { Synced(); });
+  dispatcher_.Distribute(deltas);
+  // The first list: synced once every handler has handled its adds.
+  if (listed && !synced_.load()) Synced();
 }
 
 void Informer::Synced() {

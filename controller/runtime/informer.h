@@ -1,8 +1,8 @@
 // A shared informer for one resource collection, as client-go's: a Reflector
 // (list-then-watch into the Store, reflector.h), the Store (the cache of
-// transformed objects, store.h) and a Dispatcher (handlers, each on its own
-// thread behind its own buffer, dispatcher.h), so that a slow handler never
-// holds up the watch. Handlers see the transformed objects.
+// transformed objects, store.h) and a Dispatcher (the handlers, called on
+// the watch's thread: they must not block, dispatcher.h). Handlers see the
+// transformed objects.
 //
 //   Informer inf(client, clock, logger, "/apis/modelops.dev/v1/modelservices");
 //   inf.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
@@ -53,17 +53,17 @@ class Informer final : public EventSource {
 
   // Add handlers before Run().
   void AddEventHandler(EventHandler handler) override;
-  // Called once, when HasSynced() becomes true (on a handler's thread or
-  // Run()'s). Set before Run().
+  // Called once, when HasSynced() becomes true (on Run()'s thread). Set
+  // before Run().
   void OnSynced(std::function<void()> synced);
 
   // Lists and watches until a stop is requested on `stop` or Stop() is
-  // called; the handlers' threads run meanwhile. Blocks. Call once.
+  // called; the handlers are called on this thread. Blocks. Call once.
   void Run(std::stop_token stop);
   void Stop();
 
-  // True once the first list is in the cache and every handler has been
-  // handed its adds.
+  // True once the first list is in the cache and every handler has handled
+  // its adds.
   bool HasSynced() const;
 
   // The cached (transformed) object, or nullopt when not in the cache.
@@ -74,8 +74,8 @@ class Informer final : public EventSource {
   const std::string& path() const { return path_; }
 
  private:
-  // The reflector's sink: deltas to the dispatcher; the first list's mark
-  // when the cache is synced.
+  // The reflector's sink (one thread): deltas to the handlers; after the
+  // first list's, the cache is synced.
   void Changed(std::vector<Delta> deltas, bool listed);
   void Synced();
 
@@ -84,7 +84,6 @@ class Informer final : public EventSource {
   Dispatcher dispatcher_;
   Reflector reflector_;
   std::function<void()> on_synced_;
-  std::atomic<bool> listed_{false};  // the first list was handed on
   std::atomic<bool> synced_{false};
 };
 

@@ -202,7 +202,7 @@ class KubeInformerTest : public ::testing::Test {
 
   // Until `cond` holds: the fakes tell the clock of every call.
   bool Eventually(const std::function<bool()>& cond) { return clock_.Eventually(cond); }
-  // Handlers run on threads of their own: until `n` calls were recorded.
+  // Until `n` handler calls were recorded (on the informer's thread).
   bool Handled(size_t n) {
     return clock_.Eventually([&] { return rec_.size() >= n; });
   }
@@ -322,34 +322,46 @@ TEST_F(KubeInformerTest, APageTooLargeIsAskedForAgainWithHalfAsManyItems) {
   EXPECT_EQ(Cached(inf, {"ns/a", "ns/b"}), (std::vector<std::string>{"ns/a", "ns/b"}));
 }
 
-// Handlers run on threads of their own, each behind its own buffer: one
-// that blocks holds up neither the watch nor the cache nor the others.
-TEST_F(KubeInformerTest, ASlowHandlerHoldsUpNeitherTheWatchNorTheOtherHandlers) {
+// Handlers run on the watch's thread (Run()'s), in order, every handler each
+// delta before the next: when OnSynced() is called, each has handled the
+// first list's adds; a handler that blocks holds up the watch until it returns.
+TEST_F(KubeInformerTest, HandlersRunOnTheWatchThreadAndSyncFollowsTheListsAdds) {
   client_.AddList(Page({Obj("a", "3")}, "10"));
   client_.AddWatch(
       {{Ev("ADDED", Obj("b", "11")), Ev("MODIFIED", Obj("a", "12")), Ev("DELETED", Obj("b", "13"))}, Ok()});
   Informer inf(client_, clock_, nullptr, "/apis/apps/v1/deployments", "", "", Options());
   test::Gate gate(false);
-  inf.AddEventHandler({[&](const json&) { gate.Pass(); }, nullptr, nullptr});  // stuck on its first event
+  std::mutex mu;
+  std::vector<std::thread::id> threads;
+  inf.AddEventHandler({[&](const json&) {
+                         {
+                           std::lock_guard<std::mutex> g(mu);
+                           threads.push_back(std::this_thread::get_id());
+                         }
+                         gate.Pass();
+                       },
+                       nullptr, nullptr});
   inf.AddEventHandler(rec_.Handler());
-  std::atomic<bool> synced{false};
-  inf.OnSynced([&] {
-    synced = true;
-    clock_.Notify();
+  std::vector<std::string> at_sync;
+  inf.OnSynced([&] { at_sync = rec_.calls(); });
+  std::thread::id run_thread;
+  std::jthread run([&](std::stop_token stop) {
+    run_thread = std::this_thread::get_id();
+    inf.Run(stop);
   });
-  std::jthread run = Start(inf);
   ASSERT_TRUE(gate.AwaitHeld(1));
+  EXPECT_EQ(rec_.size(), 0u) << "the second handler waits for the first";
+  EXPECT_FALSE(inf.HasSynced());
+  gate.Open();
   ASSERT_TRUE(Handled(4));
   EXPECT_EQ(rec_.calls(),
             (std::vector<std::string>{"add ns/a@3", "add ns/b@11", "update ns/a@3->12", "delete ns/b@13"}));
-  ASSERT_TRUE(Eventually([&] { return client_.watch_paths().size() >= 2; })) << "the watch went on";
-  EXPECT_EQ(inf.LastResourceVersion(), "13");
-  EXPECT_EQ(Cached(inf, {"ns/a", "ns/b"}), std::vector<std::string>{"ns/a"});
-  EXPECT_FALSE(inf.HasSynced()) << "synced once every handler has its adds";
-  EXPECT_FALSE(synced.load());
-  gate.Open();
-  ASSERT_TRUE(Eventually([&] { return synced.load(); }));
+  EXPECT_EQ(at_sync, std::vector<std::string>{"add ns/a@3"});
   EXPECT_TRUE(inf.HasSynced());
+  run.request_stop();
+  run.join();
+  std::lock_guard<std::mutex> g(mu);
+  EXPECT_EQ(threads, (std::vector<std::thread::id>{run_thread, run_thread}));
 }
 
 TEST_F(KubeInformerTest, BookmarkUpdatesResourceVersionWithoutHandlerCalls) {
