@@ -5,6 +5,7 @@
 
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "controller/kube/paths.h"
 #include "shared/base/timefmt.h"
@@ -24,6 +25,21 @@ kube::Result KubeLeaseStore::Create(const json& lease, Clock::TimePoint deadline
 }
 kube::Result KubeLeaseStore::Update(const json& lease, Clock::TimePoint deadline) {
   return client_.Update(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
+}
+
+kube::Result KubeLeaseStore::Watch(const OnLease& on_lease, std::stop_token stop) {
+  std::string path = kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_);
+  path = kube::WithQuery(path, "watch", "true");
+  path = kube::WithQuery(path, "fieldSelector", "metadata.name=" + name_);
+  path = kube::WithQuery(path, "timeoutSeconds", "300");
+  return client_.Watch(
+      path,
+      [&on_lease](const kube::WatchEvent& e) {
+        if (e.type == "ADDED" || e.type == "MODIFIED") return on_lease(e.object, false);
+        if (e.type == "DELETED") return on_lease(e.object, true);
+        return e.type == "BOOKMARK";  // an ERROR (410 Gone): watch again
+      },
+      stop);
 }
 
 std::string CheckLeaderElectionConfig(const LeaderElectionConfig& c) {
@@ -248,12 +264,52 @@ bool LeaderElector::Release() {
   return true;
 }
 
+namespace {
+
+// A Lease without a holder (released), or none at all (deleted).
+bool IsFree(const json& lease, bool deleted) {
+  if (deleted || !lease.is_object()) return true;
+  const auto spec = lease.find("spec");
+  if (spec == lease.end() || !spec->is_object()) return true;
+  const auto holder = spec->find("holderIdentity");
+  return holder == spec->end() || !holder->is_string() || holder->get_ref<const std::string&>().empty();
+}
+
+}  // namespace
+
+void LeaderElector::WatchForRelease(std::stop_token stop) {
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard<std::mutex> g(mu_);
+    cv_.notify_all();
+  });
+  while (!stop.stop_requested()) {
+    const auto began = clock_.Now();
+    store_.Watch(
+        [this](const json& lease, bool deleted) {
+          if (!IsFree(lease, deleted)) return true;
+          std::lock_guard<std::mutex> g(mu_);
+          if (state_ == State::kFollower) {
+            released_seen_ = true;
+            cv_.notify_all();
+          }
+          return true;
+        },
+        stop);
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto until = began + config_.retry_period;
+    while (!stop.stop_requested() && clock_.Now() < until) clock_.WaitUntil(cv_, lock, until);
+  }
+}
+
 LeaderElector::State LeaderElector::Run() {
+  std::jthread watch;
+  if (store_.CanWatch()) watch = std::jthread([this](std::stop_token stop) { WatchForRelease(stop); });
   while (true) {
     const auto next = Step();
     std::unique_lock<std::mutex> lock(mu_);
     if (state_ == State::kLost) return State::kLost;
-    while (!stop_requested_ && clock_.Now() < next) clock_.WaitUntil(cv_, lock, next);
+    while (!stop_requested_ && !released_seen_ && clock_.Now() < next) clock_.WaitUntil(cv_, lock, next);
+    released_seen_ = false;
     if (stop_requested_) {
       lock.unlock();
       Release();

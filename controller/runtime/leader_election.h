@@ -25,8 +25,11 @@
 //  - acquire retries wait retry_period * (1 + 1.2 * rand[0,1)) like client-go's
 //    JitterUntil; renewals run every retry_period;
 //  - Stop() while leading closes the gate, then releases the lease (empty
-//    holder, duration 1 s, renewTime now) so that a standby takes over at its
-//    next retry.
+//    holder, duration 1 s, renewTime now); a standby watches the Lease
+//    (a WATCH of it alone, by field selector) and tries at once when it sees
+//    it released or deleted, instead of at its next retry (2-4.4 s later):
+//    a rollout hands over in the time of one request. Without the rights
+//    to watch, or while the watch fails, the retries alone find it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -41,6 +44,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stop_token>
 #include <string>
 
 #include "controller/kube/client.h"
@@ -66,6 +70,17 @@ class LeaseStore {
   // PUT; `lease.metadata.resourceVersion` is the precondition.
   virtual kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) = 0;
   virtual std::string Describe() const = 0;  // "ns/name"
+  // Streams the Lease's changes (each version of it as it is written, the
+  // current one first; `deleted` true for its deletion) until the stream
+  // ends, fails, `on_lease` returns false or `stop` is requested. Only
+  // called when CanWatch().
+  using OnLease = std::function<bool(const nlohmann::json& lease, bool deleted)>;
+  virtual bool CanWatch() const { return false; }
+  virtual kube::Result Watch(const OnLease& on_lease, std::stop_token stop) {
+    (void)on_lease;
+    (void)stop;
+    return {};
+  }
 };
 
 // /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME through the
@@ -78,6 +93,9 @@ class KubeLeaseStore final : public LeaseStore {
   kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) override;
   std::string Describe() const override { return ns_ + "/" + name_; }
+  // ?watch=true&fieldSelector=metadata.name=NAME, 5 minutes a stream.
+  bool CanWatch() const override { return true; }
+  kube::Result Watch(const OnLease& on_lease, std::stop_token stop) override;
 
  private:
   kube::Client& client_;
@@ -151,6 +169,11 @@ class LeaderElector final : public kube::WriteGate {
   void Observe(const nlohmann::json& lease, Clock::TimePoint now);
   void SetState(State s);
   void CloseGate();
+  // The standby's watch of the Lease (on a thread of Run()'s): wakes Run()
+  // when the Lease is released or deleted; a stream that failed or lasted
+  // less than a retry period is followed by the next one a retry period
+  // after it began.
+  void WatchForRelease(std::stop_token stop);
   Clock::Duration Jittered(Clock::Duration d);
 
   LeaseStore& store_;
@@ -163,6 +186,7 @@ class LeaderElector final : public kube::WriteGate {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_requested_ = false;
+  bool released_seen_ = false;  // the watch saw the Lease free: try now
   State state_ = State::kFollower;
 
   // When writes stop: when the write of the last successful acquire/renew

@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ class MemLeaseStore final : public runtime::LeaseStore {
     if (lease) return Err(409, "AlreadyExists");
     lease = l;
     (*lease)["metadata"]["resourceVersion"] = std::to_string(++rv);
+    changed_.notify_all();
     return {201, *lease, std::nullopt};
   }
   kube::Result Update(const nlohmann::json& l, Clock::TimePoint deadline) override {
@@ -54,9 +56,28 @@ class MemLeaseStore final : public runtime::LeaseStore {
     }
     lease = l;
     (*lease)["metadata"]["resourceVersion"] = std::to_string(++rv);
+    changed_.notify_all();
     return {200, *lease, std::nullopt};
   }
   std::string Describe() const override { return "ns/lease"; }
+  // With `watchable`: each version of the Lease as it is written (the
+  // current one first, none while there is none), until stopped.
+  bool CanWatch() const override { return watchable; }
+  kube::Result Watch(const OnLease& on_lease, std::stop_token stop) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    watches++;
+    if (on_watch) on_watch();
+    int seen = 0;
+    while (changed_.wait(lock, stop, [&] { return rv != seen; })) {
+      seen = rv;
+      const nlohmann::json l = *lease;
+      lock.unlock();
+      const bool go = on_lease(l, false);
+      lock.lock();
+      if (!go) break;
+    }
+    return {200, nlohmann::json(), std::nullopt};
+  }
 
   nlohmann::json Spec() {
     std::lock_guard<std::mutex> g(mu_);
@@ -73,9 +94,14 @@ class MemLeaseStore final : public runtime::LeaseStore {
   int rv = 0;
   bool down = false;
   bool conflict_next = false;
-  int gets = 0, updates = 0;
+  bool watchable = false;
+  int gets = 0, updates = 0, watches = 0;
   std::vector<Clock::TimePoint> deadlines;               // of every call, in order
   std::function<void(const nlohmann::json&)> on_update;  // called with each PUT's body (under the lock)
+  std::function<void()> on_watch;                        // called as each watch begins (under the lock)
+
+ private:
+  std::condition_variable_any changed_;  // rv moved
 };
 
 // One candidate's path to a shared MemLeaseStore. When `partitioned`, every

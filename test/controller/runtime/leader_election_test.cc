@@ -280,6 +280,40 @@ TEST(LeaderElection, ReleaseLetsStandbyTakeOverAtNextRetry) {
   EXPECT_EQ(store.Spec()["holderIdentity"], "b");
 }
 
+// A standby that watches the Lease tries as soon as it sees it released,
+// not at its next retry: with time standing still, it leads once the leader
+// has stopped. It does not try on the leader's renewals.
+TEST(LeaderElection, AStandbyWatchingTheLeaseTakesItWhenReleasedWithoutWaitingForItsRetry) {
+  FakeClock clock;
+  MemLeaseStore store;
+  store.watchable = true;
+  store.on_watch = [&clock] { clock.Notify(); };
+  auto count = [&store](int MemLeaseStore::*field) {
+    std::lock_guard<std::mutex> g(store.mu_);
+    return store.*field;
+  };
+  Candidate a(store, clock, "a");
+  Candidate b(store, clock, "b");
+  std::thread ta([&] { a.elector.Run(); });
+  ASSERT_TRUE(a.leading.Wait());
+  std::thread tb([&] { b.elector.Run(); });
+  // b has tried once (the Lease is a's) and waits for its retry; both watch.
+  ASSERT_TRUE(clock.Eventually(
+      [&] { return count(&MemLeaseStore::watches) == 2 && count(&MemLeaseStore::gets) >= 2 && clock.waiters() == 2; }));
+  const int gets_before = count(&MemLeaseStore::gets);
+  clock.Advance(seconds(2));  // a renews (b's retry is later: 2 s * (1 + 1.2 * jitter))
+  ASSERT_TRUE(clock.Eventually([&] { return count(&MemLeaseStore::updates) >= 1 && clock.waiters() == 2; }));
+  EXPECT_EQ(count(&MemLeaseStore::gets), gets_before) << "a renewal is no reason to try";
+  EXPECT_EQ(b.started, 0);
+  a.elector.Stop();
+  ta.join();
+  ASSERT_TRUE(b.leading.Wait());
+  EXPECT_EQ(store.Holder(), "b");
+  b.elector.Stop();
+  tb.join();
+  EXPECT_EQ(store.Holder(), "");
+}
+
 TEST(LeaderElection, RunStopReleases) {
   FakeClock clock;
   MemLeaseStore store;
