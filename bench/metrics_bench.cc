@@ -20,6 +20,12 @@
 //                          ModelServices with three conditions each: the
 //                          time per change must not grow with N
 //                          (bench/README.md, "Metrics").
+//   SeriesMemory/N         the heap the three per-object families
+//                          (modelservice_replicas, _status_condition, _info)
+//                          hold per ModelService, filled as executor.cc
+//                          RecordMetrics fills them for a converged object
+//                          with no ready pod (the benchmark's cluster):
+//                          counter bytes_per_object (glibc's mallinfo2).
 //
 // The families are the programs' own declarations (each subsystem's
 // metrics.h), not copies.
@@ -27,6 +33,7 @@
 // `RecordRequest` is not inlined so that callgrind can count its
 // instructions (bench/README.md, "Metrics").
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <memory>
 #include <string>
@@ -153,6 +160,32 @@ void ConditionChange(benchmark::State& state) {
   }
 }
 BENCHMARK(ConditionChange)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The series of N converged ModelServices as the executor records them:
+// replicas desired 1 and ready 0, the three conditions, the serving version.
+void SeriesMemory(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  double per_object = 0;
+  for (auto _ : state) {
+    metrics::Registry registry;
+    auto m = std::make_unique<ms::modelservice::ModelServiceMetrics>(registry);
+    const size_t before = mallinfo2().uordblks;
+    for (int i = 0; i < n; ++i) {
+      const std::string name = "ms-" + std::to_string(i);
+      m->replicas.Put("bench", name, {{"desired"}, 1});
+      m->replicas.Put("bench", name, {{"ready"}, 0});
+      m->conditions.Set("bench", name,
+                        {{{"Ready", "False", "ReplicasNotReady"}, 1},
+                         {{"Progressing", "True", "Creating"}, 1},
+                         {{"Degraded", "False", "AsExpected"}, 1}});
+      m->info.Set("bench", name, {{{"5d8c7b9f64"}, 1}});
+    }
+    per_object = static_cast<double>(mallinfo2().uordblks - before) / n;
+    benchmark::DoNotOptimize(m);
+  }
+  state.counters["bytes_per_object"] = per_object;
+}
+BENCHMARK(SeriesMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -26,37 +26,85 @@ void CheckArity(const std::vector<std::string>& names, const ObjectGauges::Serie
 
 }  // namespace
 
+std::vector<const std::string*> ObjectGauges::Intern(const std::vector<Series>& series) {
+  std::vector<const std::string*> out;
+  out.reserve(series.size() * series_labels_.size());
+  for (const auto& s : series) {
+    for (const auto& value : s.labels) {
+      auto it = pool_.try_emplace(value, 0).first;
+      ++it->second;
+      out.push_back(&it->first);
+    }
+  }
+  return out;
+}
+
+void ObjectGauges::Release(const std::vector<const std::string*>& labels) {
+  for (const std::string* value : labels) {
+    auto it = pool_.find(*value);
+    if (--it->second == 0) pool_.erase(it);
+  }
+}
+
+bool ObjectGauges::Same(const Held& held, std::size_t i, const std::vector<std::string>& labels) const {
+  const std::size_t k = series_labels_.size();
+  for (std::size_t j = 0; j < k; ++j) {
+    if (*held.labels[i * k + j] != labels[j]) return false;
+  }
+  return true;
+}
+
 void ObjectGauges::Set(const std::string& ns, const std::string& name, std::vector<Series> series) {
   for (const auto& s : series) CheckArity(series_labels_, s, name_);
   std::lock_guard<std::mutex> g(mu_);
+  auto it = objects_.find({ns, name});
   if (series.empty()) {
-    objects_.erase({ns, name});
+    if (it == objects_.end()) return;
+    Release(it->second.labels);
+    objects_.erase(it);
     return;
   }
-  series.shrink_to_fit();
-  objects_[{ns, name}] = std::move(series);
+  Held held{Intern(series), {}};  // before the old ones are released: values kept stay pooled
+  held.values.reserve(series.size());
+  for (const auto& s : series) held.values.push_back(s.value);
+  if (it == objects_.end()) {
+    objects_.emplace(std::make_pair(ns, name), std::move(held));
+    return;
+  }
+  Release(it->second.labels);
+  it->second = std::move(held);
 }
 
 void ObjectGauges::Put(const std::string& ns, const std::string& name, Series series) {
   CheckArity(series_labels_, series, name_);
   std::lock_guard<std::mutex> g(mu_);
-  auto& held = objects_[{ns, name}];
-  auto it = std::find_if(held.begin(), held.end(), [&](const Series& s) { return s.labels == series.labels; });
-  if (it != held.end()) {
-    it->value = series.value;
-  } else {
-    held.push_back(std::move(series));
+  Held& held = objects_[{ns, name}];
+  for (std::size_t i = 0; i < held.values.size(); ++i) {
+    if (Same(held, i, series.labels)) {
+      held.values[i] = series.value;
+      return;
+    }
   }
+  for (const std::string* value : Intern({series})) held.labels.push_back(value);
+  held.values.push_back(series.value);
 }
 
 void ObjectGauges::Remove(const std::string& ns, const std::string& name) {
   std::lock_guard<std::mutex> g(mu_);
-  objects_.erase({ns, name});
+  auto it = objects_.find({ns, name});
+  if (it == objects_.end()) return;
+  Release(it->second.labels);
+  objects_.erase(it);
 }
 
 std::size_t ObjectGauges::Objects() const {
   std::lock_guard<std::mutex> g(mu_);
   return objects_.size();
+}
+
+std::size_t ObjectGauges::LabelValues() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return pool_.size();
 }
 
 std::vector<prometheus::MetricFamily> ObjectGauges::Collect() const {
@@ -83,14 +131,15 @@ void ObjectGauges::CollectInParts(std::size_t max_series,
   std::lock_guard<std::mutex> g(mu_);
   // No object, no part: as a prometheus::Family with no series, not listed.
   prometheus::MetricFamily part = empty_part();
-  for (const auto& [key, series] : objects_) {
-    for (const auto& s : series) {
+  const std::size_t k = series_labels_.size();
+  for (const auto& [key, held] : objects_) {
+    for (std::size_t i = 0; i < held.values.size(); ++i) {
       if (part.metric.size() == max_series) each(std::exchange(part, empty_part()));
       prometheus::ClientMetric m;
       m.label.reserve(order_.size());
       for (const auto& [label, from] : order_)
-        m.label.push_back({label, from == 0 ? key.first : from == 1 ? key.second : s.labels[from - 2]});
-      m.gauge.value = s.value;
+        m.label.push_back({label, from == 0 ? key.first : from == 1 ? key.second : *held.labels[i * k + from - 2]});
+      m.gauge.value = held.values[i];
       part.metric.push_back(std::move(m));
     }
   }

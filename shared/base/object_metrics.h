@@ -1,7 +1,13 @@
 // Gauges whose series belong to Kubernetes objects (a ModelService's
 // replicas, conditions and version; an autoscaled object's last reading),
 // labelled {namespace, name, ...}: an object's series are found by its key,
-// set and dropped in O(log N), and held once, as label values.
+// set and dropped in O(log N), and held once. Label values are interned:
+// each distinct value is held once for the family (counted, dropped with
+// its last series) and a series keeps pointers to them, since they come
+// from small sets (a condition's type, status and reason) shared by
+// thousands of objects (bench/metrics_bench.cc, SeriesMemory/10000: the
+// three ModelService families' heap per object, 1,136 bytes as vectors of
+// strings, 720 interned).
 //
 // Why not a prometheus::Family: prometheus-cpp 1.0's Family::Remove finds a
 // series by scanning the whole family, so dropping one series costs time
@@ -47,6 +53,8 @@ class ObjectGauges final : public prometheus::Collectable {
   void Remove(const std::string& ns, const std::string& name);
 
   std::size_t Objects() const;
+  // Distinct label values held (each once, whatever the number of series).
+  std::size_t LabelValues() const;
   // One gauge family, its series by namespace, name, then as set, each
   // series' labels in name order (as prometheus-cpp); none while no object
   // has a series.
@@ -63,11 +71,25 @@ class ObjectGauges final : public prometheus::Collectable {
   const std::string name_;
   const std::string help_;
   const std::vector<std::string> series_labels_;
+  // An object's series: the label values of each in turn (series_labels_
+  // of them a series, pointing into pool_) and each one's value.
+  struct Held {
+    std::vector<const std::string*> labels;
+    std::vector<double> values;
+  };
+  // The interned form of `series` (each value's count taken); Release()
+  // gives them back.
+  std::vector<const std::string*> Intern(const std::vector<Series>& series);
+  void Release(const std::vector<const std::string*>& labels);
+  // The label values of `held`'s series i equal `labels`.
+  bool Same(const Held& held, std::size_t i, const std::vector<std::string>& labels) const;
+
   // Every label name and where its value comes from (0: namespace, 1: name,
   // 2 + i: series label i), in name order.
   std::vector<std::pair<std::string, std::size_t>> order_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::vector<Series>> objects_;
+  std::map<std::pair<std::string, std::string>, Held> objects_;
+  std::map<std::string, std::size_t, std::less<>> pool_;  // label value -> series holding it
 };
 
 }  // namespace ms::metrics

@@ -96,15 +96,19 @@ TEST(Metrics, ObjectGaugesSetPutRemoveByObject) {
                 "conditions{name=\"a\",namespace=\"ns\",reason=\"Creating\",type=\"Ready\"} 2\n"
                 "conditions{name=\"a\",namespace=\"ns\",reason=\"Failed\",type=\"Degraded\"} 3\n" +
                 b);
+  // Ready, Available, AsExpected, Creating, Degraded, Failed: each held once.
+  EXPECT_EQ(g.LabelValues(), 6u);
   g.Set("ns", "a", {{{"Ready", "Available"}, 1}});  // replaces both of a's series
   g.Set("ns", "b", {{{"Ready", "Available"}, 1}});  // drops b's Degraded
   EXPECT_EQ(Serialize(*r.Collectables().back()),
             head + "conditions{name=\"a\",namespace=\"ns\",reason=\"Available\",type=\"Ready\"} 1\n" +
                 "conditions{name=\"b\",namespace=\"ns\",reason=\"Available\",type=\"Ready\"} 1\n");
+  EXPECT_EQ(g.LabelValues(), 2u) << "values no series holds any more are dropped";
   g.Remove("ns", "a");
   g.Set("ns", "b", {});  // no series: the object is forgotten
   g.Remove("ns", "never-added");
   EXPECT_EQ(g.Objects(), 0u);
+  EXPECT_EQ(g.LabelValues(), 0u);
   EXPECT_EQ(Serialize(*r.Collectables().back()), "");  // no series, no HELP line (as a prometheus::Family)
 }
 
