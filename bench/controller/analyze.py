@@ -83,12 +83,19 @@ def cumulative(times, t0):
 def cpu_between(samples, t0, t1):
     """CPU seconds from t0 to t1 by watch.py cpu's samples: from the last sample at or before t0 to the first
     at or after t1 (so the window is at most one sample interval wider on each side); None without samples."""
+    return sample_between(samples, t0, t1, 1, 2)
+
+
+def sample_between(samples, t0, t1, column, digits):
+    """The growth of watch.py cpu's COLUMN (1: CPU seconds, 2: voluntary context switches) over [t0, t1], as
+    cpu_between; None without samples or without that column (samples of runs before 2026-12-07)."""
     rows = [tuple(map(float, l.split())) for l in open(samples) if l.strip()] if samples else []
+    rows = [r for r in rows if len(r) > column]
     if not rows or t1 is None:
         return None
-    start = next((c for t, c in reversed(rows) if t <= t0), rows[0][1])
-    end = next((c for t, c in rows if t >= t1), rows[-1][1])
-    return round(end - start, 2)
+    start = next((r[column] for r in reversed(rows) if r[0] <= t0), rows[0][column])
+    end = next((r[column] for r in rows if r[0] >= t1), rows[-1][column])
+    return round(end - start, digits)
 
 
 def work_counts(path, name="modelservice"):
@@ -139,6 +146,8 @@ def record(a):
         # window the benchmark timed before (to 5 s after the convergence check passed) is kept beside it.
         "cpu_s": cpu_between(a.cpu_samples, a.t0, s["last_any"] + 5 if s["last_any"] else None) or a.cpu_s,
         "cpu_check_s": cpu_between(a.cpu_samples, a.t0, a.t_check + 5) if a.t_check else a.cpu_s,
+        # Its threads' voluntary context switches in the same window: how often one slept and was woken.
+        "switches": sample_between(a.cpu_samples, a.t0, s["last_any"] + 5 if s["last_any"] else None, 2, 0),
         "last_write_s": round(s["last_any"] - a.t0, 1) if s["last_any"] else None,
         "cpu_total_s": a.cpu_total_s,
         "writes": sum(s["by_verb"].values()), "by_verb": dict(sorted(s["by_verb"].items())),
@@ -220,7 +229,7 @@ def ratio(o, c):
     return f"{o / c:.2f}" if o is not None and c else "–"
 
 
-MEDIAN_FIELDS = ("converged_s", "apply_s", "hwm_mib", "cpu_s", "cpu_check_s", "last_write_s")
+MEDIAN_FIELDS = ("converged_s", "apply_s", "hwm_mib", "cpu_s", "cpu_check_s", "last_write_s", "switches")
 
 
 def median_run(reps):
@@ -285,10 +294,12 @@ def burst_tables(p, all_runs, ns, labels):
             p(f"| {limits(runs[('ours', lo, label)])} | {vals['ours']:.1f} | {vals['cr']:.1f} | "
               f"{ratio(vals['ours'], vals['cr'])} |")
     p(f"\nPer object, N={lo} against N={hi} (a ratio near 1 is linear growth; the apply itself sets a floor "
-      "on the time per object):\n")
+      "on the time per object; *wake-ups*: the voluntary context switches of all the controller's threads in "
+      "the CPU window, each a thread that slept and was woken, from /proc/PID/task/*/status):\n")
     p("| client limits | controller | converged ms/object | CPU ms/object | ratio N={0}/N={1}: time, CPU | "
-      "reconciles/object | queue adds/object | API requests/object | CPU µs/reconcile |".format(hi, lo))
-    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+      "reconciles/object | queue adds/object | API requests/object | CPU µs/reconcile | "
+      "wake-ups/object |".format(hi, lo))
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         for who in ("ours", "cr"):
             a1, a2 = runs.get((who, lo, label)), runs.get((who, hi, label))
@@ -305,9 +316,11 @@ def burst_tables(p, all_runs, ns, labels):
                 return f"{v1:.2f} → {v2:.2f}"
             per_rec = (f"{a1['cpu_s'] * 1e6 / w1['reconciles']:.0f} → {a2['cpu_s'] * 1e6 / w2['reconciles']:.0f}"
                        if w1 and w2 else "–")
+            wakes = (f"{a1['switches'] / lo:.1f} → {a2['switches'] / hi:.1f}"
+                     if a1.get("switches") is not None and a2.get("switches") is not None else "–")
             p(f"| {limits(a1)} | {NAME[who]} | {t1:.2f} → {t2:.2f} | {c1:.2f} → {c2:.2f} | "
               f"{ratio(t2, t1)}, {ratio(c2, c1)} | {per('reconciles')} | {per('queue_adds')} | "
-              f"{per('api_requests', lambda d: sum(d.values()))} | {per_rec} |")
+              f"{per('api_requests', lambda d: sum(d.values()))} | {per_rec} | {wakes} |")
 
 
 def cold_tables(p, cold, ns):

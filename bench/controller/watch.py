@@ -40,7 +40,8 @@
       queue and no busy worker (as coldstart's reconciled_s); 1 otherwise.
 
   watch.py cpu --pid PID --out FILE [--every S]
-      samples PID's CPU seconds (user + system) every S seconds (0.5) into
+      samples PID's CPU seconds (user + system) and its threads' voluntary
+      context switches (summed) every S seconds (0.5) into
       FILE, one "EPOCH CPU_SECONDS" line each, until PID exits: the burst's
       CPU is read from it for the window from the apply to 5 s after the
       controller's last write.
@@ -216,8 +217,26 @@ def cpu(a):
                 c = cpu_seconds(a.pid)
             except (OSError, IndexError):
                 return 0
-            f.write(f"{time.time():.3f} {c:.2f}\n")
+            f.write(f"{time.time():.3f} {c:.2f} {voluntary_switches(a.pid)}\n")
             time.sleep(a.every)
+
+
+def voluntary_switches(pid):
+    """Voluntary context switches of all of PID's threads (each time one slept and was woken)."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
 
 
 def quiet(a):
