@@ -4,9 +4,9 @@
 // controller has record what they saw and add keys to the work queue (a
 // lock each), so a hand-off to threads of their own, as client-go's
 // processorListener does for goroutines, would cost a thread wake-up per
-// event and per handler for nothing (bench/results/controller.md, "Fewer
-// hand-offs"). What a handler throws is logged and that delta skipped for
-// that handler.
+// event and per handler for nothing (bench/results/controller.md, the
+// wake-ups per object). What a handler throws is logged and that delta
+// skipped for that handler.
 #pragma once
 
 #include <spdlog/logger.h>
