@@ -1,9 +1,11 @@
-// modelservice-controller: wires flags, the API clients, informers, the work
-// queue, the executor, leader election, the autoscaler and the HTTP
-// endpoints (/metrics, /healthz, /readyz). Signals are taken by a dedicated
-// thread with sigwait(). Exit codes: 0 after SIGTERM/SIGINT (in-flight
-// reconciles finished, Lease released), 1 when leadership is lost or start-up
-// fails, 2 on bad flags.
+// modelservice-controller: its flags, then a runtime::Manager (manager.h)
+// with the ModelService controller's parts: the API clients, informers, the
+// work queue, the executor and its workers, the autoscaler, the webhook's
+// certificates (--cert-mode=self), Events; the Manager runs leader
+// election and the HTTP endpoints (/metrics, /healthz, /readyz). Signals
+// are taken by a dedicated thread with sigwait(). Exit codes: 0 after
+// SIGTERM/SIGINT (in-flight reconciles finished, Lease released), 1 when
+// leadership is lost or start-up fails, 2 on bad flags.
 //
 // Leadership fails closed (design.md §3): the elector is the API client's
 // WriteGate, so no write leaves the process once the renew deadline has
@@ -11,16 +13,12 @@
 // the process aborts the requests in flight, drops the queue and exits 1.
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "controller/autoscale/prometheus_autoscaler.h"
@@ -44,6 +42,7 @@
 #include "controller/runtime/informer.h"
 #include "controller/runtime/informer_set.h"
 #include "controller/runtime/leader_election.h"
+#include "controller/runtime/manager.h"
 #include "controller/runtime/workqueue.h"
 #include "controller/secure_metrics.h"
 #include "shared/base/clock.h"
@@ -51,7 +50,6 @@
 #include "shared/base/metrics.h"
 #include "shared/base/open_files.h"
 #include "shared/base/signals.h"
-#include "shared/transport/side_endpoints.h"
 #include "shared/version/version.h"
 
 namespace {
@@ -60,26 +58,6 @@ using namespace ms;
 using namespace ms::controller;
 using namespace ms::modelservice;
 using namespace ms::runtime;
-
-// What the main thread waits for.
-struct Lifecycle {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool shutdown = false;  // SIGTERM / SIGINT
-  bool leading = false;
-  bool lost = false;
-
-  void Set(bool Lifecycle::*field) {
-    std::lock_guard<std::mutex> g(mu);
-    this->*field = true;
-    cv.notify_all();
-  }
-  // Something the main thread waits for may have changed (an informer synced).
-  void Notify() {
-    std::lock_guard<std::mutex> g(mu);
-    cv.notify_all();
-  }
-};
 
 // Flags, or the exit code when the program is done after parsing them.
 std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
@@ -95,326 +73,251 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
   return std::nullopt;
 }
 
-// The elector with its own API client (own connections and token bucket, no
-// write gate: it must be able to write the Lease when not leading).
-struct Election {
-  Election(const Flags& flags, kube::RestConfig rest, const Clock& clock, const std::string& identity, Lifecycle& life,
-           kube::ClientMetrics& client_metrics, LeaderElectionMetrics& metrics,
-           const std::shared_ptr<spdlog::logger>& logger)
-      : client(OwnUserAgent(std::move(rest)), clock, client_metrics, logger),
-        store(client, flags.leader_election_namespace, flags.leader_election_id),
-        elector(store, clock, Config(flags, identity),
-                LeaderCallbacks{[&life] { life.Set(&Lifecycle::leading); }, [&life] { life.Set(&Lifecycle::lost); }},
-                metrics, logger) {}
+// The transform, and the annotations it reads (the rest are left out while
+// parsing: a tenant's annotations cost the controller nothing).
+runtime::InformerOptions Projected(runtime::Transform t, kube::KeptAnnotations annotations) {
+  runtime::InformerOptions o;
+  o.transform = std::move(t);
+  o.annotations = std::move(annotations);
+  return o;
+}
+std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
+ExecutorOptions ExecutorSettings(const Flags& flags) {
+  ExecutorOptions o;
+  o.plan.default_image = flags.default_image;
+  // Whole seconds, rounded up, within what the API accepts for
+  // behavior.scaleDown.stabilizationWindowSeconds (0..3600).
+  o.plan.hpa_scale_down_stabilization_seconds =
+      static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
+  o.autoscale_interval = flags.autoscale_interval;
+  return o;
+}
+autoscale::PrometheusClientOptions PrometheusOptions(const Flags& flags) {
+  autoscale::PrometheusClientOptions o;
+  o.timeout = flags.prometheus_timeout;
+  o.auth = flags.prometheus_auth;
+  return o;
+}
+// Queries every --autoscale-interval; the breaker opens after 3 failures
+// in a row for one interval, doubling up to 4 intervals (design.md §3).
+autoscale::PollerOptions PollerSettings(const Flags& flags) {
+  autoscale::PollerOptions o;
+  o.interval = flags.autoscale_interval;
+  o.breaker.open_for = flags.autoscale_interval;
+  o.breaker.max_open_for = 4 * flags.autoscale_interval;
+  return o;
+}
+autoscale::AutoscalerOptions AutoscalerSettings(const Flags& flags) {
+  autoscale::AutoscalerOptions o;
+  o.queue_query_templates = flags.QueueQueries();
+  o.gpu_query_template = flags.prometheus_gpu_query;
+  o.stabilization_window = flags.scale_down_stabilization;
+  o.max_age = 3 * flags.autoscale_interval;
+  return o;
+}
+kube::HttpClientOptions GatedOptions(const kube::WriteGate* gate) {
+  kube::HttpClientOptions o;
+  o.write_gate = gate;
+  return o;
+}
 
+// One registry; each subsystem's metrics declared in its metrics.h.
+struct Metrics {
+  explicit Metrics(const Flags& flags)
+      : autoscaler(registry, flags.per_object_metrics), modelservice(registry, flags.per_object_metrics) {
+    build::RegisterBuildInfo(registry);
+  }
+  metrics::Registry registry;
+  kube::ClientMetrics client{registry};
+  RuntimeMetrics runtime{registry};
+  autoscale::AutoscalerMetrics autoscaler;
+  ModelServiceMetrics modelservice;
+  controller::certs::CertificateMetrics certs{registry};
+};
+
+// The Lease through an API client of its own (its own connections and token
+// bucket, no write gate: it must be able to write the Lease when not leading).
+struct LeaseLock {
+  LeaseLock(const Flags& flags, kube::RestConfig rest, const Clock& clock, kube::ClientMetrics& client_metrics,
+            const std::shared_ptr<spdlog::logger>& logger)
+      : client(OwnUserAgent(std::move(rest)), clock, client_metrics, logger),
+        store(client, flags.leader_election_namespace, flags.leader_election_id) {}
   static kube::RestConfig OwnUserAgent(kube::RestConfig rest) {
     rest.user_agent += "/leader-election";
     return rest;
   }
-  static LeaderElectionConfig Config(const Flags& flags, const std::string& identity) {
-    LeaderElectionConfig c;
-    c.name = flags.leader_election_id;
-    c.ns = flags.leader_election_namespace;
-    c.identity = identity;
-    return c;
-  }
-
   kube::HttpClient client;
   KubeLeaseStore store;
-  LeaderElector elector;
 };
 
-// Every component, in the order they are built. The steps: Start(), then
-// WaitUntilDone(), then Stop() (a signal) or Abort() (the Lease was lost).
-class ControllerProcess {
- public:
-  ControllerProcess(const Flags& flags, const kube::RestConfig& rest, Lifecycle& life,
-                    std::shared_ptr<spdlog::logger> logger)
-      : flags_(flags),
-        life_(life),
-        logger_(std::move(logger)),
-        identity_(DefaultIdentity()),
-        election_(flags.leader_elect ? std::make_unique<Election>(flags, rest, clock_, identity_, life, client_metrics_,
-                                                                  runtime_metrics_.leader_election, logger_)
-                                     : nullptr),
+runtime::ManagerOptions ManagerSettings(const Flags& flags, const std::string& identity, SecureMetricsSetup* secure) {
+  runtime::ManagerOptions o;
+  o.metrics_address = flags.MetricsAddress();
+  o.probe_address = flags.ProbeAddress();
+  if (secure != nullptr) o.secure_metrics = secure->Secure();  // --metrics-secure only
+  o.election.name = flags.leader_election_id;
+  o.election.ns = flags.leader_election_namespace;
+  o.election.identity = identity;
+  return o;
+}
+
+// The ModelService controller's parts, in the order they are built: its
+// clients (writes behind the Lease's gate), caches, queue, executor and
+// workers, the autoscaler and, with --cert-mode=self, the certificates.
+struct Parts {
+  Parts(const Flags& flags, const kube::RestConfig& rest, const Clock& clock, Metrics& m, const std::string& identity,
+        const kube::WriteGate* gate, const std::shared_ptr<spdlog::logger>& logger)
+      : logger(logger),
         // One token bucket per API group-version in each client; Events go
         // through a client of their own, so they never take the objects' tokens.
-        client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
-        events_client_(rest, clock_, client_metrics_, logger_, GatedOptions(election_.get())),
-        recorder_(events_client_, clock_, identity_, logger_),
-        poller_(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url, PrometheusOptions(flags), clock_),
-                clock_, PollerSettings(flags), autoscaler_metrics_, logger_),
-        autoscaler_(poller_, clock_, autoscaler_metrics_, AutoscalerSettings(flags), logger_),
+        client(rest, clock, m.client, logger, GatedOptions(gate)),
+        events_client(rest, clock, m.client, logger, GatedOptions(gate)),
+        recorder(events_client, clock, identity, logger),
+        poller(std::make_shared<autoscale::PrometheusClient>(flags.prometheus_url, PrometheusOptions(flags), clock),
+               clock, PollerSettings(flags), m.autoscaler, logger),
+        autoscaler(poller, clock, m.autoscaler, AutoscalerSettings(flags), logger),
+        namespaces(flags.Namespaces()),
         // The caches keep only what the plan reads (cached.h).
         // One informer per kind and watched namespace (all namespaces: one per kind).
-        ms_informer_(client_, clock_, logger_, ModelServicesPath(), "", namespaces_, Projected(CachedModelService, {})),
-        dep_informer_(client_, clock_, logger_, DeploymentsPath(), OwnedSelector(), namespaces_,
-                      Projected(CachedDeployment, {kPodKeysAnnotation})),
-        svc_informer_(client_, clock_, logger_, ServicesPath(), OwnedSelector(), namespaces_,
-                      Projected(CachedService, {})),
+        ms_informer(client, clock, logger, ModelServicesPath(), "", namespaces, Projected(CachedModelService, {})),
+        dep_informer(client, clock, logger, DeploymentsPath(), OwnedSelector(), namespaces,
+                     Projected(CachedDeployment, {kPodKeysAnnotation})),
+        svc_informer(client, clock, logger, ServicesPath(), OwnedSelector(), namespaces, Projected(CachedService, {})),
         // The owned Deployments' pods (their template carries the same label).
-        pod_informer_(client_, clock_, logger_, PodsPath(), OwnedSelector(), namespaces_, Projected(CachedPod, {})),
-        hpa_informer_(client_, clock_, logger_, HorizontalPodAutoscalersPath(), OwnedSelector(), namespaces_,
-                      Projected(CachedHorizontalPodAutoscaler, {})),
-        queue_(kControllerName, clock_, runtime_metrics_.workqueue),
-        expectations_(clock_),
-        executor_(client_, recorder_, autoscaler_, expectations_, clock_, ExecutorSettings(flags),
-                  modelservice_metrics_, logger_, Cache()),
-        controller_({kControllerName, flags.concurrency}, executor_, queue_, clock_, runtime_metrics_.reconcile,
-                    logger_),
-        secure_metrics_(flags.metrics_secure
-                            ? std::make_unique<SecureMetricsSetup>(rest, clock_, client_metrics_, logger_)
-                            : nullptr),
-        side_(logger_) {
-    runtime::Builder builder(queue_);
-    Watch(builder, {ms_informer_, dep_informer_, svc_informer_, hpa_informer_, pod_informer_}, expectations_, pods_,
-          queue_);
+        pod_informer(client, clock, logger, PodsPath(), OwnedSelector(), namespaces, Projected(CachedPod, {})),
+        hpa_informer(client, clock, logger, HorizontalPodAutoscalersPath(), OwnedSelector(), namespaces,
+                     Projected(CachedHorizontalPodAutoscaler, {})),
+        queue(kControllerName, clock, m.runtime.workqueue),
+        expectations(clock),
+        executor(client, recorder, autoscaler, expectations, clock, ExecutorSettings(flags), m.modelservice, logger,
+                 Cache()),
+        worker_pool({kControllerName, flags.concurrency}, executor, queue, clock, m.runtime.reconcile, logger) {
+    runtime::Builder builder(queue);
+    Watch(builder, {ms_informer, dep_informer, svc_informer, hpa_informer, pod_informer}, expectations, pods, queue);
     builder.Complete();
     // A new reading (or error) of an object's metric looks at the object again.
-    poller_.SetOnChange([this](const std::string& ns, const std::string& name) { queue_.Add(ns + "/" + name); });
-    for (InformerSet* inf : Informers()) inf->OnSynced([&life] { life.Notify(); });
-    build::RegisterBuildInfo(registry_);
+    poller.SetOnChange([this](const std::string& ns, const std::string& name) { queue.Add(ns + "/" + name); });
     // --cert-mode=self: the leader keeps the webhook's certificates (through
-    // client_, so its writes stop with the Lease too).
+    // `client`, so its writes stop with the Lease too).
     if (flags.certs.mode == controller::certs::Mode::kSelf)
-      certs_ = std::make_unique<controller::certs::Manager>(client_, clock_, flags.certs, cert_metrics_, logger_);
-    logger_->info("starting modelservice-controller as {} against {} (namespace: {})", identity_, rest.server,
-                  flags.ns.empty() ? "all" : flags.ns);
+      certs = std::make_unique<controller::certs::Manager>(client, clock, flags.certs, m.certs, logger);
   }
 
-  // Endpoints, informers (on every replica, so a standby has warm caches),
-  // then the election. False when an endpoint cannot listen.
-  bool Start() {
-    std::string error;
-    if (!StartEndpoints(&error)) {
-      logger_->error("{}", error);
-      return false;
-    }
-    for (InformerSet* set : Informers()) {
-      for (Informer* inf : set->Informers())
-        informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
-    }
-    if (certs_) certs_->Start();
-    if (election_) {
-      elector_thread_ = std::thread([this] {
-        if (election_->elector.Run() == LeaderElector::State::kLost) life_.Set(&Lifecycle::lost);
-      });
-      logger_->info("waiting to become leader of lease {}/{}", flags_.leader_election_namespace,
-                    flags_.leader_election_id);
-    } else {
-      life_.Set(&Lifecycle::leading);
-    }
-    return true;
-  }
-
-  // Starts the workers once leading with synced caches; returns on a signal
-  // (false) or when the Lease is lost (true).
-  bool WaitUntilDone() {
-    bool started = false;
-    std::unique_lock<std::mutex> lock(life_.mu);
-    bool certs_leading = false;
-    while (!life_.shutdown && !life_.lost) {
-      if (certs_ && !certs_leading && life_.leading) {
-        certs_->Lead();  // without waiting for the ModelService caches
-        certs_leading = true;
-      }
-      if (!started && life_.leading && Synced()) {
-        logger_->info("caches synced; starting {} workers", flags_.concurrency);
-        poller_.Start();  // Prometheus is read while leading only
-        controller_.Start();
-        started = true;
-      }
-      life_.cv.wait(lock);  // a signal, leadership, its loss, or an informer's sync
-    }
-    return life_.lost;
-  }
-
-  // SIGTERM: in-flight reconciles finish (queued keys too), then the Lease
-  // is released so that a standby takes over at its next retry.
-  void Stop() {
-    controller_.Stop();
-    poller_.Stop();
-    if (certs_) certs_->Stop();
-    if (election_) {
-      election_->elector.Stop();
-      elector_thread_.join();
-    }
-    // Events still queued are written for a moment after SIGTERM.
-    recorder_.Shutdown(std::chrono::seconds(2));
-    StopTheRest();
-  }
-
-  // The Lease is lost: writes are already refused by the gate. Requests in
-  // flight are aborted, queued keys dropped (no drain); the workers end with
-  // the reconcile they are in, whose requests now fail at once.
-  void Abort() {
-    logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
-    for (InformerSet* inf : Informers()) inf->Stop();  // before Close(), so they do not log its refusals
-    client_.Close();
-    events_client_.Close();
-    if (certs_) certs_->Stop();
-    queue_.ShutDownNow();
-    controller_.Stop();
-    poller_.Stop();
-    recorder_.Shutdown(Clock::Duration::zero());  // no Event after a lost lease
-    if (elector_thread_.joinable()) elector_thread_.join();
-    StopTheRest();
-  }
-
- private:
-  static kube::HttpClientOptions GatedOptions(const Election* election) {
-    kube::HttpClientOptions o;
-    if (election != nullptr) o.write_gate = &election->elector;
-    return o;
-  }
-  // The transform, and the annotations it reads (the rest are left out while
-  // parsing: a tenant's annotations cost the controller nothing).
-  static runtime::InformerOptions Projected(runtime::Transform t, kube::KeptAnnotations annotations) {
-    runtime::InformerOptions o;
-    o.transform = std::move(t);
-    o.annotations = std::move(annotations);
-    return o;
-  }
-  static std::string OwnedSelector() { return std::string(kLabelManagedBy) + "=" + kManagedByValue; }
-  static ExecutorOptions ExecutorSettings(const Flags& flags) {
-    ExecutorOptions o;
-    o.plan.default_image = flags.default_image;
-    // Whole seconds, rounded up, within what the API accepts for
-    // behavior.scaleDown.stabilizationWindowSeconds (0..3600).
-    o.plan.hpa_scale_down_stabilization_seconds =
-        static_cast<int>(std::clamp<int64_t>((flags.scale_down_stabilization.count() + 999) / 1000, 0, 3600));
-    o.autoscale_interval = flags.autoscale_interval;
-    return o;
-  }
-  static autoscale::PrometheusClientOptions PrometheusOptions(const Flags& flags) {
-    autoscale::PrometheusClientOptions o;
-    o.timeout = flags.prometheus_timeout;
-    o.auth = flags.prometheus_auth;
-    return o;
-  }
-  // Queries every --autoscale-interval; the breaker opens after 3 failures
-  // in a row for one interval, doubling up to 4 intervals (design.md §3).
-  static autoscale::PollerOptions PollerSettings(const Flags& flags) {
-    autoscale::PollerOptions o;
-    o.interval = flags.autoscale_interval;
-    o.breaker.open_for = flags.autoscale_interval;
-    o.breaker.max_open_for = 4 * flags.autoscale_interval;
-    return o;
-  }
-  static autoscale::AutoscalerOptions AutoscalerSettings(const Flags& flags) {
-    autoscale::AutoscalerOptions o;
-    o.queue_query_templates = flags.QueueQueries();
-    o.gpu_query_template = flags.prometheus_gpu_query;
-    o.stabilization_window = flags.scale_down_stabilization;
-    o.max_age = 3 * flags.autoscale_interval;
-    return o;
-  }
   CachedReads Cache() {
     CachedReads cache;
-    cache.model_service = [this](const std::string& key) { return ms_informer_.Get(key); };
-    cache.deployment = [this](const std::string& key) { return dep_informer_.Get(key); };
-    cache.service = [this](const std::string& key) { return svc_informer_.Get(key); };
-    cache.pods = [this](const std::string& key) { return pods_.Summary(key); };
-    cache.hpa = [this](const std::string& key) { return hpa_informer_.Get(key); };
+    cache.model_service = [this](const std::string& key) { return ms_informer.Get(key); };
+    cache.deployment = [this](const std::string& key) { return dep_informer.Get(key); };
+    cache.service = [this](const std::string& key) { return svc_informer.Get(key); };
+    cache.pods = [this](const std::string& key) { return pods.Summary(key); };
+    cache.hpa = [this](const std::string& key) { return hpa_informer.Get(key); };
     return cache;
   }
-  std::vector<InformerSet*> Informers() {
-    return {&ms_informer_, &dep_informer_, &svc_informer_, &pod_informer_, &hpa_informer_};
+
+  // The workers and the autoscaler's poller (Prometheus is read while
+  // leading only). Stop: in-flight reconciles finish (queued keys too).
+  // Abort: queued keys are dropped; the workers end with the reconcile they
+  // are in, whose requests fail at once.
+  std::unique_ptr<runtime::Runnable> Workers(int concurrency) {
+    return runtime::Runnable::Of(
+        [this, concurrency] {
+          logger->info("caches synced; starting {} workers", concurrency);
+          poller.Start();
+          worker_pool.Start();
+        },
+        [this] {
+          worker_pool.Stop();
+          poller.Stop();
+        },
+        [this] {
+          queue.ShutDownNow();
+          worker_pool.Stop();
+          poller.Stop();
+        });
   }
-  bool Synced() const {
-    return ms_informer_.HasSynced() && dep_informer_.HasSynced() && svc_informer_.HasSynced() &&
-           pod_informer_.HasSynced() && hpa_informer_.HasSynced();
+  // Events still queued are written for a moment after SIGTERM; none after
+  // a lost Lease.
+  std::unique_ptr<runtime::Runnable> Events() {
+    return runtime::Runnable::Of(
+        nullptr, [this] { recorder.Shutdown(std::chrono::seconds(2)); },
+        [this] { recorder.Shutdown(Clock::Duration::zero()); });
+  }
+  // Every replica watches the certificates; the leader keeps them, without
+  // waiting for the ModelService caches.
+  void AddCerts(runtime::Manager& mgr) {
+    if (!certs) return;
+    mgr.Add(runtime::Needs::kNothing, runtime::Runnable::Of([this] { certs->Start(); }, [this] { certs->Stop(); }))
+        .Add(runtime::Needs::kLeadership, runtime::Runnable::Of([this] { certs->Lead(); }, nullptr));
   }
 
-  bool StartEndpoints(std::string* error) {
-    auto ready = [this](std::string* why) {
-      if (Synced()) return true;
-      *why = "informer caches not synced";
-      return false;
-    };
-    return side_.Start(
-        flags_.MetricsAddress(), flags_.ProbeAddress(), registry_, [] { return true; }, ready, error,
-        secure_metrics_ ? secure_metrics_->Secure() : transport::SecureMetrics{});
-  }
-
-  void StopTheRest() {
-    for (InformerSet* inf : Informers()) inf->Stop();
-    informer_threads_.clear();  // request_stop + join
-    side_.Stop();
-  }
-
-  const Flags& flags_;
-  Lifecycle& life_;
-  std::shared_ptr<spdlog::logger> logger_;
-  SystemClock clock_;
-  // One registry; each subsystem's metrics declared in its metrics.h.
-  metrics::Registry registry_;
-  kube::ClientMetrics client_metrics_{registry_};
-  RuntimeMetrics runtime_metrics_{registry_};
-  autoscale::AutoscalerMetrics autoscaler_metrics_{registry_, flags_.per_object_metrics};
-  ModelServiceMetrics modelservice_metrics_{registry_, flags_.per_object_metrics};
-  controller::certs::CertificateMetrics cert_metrics_{registry_};
-  const std::string identity_;
-  std::unique_ptr<Election> election_;
-  kube::HttpClient client_;
-  kube::HttpClient events_client_;
-  KubeEventRecorder recorder_;
-  autoscale::Poller poller_;  // Prometheus, off the reconcile workers
-  autoscale::PrometheusAutoscaler autoscaler_;
-  PodIndex pods_;                                                    // filled by pod_informer_
-  const std::vector<std::string> namespaces_ = flags_.Namespaces();  // empty: all
-  InformerSet ms_informer_, dep_informer_, svc_informer_, pod_informer_, hpa_informer_;
-  WorkQueue queue_;
-  Expectations expectations_;
-  Executor executor_;
-  runtime::Controller controller_;
-  std::unique_ptr<SecureMetricsSetup> secure_metrics_;  // --metrics-secure only; outlives the endpoints
-  transport::SideEndpoints side_;
-  std::unique_ptr<controller::certs::Manager> certs_;  // --cert-mode=self only
-  std::vector<std::jthread> informer_threads_;
-  std::thread elector_thread_;
+  std::shared_ptr<spdlog::logger> logger;
+  kube::HttpClient client;
+  kube::HttpClient events_client;
+  KubeEventRecorder recorder;
+  autoscale::Poller poller;  // Prometheus, off the reconcile workers
+  autoscale::PrometheusAutoscaler autoscaler;
+  PodIndex pods;                              // filled by pod_informer
+  const std::vector<std::string> namespaces;  // empty: all
+  InformerSet ms_informer, dep_informer, svc_informer, pod_informer, hpa_informer;
+  WorkQueue queue;
+  Expectations expectations;
+  Executor executor;
+  runtime::Controller worker_pool;
+  std::unique_ptr<controller::certs::Manager> certs;  // --cert-mode=self only
 };
 
-int Run(int argc, char** argv) {
-  Flags flags;
-  if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
-
-  auto logger = flags.MakeLogger("controller");
-  // The side endpoints' clients each hold a descriptor.
-  RaiseOpenFileLimit();
-
-  // libcurl's global set-up (all HTTP clients use it) before any thread starts.
-  const kube::curl::GlobalInit curl;
-  // Signals: blocked in every thread (inherited), taken by one thread.
-  BlockTerminationSignals();
-  Lifecycle life;
-  SignalWatcher signal_watcher([&](int sig) {
-    logger->info("received signal {}; shutting down", sig);
-    life.Set(&Lifecycle::shutdown);
-  });
-
+std::optional<kube::RestConfig> LoadRestConfig(const Flags& flags, spdlog::logger& logger) {
   kube::RestConfig rest;
   try {
     rest = kube::ResolveConfig(flags.kubeconfig);
   } catch (const std::exception& e) {
-    logger->error("cannot load the API server configuration: {}", e.what());
-    return 1;
+    logger.error("cannot load the API server configuration: {}", e.what());
+    return std::nullopt;
   }
   rest.qps = flags.kube_api_qps;
   rest.burst = flags.kube_api_burst;
+  return rest;
+}
 
-  ControllerProcess process(flags, rest, life, logger);
-  if (!process.Start()) return 1;
-  const bool lost = process.WaitUntilDone();
-  if (lost) {
-    process.Abort();
-  } else {
-    process.Stop();
-  }
-  const int exit_code = lost ? 1 : 0;
-  logger->info("stopped (exit code {})", exit_code);
-  logger->flush();
-  return exit_code;
+int Run(int argc, char** argv) {
+  Flags flags;
+  if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
+  auto logger = flags.MakeLogger("controller");
+  RaiseOpenFileLimit();  // the side endpoints' clients each hold a descriptor
+  // libcurl's global set-up (all HTTP clients use it) before any thread starts.
+  const kube::curl::GlobalInit curl;
+  // Signals: blocked in every thread (inherited), taken by one thread.
+  BlockTerminationSignals();
+  const std::optional<kube::RestConfig> rest = LoadRestConfig(flags, *logger);
+  if (!rest) return 1;
+
+  SystemClock clock;
+  Metrics m(flags);
+  const std::string identity = DefaultIdentity();
+  auto lease = flags.leader_elect ? std::make_unique<LeaseLock>(flags, *rest, clock, m.client, logger) : nullptr;
+  auto secure = flags.metrics_secure ? std::make_unique<SecureMetricsSetup>(*rest, clock, m.client, logger) : nullptr;
+  runtime::Manager mgr(clock, m.registry, m.runtime.leader_election, lease ? &lease->store : nullptr,
+                       ManagerSettings(flags, identity, secure.get()), logger);
+  Parts parts(flags, *rest, clock, m, identity, mgr.write_gate(), logger);
+  mgr.AddCache(parts.ms_informer)
+      .AddCache(parts.dep_informer)
+      .AddCache(parts.svc_informer)
+      .AddCache(parts.pod_informer)
+      .AddCache(parts.hpa_informer)
+      .Add(runtime::Needs::kLeadershipAndCaches, parts.Workers(flags.concurrency))
+      .AfterLease(parts.Events())
+      // The Lease is lost: requests in flight are aborted.
+      .OnAbort([&parts] {
+        parts.client.Close();
+        parts.events_client.Close();
+      });
+  parts.AddCerts(mgr);
+  logger->info("starting modelservice-controller as {} against {} (namespace: {})", identity, rest->server,
+               flags.ns.empty() ? "all" : flags.ns);
+  SignalWatcher signals([&](int sig) {
+    logger->info("received signal {}; shutting down", sig);
+    mgr.Shutdown();
+  });
+  return mgr.Run();
 }
 
 }  // namespace
