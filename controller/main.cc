@@ -234,8 +234,9 @@ struct Parts {
           poller.Stop();
         });
   }
-  // Events still queued are written for a moment after SIGTERM; none after
-  // a lost Lease.
+  // Events still queued after SIGTERM are written for up to 2 s, once the
+  // workers have drained and before the Lease is released (after it, the
+  // write gate refuses them); none after a lost Lease.
   std::unique_ptr<runtime::Runnable> Events() {
     return runtime::Runnable::Of(
         nullptr, [this] { recorder.Shutdown(std::chrono::seconds(2)); },
@@ -304,7 +305,7 @@ int Run(int argc, char** argv) {
       .AddCache(parts.pod_informer)
       .AddCache(parts.hpa_informer)
       .Add(runtime::Needs::kLeadershipAndCaches, parts.Workers(flags.concurrency))
-      .AfterLease(parts.Events())
+      .Add(runtime::Needs::kLeadership, parts.Events())
       // The Lease is lost: requests in flight are aborted.
       .OnAbort([&parts] {
         parts.client.Close();

@@ -65,11 +65,6 @@ Manager& Manager::Add(Needs needs, std::unique_ptr<Runnable> runnable) {
   return *this;
 }
 
-Manager& Manager::AfterLease(std::unique_ptr<Runnable> runnable) {
-  after_lease_.push_back(std::move(runnable));
-  return *this;
-}
-
 Manager& Manager::OnAbort(std::function<void()> hook) {
   on_abort_.push_back(std::move(hook));
   return *this;
@@ -174,7 +169,6 @@ void Manager::Stop() {
     elector_->Stop();
     elector_thread_.join();
   }
-  for (auto& r : after_lease_) r->Stop();
   StopTheRest();
 }
 
@@ -187,7 +181,6 @@ void Manager::Abort() {
   EndAll(Needs::kNothing, &Runnable::Abort);
   EndAll(Needs::kLeadership, &Runnable::Abort);
   EndAll(Needs::kLeadershipAndCaches, &Runnable::Abort);
-  for (auto& r : after_lease_) r->Abort();
   if (elector_thread_.joinable()) elector_thread_.join();
   StopTheRest();
 }

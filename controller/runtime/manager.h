@@ -9,7 +9,6 @@
 //       .Add(Needs::kNothing, std::move(watcher))            // every replica, at start
 //       .Add(Needs::kLeadership, std::move(keeper))          // once leading
 //       .Add(Needs::kLeadershipAndCaches, std::move(workers)) // once leading with synced caches
-//       .AfterLease(std::move(events))                       // stopped once the Lease is released
 //       .OnAbort([&] { client.Close(); });
 //   SignalWatcher signals([&](int) { mgr.Shutdown(); });
 //   return mgr.Run();  // 0 after Shutdown(), 1 when the Lease is lost or start-up fails
@@ -17,10 +16,11 @@
 // Leaving, in this order. After Shutdown() (SIGTERM): the Runnables that
 // need leadership and caches, those that need leadership, those that need
 // nothing (each group in the reverse of its start order; the workers drain
-// the queue), the Lease is released, then AfterLease, the caches and the
-// endpoints. When the Lease is lost: a log line, the caches stop, the
-// OnAbort hooks (requests in flight fail at once), every Runnable's Abort()
-// (those that need nothing first), AfterLease's Abort(), then the rest.
+// the queue, then what needs leadership, e.g. the Events still queued, is
+// written while the Lease is still ours), then the Lease is released, then
+// the caches and the endpoints. When the Lease is lost: a log line, the
+// caches stop, the OnAbort hooks (requests in flight fail at once), every
+// Runnable's Abort() (those that need nothing first), then the rest.
 #pragma once
 
 #include <condition_variable>
@@ -95,8 +95,6 @@ class Manager {
   // OnSynced is the Manager's.
   Manager& AddCache(InformerSet& cache);
   Manager& Add(Needs needs, std::unique_ptr<Runnable> runnable);
-  // Never started; stopped (or aborted) once the election is over.
-  Manager& AfterLease(std::unique_ptr<Runnable> runnable);
   // Called when the Lease is lost, once the caches have stopped and before
   // any Runnable's Abort().
   Manager& OnAbort(std::function<void()> hook);
@@ -136,7 +134,6 @@ class Manager {
   std::unique_ptr<LeaderElector> elector_;  // null without election
   std::vector<InformerSet*> caches_;
   std::vector<Entry> runnables_;  // in the order added
-  std::vector<std::unique_ptr<Runnable>> after_lease_;
   std::vector<std::function<void()>> on_abort_;
   transport::SideEndpoints endpoints_;
 

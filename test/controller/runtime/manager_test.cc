@@ -92,9 +92,9 @@ struct Fixture {
         .Add(Needs::kLeadershipAndCaches, Recorded(journal, "workers"))
         .Add(Needs::kLeadership, Recorded(journal, "lead"))
         .Add(Needs::kNothing, Recorded(journal, "watch"))
-        .AfterLease(Runnable::Of(
-            nullptr, [this] { journal.Write("events.stop holder=" + Holder()); },
-            [this] { journal.Write("events.abort"); }))
+        .Add(Needs::kLeadership, Runnable::Of(
+                                     nullptr, [this] { journal.Write("events.stop holder=" + Holder()); },
+                                     [this] { journal.Write("events.abort"); }))
         .OnAbort([this] { journal.Write("close clients"); });
   }
   ~Fixture() {
@@ -186,7 +186,7 @@ TEST(Manager, ShutdownStandbyStopsOnlyWhatStarted) {
   f.mgr->Shutdown();
   f.runner.join();
   EXPECT_EQ(f.exit_code, 0);
-  EXPECT_EQ(f.journal.entries(), (std::vector<std::string>{"watch.start", "watch.stop", "events.stop holder=other"}));
+  EXPECT_EQ(f.journal.entries(), (std::vector<std::string>{"watch.start", "watch.stop"}));
   EXPECT_EQ(f.store.Holder(), "other");
 }
 
@@ -199,10 +199,11 @@ TEST(Manager, ShutdownDrainsThenReleasesTheLease) {
   f.mgr->Shutdown();
   f.runner.join();
   EXPECT_EQ(f.exit_code, 0);
-  // Leader work first, in the reverse of its start; the Lease is released
-  // before AfterLease stops.
+  // Leader work first, in the reverse of its start (the Events written
+  // while the Lease is still ours); then the Lease is released.
   EXPECT_EQ(f.journal.entries(), (std::vector<std::string>{"watch.start", "lead.start", "workers.start", "workers.stop",
-                                                           "lead.stop", "watch.stop", "events.stop holder="}));
+                                                           "events.stop holder=me", "lead.stop", "watch.stop"}));
+  EXPECT_EQ(f.store.Holder(), "");
   EXPECT_TRUE(f.log.AwaitLine("stopped (exit code 0)"));
 }
 
@@ -218,7 +219,7 @@ TEST(Manager, LostLeaseAbortsWithoutDrainingAndExitsOne) {
   EXPECT_EQ(f.exit_code, 1);
   EXPECT_EQ(f.journal.entries(),
             (std::vector<std::string>{"watch.start", "lead.start", "workers.start", "close clients", "watch.abort",
-                                      "lead.abort", "workers.abort", "events.abort"}));
+                                      "events.abort", "lead.abort", "workers.abort"}));
   EXPECT_TRUE(
       f.log.AwaitLine("leadership lost: no write leaves this process any more; exiting without draining the queue"));
   EXPECT_TRUE(f.log.AwaitLine("stopped (exit code 1)"));
