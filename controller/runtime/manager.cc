@@ -3,7 +3,6 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
-#include <ranges>
 #include <utility>
 
 namespace ms::runtime {
@@ -152,7 +151,10 @@ void Manager::StartAll(Needs needs) {
 
 // The started Runnables of one group, in the reverse of their start order.
 void Manager::EndAll(Needs needs, void (Runnable::*end)()) {
-  for (Entry& e : std::views::reverse(runnables_)) {
+  // Not std::views::reverse: clang 14 (the sanitizer builds) cannot
+  // compile libstdc++ 12's ranges.
+  for (auto it = runnables_.rbegin(); it != runnables_.rend(); ++it) {
+    Entry& e = *it;
     if (e.needs != needs || !e.started) continue;
     ((*e.runnable).*end)();
     e.started = false;
@@ -160,7 +162,7 @@ void Manager::EndAll(Needs needs, void (Runnable::*end)()) {
 }
 
 // Shutdown(): the workers drain, then the Lease is released so that a
-// standby takes over at its next retry.
+// standby, which watches it, takes over at once.
 void Manager::Stop() {
   EndAll(Needs::kLeadershipAndCaches, &Runnable::Stop);
   EndAll(Needs::kLeadership, &Runnable::Stop);
