@@ -41,7 +41,8 @@
 
   watch.py cpu --pid PID --out FILE [--every S]
       samples PID's CPU seconds (user + system) and its threads' voluntary
-      context switches (summed) every S seconds (0.5) into
+      context switches (summed, a thread that exited counted as last seen)
+      every S seconds (0.5) into
       FILE, one "EPOCH CPU_SECONDS" line each, until PID exits: the burst's
       CPU is read from it for the window from the apply to 5 s after the
       controller's last write.
@@ -211,32 +212,34 @@ def sample(a, pid, t0):
 
 
 def cpu(a):
+    seen = {}  # thread id -> its last count: a thread that exits keeps what it had
     with open(a.out, "w", buffering=1) as f:
         while True:
             try:
                 c = cpu_seconds(a.pid)
             except (OSError, IndexError):
                 return 0
-            f.write(f"{time.time():.3f} {c:.2f} {voluntary_switches(a.pid)}\n")
+            seen.update(voluntary_switches(a.pid))
+            f.write(f"{time.time():.3f} {c:.2f} {sum(seen.values())}\n")
             time.sleep(a.every)
 
 
 def voluntary_switches(pid):
-    """Voluntary context switches of all of PID's threads (each time one slept and was woken)."""
-    total = 0
+    """Voluntary context switches of each of PID's threads now (each time one slept and was woken), by thread."""
+    out = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0
+        return out
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 for line in f:
                     if line.startswith("voluntary_ctxt_switches:"):
-                        total += int(line.split()[1])
+                        out[tid] = int(line.split()[1])
         except OSError:
             pass
-    return total
+    return out
 
 
 def quiet(a):
