@@ -26,30 +26,34 @@ void CheckArity(const std::vector<std::string>& names, const ObjectGauges::Serie
 
 }  // namespace
 
-std::vector<const std::string*> ObjectGauges::Intern(const std::vector<Series>& series) {
-  std::vector<const std::string*> out;
+std::vector<ObjectGauges::Pool::iterator> ObjectGauges::Intern(const std::vector<Series>& series) {
+  std::vector<Pool::iterator> out;
   out.reserve(series.size() * series_labels_.size());
   for (const auto& s : series) {
     for (const auto& value : s.labels) {
       auto it = pool_.try_emplace(value, 0).first;
       ++it->second;
-      out.push_back(&it->first);
+      out.push_back(it);
     }
   }
   return out;
 }
 
-void ObjectGauges::Release(const std::vector<const std::string*>& labels) {
-  for (const std::string* value : labels) {
-    auto it = pool_.find(*value);
-    if (--it->second == 0) pool_.erase(it);
+void ObjectGauges::Release(const std::vector<Pool::iterator>& labels) {
+  for (Pool::iterator value : labels) {
+    if (--value->second == 0) pool_.erase(value);
   }
+}
+
+void ObjectGauges::Drop(ObjectMap::iterator it) {
+  Release(it->second.labels);
+  objects_.erase(it);
 }
 
 bool ObjectGauges::Same(const Held& held, std::size_t i, const std::vector<std::string>& labels) const {
   const std::size_t k = series_labels_.size();
   for (std::size_t j = 0; j < k; ++j) {
-    if (*held.labels[i * k + j] != labels[j]) return false;
+    if (held.labels[i * k + j]->first != labels[j]) return false;
   }
   return true;
 }
@@ -59,9 +63,7 @@ void ObjectGauges::Set(const std::string& ns, const std::string& name, std::vect
   std::lock_guard<std::mutex> g(mu_);
   auto it = objects_.find({ns, name});
   if (series.empty()) {
-    if (it == objects_.end()) return;
-    Release(it->second.labels);
-    objects_.erase(it);
+    if (it != objects_.end()) Drop(it);
     return;
   }
   Held held{Intern(series), {}};  // before the old ones are released: values kept stay pooled
@@ -85,16 +87,13 @@ void ObjectGauges::Put(const std::string& ns, const std::string& name, Series se
       return;
     }
   }
-  for (const std::string* value : Intern({series})) held.labels.push_back(value);
+  for (Pool::iterator value : Intern({series})) held.labels.push_back(value);
   held.values.push_back(series.value);
 }
 
 void ObjectGauges::Remove(const std::string& ns, const std::string& name) {
   std::lock_guard<std::mutex> g(mu_);
-  auto it = objects_.find({ns, name});
-  if (it == objects_.end()) return;
-  Release(it->second.labels);
-  objects_.erase(it);
+  if (auto it = objects_.find({ns, name}); it != objects_.end()) Drop(it);
 }
 
 std::size_t ObjectGauges::Objects() const {
@@ -138,7 +137,9 @@ void ObjectGauges::CollectInParts(std::size_t max_series,
       prometheus::ClientMetric m;
       m.label.reserve(order_.size());
       for (const auto& [label, from] : order_)
-        m.label.push_back({label, from == 0 ? key.first : from == 1 ? key.second : *held.labels[i * k + from - 2]});
+        m.label.push_back({label, from == 0   ? key.first
+                                  : from == 1 ? key.second
+                                              : held.labels[i * k + from - 2]->first});
       m.gauge.value = held.values[i];
       part.metric.push_back(std::move(m));
     }

@@ -3,7 +3,7 @@
 // labelled {namespace, name, ...}: an object's series are found by its key,
 // set and dropped in O(log N), and held once. Label values are interned:
 // each distinct value is held once for the family (counted, dropped with
-// its last series) and a series keeps pointers to them, since they come
+// its last series) and a series refers to them, since they come
 // from small sets (a condition's type, status and reason) shared by
 // thousands of objects (bench/metrics_bench.cc, SeriesMemory/10000: the
 // three ModelService families' heap per object, 1,136 bytes as vectors of
@@ -71,16 +71,21 @@ class ObjectGauges final : public prometheus::Collectable {
   const std::string name_;
   const std::string help_;
   const std::vector<std::string> series_labels_;
+  // Label value -> how many series hold it.
+  using Pool = std::map<std::string, std::size_t, std::less<>>;
   // An object's series: the label values of each in turn (series_labels_
-  // of them a series, pointing into pool_) and each one's value.
+  // of them a series, entries of pool_) and each one's value.
   struct Held {
-    std::vector<const std::string*> labels;
+    std::vector<Pool::iterator> labels;
     std::vector<double> values;
   };
+  using ObjectMap = std::map<std::pair<std::string, std::string>, Held>;
   // The interned form of `series` (each value's count taken); Release()
   // gives them back.
-  std::vector<const std::string*> Intern(const std::vector<Series>& series);
-  void Release(const std::vector<const std::string*>& labels);
+  std::vector<Pool::iterator> Intern(const std::vector<Series>& series);
+  void Release(const std::vector<Pool::iterator>& labels);
+  // Forgets the object and gives its label values back.
+  void Drop(ObjectMap::iterator it);
   // The label values of `held`'s series i equal `labels`.
   bool Same(const Held& held, std::size_t i, const std::vector<std::string>& labels) const;
 
@@ -88,8 +93,8 @@ class ObjectGauges final : public prometheus::Collectable {
   // 2 + i: series label i), in name order.
   std::vector<std::pair<std::string, std::size_t>> order_;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, Held> objects_;
-  std::map<std::string, std::size_t, std::less<>> pool_;  // label value -> series holding it
+  ObjectMap objects_;
+  Pool pool_;
 };
 
 }  // namespace ms::metrics
