@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "controller/kube/paths.h"
+#include "shared/base/json_fields.h"
 #include "shared/base/timefmt.h"
 
 namespace ms::runtime {
@@ -268,11 +269,9 @@ namespace {
 
 // A Lease without a holder (released), or none at all (deleted).
 bool IsFree(const json& lease, bool deleted) {
-  if (deleted || !lease.is_object()) return true;
-  const auto spec = lease.find("spec");
-  if (spec == lease.end() || !spec->is_object()) return true;
-  const auto holder = spec->find("holderIdentity");
-  return holder == spec->end() || !holder->is_string() || holder->get_ref<const std::string&>().empty();
+  if (deleted) return true;
+  const std::optional<JsonRef> spec = JsonRef(lease).find("spec");
+  return !spec || StringView(*spec, "holderIdentity").empty();
 }
 
 }  // namespace
