@@ -26,6 +26,11 @@
 //                          RecordMetrics fills them for a converged object
 //                          with no ready pod (the benchmark's cluster):
 //                          counter bytes_per_object (glibc's mallinfo2).
+//   ScrapeObjects/N/Gzip   one /metrics answer of a controller with N such
+//                          ModelServices, plain (Gzip 0) or gzip-coded as
+//                          Prometheus asks (1; shared/transport/gzip.h):
+//                          the time and the answer's bytes per ModelService
+//                          (the answer is held whole until it is sent).
 //
 // The families are the programs' own declarations (each subsystem's
 // metrics.h), not copies.
@@ -36,6 +41,7 @@
 #include <malloc.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -43,6 +49,7 @@
 #include "controller/modelservice/metrics.h"
 #include "controller/runtime/metrics.h"
 #include "shared/base/metrics.h"
+#include "shared/transport/gzip.h"
 #include "webhook/metrics.h"
 
 namespace {
@@ -163,6 +170,19 @@ BENCHMARK(ConditionChange)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond)
 
 // The series of N converged ModelServices as the executor records them:
 // replicas desired 1 and ready 0, the three conditions, the serving version.
+void FillObjects(ms::modelservice::ModelServiceMetrics& m, int n) {
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "ms-" + std::to_string(i);
+    m.replicas.Put("bench", name, {{"desired"}, 1});
+    m.replicas.Put("bench", name, {{"ready"}, 0});
+    m.conditions.Set("bench", name,
+                     {{{"Ready", "False", "ReplicasNotReady"}, 1},
+                      {{"Progressing", "True", "Creating"}, 1},
+                      {{"Degraded", "False", "AsExpected"}, 1}});
+    m.info.Set("bench", name, {{{"5d8c7b9f64"}, 1}});
+  }
+}
+
 void SeriesMemory(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   double per_object = 0;
@@ -170,22 +190,40 @@ void SeriesMemory(benchmark::State& state) {
     metrics::Registry registry;
     auto m = std::make_unique<ms::modelservice::ModelServiceMetrics>(registry);
     const size_t before = mallinfo2().uordblks;
-    for (int i = 0; i < n; ++i) {
-      const std::string name = "ms-" + std::to_string(i);
-      m->replicas.Put("bench", name, {{"desired"}, 1});
-      m->replicas.Put("bench", name, {{"ready"}, 0});
-      m->conditions.Set("bench", name,
-                        {{{"Ready", "False", "ReplicasNotReady"}, 1},
-                         {{"Progressing", "True", "Creating"}, 1},
-                         {{"Degraded", "False", "AsExpected"}, 1}});
-      m->info.Set("bench", name, {{{"5d8c7b9f64"}, 1}});
-    }
+    FillObjects(*m, n);
     per_object = static_cast<double>(mallinfo2().uordblks - before) / n;
     benchmark::DoNotOptimize(m);
   }
   state.counters["bytes_per_object"] = per_object;
 }
 BENCHMARK(SeriesMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void ScrapeObjects(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool gzip = state.range(1) != 0;
+  metrics::Registry registry;
+  ms::modelservice::ModelServiceMetrics m(registry);
+  FillObjects(m, n);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string answer;
+    if (gzip) {
+      ms::transport::GzipWriter writer;
+      std::ostream out(&writer);
+      metrics::Serialize(registry.Collectables(), out);
+      answer = writer.Finish();
+    } else {
+      answer = metrics::Serialize(registry.Collectables());
+    }
+    bytes = answer.size();
+    benchmark::DoNotOptimize(answer);
+  }
+  state.counters["bytes_per_object"] = static_cast<double>(bytes) / n;
+  // Seconds of CPU per ModelService (printed with an SI prefix: 20u is 20 us).
+  state.counters["cpu_per_object"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(ScrapeObjects)->ArgsProduct({{1000, 10000}, {0, 1}})->ArgNames({"N", "Gzip"})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -16,7 +16,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl python3
   libcpp-httplib-dev libssl-dev libvalijson-dev nlohmann-json3-dev rapidjson-dev libspdlog-dev libjemalloc-dev
-  libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libcurl4-openssl-dev libyaml-cpp-dev libbenchmark-dev prometheus-cpp-dev zlib1g-dev
   python3-prometheus-client wrk clang-format clang-tidy
   # The compiler cache every build folder shares (scripts/configure-build.sh),
   # kept in ~/.cache/ccache between runs.

@@ -71,6 +71,7 @@
 import argparse
 import collections
 import datetime
+import gzip
 import json
 import os
 import re
@@ -135,8 +136,13 @@ def cpu_seconds(pid):
 def scrape(url, name):
     """(reconcile total, queue depth, active workers) of controller NAME from a /metrics page."""
     total = depth = active = 0.0
-    with urllib.request.urlopen(url, timeout=30) as r:
-        for raw in r:
+    # As Prometheus asks (each controller gzips its answer when asked).
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        body = r.read()
+        if r.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        for raw in body.splitlines():
             line = raw.decode("utf-8", "replace")
             if line.startswith("#"):
                 continue

@@ -77,9 +77,8 @@ prometheus::MetricFamily OneValue(const char* name, const char* help, prometheus
 
 }  // namespace
 
-std::string Serialize(std::span<const prometheus::Collectable* const> collectables) {
+void Serialize(std::span<const prometheus::Collectable* const> collectables, std::ostream& out) {
   const prometheus::TextSerializer serializer;
-  std::ostringstream out;
   std::vector<prometheus::MetricFamily> families;
   for (const auto* c : collectables) {
     if (const auto* objects = dynamic_cast<const ObjectGauges*>(c)) {
@@ -116,6 +115,11 @@ std::string Serialize(std::span<const prometheus::Collectable* const> collectabl
     }
   }
   serializer.Serialize(out, families);
+}
+
+std::string Serialize(std::span<const prometheus::Collectable* const> collectables) {
+  std::ostringstream out;
+  Serialize(collectables, out);
   return std::move(out).str();
 }
 

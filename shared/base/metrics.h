@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <mutex>
 #include <span>
@@ -44,7 +45,10 @@ inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=
 // Everything `collectables` hold, in the Prometheus text format 0.0.4,
 // written by prometheus::TextSerializer. Help texts are escaped first
 // (backslash and newline): TextSerializer writes them as they are, and one
-// with a newline would break the exposition.
+// with a newline would break the exposition. Written to `out` as it is
+// produced (a gzip stream, say: the text of many objects need never be
+// held whole), or returned.
+void Serialize(std::span<const prometheus::Collectable* const> collectables, std::ostream& out);
 std::string Serialize(std::span<const prometheus::Collectable* const> collectables);
 inline std::string Serialize(const prometheus::Collectable& collectable) {
   const prometheus::Collectable* one[] = {&collectable};

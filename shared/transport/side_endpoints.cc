@@ -1,5 +1,9 @@
 #include "shared/transport/side_endpoints.h"
 
+#include <ostream>
+
+#include "shared/transport/gzip.h"
+
 namespace ms::transport {
 
 HttpServerOptions SideEndpointOptions() {
@@ -58,7 +62,7 @@ Response EndpointServer::Serve(const Request& request) const {
       return Response{d.status, "text/plain; charset=utf-8", d.reason + "\n", std::move(headers)};
     }
   }
-  if (scrape) return Response{200, metrics::kContentType, metrics::Serialize(collectables_), {}};
+  if (scrape) return Scrape(request);
   if (request.path == "/healthz") {
     if (healthy_()) return Response{200, "text/plain", "ok\n", {}};
     return Response{503, "text/plain", "unhealthy\n", {}};
@@ -66,6 +70,18 @@ Response EndpointServer::Serve(const Request& request) const {
   std::string why;
   if (ready_(&why)) return Response{200, "text/plain", "ok\n", {}};
   return Response{503, "text/plain", "not ready: " + why + "\n", {}};
+}
+
+Response EndpointServer::Scrape(const Request& request) const {
+  // Vary: a cache between Prometheus and us must not hand a gzip answer to
+  // a client that did not ask for one.
+  if (!AcceptsGzip(request.Header("accept-encoding")))
+    return Response{200, metrics::kContentType, metrics::Serialize(collectables_), {{"Vary", "Accept-Encoding"}}};
+  GzipWriter gzip;
+  std::ostream out(&gzip);
+  metrics::Serialize(collectables_, out);
+  return Response{
+      200, metrics::kContentType, gzip.Finish(), {{"Content-Encoding", "gzip"}, {"Vary", "Accept-Encoding"}}};
 }
 
 bool EndpointServer::Start(const std::string& host, int port, std::string* error, SSL_CTX* ctx) {

@@ -56,7 +56,8 @@ class EndpointServer {
   // while `ready()` is true, else 503 with the reason. Both are called on
   // the server's loop: they must be quick.
   void ServeProbes(std::function<bool()> healthy, std::function<bool(std::string*)> ready);
-  // /metrics in the Prometheus text format 0.0.4: what `collectables` hold
+  // /metrics in the Prometheus text format 0.0.4 (gzip-coded when the
+  // request's Accept-Encoding allows it): what `collectables` hold
   // (a prometheus::Registry, the process collector), in that order. They
   // must outlive the server. With a gate, only to the requests it lets in.
   void ServeMetrics(std::vector<const prometheus::Collectable*> collectables, MetricsGate gate = nullptr);
@@ -70,6 +71,9 @@ class EndpointServer {
 
  private:
   Response Serve(const Request& request) const;
+  // /metrics: gzip when the request accepts it (as Prometheus does), the
+  // text compressed as it is written (gzip.h); else the text.
+  Response Scrape(const Request& request) const;
 
   std::shared_ptr<spdlog::logger> logger_;
   HttpServerOptions options_;

@@ -5,13 +5,17 @@
 // connection refused; a refusal is the last answer; nothing is answered or
 // handled once the connection is closing; each body is its Content-Length;
 // every request the handler sees has well-formed header values and, in
-// HTTP/1.1, one Host header.
+// HTTP/1.1, one Host header. Every header value also goes through the
+// Accept-Encoding reader of /metrics (gzip.h), which must agree with itself
+// whatever the case of the value.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "shared/transport/gzip.h"
 #include "shared/transport/http1.h"
 #include "test/support/fake_clock.h"
 
@@ -82,6 +86,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (name == "host") ++hosts;
       if (name == "content-length") length = value;
       Check(name != "transfer-encoding", "no Transfer-Encoding request reaches the handler");
+      std::string upper = value;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      Check(ms::transport::AcceptsGzip(&value) == ms::transport::AcceptsGzip(&upper),
+            "Accept-Encoding is read without regard to case");
     }
     Check(r.minor_version == 0 || hosts == 1, "HTTP/1.1 requests have one Host");
     Check(std::strtoull(length.c_str(), nullptr, 10) == r.body.size(), "the body is Content-Length bytes");

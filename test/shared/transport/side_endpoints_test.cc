@@ -19,6 +19,7 @@
 
 #include "shared/base/metrics.h"
 #include "shared/transport/unique_fd.h"
+#include "test/support/gunzip.h"
 
 namespace ms::transport {
 namespace {
@@ -175,6 +176,48 @@ TEST(SideEndpoints, MetricsAreTextFormat004FromEveryCollectable) {
       << res->body;
   EXPECT_EQ(res->body.rfind("# HELP process_", 0), 0u) << "the process collector comes first:\n" << res->body;
   EXPECT_EQ(client.Get("/healthz")->status, 404) << "probes are disabled";
+  side.Stop();
+}
+
+// Prometheus asks for gzip: the answer is the same text, gzip-coded, with
+// Content-Encoding and Vary; a client that does not ask gets the text.
+TEST(SideEndpoints, MetricsAreGzipCodedWhenTheClientAcceptsIt) {
+  metrics::Registry registry;
+  auto& family = prometheus::BuildGauge().Name("modelservice_replicas").Help("Replicas").Register(registry.families());
+  for (int i = 0; i < 3000; ++i) family.Add({{"name", "m-" + std::to_string(i)}, {"namespace", "bench"}}).Set(i);
+  SideEndpoints side(NullLogger());
+  std::string error;
+  ASSERT_TRUE(side.Start(
+      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
+      [](std::string*) { return true; }, &error))
+      << error;
+  auto get = [&](const char* accept_encoding) {
+    UniqueFd fd = Connect(side.metrics_port());
+    EXPECT_TRUE(SendAll(
+        fd.get(), std::string("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n") + accept_encoding + "\r\n"));
+    const std::string answer = ReadAll(fd.get());
+    const auto end = answer.find("\r\n\r\n");
+    EXPECT_NE(end, std::string::npos) << answer;
+    return std::pair(answer.substr(0, end + 2), answer.substr(end + 4));
+  };
+  const auto [plain_head, plain] = get("");
+  EXPECT_EQ(plain_head.find("Content-Encoding"), std::string::npos) << plain_head;
+  EXPECT_NE(plain_head.find("\r\nVary: Accept-Encoding\r\n"), std::string::npos) << plain_head;
+  EXPECT_NE(plain.find("\nmodelservice_replicas{name=\"m-2999\",namespace=\"bench\"} 2999\n"), std::string::npos);
+
+  const auto [head, body] = get("Accept-Encoding: gzip\r\n");
+  EXPECT_NE(head.find("\r\nContent-Encoding: gzip\r\n"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nVary: Accept-Encoding\r\n"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nContent-Length: " + std::to_string(body.size()) + "\r\n"), std::string::npos) << head;
+  EXPECT_LT(body.size(), plain.size() / 5);
+  // The same text but for the process collector's values, which move.
+  const std::string text = Gunzip(body);
+  const auto ours = [](const std::string& t) { return t.substr(t.find("# HELP modelservice_replicas")); };
+  EXPECT_EQ(ours(text), ours(plain));
+
+  const auto [refused_head, refused] = get("Accept-Encoding: gzip;q=0, identity\r\n");
+  EXPECT_EQ(refused_head.find("Content-Encoding"), std::string::npos) << refused_head;
   side.Stop();
 }
 
