@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "shared/base/strings.h"
@@ -37,6 +38,8 @@ bool ZeroWeight(std::string_view params) {
 
 bool AcceptsGzip(const std::string* accept_encoding) {
   if (accept_encoding == nullptr) return false;
+  // gzip's own weight when it is named; else that of "*" (RFC 9110 §12.5.3).
+  std::optional<bool> named, any;
   std::string_view rest = *accept_encoding;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -44,10 +47,13 @@ bool AcceptsGzip(const std::string* accept_encoding) {
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const auto semi = item.find(';');
     const std::string_view coding = Trim(item.substr(0, semi), " \t");
-    if (!SameCoding(coding, "gzip") && !SameCoding(coding, "x-gzip") && coding != "*") continue;
-    if (!ZeroWeight(semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1))) return true;
+    const bool accepted = !ZeroWeight(semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1));
+    if (SameCoding(coding, "gzip") || SameCoding(coding, "x-gzip"))
+      named = named.value_or(false) || accepted;
+    else if (coding == "*")
+      any = any.value_or(false) || accepted;
   }
-  return false;
+  return named.value_or(any.value_or(false));
 }
 
 GzipWriter::GzipWriter(int level) {

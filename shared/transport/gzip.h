@@ -14,9 +14,9 @@
 
 namespace ms::transport {
 
-// Whether an Accept-Encoding value accepts gzip: "gzip" (or "x-gzip", or
-// "*") among its comma-separated codings, without a weight of 0. Any case;
-// null (no header) does not.
+// Whether an Accept-Encoding value accepts gzip: "gzip" (or "x-gzip") among
+// its comma-separated codings without a weight of 0, or, when neither is
+// named, "*" without one. Any case; null (no header) does not.
 bool AcceptsGzip(const std::string* accept_encoding);
 
 // A stream buffer whose bytes are compressed into a gzip member: write the

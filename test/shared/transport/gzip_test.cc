@@ -36,6 +36,11 @@ TEST(Gzip, AcceptEncodingValues) {
   EXPECT_FALSE(Accepts("gzipped"));
   EXPECT_FALSE(Accepts("xgzip"));
   EXPECT_FALSE(Accepts(",,;,"));
+  // Named, gzip's own weight decides; "*" only speaks for what is not named.
+  EXPECT_FALSE(Accepts("gzip;q=0, *"));
+  EXPECT_FALSE(Accepts("*, gzip;q=0"));
+  EXPECT_TRUE(Accepts("gzip, *;q=0"));
+  EXPECT_FALSE(Accepts("br, *;q=0"));
 }
 
 std::string Compressed(const std::string& text, std::size_t piece) {
