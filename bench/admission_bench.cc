@@ -51,8 +51,8 @@ struct Fixtures {
   std::string invalid = ReadFixture("validate-invalid.json");
   std::string mutate = ReadFixture("mutate-defaults.json");
   ms::api::SchemaValidator schema;
-  ms::webhook::ValidatingHandler validating{schema};
-  ms::webhook::MutatingHandler mutating;
+  ms::admission::ValidatingHandler validating{schema};
+  ms::admission::MutatingHandler mutating;
 };
 
 const Fixtures& F() {
@@ -62,18 +62,18 @@ const Fixtures& F() {
 
 // Fails the benchmark (instead of timing the wrong thing) when the reply is
 // not what the scenario expects.
-void Serve(benchmark::State& state, const std::string& body, const ms::webhook::Handler& handler, const char* expect) {
+void Serve(benchmark::State& state, const std::string& body, const ms::admission::Handler& handler, const char* expect) {
   {
-    ms::webhook::Outcome outcome;
-    auto reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+    ms::admission::Outcome outcome;
+    auto reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);
     if (reply.status != 200 || reply.body.find(expect) == std::string::npos) {
       state.SkipWithError(("unexpected reply: " + std::to_string(reply.status) + " " + reply.body).c_str());
       return;
     }
   }
   for (auto _ : state) {
-    ms::webhook::Outcome outcome;  // as webhook/server.cc does
-    auto reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+    ms::admission::Outcome outcome;  // as webhook/server.cc does
+    auto reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);
     benchmark::DoNotOptimize(reply);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
@@ -97,14 +97,14 @@ void BM_JsonParse(benchmark::State& state, const std::string* body) {
 
 void BM_ParseReviewFast(benchmark::State& state, const std::string* body) {
   for (auto _ : state) {
-    auto j = ms::webhook::ParseReviewFast(*body, ms::webhook::kMaxNestingDepth);
+    auto j = ms::admission::ParseReviewFast(*body, ms::admission::kMaxNestingDepth);
     benchmark::DoNotOptimize(j);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body->size()));
 }
 
 void BM_JsonDump_Response(benchmark::State& state) {
-  auto reply = ms::webhook::ServeReview(F().invalid, "application/json", F().validating);
+  auto reply = ms::admission::ServeReview(F().invalid, "application/json", F().validating);
   json out = json::parse(reply.body);
   for (auto _ : state) {
     std::string s = out.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -40,15 +40,15 @@ int main(int argc, char** argv) {
   }
   const std::string body = ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
   ms::api::SchemaValidator schema;
-  ms::webhook::ValidatingHandler validating(schema);
-  ms::webhook::MutatingHandler mutating;
-  const ms::webhook::Handler& handler =
-      scenario == "mutate" ? static_cast<const ms::webhook::Handler&>(mutating) : validating;
+  ms::admission::ValidatingHandler validating(schema);
+  ms::admission::MutatingHandler mutating;
+  const ms::admission::Handler& handler =
+      scenario == "mutate" ? static_cast<const ms::admission::Handler&>(mutating) : validating;
   size_t bytes = 0;
   int status = 0;
   for (long i = 0; i < n; ++i) {
-    ms::webhook::Outcome outcome;
-    auto reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+    ms::admission::Outcome outcome;
+    auto reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);
     bytes += reply.body.size();
     status = reply.status;
   }

@@ -139,7 +139,7 @@ bool CheckServing(const Flags& f, Settings& s) {
     s.logger->critical("invalid --threads, --port, --max-connections, --max-connections-per-peer or --max-handshakes");
     return false;
   }
-  const int max_body = static_cast<int>(ms::webhook::kMaxBodyBytes);
+  const int max_body = static_cast<int>(ms::admission::kMaxBodyBytes);
   if (f.max_body_bytes_in_flight != 0 && f.max_body_bytes_in_flight < 2 * max_body) {
     s.logger->critical("invalid --max-body-bytes-in-flight: 0, or at least {} (two bodies of the limit)", 2 * max_body);
     return false;
@@ -296,8 +296,8 @@ int Serve(const Flags& f, const Settings& s) {
   ms::webhook::WebhookMetrics metrics(registry);
   ms::certs::CertWatcherMetrics cert_metrics(registry);
   ms::build::RegisterBuildInfo(registry);
-  ms::webhook::ValidatingHandler validating(*schema);
-  ms::webhook::MutatingHandler mutating;
+  ms::admission::ValidatingHandler validating(*schema);
+  ms::admission::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;
   // /metrics and the probes (first: alive, not ready, while the certificate

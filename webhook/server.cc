@@ -8,10 +8,10 @@
 
 namespace ms::webhook {
 
-Server::Server(ServerOptions options, std::vector<const Handler*> handlers, WebhookMetrics& metrics,
+Server::Server(ServerOptions options, std::vector<const admission::Handler*> handlers, WebhookMetrics& metrics,
                std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)), logger_(std::move(logger)) {
-  for (const Handler* h : handlers) routes_.try_emplace(h->path(), h, metrics);
+  for (const admission::Handler* h : handlers) routes_.try_emplace(h->path(), h, metrics);
 }
 
 Server::~Server() { Stop(); }
@@ -33,7 +33,7 @@ bool Server::Start(std::string* error) {
   }
 
   transport::HttpServerOptions o = options_.http;
-  o.limits.max_body_bytes = kMaxBodyBytes;
+  o.limits.max_body_bytes = admission::kMaxBodyBytes;
   server_ = std::make_unique<transport::HttpServer>(
       o, ctx_.get(), [this](const transport::Request& req) { return Serve(req); },
       [this](const transport::Request& req, const transport::Response& res) { Refused(req, res); }, logger_);
@@ -46,7 +46,7 @@ bool Server::Start(std::string* error) {
 }
 
 void Server::Refused(const transport::Request& req, const transport::Response& res) {
-  Outcome outcome;
+  admission::Outcome outcome;
   outcome.decision = "rejected";
   outcome.message = res.body;
   while (!outcome.message.empty() && outcome.message.back() == '\n') outcome.message.pop_back();
@@ -54,9 +54,9 @@ void Server::Refused(const transport::Request& req, const transport::Response& r
   Record(req, it != routes_.end() ? &it->second.metrics : nullptr, res.status, outcome, 0);
 }
 
-void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome,
+void Server::Record(const transport::Request& req, RouteMetrics* m, int status, const admission::Outcome& outcome,
                     double seconds) {
-  const std::string_view operation = OperationLabel(outcome.operation);
+  const std::string_view operation = admission::OperationLabel(outcome.operation);
   if (m) {
     m->Requests(status).Increment();
     m->Decisions(operation, outcome.decision).Increment();
@@ -107,10 +107,10 @@ transport::Response Server::Answer(const transport::Request& req) {
   m.in_flight.Increment();
   const auto start = std::chrono::steady_clock::now();
 
-  Outcome outcome;
+  admission::Outcome outcome;
   const std::string* content_type = req.Header("content-type");
-  transport::Response reply = ServeReview(req.body, content_type ? std::string_view(*content_type) : std::string_view(),
-                                          *route->second.handler, &outcome);
+  transport::Response reply = admission::ServeReview(
+      req.body, content_type ? std::string_view(*content_type) : std::string_view(), *route->second.handler, &outcome);
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   m.latency.Observe(seconds);

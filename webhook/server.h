@@ -33,7 +33,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, std::vector<const Handler*> handlers, WebhookMetrics& metrics,
+  Server(ServerOptions options, std::vector<const admission::Handler*> handlers, WebhookMetrics& metrics,
          std::shared_ptr<spdlog::logger> logger);
   ~Server();
   Server(const Server&) = delete;
@@ -54,8 +54,8 @@ class Server {
 
  private:
   struct Route {
-    Route(const Handler* h, WebhookMetrics& m) : handler(h), metrics(m, h->path()) {}
-    const Handler* handler;
+    Route(const admission::Handler* h, WebhookMetrics& m) : handler(h), metrics(m, h->path()) {}
+    const admission::Handler* handler;
     RouteMetrics metrics;
   };
   transport::Response Serve(const transport::Request& req);
@@ -64,7 +64,8 @@ class Server {
   void Refused(const transport::Request& req, const transport::Response& res);
   // Counts a finished request (when `m` is its route's metrics) and logs it:
   // denials at info with the reason, rejections at warn, allows at debug.
-  void Record(const transport::Request& req, RouteMetrics* m, int status, const Outcome& outcome, double seconds);
+  void Record(const transport::Request& req, RouteMetrics* m, int status, const admission::Outcome& outcome,
+              double seconds);
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;

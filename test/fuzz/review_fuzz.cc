@@ -25,8 +25,8 @@ void Check(bool ok, const char* what) {
 }
 
 // The reference verdict: nlohmann alone.
-bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler) {
-  if (body.find('\0') != std::string_view::npos || ms::webhook::NestingExceeds(body, ms::webhook::kMaxNestingDepth))
+bool ReferenceAllows(std::string_view body, const ms::admission::Handler& handler) {
+  if (body.find('\0') != std::string_view::npos || ms::admission::NestingExceeds(body, ms::admission::kMaxNestingDepth))
     return false;
   json review;
   try {
@@ -42,7 +42,7 @@ bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler)
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) return false;
   try {
-    return handler.Handle(ms::webhook::AdmissionRequest(*request)).allowed;
+    return handler.Handle(ms::admission::AdmissionRequest(*request)).allowed;
   } catch (const std::exception&) {
     return false;
   }
@@ -52,15 +52,15 @@ bool ReferenceAllows(std::string_view body, const ms::webhook::Handler& handler)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ms::api::SchemaValidator schema;
-  static const ms::webhook::ValidatingHandler validating(schema);
-  static const ms::webhook::MutatingHandler mutating;
+  static const ms::admission::ValidatingHandler validating(schema);
+  static const ms::admission::MutatingHandler mutating;
   if (size == 0) return 0;
-  const ms::webhook::Handler& handler = data[0] & 1 ? static_cast<const ms::webhook::Handler&>(mutating)
-                                                    : static_cast<const ms::webhook::Handler&>(validating);
+  const ms::admission::Handler& handler = data[0] & 1 ? static_cast<const ms::admission::Handler&>(mutating)
+                                                    : static_cast<const ms::admission::Handler&>(validating);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
 
-  ms::webhook::Outcome outcome;
-  const ms::transport::Response reply = ms::webhook::ServeReview(body, "application/json", handler, &outcome);
+  ms::admission::Outcome outcome;
+  const ms::transport::Response reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);
   Check(ms::IsValidUtf8(reply.body), "the answer is valid UTF-8");
   Check(ms::IsValidUtf8(outcome.message), "the logged message is valid UTF-8");
   if (reply.status != 200) {

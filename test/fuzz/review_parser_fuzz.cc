@@ -58,9 +58,9 @@ bool SameTree(const json& a, const json& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
   constexpr int kDepth = 16;
-  ms::webhook::FastParse fast = ms::webhook::ParseReviewFast(body, kDepth);
-  if (fast.status != ms::webhook::FastParse::kOk) return 0;
-  Check(!ms::webhook::NestingExceeds(body, kDepth), "a body deeper than the limit is not accepted");
+  ms::admission::FastParse fast = ms::admission::ParseReviewFast(body, kDepth);
+  if (fast.status != ms::admission::FastParse::kOk) return 0;
+  Check(!ms::admission::NestingExceeds(body, kDepth), "a body deeper than the limit is not accepted");
   json reference;
   try {
     reference = json::parse(body);

@@ -166,8 +166,8 @@ class ServerTest : public ::testing::Test {
     options.key_file = dir_.File("tls.key");
     if (options.cert_poll_interval == std::chrono::milliseconds(1000))
       options.cert_poll_interval = std::chrono::milliseconds(50);
-    server_ =
-        std::make_unique<Server>(options, std::vector<const Handler*>{&validating_, &mutating_}, metrics_, logger_);
+    server_ = std::make_unique<Server>(options, std::vector<const admission::Handler*>{&validating_, &mutating_},
+                                       metrics_, logger_);
     std::string error;
     ASSERT_TRUE(server_->Start(&error)) << error;
   }
@@ -186,8 +186,8 @@ class ServerTest : public ::testing::Test {
 
   test::TempDir dir_;
   api::SchemaValidator schema_;
-  ValidatingHandler validating_{schema_};
-  MutatingHandler mutating_;
+  admission::ValidatingHandler validating_{schema_};
+  admission::MutatingHandler mutating_;
   metrics::Registry registry_;
   WebhookMetrics metrics_{registry_};
   std::shared_ptr<spdlog::logger> logger_;

@@ -3,7 +3,7 @@
 #include "shared/api/types.h"
 #include "shared/base/json_fields.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 bool IsScaleRequest(const AdmissionRequest& request) {
   if (Text(request.sub_resource) != "scale") return false;
@@ -66,4 +66,4 @@ bool IsRatchetedUpdate(const AdmissionRequest& request) {
   return spec && old_spec && JsonEqual(*spec, *old_spec);
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

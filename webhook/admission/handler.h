@@ -11,7 +11,7 @@
 #include "webhook/admission/request.h"
 #include "webhook/admission/response.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 class Handler {
  public:
@@ -50,4 +50,4 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request);
 // object is then an autoscaling/v1 Scale, not the ModelService).
 bool IsScaleRequest(const AdmissionRequest& request);
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

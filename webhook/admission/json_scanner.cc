@@ -6,7 +6,7 @@
 #include "shared/base/json_stops.h"
 #include "shared/base/utf8.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 namespace {
 
@@ -207,4 +207,4 @@ bool JsonScanner::SkipValue(int depth_left, bool& too_deep) {
   }
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace ms::webhook {
+namespace ms::admission {
 
 class JsonScanner {
  public:
@@ -59,4 +59,4 @@ class JsonScanner {
   const char* end_;
 };
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

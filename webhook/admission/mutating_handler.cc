@@ -2,7 +2,7 @@
 
 #include "shared/api/defaults.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 AdmissionResponse MutatingHandler::Handle(const AdmissionRequest& request) const {
   if (auto early = Preflight(request)) return *early;
@@ -12,4 +12,4 @@ AdmissionResponse MutatingHandler::Handle(const AdmissionRequest& request) const
   return response;
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -3,7 +3,7 @@
 
 #include "webhook/admission/handler.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 class MutatingHandler final : public Handler {
  public:
@@ -14,4 +14,4 @@ class MutatingHandler final : public Handler {
   std::string path_ = "/mutate";
 };
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -1,6 +1,6 @@
 #include "webhook/admission/request.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 AdmissionRequest::AdmissionRequest(JsonRef request) {
   request.every_member([this](std::string_view key, JsonRef value) {
@@ -35,4 +35,4 @@ AdmissionRequest::AdmissionRequest(JsonRef request) {
   });
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -11,7 +11,7 @@
 #include "shared/base/json_fields.h"  // Text(), for a member of the view
 #include "shared/base/json_ref.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 struct AdmissionRequest {
   // `request` in either tree (ServeReview passes RapidJSON's; tests may pass
@@ -21,4 +21,4 @@ struct AdmissionRequest {
   std::optional<JsonRef> uid, kind, resource, sub_resource, name, namespace_, operation, object, old_object;
 };
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -4,7 +4,7 @@
 #include "shared/base/base64.h"
 #include "shared/base/json_text.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 void LimitWarnings(std::vector<std::string>& warnings) {
   const size_t more = warnings.size() > kMaxWarnings ? warnings.size() - kMaxWarnings : 0;
@@ -60,4 +60,4 @@ std::string WriteAdmissionReview(const AdmissionResponse& response, std::string_
   return out;
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ms::webhook {
+namespace ms::admission {
 
 struct AdmissionResponse {
   bool allowed = true;
@@ -37,4 +37,4 @@ AdmissionResponse Denied(int code, std::string reason, std::string message);
 // {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{...,"uid":uid}}.
 std::string WriteAdmissionReview(const AdmissionResponse& response, std::string_view uid);
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -6,7 +6,7 @@
 #include "shared/base/utf8.h"
 #include "webhook/admission/review_parser.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 using nlohmann::json;
 
@@ -165,4 +165,4 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   return {200, "application/json", std::move(answer), {}};
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -18,7 +18,7 @@
 #include "shared/transport/response.h"
 #include "webhook/admission/handler.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 inline constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;
 inline constexpr int kMaxNestingDepth = 64;
@@ -50,4 +50,4 @@ std::string_view OperationLabel(std::string_view operation);
 // skipped). Linear, no recursion.
 bool NestingExceeds(std::string_view text, int limit);
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

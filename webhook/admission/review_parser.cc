@@ -9,7 +9,7 @@
 #include "shared/base/json_ref.h"
 #include "webhook/admission/json_scanner.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 namespace {
 
@@ -182,4 +182,4 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
 
 nlohmann::json FastParse::Tree() const { return JsonRef(tree->doc).ToJson(); }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ms::webhook {
+namespace ms::admission {
 
 struct FastParse {
   enum Status { kOk, kTooDeep, kFallback };
@@ -63,4 +63,4 @@ struct FastParse {
 
 FastParse ParseReviewFast(std::string_view body, int max_depth);
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

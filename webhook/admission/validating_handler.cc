@@ -3,7 +3,7 @@
 #include "shared/api/ratchet.h"
 #include "shared/api/validation.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) const {
   if (auto early = Preflight(request)) return *early;
@@ -20,4 +20,4 @@ AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) con
   return response;
 }
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

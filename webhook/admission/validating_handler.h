@@ -5,7 +5,7 @@
 #include "shared/api/schema.h"
 #include "webhook/admission/handler.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 
 class ValidatingHandler final : public Handler {
  public:
@@ -18,4 +18,4 @@ class ValidatingHandler final : public Handler {
   std::string path_ = "/validate";
 };
 
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace ms::webhook {
+namespace ms::admission {
 namespace {
 
 using nlohmann::json;
@@ -52,4 +52,4 @@ TEST(AdmissionRequest, AbsentOrNotAStringIsEmptyText) {
 }
 
 }  // namespace
-}  // namespace ms::webhook
+}  // namespace ms::admission

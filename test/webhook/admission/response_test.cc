@@ -12,7 +12,7 @@
 
 #include "shared/base/base64.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 namespace {
 
 using nlohmann::json;
@@ -92,4 +92,4 @@ TEST(LimitWarnings, KeepsFifteenShortWarningsAndCountsTheRest) {
 }
 
 }  // namespace
-}  // namespace ms::webhook
+}  // namespace ms::admission

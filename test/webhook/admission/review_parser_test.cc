@@ -15,7 +15,7 @@
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 namespace {
 
 using nlohmann::json;
@@ -272,4 +272,4 @@ TEST(ReviewParser, IsValidUtf8FollowsRfc3629) {
 }
 
 }  // namespace
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -12,7 +12,7 @@
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"
 
-namespace ms::webhook {
+namespace ms::admission {
 namespace {
 
 using nlohmann::json;
@@ -570,4 +570,4 @@ TEST(NestingExceeds, CountsOnlyStructureOutsideStrings) {
 }
 
 }  // namespace
-}  // namespace ms::webhook
+}  // namespace ms::admission

@@ -50,7 +50,7 @@ std::string Header(const std::string& file, const std::string& key) {
 // What the webhook's /validate answers for the object, as the end-to-end
 // suite posts it (the object as kubectl sends it, in an AdmissionReview).
 json WebhookResponse(const json& object) {
-  const webhook::ValidatingHandler handler(Schema());
+  const admission::ValidatingHandler handler(Schema());
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
                  {"request",
@@ -59,7 +59,7 @@ json WebhookResponse(const json& object) {
                    {"resource", {{"group", "modelops.dev"}, {"version", "v1"}, {"resource", "modelservices"}}},
                    {"operation", "CREATE"},
                    {"object", object}}}};
-  auto reply = webhook::ServeReview(review.dump(), "application/json", handler);
+  auto reply = admission::ServeReview(review.dump(), "application/json", handler);
   return json::parse(reply.body)["response"];
 }
 
