@@ -62,7 +62,8 @@ const Fixtures& F() {
 
 // Fails the benchmark (instead of timing the wrong thing) when the reply is
 // not what the scenario expects.
-void Serve(benchmark::State& state, const std::string& body, const ms::admission::Handler& handler, const char* expect) {
+void Serve(benchmark::State& state, const std::string& body, const ms::admission::Handler& handler,
+           const char* expect) {
   {
     ms::admission::Outcome outcome;
     auto reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);

@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ms::admission::MutatingHandler mutating;
   if (size == 0) return 0;
   const ms::admission::Handler& handler = data[0] & 1 ? static_cast<const ms::admission::Handler&>(mutating)
-                                                    : static_cast<const ms::admission::Handler&>(validating);
+                                                      : static_cast<const ms::admission::Handler&>(validating);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   ms::admission::Outcome outcome;
