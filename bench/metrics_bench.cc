@@ -206,15 +206,9 @@ void ScrapeObjects(benchmark::State& state) {
   FillObjects(m, n);
   size_t bytes = 0;
   for (auto _ : state) {
-    std::string answer;
-    if (gzip) {
-      ms::transport::GzipWriter writer;
-      std::ostream out(&writer);
-      metrics::Serialize(registry.Collectables(), out);
-      answer = writer.Finish();
-    } else {
-      answer = metrics::Serialize(registry.Collectables());
-    }
+    const std::string answer =
+        gzip ? ms::transport::Gzipped([&](std::ostream& out) { metrics::Serialize(registry.Collectables(), out); })
+             : metrics::Serialize(registry.Collectables());
     bytes = answer.size();
     benchmark::DoNotOptimize(answer);
   }

@@ -1,30 +1,26 @@
 #include "shared/transport/gzip.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 
 #include "shared/base/strings.h"
+#include "shared/transport/http1_text.h"
 
 namespace ms::transport {
 
 namespace {
 
-bool SameCoding(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// A weight of 0 ("q=0", "q=0.0", "q=0.000"): the coding is refused.
+// A weight of 0 ("q=0", "q=0.0", "q=0.000"; `params` in lower case): the
+// coding is refused.
 bool ZeroWeight(std::string_view params) {
   while (!params.empty()) {
     const auto semi = params.find(';');
-    std::string_view p = Trim(params.substr(0, semi), " \t");
+    std::string_view p = Trim(params.substr(0, semi), kOws);
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
-    if (p.size() < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=') continue;
+    if (p.size() < 2 || p[0] != 'q' || p[1] != '=') continue;
     p.remove_prefix(2);
     if (p.empty() || p[0] != '0') return false;
     p.remove_prefix(1);
@@ -40,15 +36,16 @@ bool AcceptsGzip(const std::string* accept_encoding) {
   if (accept_encoding == nullptr) return false;
   // gzip's own weight when it is named; else that of "*" (RFC 9110 §12.5.3).
   std::optional<bool> named, any;
-  std::string_view rest = *accept_encoding;
+  const std::string lower = Lower(*accept_encoding);
+  std::string_view rest = lower;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const auto semi = item.find(';');
-    const std::string_view coding = Trim(item.substr(0, semi), " \t");
+    const std::string_view coding = Trim(item.substr(0, semi), kOws);
     const bool accepted = !ZeroWeight(semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1));
-    if (SameCoding(coding, "gzip") || SameCoding(coding, "x-gzip"))
+    if (coding == "gzip" || coding == "x-gzip")
       named = named.value_or(false) || accepted;
     else if (coding == "*")
       any = any.value_or(false) || accepted;
@@ -113,6 +110,13 @@ std::string GzipWriter::Finish() {
     done_ = true;
   }
   return std::move(out_);
+}
+
+std::string Gzipped(const std::function<void(std::ostream&)>& write) {
+  GzipWriter gzip;
+  std::ostream out(&gzip);
+  write(out);
+  return gzip.Finish();
 }
 
 }  // namespace ms::transport

@@ -8,6 +8,8 @@
 #include <zlib.h>
 
 #include <array>
+#include <functional>
+#include <iosfwd>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -46,5 +48,9 @@ class GzipWriter : public std::streambuf {
   std::string out_;
   bool done_ = false;
 };
+
+// The gzip member of what `write` writes to the stream it is given,
+// compressed as it is written.
+std::string Gzipped(const std::function<void(std::ostream&)>& write);
 
 }  // namespace ms::transport

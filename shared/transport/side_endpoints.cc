@@ -1,6 +1,7 @@
 #include "shared/transport/side_endpoints.h"
 
 #include <ostream>
+#include <utility>
 
 #include "shared/transport/gzip.h"
 
@@ -77,11 +78,9 @@ Response EndpointServer::Scrape(const Request& request) const {
   // a client that did not ask for one.
   if (!AcceptsGzip(request.Header("accept-encoding")))
     return Response{200, metrics::kContentType, metrics::Serialize(collectables_), {{"Vary", "Accept-Encoding"}}};
-  GzipWriter gzip;
-  std::ostream out(&gzip);
-  metrics::Serialize(collectables_, out);
+  std::string body = Gzipped([this](std::ostream& out) { metrics::Serialize(collectables_, out); });
   return Response{
-      200, metrics::kContentType, gzip.Finish(), {{"Content-Encoding", "gzip"}, {"Vary", "Accept-Encoding"}}};
+      200, metrics::kContentType, std::move(body), {{"Content-Encoding", "gzip"}, {"Vary", "Accept-Encoding"}}};
 }
 
 bool EndpointServer::Start(const std::string& host, int port, std::string* error, SSL_CTX* ctx) {
