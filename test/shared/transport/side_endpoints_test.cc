@@ -60,6 +60,16 @@ std::string ReadAll(int fd) {
   return out;
 }
 
+// /metrics only (probes disabled), on a free loopback port.
+bool ServeMetricsOnly(SideEndpoints& side, const metrics::Registry& registry) {
+  std::string error;
+  const bool started = side.Start(
+      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
+      [](std::string*) { return true; }, &error);
+  EXPECT_TRUE(started) << error;
+  return started;
+}
+
 // Probes only, on a free loopback port.
 struct Probes {
   Probes() {
@@ -128,11 +138,7 @@ TEST(SideEndpoints, AHugeRequestLineIsRefusedAfterTheHeadLimit) {
 TEST(SideEndpoints, BodiesAreRefusedBeforeTheyAreRead) {
   metrics::Registry registry;
   SideEndpoints side(NullLogger());
-  std::string error;
-  ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
-      [](std::string*) { return true; }, &error))
-      << error;
+  ASSERT_TRUE(ServeMetricsOnly(side, registry));
   UniqueFd chunked = Connect(side.metrics_port());
   ASSERT_TRUE(SendAll(chunked.get(),
                       "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -161,11 +167,7 @@ TEST(SideEndpoints, MetricsAreTextFormat004FromEveryCollectable) {
       .Add({{"controller", "modelservice"}, {"result", "success"}})
       .Increment(3);
   SideEndpoints side(NullLogger());
-  std::string error;
-  ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
-      [](std::string*) { return true; }, &error))
-      << error;
+  ASSERT_TRUE(ServeMetricsOnly(side, registry));
   httplib::Client client("127.0.0.1", side.metrics_port());
   auto res = client.Get("/metrics");
   ASSERT_TRUE(res);
@@ -186,11 +188,7 @@ TEST(SideEndpoints, MetricsAreGzipCodedWhenTheClientAcceptsIt) {
   auto& family = prometheus::BuildGauge().Name("modelservice_replicas").Help("Replicas").Register(registry.families());
   for (int i = 0; i < 3000; ++i) family.Add({{"name", "m-" + std::to_string(i)}, {"namespace", "bench"}}).Set(i);
   SideEndpoints side(NullLogger());
-  std::string error;
-  ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
-      [](std::string*) { return true; }, &error))
-      << error;
+  ASSERT_TRUE(ServeMetricsOnly(side, registry));
   auto get = [&](const char* accept_encoding) {
     UniqueFd fd = Connect(side.metrics_port());
     EXPECT_TRUE(SendAll(
