@@ -29,7 +29,7 @@ done
   echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo ' (with uncommitted changes)'),"
   echo "$(date -u +%Y-%m-%d), $(nproc) cores. The example server answers one prediction"
   echo "at a time in 200 ms (5/s a pod); target queue length 1 a replica, 1 to 5"
-  echo "replicas, 20 s scale-down window; vegeta sends 16/s, then 1.3/s, through"
+  echo "replicas, 20 s scale-down window; vegeta sends 16/s, then 0.67/s (2 per 3 s), through"
   echo "the API server's service proxy. Per-second timelines:"
   echo "[controller](autoscaling-loop-controller.csv), [HPA](autoscaling-loop-hpa.csv),"
   echo "[GPU](autoscaling-loop-gpu.csv) (mode Controller on GPU utilization, target 50 %)"
