@@ -8,6 +8,7 @@
 #include "controller/modelservice/owned.h"
 #include "shared/api/quantity.h"
 #include "shared/api/runtimes.h"
+#include "shared/api/value_text.h"
 
 namespace ms::modelservice {
 
@@ -24,14 +25,14 @@ constexpr int64_t kSecretDefaultMode = 0644;  // the API server's default (420)
 // when it does not parse.
 json CanonicalQuantity(const api::Quantity& q) {
   const auto v = api::QuantityValue::Parse(q);
-  return v ? json(v->Canonical()) : q.ToJson();
+  return v ? json(v->Canonical()) : api::ToJsonValue(q);
 }
 
 // A probe as the API server returns it (SetDefaults_Probe,
 // SetDefaults_HTTPGetAction): path "/" and scheme HTTP when unset, the
 // timings' defaults, initialDelaySeconds 0 omitted.
 json ServedProbe(const api::Probe& probe) {
-  json p = Served(probe.ToJson());
+  json p = Served(api::ToJsonValue(probe));
   if (p.contains("httpGet")) {
     json& get = p["httpGet"];
     if (!get.contains("path")) get["path"] = "/";
@@ -136,7 +137,7 @@ json RuntimeEnv(const api::ModelServiceSpec& d) {
   for (const auto& e : d.env.value_or(std::vector<api::EnvVar>{})) spec_names.insert(e.name.value_or(""));
   json out = json::array();
   for (const auto& e : preset.env)
-    if (!spec_names.contains(*e.name)) out.push_back(Served(e.ToJson()));
+    if (!spec_names.contains(*e.name)) out.push_back(Served(api::ToJsonValue(e)));
   if (!preset.port_env.empty() && !spec_names.contains(std::string(preset.port_env)))
     out.push_back({{"name", preset.port_env}, {"value", std::to_string(*d.port)}});
   return out;

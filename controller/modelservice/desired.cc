@@ -58,7 +58,8 @@ json DesiredStrategy(const ResolvedSpec& spec) {
     return {{"type", api::ToString(api::StrategyType::kRecreate)}};
   return {
       {"type", api::ToString(api::StrategyType::kRollingUpdate)},
-      {"rollingUpdate", {{"maxSurge", spec.max_surge.ToJson()}, {"maxUnavailable", spec.max_unavailable.ToJson()}}}};
+      {"rollingUpdate",
+       {{"maxSurge", api::ToJsonValue(spec.max_surge)}, {"maxUnavailable", api::ToJsonValue(spec.max_unavailable)}}}};
 }
 
 ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
@@ -126,12 +127,11 @@ void DropDefaults(json& j, const json& defaults, const json& bare) {
 
 json SpecHashInput(const api::ModelServiceSpec& defaulted, const std::string& image) {
   // Every default, nested blocks included; and what an empty spec gets.
-  static const json kDefaults =
+  static const json kDefaults = api::ToJsonValue(
       api::ParseSpec(json{{"strategy", json::object()}, {"autoscaling", json::object()}, {"rollout", json::object()}})
-          .spec.Defaulted()
-          .ToJson();
-  static const json kBare = api::ParseSpec(json::object()).spec.Defaulted().ToJson();
-  json j = defaulted.ToJson();
+          .spec.Defaulted());
+  static const json kBare = api::ToJsonValue(api::ParseSpec(json::object()).spec.Defaulted());
+  json j = api::ToJsonValue(defaulted);
   DropDefaults(j, kDefaults, kBare);
   j.erase("replicas");
   j["image"] = image;

@@ -10,6 +10,7 @@
 #include "controller/modelservice/owned.h"
 #include "shared/api/pod_template.h"
 #include "shared/api/quantity.h"
+#include "shared/api/value_text.h"
 
 namespace ms::modelservice {
 

@@ -26,7 +26,7 @@ void AddMissing(json& target, const json& defaults) {
 // The spec object with its typed defaults added where it has no value.
 json DefaultedSpec(const json& spec) {
   json out = spec;
-  AddMissing(out, ParseSpec(spec).spec.Defaulted().ToJson());
+  AddMissing(out, ToJsonValue(ParseSpec(spec).spec.Defaulted()));
   return out;
 }
 

@@ -132,12 +132,6 @@ std::string FieldPath::str() const {
   return parent_;
 }
 
-json IntOrPercent::ToJson() const { return percent ? json(std::to_string(value) + "%") : json(value); }
-
-json Quantity::ToJson() const { return integer ? json::parse(text) : json(text); }
-
-json PortNumberOrName::ToJson() const { return is_name ? json(name) : json(number); }
-
 FieldError TypeError(const std::string& path, JsonRef v, const char* want) {
   return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
 }

@@ -6,8 +6,6 @@
 // (e.g. ModelServiceSpec::kReplicas.max).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +24,6 @@ struct IntOrPercent {
   bool percent = false;
 
   constexpr bool IsZero() const { return value == 0; }
-  nlohmann::json ToJson() const;  // 3 or "25%"
   bool operator==(const IntOrPercent&) const = default;
 };
 
@@ -36,7 +33,6 @@ struct Quantity {
   std::string text;
   bool integer = false;  // written as a JSON integer
 
-  nlohmann::json ToJson() const;
   bool operator==(const Quantity&) const = default;
 };
 
@@ -47,7 +43,6 @@ struct PortNumberOrName {
   std::string name;    // when is_name
   bool is_name = false;
 
-  nlohmann::json ToJson() const;  // 8080 or "metrics"
   bool operator==(const PortNumberOrName&) const = default;
 };
 
@@ -103,30 +98,5 @@ struct ArrayRule {
 struct MapRule {
   size_t max_properties = std::numeric_limits<size_t>::max();
 };
-
-// A field's value as the object holds it: what ToJson() of a generated
-// struct writes for each set member.
-template <class T>
-nlohmann::json ToJsonValue(const T& v) {
-  if constexpr (std::is_enum_v<T>) {
-    return ToString(v);
-  } else if constexpr (requires { v.ToJson(); }) {
-    return v.ToJson();
-  } else {
-    return nlohmann::json(v);
-  }
-}
-template <class T>
-nlohmann::json ToJsonValue(const std::vector<T>& list) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const T& v : list) out.push_back(ToJsonValue(v));
-  return out;
-}
-template <class T>
-nlohmann::json ToJsonValue(const std::map<std::string, T>& map) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [k, v] : map) out[k] = ToJsonValue(v);
-  return out;
-}
 
 }  // namespace ms::api

@@ -108,8 +108,6 @@ struct ContainerPort {
   std::optional<int64_t> container_port;  // containerPort
   std::optional<Protocol> protocol;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ContainerPort&) const = default;
 };
 
@@ -121,8 +119,6 @@ struct RollingUpdate {
   std::optional<IntOrPercent> max_surge;        // maxSurge
   std::optional<IntOrPercent> max_unavailable;  // maxUnavailable
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const RollingUpdate&) const = default;
 };
 
@@ -133,8 +129,6 @@ struct Strategy {
   std::optional<StrategyType> type;
   std::optional<RollingUpdate> rolling_update;  // rollingUpdate
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Strategy&) const = default;
 };
 
@@ -153,8 +147,6 @@ struct Autoscaling {
   std::optional<int64_t> target_queue_length;     // targetQueueLength
   std::optional<int64_t> target_gpu_utilization;  // targetGPUUtilization
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Autoscaling&) const = default;
 };
 
@@ -167,8 +159,6 @@ struct Rollout {
   std::optional<int64_t> timeout_seconds;  // timeoutSeconds
   std::optional<RollbackPolicy> rollback;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Rollout&) const = default;
 };
 
@@ -184,8 +174,6 @@ struct Resources {
   std::optional<std::map<std::string, Quantity>> requests;
   std::optional<std::map<std::string, Quantity>> limits;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Resources&) const = default;
 };
 
@@ -199,8 +187,6 @@ struct SecretKeySelector {
   std::optional<std::string> key;
   std::optional<bool> optional;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const SecretKeySelector&) const = default;
 };
 
@@ -214,8 +200,6 @@ struct ConfigMapKeySelector {
   std::optional<std::string> key;
   std::optional<bool> optional;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ConfigMapKeySelector&) const = default;
 };
 
@@ -225,8 +209,6 @@ struct EnvVarSource {
   std::optional<SecretKeySelector> secret_key_ref;         // secretKeyRef
   std::optional<ConfigMapKeySelector> config_map_key_ref;  // configMapKeyRef
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const EnvVarSource&) const = default;
 };
 
@@ -239,8 +221,6 @@ struct EnvVar {
   std::optional<std::string> value;
   std::optional<EnvVarSource> value_from;  // valueFrom
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const EnvVar&) const = default;
 };
 
@@ -254,8 +234,6 @@ struct HTTPGetAction {
   std::optional<PortNumberOrName> port;
   std::optional<URIScheme> scheme;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const HTTPGetAction&) const = default;
 };
 
@@ -265,8 +243,6 @@ struct TCPSocketAction {
   static constexpr PortRule kPort{};
   std::optional<PortNumberOrName> port;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const TCPSocketAction&) const = default;
 };
 
@@ -277,8 +253,6 @@ struct ExecAction {
   static constexpr StringRule kCommandItems{.min_length = 0};
   std::optional<std::vector<std::string>> command;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ExecAction&) const = default;
 };
 
@@ -300,8 +274,6 @@ struct Probe {
   std::optional<int64_t> success_threshold;      // successThreshold
   std::optional<int64_t> failure_threshold;      // failureThreshold
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Probe&) const = default;
 };
 
@@ -317,8 +289,6 @@ struct PodSecurityContext {
   std::optional<int64_t> run_as_group;  // runAsGroup
   std::optional<int64_t> fs_group;      // fsGroup
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const PodSecurityContext&) const = default;
 };
 
@@ -329,8 +299,6 @@ struct ClaimSource {
   static constexpr StringRule kClaimName{.min_length = 0, .max_length = 253};
   std::optional<std::string> claim_name;  // claimName
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ClaimSource&) const = default;
 };
 
@@ -342,8 +310,6 @@ struct ConfigMapSource {
   std::optional<std::string> name;
   std::optional<bool> optional;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ConfigMapSource&) const = default;
 };
 
@@ -355,8 +321,6 @@ struct SecretSource {
   std::optional<std::string> secret_name;  // secretName
   std::optional<bool> optional;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const SecretSource&) const = default;
 };
 
@@ -366,8 +330,6 @@ struct EmptyDirSource {
   static constexpr QuantityRule kSizeLimit{};
   std::optional<Quantity> size_limit;  // sizeLimit
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const EmptyDirSource&) const = default;
 };
 
@@ -387,8 +349,6 @@ struct ModelVolume {
   std::optional<SecretSource> secret;
   std::optional<EmptyDirSource> empty_dir;  // emptyDir
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ModelVolume&) const = default;
 };
 
@@ -407,8 +367,6 @@ struct Toleration {
   std::optional<TolerationEffect> effect;
   std::optional<int64_t> toleration_seconds;  // tolerationSeconds
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Toleration&) const = default;
 };
 
@@ -423,8 +381,6 @@ struct NodeSelectorRequirement {
   std::optional<NodeSelectorOperator> operator_;  // operator
   std::optional<std::vector<std::string>> values;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
@@ -434,8 +390,6 @@ struct NodeSelectorTerm {
   static constexpr ArrayRule kMatchExpressions{.max_items = 16};
   std::optional<std::vector<NodeSelectorRequirement>> match_expressions;  // matchExpressions
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const NodeSelectorTerm&) const = default;
 };
 
@@ -445,8 +399,6 @@ struct NodeSelector {
   static constexpr ArrayRule kNodeSelectorTerms{.max_items = 16};
   std::optional<std::vector<NodeSelectorTerm>> node_selector_terms;  // nodeSelectorTerms
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const NodeSelector&) const = default;
 };
 
@@ -457,8 +409,6 @@ struct PreferredSchedulingTerm {
   std::optional<int64_t> weight;
   std::optional<NodeSelectorTerm> preference;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const PreferredSchedulingTerm&) const = default;
 };
 
@@ -471,8 +421,6 @@ struct NodeAffinity {
   std::optional<std::vector<PreferredSchedulingTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const NodeAffinity&) const = default;
 };
 
@@ -487,8 +435,6 @@ struct LabelSelectorRequirement {
   std::optional<LabelSelectorOperator> operator_;  // operator
   std::optional<std::vector<std::string>> values;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const LabelSelectorRequirement&) const = default;
 };
 
@@ -501,8 +447,6 @@ struct LabelSelector {
   std::optional<std::map<std::string, std::string>> match_labels;          // matchLabels
   std::optional<std::vector<LabelSelectorRequirement>> match_expressions;  // matchExpressions
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const LabelSelector&) const = default;
 };
 
@@ -517,8 +461,6 @@ struct PodAffinityTerm {
   std::optional<std::vector<std::string>> namespaces;
   std::optional<std::string> topology_key;  // topologyKey
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const PodAffinityTerm&) const = default;
 };
 
@@ -529,8 +471,6 @@ struct WeightedPodAffinityTerm {
   std::optional<int64_t> weight;
   std::optional<PodAffinityTerm> pod_affinity_term;  // podAffinityTerm
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const WeightedPodAffinityTerm&) const = default;
 };
 
@@ -544,8 +484,6 @@ struct PodAffinity {
   std::optional<std::vector<WeightedPodAffinityTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const PodAffinity&) const = default;
 };
 
@@ -559,8 +497,6 @@ struct PodAntiAffinity {
   std::optional<std::vector<WeightedPodAffinityTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const PodAntiAffinity&) const = default;
 };
 
@@ -573,8 +509,6 @@ struct Affinity {
   std::optional<PodAffinity> pod_affinity;           // podAffinity
   std::optional<PodAntiAffinity> pod_anti_affinity;  // podAntiAffinity
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const Affinity&) const = default;
 };
 
@@ -598,8 +532,6 @@ struct TopologySpreadConstraint {
   std::optional<TopologySpreadConstraintNodeAffinityPolicy> node_affinity_policy;  // nodeAffinityPolicy
   std::optional<TopologySpreadConstraintNodeTaintsPolicy> node_taints_policy;      // nodeTaintsPolicy
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
@@ -609,8 +541,6 @@ struct LocalObjectReference {
   static constexpr StringRule kName{.min_length = 0};
   std::optional<std::string> name;
 
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const LocalObjectReference&) const = default;
 };
 
@@ -682,8 +612,6 @@ struct ModelServiceSpec {
   // The spec with every default where it has no value: the defaults that
   // depend on other fields (spec.cc), then ApplyDefaults.
   ModelServiceSpec Defaulted() const;
-  // The set fields as the object holds them.
-  nlohmann::json ToJson() const;
   bool operator==(const ModelServiceSpec&) const = default;
 };
 
@@ -725,12 +653,44 @@ void ReadFields(FieldReader& r, TopologySpreadConstraint& out);
 void ReadFields(FieldReader& r, LocalObjectReference& out);
 void ReadFields(FieldReader& r, ModelServiceSpec& out);
 
-// The objects a defaults patch can add, as JSON text, as nlohmann's dump() writes
-// ToJson() (value_text.h).
+// Each object's set fields as JSON text, members in key order (value_text.h:
+// the defaults patch, and through ToJsonValue the controller's JSON).
+void AppendJson(std::string& out, const ContainerPort& v);
 void AppendJson(std::string& out, const RollingUpdate& v);
 void AppendJson(std::string& out, const Strategy& v);
 void AppendJson(std::string& out, const Autoscaling& v);
 void AppendJson(std::string& out, const Rollout& v);
+void AppendJson(std::string& out, const Resources& v);
+void AppendJson(std::string& out, const SecretKeySelector& v);
+void AppendJson(std::string& out, const ConfigMapKeySelector& v);
+void AppendJson(std::string& out, const EnvVarSource& v);
+void AppendJson(std::string& out, const EnvVar& v);
+void AppendJson(std::string& out, const HTTPGetAction& v);
+void AppendJson(std::string& out, const TCPSocketAction& v);
+void AppendJson(std::string& out, const ExecAction& v);
+void AppendJson(std::string& out, const Probe& v);
+void AppendJson(std::string& out, const PodSecurityContext& v);
+void AppendJson(std::string& out, const ClaimSource& v);
+void AppendJson(std::string& out, const ConfigMapSource& v);
+void AppendJson(std::string& out, const SecretSource& v);
+void AppendJson(std::string& out, const EmptyDirSource& v);
+void AppendJson(std::string& out, const ModelVolume& v);
+void AppendJson(std::string& out, const Toleration& v);
+void AppendJson(std::string& out, const NodeSelectorRequirement& v);
+void AppendJson(std::string& out, const NodeSelectorTerm& v);
+void AppendJson(std::string& out, const NodeSelector& v);
+void AppendJson(std::string& out, const PreferredSchedulingTerm& v);
+void AppendJson(std::string& out, const NodeAffinity& v);
+void AppendJson(std::string& out, const LabelSelectorRequirement& v);
+void AppendJson(std::string& out, const LabelSelector& v);
+void AppendJson(std::string& out, const PodAffinityTerm& v);
+void AppendJson(std::string& out, const WeightedPodAffinityTerm& v);
+void AppendJson(std::string& out, const PodAffinity& v);
+void AppendJson(std::string& out, const PodAntiAffinity& v);
+void AppendJson(std::string& out, const Affinity& v);
+void AppendJson(std::string& out, const TopologySpreadConstraint& v);
+void AppendJson(std::string& out, const LocalObjectReference& v);
+void AppendJson(std::string& out, const ModelServiceSpec& v);
 
 // The defaults patch of each object with defaults: an `add` of each field of the
 // defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,

@@ -29,8 +29,8 @@ void CheckCrossFields(const ModelServiceSpec& spec, std::vector<FieldError>& err
           FieldError::Forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy type is 'Recreate'")
               .Reading(kRecreateReads));
     } else if (ru && ru->max_surge && ru->max_unavailable && ru->max_surge->IsZero() && ru->max_unavailable->IsZero()) {
-      errors.push_back(FieldError::Invalid("spec.strategy.rollingUpdate.maxUnavailable", ru->max_unavailable->ToJson(),
-                                           "may not be 0 when maxSurge is 0")
+      errors.push_back(FieldError::Invalid("spec.strategy.rollingUpdate.maxUnavailable",
+                                           ToJsonValue(*ru->max_unavailable), "may not be 0 when maxSurge is 0")
                            .Reading(kBothZeroReads));
     }
   }

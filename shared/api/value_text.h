@@ -1,12 +1,15 @@
-// A field's value as JSON text, byte for byte what nlohmann's dump() writes
-// for ToJsonValue(v) (field_rules.h), without building the nlohmann value:
-// for the defaults patch on the webhook's hot path. Each generated struct
-// has an AppendJson (spec.gen.cc) writing its members in key order, as
-// nlohmann keeps an object's members; a test compares the two writers.
+// The one writer of the typed spec's values as JSON: text, byte for byte as
+// nlohmann's dump() writes the same value (an object's members in key
+// order, as nlohmann keeps them; invalid UTF-8 replaced). Each generated
+// struct has an AppendJson (spec.gen.cc) built of these. The defaults patch
+// appends the text to the patch it writes (patch_text.h); the controller,
+// which compares and hashes JSON, reads the same text back with
+// ToJsonValue.
 #pragma once
 
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -31,6 +34,22 @@ inline void AppendJsonValue(std::string& out, const IntOrPercent& v) {
   out += '"';
   AppendJsonInteger(out, v.value);
   out += "%\"";
+}
+
+// 8080 or "metrics".
+inline void AppendJsonValue(std::string& out, const PortNumberOrName& v) {
+  if (v.is_name) return AppendJsonString(out, v.name);
+  AppendJsonInteger(out, v.number);
+}
+
+// "500m", or 2 as the object wrote it (a JSON integer, as nlohmann writes
+// the number it read).
+inline void AppendJsonValue(std::string& out, const Quantity& v) {
+  if (v.integer) {
+    out += nlohmann::json::parse(v.text).dump();
+    return;
+  }
+  AppendJsonString(out, v.text);
 }
 
 template <class T>
@@ -67,12 +86,19 @@ void AppendJsonValue(std::string& out, const T& v) {
     AppendJsonInteger(out, v);
   } else if constexpr (std::is_same_v<T, std::string>) {
     AppendJsonString(out, v);
-  } else if constexpr (requires { AppendJson(out, v); }) {
-    AppendJson(out, v);  // a generated struct
+  } else if constexpr (std::is_same_v<T, nlohmann::json>) {
+    out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // an opaque object
   } else {
-    // Quantity, an opaque object: rare in a patch, written by nlohmann.
-    out += ToJsonValue(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    AppendJson(out, v);  // a generated struct
   }
+}
+
+// The value as nlohmann::json: its text read back.
+template <class T>
+nlohmann::json ToJsonValue(const T& v) {
+  std::string text;
+  AppendJsonValue(text, v);
+  return nlohmann::json::parse(text);
 }
 
 }  // namespace ms::api

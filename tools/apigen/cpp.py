@@ -83,8 +83,7 @@ def _struct_decl(model, s):
         out += ["  // The spec with every default where it has no value: the defaults that",
                 "  // depend on other fields (spec.cc), then ApplyDefaults.",
                 "  %s Defaulted() const;" % s.name]
-    out += ["  // The set fields as the object holds them.", "  nlohmann::json ToJson() const;",
-            "  bool operator==(const %s&) const = default;" % s.name, "};", ""]
+    out += ["  bool operator==(const %s&) const = default;" % s.name, "};", ""]
     return out
 
 
@@ -107,9 +106,9 @@ def spec_header(model, t):
         out += _struct_decl(model, s)
     out.append("// The parser of each object: reads its fields into `out`, reports what it cannot read.")
     out += ["void ReadFields(FieldReader& r, %s& out);" % s.name for s in model.structs]
-    out += ["", "// The objects a defaults patch can add, as JSON text, as nlohmann's dump() writes",
-            "// ToJson() (value_text.h)."]
-    out += ["void AppendJson(std::string& out, const %s& v);" % s.name for s in _patch_values(model)]
+    out += ["", "// Each object's set fields as JSON text, members in key order (value_text.h:",
+            "// the defaults patch, and through ToJsonValue the controller's JSON)."]
+    out += ["void AppendJson(std::string& out, const %s& v);" % s.name for s in model.structs]
     out += ["", "// The defaults patch of each object with defaults: an `add` of each field of the",
             "// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,",
             "// descending into the nested objects `target` has (patch_text.h, defaults.h)."]
@@ -140,12 +139,6 @@ def _read_fields(s):
     return out + ["}", ""]
 
 
-def _to_json(s):
-    out = ["json %s::ToJson() const {" % s.name, "  json j = json::object();"]
-    out += ["  if (%s) j[%s] = ToJsonValue(*%s);" % (f.member, cpp_string(f.key), f.member) for f in s.fields]
-    return out + ["  return j;", "}", ""]
-
-
 def _append_json(s):
     """Members in key order (nlohmann keeps an object's members in a std::map),
     each as `,"key":value`; the first comma becomes the opening brace."""
@@ -166,24 +159,6 @@ def _patch_fields(s):
     items reach the typed spec only (ApplyDefaults)."""
     return [f for f in s.fields if f.default is not None or f.default_if is not None or
             (f.kind.nested is not None and f.kind.nested.has_defaults() and not isinstance(f.kind, kinds.ArrayKind))]
-
-
-def _patch_values(model):
-    """The structs a defaults patch can add whole (a field's object and every
-    struct inside it): the ones given an AppendJson."""
-    out = []
-
-    def add(struct):
-        if struct not in out:
-            out.append(struct)
-            for f in struct.fields:
-                if f.kind.nested is not None:
-                    add(f.kind.nested)
-    for s in _patched(model):
-        for f in _patch_fields(s):
-            if f.kind.nested is not None:
-                add(f.kind.nested)
-    return [s for s in model.structs if s in out]
 
 
 def _patched(model):
@@ -280,12 +255,12 @@ def _apply_defaults(s):
 
 def spec_source(model, t):
     namespace = t.namespace
-    out = [header("The parser, JSON form and defaults of the typed spec (spec.gen.h).", t),
+    out = [header("The parser, JSON text and defaults of the typed spec (spec.gen.h).", t),
            '#include "%s"' % t.spec_include, "", "#include <algorithm>", "",
            '#include "shared/api/field_reader.h"', '#include "shared/api/patch_text.h"', "", "namespace %s {" % namespace, "", "using nlohmann::json;", ""]
-    patch_values, patched = _patch_values(model), _patched(model)
+    patched = _patched(model)
     for s in model.structs:
-        out += _read_fields(s) + _to_json(s) + (_append_json(s) if s in patch_values else [])
+        out += _read_fields(s) + _append_json(s)
         if s.has_defaults():
             out += _apply_defaults(s)
         if s in patched:

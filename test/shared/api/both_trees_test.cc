@@ -73,7 +73,7 @@ void ExpectSameReaders(const json& n, JsonRef rv, const std::string& text) {
   const ParsedModelService pn = ParseModelService(n), pr = ParseModelService(rv);
   EXPECT_EQ(Strings(pr.errors), Strings(pn.errors)) << text;
   EXPECT_EQ(pr.warnings, pn.warnings) << text;
-  EXPECT_EQ(pr.spec.ToJson(), pn.spec.ToJson()) << text;
+  EXPECT_EQ(ToJsonValue(pr.spec), ToJsonValue(pn.spec)) << text;
 
   const ValidationOutcome vn = ValidateModelService(n, test::ModelServiceSchema()),
                           vr = ValidateModelService(rv, test::ModelServiceSchema());

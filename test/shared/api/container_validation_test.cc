@@ -157,11 +157,11 @@ TEST(ContainerValidationTest, PresetsAreValid) {
   for (const char* runtime : kRuntimeNames) {
     const RuntimePreset& p = Preset(*ParseSpec(json{{"model", "m"}, {"runtime", runtime}}).spec.runtime);
     json fields = {{"runtime", runtime}};
-    if (p.readiness) fields["readinessProbe"] = p.readiness->ToJson();
-    if (p.liveness) fields["livenessProbe"] = p.liveness->ToJson();
-    if (p.startup) fields["startupProbe"] = p.startup->ToJson();
+    if (p.readiness) fields["readinessProbe"] = ToJsonValue(*p.readiness);
+    if (p.liveness) fields["livenessProbe"] = ToJsonValue(*p.liveness);
+    if (p.startup) fields["startupProbe"] = ToJsonValue(*p.startup);
     if (!p.ports.empty()) fields["ports"] = ToJsonValue(p.ports);
-    if (p.shared_memory) fields["sharedMemorySize"] = p.shared_memory->ToJson();
+    if (p.shared_memory) fields["sharedMemorySize"] = ToJsonValue(*p.shared_memory);
     EXPECT_EQ(Errors(fields), "") << runtime;
   }
 }

@@ -140,7 +140,7 @@ TEST(Defaults, PatchAddsOnlyWhatIsMissingAndIsIdempotent) {
     // else of the object changes), and each missing default is added where
     // its parent is an object.
     if (!obj.contains("spec") || !obj["spec"].is_object()) continue;
-    const json defaults = api::ParseModelService(obj).spec.Defaulted().ToJson().flatten();
+    const json defaults = api::ToJsonValue(api::ParseModelService(obj).spec.Defaulted()).flatten();
     const json before = obj["spec"].flatten(), after = doc["spec"].flatten();
     for (const auto& [path, value] : after.items()) {
       if (before.contains(path)) {

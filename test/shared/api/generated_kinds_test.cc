@@ -55,7 +55,7 @@ TEST(GeneratedKinds, ReadsEveryKindAndWritesItBack) {
   EXPECT_EQ(s.requests->at("gpu"), (Quantity{"2", true}));
   EXPECT_EQ(s.ports->at("http").number, 80);
   EXPECT_EQ(s.policy->tuning->level, 1);
-  EXPECT_EQ(s.ToJson(), spec);  // every kind writes back what it read
+  EXPECT_EQ(ToJsonValue(s), spec);  // every kind writes back what it read
 }
 
 TEST(GeneratedKinds, ErrorsNameTheFieldItemAndEntry) {
@@ -130,12 +130,13 @@ TEST(GeneratedKinds, Ports) {
 TEST(GeneratedKinds, DefaultsIncludingConditionalObjects) {
   WidgetSpec s = Parse(R"({"name":"w","env":[{"name":"A"}]})").spec;
   ApplyDefaults(s);
-  EXPECT_EQ(s.ToJson(), json::parse(R"({"name":"w","note":"none","count":3,"enabled":true,"pullPolicy":"IfNotPresent",
+  EXPECT_EQ(ToJsonValue(s),
+            json::parse(R"({"name":"w","note":"none","count":3,"enabled":true,"pullPolicy":"IfNotPresent",
       "env":[{"name":"A","value":""}],"policy":{"mode":"Tuned","tuning":{"level":2}}})"));
   // The conditional object is neither added nor defaulted when its condition does not hold.
   WidgetSpec simple = Parse(R"({"name":"w","policy":{"mode":"Simple","tuning":{}}})").spec;
   ApplyDefaults(simple);
-  EXPECT_EQ(simple.ToJson()["policy"], json::parse(R"({"mode":"Simple","tuning":{}})"));
+  EXPECT_EQ(ToJsonValue(simple)["policy"], json::parse(R"({"mode":"Simple","tuning":{}})"));
   // A value given is never replaced.
   WidgetSpec given = Parse(R"({"name":"w","count":0,"enabled":false})").spec;
   ApplyDefaults(given);

@@ -37,10 +37,10 @@ TEST(Spec, ReadsEveryField) {
   EXPECT_EQ(s.autoscaling->min_replicas, 2);
   EXPECT_EQ(s.autoscaling->max_replicas, 8);
   EXPECT_EQ(s.autoscaling->target_queue_length, 5);
-  // Nothing to default: Defaulted() is the identity and ToJson() gives the spec back.
+  // Nothing to default: Defaulted() is the identity and its JSON (ToJsonValue) is the spec.
   EXPECT_EQ(s.Defaulted(), s);
   EXPECT_EQ(
-      s.ToJson(),
+      ToJsonValue(s),
       json::parse(R"({"model":"bert","version":"3","image":"img","runtime":"vLLM","replicas":2,"port":9000,"gpus":1,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"50%","maxUnavailable":1}},
             "autoscaling":{"mode":"HPA","minReplicas":2,"maxReplicas":8,"targetQueueLength":5},
@@ -52,7 +52,7 @@ TEST(Spec, AutoscalingMode) {
   EXPECT_EQ(Parse(R"({"autoscaling":{"maxReplicas":9}})").Defaulted().autoscaling->mode, AutoscalingMode::kController);
   EXPECT_EQ(Parse(R"({"autoscaling":{"mode":"HPA","maxReplicas":9}})").Defaulted().autoscaling->mode,
             AutoscalingMode::kHPA);
-  EXPECT_EQ(Parse(R"({"autoscaling":{"mode":"Controller","maxReplicas":9}})").Defaulted().ToJson()["autoscaling"],
+  EXPECT_EQ(ToJsonValue(Parse(R"({"autoscaling":{"mode":"Controller","maxReplicas":9}})").Defaulted())["autoscaling"],
             json::parse(R"({"mode":"Controller","minReplicas":1,"maxReplicas":9})"));
   // Unsupported values and types, worded as strategy.type's; the field is then unset.
   auto parsed = ParseModelService(
@@ -89,7 +89,7 @@ TEST(Spec, WhatCannotBeReadIsUnsetAndReported) {
 
 TEST(Spec, DefaultsOfDesignMd) {
   const ModelServiceSpec d = Parse(R"({"model":"m"})").Defaulted();
-  EXPECT_EQ(d.ToJson(), json::parse(R"({"model":"m","runtime":"Custom","replicas":1,"port":8080,"gpus":0,
+  EXPECT_EQ(ToJsonValue(d), json::parse(R"({"model":"m","runtime":"Custom","replicas":1,"port":8080,"gpus":0,
             "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}},
             "rollout":{"timeoutSeconds":600,"rollback":"Manual"}})"));
   EXPECT_FALSE(d.version);
@@ -104,11 +104,11 @@ TEST(Spec, Rollout) {
   EXPECT_EQ(s.rollout->timeout_seconds, 30);
   EXPECT_EQ(s.rollout->rollback, RollbackPolicy::kAutomatic);
   EXPECT_EQ(s.Defaulted().rollout, s.rollout);
-  EXPECT_EQ(s.ToJson()["rollout"], json::parse(R"({"timeoutSeconds":30,"rollback":"Automatic"})"));
+  EXPECT_EQ(ToJsonValue(s)["rollout"], json::parse(R"({"timeoutSeconds":30,"rollback":"Automatic"})"));
   // Each default alone.
-  EXPECT_EQ(Parse(R"({"rollout":{"rollback":"Automatic"}})").Defaulted().ToJson()["rollout"],
+  EXPECT_EQ(ToJsonValue(Parse(R"({"rollout":{"rollback":"Automatic"}})").Defaulted())["rollout"],
             json::parse(R"({"timeoutSeconds":600,"rollback":"Automatic"})"));
-  EXPECT_EQ(Parse(R"({"rollout":{"timeoutSeconds":90}})").Defaulted().ToJson()["rollout"],
+  EXPECT_EQ(ToJsonValue(Parse(R"({"rollout":{"timeoutSeconds":90}})").Defaulted())["rollout"],
             json::parse(R"({"timeoutSeconds":90,"rollback":"Manual"})"));
   // What cannot be read is unset (and defaulted).
   auto bad = ParseModelService(json{{"spec", {{"rollout", {{"rollback", "Never"}}}}}});
