@@ -8,12 +8,24 @@
 #include <thread>
 
 #include "controller/kube/paths.h"
-#include "shared/base/json_fields.h"
 #include "shared/base/timefmt.h"
 
 namespace ms::runtime {
 
 using nlohmann::json;
+
+namespace {
+
+// The Lease's spec.holderIdentity; "" when there is none (released), or
+// when it is not a string (which the API server does not store).
+std::string HolderIdentity(const json& lease) {
+  const auto spec = lease.find("spec");
+  if (spec == lease.end() || !spec->is_object()) return {};
+  const auto holder = spec->find("holderIdentity");
+  return holder != spec->end() && holder->is_string() ? holder->get<std::string>() : std::string();
+}
+
+}  // namespace
 
 KubeLeaseStore::KubeLeaseStore(kube::Client& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
@@ -150,7 +162,7 @@ std::optional<Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, Cl
   } else {
     observed_lease_ = lease;  // same record, newer metadata: keep when we first saw it
   }
-  const std::string holder = spec.value("holderIdentity", "");
+  const std::string holder = HolderIdentity(lease);
   const bool ours = holder == config_.identity;
   const auto duration = std::chrono::seconds(spec.value("leaseDurationSeconds", int64_t{0}));
   if (!holder.empty() && !ours && observed_time_ + duration > answered) {
@@ -247,8 +259,8 @@ bool LeaderElector::Release() {
   const auto deadline = clock_.Now() + config_.renew_deadline;
   kube::Result got = store_.Get(deadline);
   if (!got.ok()) return false;
-  json spec = got.body.value("spec", json::object());
-  if (spec.value("holderIdentity", "") != config_.identity) return false;
+  if (HolderIdentity(got.body) != config_.identity) return false;
+  const json spec = got.body.value("spec", json::object());
   const std::string now = FormatMicroTime(clock_.WallNow());
   json lease = got.body;
   lease["spec"] = {{"holderIdentity", ""},
@@ -268,11 +280,7 @@ bool LeaderElector::Release() {
 namespace {
 
 // A Lease without a holder (released), or none at all (deleted).
-bool IsFree(const json& lease, bool deleted) {
-  if (deleted) return true;
-  const std::optional<JsonRef> spec = JsonRef(lease).find("spec");
-  return !spec || StringView(*spec, "holderIdentity").empty();
-}
+bool IsFree(const json& lease, bool deleted) { return deleted || HolderIdentity(lease).empty(); }
 
 }  // namespace
 
