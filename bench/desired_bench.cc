@@ -2,7 +2,7 @@
 // typed spec resolved from the cached object (defaults, the spec hash) and
 // the desired Deployment (its pod template's fields from the spec's JSON
 // form, value_text.h's ToJsonValue). Two specs: the samples' smallest
-// (a model and a GPU count) and a full one (env, resources, probes,
+// (a model and a GPU count) and a full one (env, resources,
 // scheduling, autoscaling, a rollout).
 #include <benchmark/benchmark.h>
 
@@ -12,9 +12,9 @@
 
 namespace {
 
-using nlohmann::json;
 using ms::modelservice::DesiredDeployment;
 using ms::modelservice::ResolveSpec;
+using nlohmann::json;
 
 json Object(json spec) {
   return {{"apiVersion", "modelops.dev/v1"},
