@@ -30,7 +30,7 @@
 
 #include "shared/api/schema.h"
 #include "shared/api/validation.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
@@ -44,7 +44,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string ReadFixture(const char* name) { return ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + name); }
+std::string ReadFixture(const char* name) { return ms::process::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + name); }
 
 struct Fixtures {
   std::string valid = ReadFixture("validate-valid.json");

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "shared/api/schema.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: admission_profile valid|invalid|mutate N\n";
     return 2;
   }
-  const std::string body = ms::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
+  const std::string body = ms::process::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
   ms::api::SchemaValidator schema;
   ms::admission::ValidatingHandler validating(schema);
   ms::admission::MutatingHandler mutating;

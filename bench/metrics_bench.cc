@@ -48,7 +48,7 @@
 #include "controller/kube/metrics.h"
 #include "controller/modelservice/metrics.h"
 #include "controller/runtime/metrics.h"
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "shared/transport/gzip.h"
 #include "webhook/metrics.h"
 

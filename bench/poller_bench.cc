@@ -21,8 +21,8 @@
 
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/poller.h"
-#include "shared/base/clock.h"
-#include "shared/base/metrics.h"
+#include "shared/clock/clock.h"
+#include "shared/metrics/metrics.h"
 
 namespace {
 
@@ -59,12 +59,12 @@ constexpr uint64_t kBatch = 64;  // queries per iteration
 
 void QueryAmong(benchmark::State& state) {
   const int64_t n = state.range(0);
-  ms::SystemClock clock;
+  ms::clock::SystemClock clock;
   ms::metrics::Registry registry;
   ms::autoscale::AutoscalerMetrics metrics(registry);
   auto source = std::make_shared<CountingSource>();
   ms::autoscale::PollerOptions o;
-  o.interval = ms::Clock::Duration::zero();
+  o.interval = ms::clock::Clock::Duration::zero();
   o.threads = 1;
   ms::autoscale::Poller poller(source, clock, o, metrics);
   for (int64_t i = 0; i < n; ++i) poller.Watch({"bench", "m-" + std::to_string(i), Metric::kQueueLength}, "q");

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "shared/api/schema.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "webhook/validate/validate.h"
 #include "webhook/validate/yaml_reader.h"
 
@@ -38,7 +38,7 @@ std::string Stream(size_t count) {
   std::vector<std::string> samples;
   for (const char* dir : {"/manifests/samples", "/manifests/samples/invalid"})
     for (const auto& e : std::filesystem::directory_iterator(std::string(MS_SOURCE_DIR) + dir))
-      if (e.path().extension() == ".yaml") samples.push_back(ms::ReadFile(e.path().string()));
+      if (e.path().extension() == ".yaml") samples.push_back(ms::process::ReadFile(e.path().string()));
   std::sort(samples.begin(), samples.end());
   std::string out;
   for (size_t i = 0; i < count; ++i) {

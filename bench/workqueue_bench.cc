@@ -41,8 +41,8 @@
 
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/workqueue.h"
-#include "shared/base/clock.h"
-#include "shared/base/metrics.h"
+#include "shared/clock/clock.h"
+#include "shared/metrics/metrics.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ std::string Key(const char* prefix, int64_t i) { return std::string("bench/") + 
 
 void AddAfterAmongWaiting(benchmark::State& state) {
   const int64_t n = state.range(0);
-  ms::SystemClock clock;
+  ms::clock::SystemClock clock;
   ms::metrics::Registry registry;
   WorkQueueMetrics m(registry);
   WorkQueue q("bench", clock, m);
@@ -71,7 +71,7 @@ BENCHMARK(AddAfterAmongWaiting)->Arg(1000)->Arg(10000)->Iterations(2000)->Measur
 
 void AddGetDone(benchmark::State& state) {
   const int64_t n = state.range(0);
-  ms::SystemClock clock;
+  ms::clock::SystemClock clock;
   ms::metrics::Registry registry;
   WorkQueueMetrics m(registry);
   WorkQueue q("bench", clock, m);
@@ -87,7 +87,7 @@ BENCHMARK(AddGetDone)->Arg(1000)->Arg(10000)->MeasureProcessCPUTime()->UseRealTi
 
 void OwnWriteRequeue(benchmark::State& state) {
   const int64_t n = state.range(0);
-  ms::SystemClock clock;
+  ms::clock::SystemClock clock;
   ms::metrics::Registry registry;
   WorkQueueMetrics m(registry);
   int64_t keys = 0;

@@ -11,8 +11,8 @@
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
-#include "shared/base/clock.h"
-#include "shared/base/metrics.h"
+#include "shared/clock/clock.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::controller {
 namespace {
@@ -102,7 +102,7 @@ int CheckAdmissionMain(const std::vector<std::string>& args, std::ostream& out, 
     err << "check-admission: cannot load the API server configuration: " << e.what() << "\n";
     return 1;
   }
-  SystemClock clock;
+  clock::SystemClock clock;
   metrics::Registry registry;
   kube::ClientMetrics client_metrics(registry);
   kube::HttpClientOptions options;

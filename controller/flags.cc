@@ -1,9 +1,9 @@
 #include "controller/flags.h"
 
 #include "shared/api/runtimes.h"
-#include "shared/base/files.h"
-#include "shared/base/flags.h"
-#include "shared/base/strings.h"
+#include "shared/flags/flags.h"
+#include "shared/process/files.h"
+#include "shared/text/strings.h"
 #include "shared/version/version.h"
 
 #include <algorithm>
@@ -18,7 +18,7 @@ namespace {
 
 // The flags of the autoscaler's Prometheus: its URL, the query templates
 // (one per runtime), the GPU query, the timing.
-void DefinePrometheusFlags(FlagSet& fs, Flags& f) {
+void DefinePrometheusFlags(flags::FlagSet& fs, Flags& f) {
   fs.String("prometheus-url", &f.prometheus_url, "Prometheus HTTP API base URL for autoscaling");
   fs.String("prometheus-query", &f.prometheus_query,
             "PromQL template; NS and NAME are replaced by the ModelService's namespace and name");
@@ -51,7 +51,7 @@ void DefinePrometheusFlags(FlagSet& fs, Flags& f) {
 
 // The flags of how the controller authenticates to Prometheus and of its
 // TLS (prometheus_auth.h: their rules, checked once all flags are read).
-void DefinePrometheusAuthFlags(FlagSet& fs, autoscale::PrometheusAuth& a) {
+void DefinePrometheusAuthFlags(flags::FlagSet& fs, autoscale::PrometheusAuth& a) {
   fs.String("prometheus-bearer-token-file", &a.bearer_token_file,
             "file holding a bearer token sent to Prometheus as \"Authorization: Bearer <token>\"; read again once a "
             "minute and after a 401 (a projected ServiceAccount token or a Secret that rotates)");
@@ -85,10 +85,11 @@ void DefinePrometheusAuthFlags(FlagSet& fs, autoscale::PrometheusAuth& a) {
 }
 
 // The flag set over `f`: one definition gives parsing, checks and the help.
-FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
-  FlagSet fs(program,
-             "The ModelService controller: reconciles modelops.dev/v1 ModelServices into Deployments and Services,\n"
-             "writes their status and Events, and autoscales them by queue length.");
+flags::FlagSet Definitions(Flags& f, const std::string& program = "modelservice-controller") {
+  flags::FlagSet fs(
+      program,
+      "The ModelService controller: reconciles modelops.dev/v1 ModelServices into Deployments and Services,\n"
+      "writes their status and Events, and autoscales them by queue length.");
   auto at_least_one = [](const char* name, const int& v) {
     return [name, &v] { return v >= 1 ? std::string() : std::string("--") + name + " must be at least 1"; };
   };
@@ -123,7 +124,7 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
           "modelservice_info, labelled with its namespace and name); false: not registered");
   certs::DefineFlags(fs, f.certs);
   fs.Version(build::VersionText("modelservice-controller"));
-  DefineCommonFlags(fs, f);
+  flags::DefineCommonFlags(fs, f);
   return fs;
 }
 
@@ -131,7 +132,7 @@ FlagSet Definitions(Flags& f, const std::string& program = "modelservice-control
 
 FlagsResult ParseFlags(const std::vector<std::string>& args) {
   FlagsResult res;
-  FlagSet fs = Definitions(res.flags);
+  flags::FlagSet fs = Definitions(res.flags);
   if (std::string err = fs.Parse(args); !err.empty()) res.error = err;
   res.flags.help = fs.help_requested();
   return res;
@@ -191,7 +192,7 @@ std::string CheckNamespaces(const std::string& list) {
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
   std::string ns;
   try {
-    ns = Trim(ReadFile(namespace_file));
+    ns = Trim(process::ReadFile(namespace_file));
   } catch (const std::runtime_error&) {
   }
   return ns.empty() ? "default" : ns;
@@ -199,7 +200,7 @@ std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
 
 std::optional<int> ParseCommandLine(int argc, const char* const* argv, Flags* flags, std::ostream& out,
                                     std::ostream& err) {
-  FlagSet fs = Definitions(*flags, argc > 0 ? argv[0] : "modelservice-controller");
+  flags::FlagSet fs = Definitions(*flags, argc > 0 ? argv[0] : "modelservice-controller");
   return fs.ParseCommandLine(argc, argv, out, err);
 }
 

@@ -13,7 +13,7 @@
 #include "controller/autoscale/promql.h"
 #include "controller/certs/policy.h"
 #include "controller/modelservice/desired.h"
-#include "shared/base/flags.h"
+#include "shared/flags/flags.h"
 
 namespace ms::controller {
 
@@ -23,7 +23,7 @@ std::vector<std::string> DefaultRuntimeQueries();
 
 // With the flags both programs have (CommonFlags: --metrics-bind-address,
 // --health-probe-bind-address, --log-format, -v/--log-level).
-struct Flags : CommonFlags {
+struct Flags : flags::CommonFlags {
   std::string kubeconfig;
   bool leader_elect = false;
   std::string leader_election_id = "modelservice-controller";

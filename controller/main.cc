@@ -32,11 +32,11 @@
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/manager.h"
 #include "controller/secure_metrics.h"
-#include "shared/base/clock.h"
-#include "shared/base/logging.h"
-#include "shared/base/metrics.h"
-#include "shared/base/open_files.h"
-#include "shared/base/signals.h"
+#include "shared/clock/clock.h"
+#include "shared/log/logging.h"
+#include "shared/metrics/metrics.h"
+#include "shared/process/open_files.h"
+#include "shared/process/signals.h"
 #include "shared/version/version.h"
 
 namespace {
@@ -77,7 +77,7 @@ struct Metrics {
 // The Lease through an API client of its own (its own connections and token
 // bucket, no write gate: it must be able to write the Lease when not leading).
 struct LeaseLock {
-  LeaseLock(const Flags& flags, kube::RestConfig rest, const Clock& clock, kube::ClientMetrics& client_metrics,
+  LeaseLock(const Flags& flags, kube::RestConfig rest, const clock::Clock& clock, kube::ClientMetrics& client_metrics,
             const std::shared_ptr<spdlog::logger>& logger)
       : client(OwnUserAgent(std::move(rest)), clock, client_metrics, logger),
         store(client, flags.leader_election_namespace, flags.leader_election_id) {}
@@ -143,15 +143,15 @@ int Run(int argc, char** argv) {
   Flags flags;
   if (auto done = ParseOrExit(argc, argv, &flags)) return *done;
   auto logger = flags.MakeLogger("controller");
-  RaiseOpenFileLimit();  // the side endpoints' clients each hold a descriptor
+  process::RaiseOpenFileLimit();  // the side endpoints' clients each hold a descriptor
   // libcurl's global set-up (all HTTP clients use it) before any thread starts.
   const kube::curl::GlobalInit curl;
   // Signals: blocked in every thread (inherited), taken by one thread.
-  BlockTerminationSignals();
+  process::BlockTerminationSignals();
   const std::optional<kube::RestConfig> rest = LoadRestConfig(flags, *logger);
   if (!rest) return 1;
 
-  SystemClock clock;
+  clock::SystemClock clock;
   Metrics m(flags);
   const std::string identity = DefaultIdentity();
   auto lease = flags.leader_elect ? std::make_unique<LeaseLock>(flags, *rest, clock, m.client, logger) : nullptr;
@@ -172,7 +172,7 @@ int Run(int argc, char** argv) {
   }
   logger->info("starting modelservice-controller as {} against {} (namespace: {})", identity, rest->server,
                flags.ns.empty() ? "all" : flags.ns);
-  SignalWatcher signals([&](int sig) {
+  process::SignalWatcher signals([&](int sig) {
     logger->info("received signal {}; shutting down", sig);
     mgr.Shutdown();
   });

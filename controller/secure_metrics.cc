@@ -23,7 +23,7 @@ std::vector<std::string> Names() {
   return names;
 }
 
-transport::CertificateReloader::InMemory SelfSigned(const Clock& clock) {
+transport::CertificateReloader::InMemory SelfSigned(const clock::Clock& clock) {
   certs::Template t;
   t.common_name = "modelservice-controller-metrics";
   t.dns_names = Names();
@@ -35,7 +35,7 @@ transport::CertificateReloader::InMemory SelfSigned(const Clock& clock) {
 
 }  // namespace
 
-SecureMetricsSetup::SecureMetricsSetup(const kube::RestConfig& rest, const Clock& clock,
+SecureMetricsSetup::SecureMetricsSetup(const kube::RestConfig& rest, const clock::Clock& clock,
                                        kube::ClientMetrics& client_metrics, std::shared_ptr<spdlog::logger> logger)
     : reloader_(std::make_unique<transport::CertificateReloader>(SelfSigned(clock), logger)),
       client_(ReviewConfig(rest), clock, client_metrics, logger, ReviewOptions()),

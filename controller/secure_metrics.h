@@ -17,7 +17,7 @@
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
 #include "controller/runtime/metrics_auth.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 #include "shared/transport/side_endpoints.h"
 #include "shared/transport/tls.h"
 
@@ -27,7 +27,7 @@ class SecureMetricsSetup {
  public:
   // Makes the certificate and the TLS context; throws std::runtime_error
   // when OpenSSL cannot.
-  SecureMetricsSetup(const kube::RestConfig& rest, const Clock& clock, kube::ClientMetrics& client_metrics,
+  SecureMetricsSetup(const kube::RestConfig& rest, const clock::Clock& clock, kube::ClientMetrics& client_metrics,
                      std::shared_ptr<spdlog::logger> logger);
   SecureMetricsSetup(const SecureMetricsSetup&) = delete;
   SecureMetricsSetup& operator=(const SecureMetricsSetup&) = delete;

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "shared/api/schema.h"
-#include "shared/base/cpus.h"
-#include "shared/base/flags.h"
-#include "shared/base/logging.h"
-#include "shared/base/metrics.h"
-#include "shared/base/open_files.h"
-#include "shared/base/signals.h"
-#include "shared/base/strings.h"
 #include "shared/certs/cert_watcher.h"
+#include "shared/flags/flags.h"
+#include "shared/log/logging.h"
+#include "shared/metrics/metrics.h"
+#include "shared/process/cpus.h"
+#include "shared/process/open_files.h"
+#include "shared/process/signals.h"
+#include "shared/text/strings.h"
 #include "shared/transport/side_endpoints.h"
 #include "shared/transport/tls.h"
 #include "shared/version/version.h"
@@ -37,8 +37,10 @@ extern "C" const char* const malloc_conf = "background_thread:true";
 
 namespace {
 
+using ms::flags::FlagSet;
+
 // The command line, with its defaults (and those both programs have).
-struct Flags : ms::CommonFlags {
+struct Flags : ms::flags::CommonFlags {
   int port = 9443;
   std::string bind_host = "0.0.0.0";
   std::string cert_dir = "/tmp/k8s-webhook-server/serving-certs";
@@ -49,7 +51,7 @@ struct Flags : ms::CommonFlags {
   std::chrono::milliseconds ticket_key_rotation{3600 * 1000};
   std::chrono::milliseconds session_max_age{3600 * 1000};
   bool metrics_secure = false;
-  int threads = 0;  // 0: ms::UsableCpus()
+  int threads = 0;  // 0: ms::process::UsableCpus()
   std::chrono::milliseconds cert_poll{1000};
   std::chrono::milliseconds shutdown_delay{0};
   std::chrono::milliseconds read_timeout{10000};
@@ -63,11 +65,11 @@ struct Flags : ms::CommonFlags {
   int max_body_bytes_per_peer = 8 << 20;
 };
 
-ms::FlagSet Definitions(Flags& f) {
-  ms::FlagSet flags("modelservice-webhook",
-                    "modelservice-webhook serves the validating (/validate) and mutating (/mutate) admission webhooks\n"
-                    "for modelops.dev/v1 ModelService over HTTPS.\n"
-                    "'modelservice-webhook validate --help': the same rules over manifest files, offline.");
+FlagSet Definitions(Flags& f) {
+  FlagSet flags("modelservice-webhook",
+                "modelservice-webhook serves the validating (/validate) and mutating (/mutate) admission webhooks\n"
+                "for modelops.dev/v1 ModelService over HTTPS.\n"
+                "'modelservice-webhook validate --help': the same rules over manifest files, offline.");
   flags.Int("port", &f.port, "HTTPS port to serve admission requests on");
   flags.String("bind-address", &f.bind_host, "address to bind the HTTPS port on");
   flags.String("cert-dir", &f.cert_dir,
@@ -120,7 +122,7 @@ ms::FlagSet Definitions(Flags& f) {
   flags.Int("max-body-bytes-per-peer", &f.max_body_bytes_per_peer,
             "of --max-body-bytes-in-flight, what one client address may hold (0: all of it; else at least\n"
             "3145728, one body of the limit)");
-  ms::DefineCommonFlags(flags, f);
+  ms::flags::DefineCommonFlags(flags, f);
   flags.Version(ms::build::VersionText("modelservice-webhook"));
   return flags;
 }
@@ -150,7 +152,7 @@ bool CheckServing(const Flags& f, Settings& s) {
   }
   s.server.http.host = f.bind_host;
   s.server.http.port = f.port;
-  s.server.http.threads = f.threads > 0 ? f.threads : ms::UsableCpus();
+  s.server.http.threads = f.threads > 0 ? f.threads : ms::process::UsableCpus();
   s.server.http.limits.read_timeout = std::max(f.read_timeout, std::chrono::milliseconds(100));
   s.server.http.limits.idle_timeout = std::max(f.idle_timeout, std::chrono::milliseconds(100));
   s.server.http.limits.body_timeout = std::max(f.body_timeout, std::chrono::milliseconds(0));
@@ -225,7 +227,7 @@ class SecureMetrics {
       return false;
     }
     server_.ServeMetrics(registry.Collectables());
-    const ms::HostPort at = f.MetricsAddress();
+    const ms::flags::HostPort at = f.MetricsAddress();
     if (at.port >= 0 && !server_.Start(at.host, at.port, &error, ctx_.get())) {
       logger_->critical("metrics endpoint: {}", error);
       return false;
@@ -253,7 +255,8 @@ int AwaitCertificate(const Settings& s, std::chrono::milliseconds poll, spdlog::
   if (present() || access(dir.empty() ? "." : dir.c_str(), F_OK) != 0) return 0;
   logger.info("waiting for the serving certificate {} and key {}", s.server.cert_file, s.server.key_file);
   while (!present())
-    if (int sig = ms::WaitForTerminationFor(std::max(poll, std::chrono::milliseconds(100))); sig != 0) return sig;
+    if (int sig = ms::process::WaitForTerminationFor(std::max(poll, std::chrono::milliseconds(100))); sig != 0)
+      return sig;
   return 0;
 }
 
@@ -270,8 +273,8 @@ void ShutdownDelay(int sig, std::chrono::milliseconds delay, ms::webhook::Server
   }
   server.Quiesce();
   logger.info("received signal {}: not ready; serving admission for {} more (--shutdown-delay)", sig,
-              ms::FormatDuration(delay));
-  const int again = ms::WaitForTerminationFor(delay);
+              ms::flags::FormatDuration(delay));
+  const int again = ms::process::WaitForTerminationFor(delay);
   logger.info("{}: finishing requests in flight and shutting down",
               again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
 }
@@ -306,7 +309,8 @@ int Serve(const Flags& f, const Settings& s) {
   std::atomic<bool> serving{false}, stopping{false};
   ms::transport::SideEndpoints side(logger);
   if (!side.Start(
-          f.metrics_secure ? ms::HostPort{} : f.MetricsAddress(), f.ProbeAddress(), registry, [] { return true; },
+          f.metrics_secure ? ms::flags::HostPort{} : f.MetricsAddress(), f.ProbeAddress(), registry,
+          [] { return true; },
           [&serving, &stopping](std::string* why) {
             if (serving && !stopping) return true;
             *why = stopping ? "shutting down" : "waiting for the serving certificate";
@@ -329,14 +333,14 @@ int Serve(const Flags& f, const Settings& s) {
   if (f.metrics_secure && !secure_metrics.Start(f, server, registry)) return 1;
   serving = true;
   // certwatcher_*, the certificates' expiry and its warnings (certs/cert_watcher.h).
-  const ms::SystemClock clock;
+  const ms::clock::SystemClock clock;
   ms::certs::CertWatcher cert_watcher(s.server.cert_file, s.server.key_file, cert_metrics, logger, clock, f.client_ca);
   cert_watcher.Start(f.cert_poll);
   logger->info("serving admission on https://{}:{} (/validate, /mutate), TLS >= {}{}, {} event loop{}", f.bind_host,
                server.port(), f.tls_min, f.client_ca.empty() ? "" : ", client certificates required",
                s.server.http.threads, s.server.http.threads == 1 ? "" : "s");
 
-  const int sig = ms::WaitForTermination();
+  const int sig = ms::process::WaitForTermination();
   stopping = true;
   ShutdownDelay(sig, f.shutdown_delay, server, *logger);
   server.Stop();
@@ -353,10 +357,10 @@ int main(int argc, char** argv) {
   // `modelservice-webhook validate ...`: the same rules over files, offline.
   if (argc >= 2 && std::string_view(argv[1]) == "validate")
     return ms::validate::Main(std::vector<std::string>(argv + 2, argv + argc), std::cin, std::cout, std::cerr);
-  ms::BlockTerminationSignals();
-  ms::RaiseOpenFileLimit();
+  ms::process::BlockTerminationSignals();
+  ms::process::RaiseOpenFileLimit();
   Flags f;
-  ms::FlagSet flags = Definitions(f);
+  FlagSet flags = Definitions(f);
   if (auto done = flags.ParseCommandLine(argc, argv, std::cout, std::cerr)) return *done;
   auto settings = Check(f);
   if (!settings) return 2;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::webhook {
 

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "shared/base/logging.h"
+#include "shared/log/logging.h"
 
 namespace ms::webhook {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::autoscale {
 
@@ -24,11 +24,11 @@ struct Spec {
 
 // The average GPU utilization of an object's pods (status.gpuUtilization).
 struct GpuUtilization {
-  std::optional<double> percent;  // a value read within the staleness bound: the mean over the pods
-  int pods = 0;                   // the pods it averages (the query's series)
-  Clock::WallTime observed_at{};  // when it was read
-  std::string message;            // why there is none (unless pending)
-  bool pending = false;           // no answer yet for a newly watched object
+  std::optional<double> percent;         // a value read within the staleness bound: the mean over the pods
+  int pods = 0;                          // the pods it averages (the query's series)
+  clock::Clock::WallTime observed_at{};  // when it was read
+  std::string message;                   // why there is none (unless pending)
+  bool pending = false;                  // no answer yet for a newly watched object
 };
 
 struct Recommendation {

@@ -6,11 +6,11 @@ namespace ms::autoscale {
 
 CircuitBreaker::CircuitBreaker(BreakerOptions options) : options_(options) {
   options_.failures = std::max(1, options_.failures);
-  options_.open_for = std::max(options_.open_for, Clock::Duration(std::chrono::milliseconds(1)));
+  options_.open_for = std::max(options_.open_for, clock::Clock::Duration(std::chrono::milliseconds(1)));
   options_.max_open_for = std::max(options_.max_open_for, options_.open_for);
 }
 
-bool CircuitBreaker::Allow(Clock::TimePoint now) {
+bool CircuitBreaker::Allow(clock::Clock::TimePoint now) {
   switch (state_) {
     case State::kClosed:
       return true;
@@ -27,11 +27,11 @@ bool CircuitBreaker::Allow(Clock::TimePoint now) {
 void CircuitBreaker::Success() {
   state_ = State::kClosed;
   consecutive_ = 0;
-  backoff_ = Clock::Duration::zero();
+  backoff_ = clock::Clock::Duration::zero();
   last_error_.clear();
 }
 
-void CircuitBreaker::Failure(Clock::TimePoint now, const std::string& error) {
+void CircuitBreaker::Failure(clock::Clock::TimePoint now, const std::string& error) {
   switch (state_) {
     case State::kOpen:
       return;  // a query started before it opened

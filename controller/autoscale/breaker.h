@@ -17,14 +17,14 @@
 #include <chrono>
 #include <string>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::autoscale {
 
 struct BreakerOptions {
-  int failures = 3;                                         // consecutive failures that open the breaker (>= 1)
-  Clock::Duration open_for = std::chrono::seconds(15);      // the first back-off
-  Clock::Duration max_open_for = std::chrono::seconds(60);  // the longest back-off
+  int failures = 3;                                                // consecutive failures that open the breaker (>= 1)
+  clock::Clock::Duration open_for = std::chrono::seconds(15);      // the first back-off
+  clock::Clock::Duration max_open_for = std::chrono::seconds(60);  // the longest back-off
 };
 
 class CircuitBreaker {
@@ -36,13 +36,13 @@ class CircuitBreaker {
   // May a query start at `now`? Closed: yes. Open: no, until the back-off has
   // passed; then the breaker is half-open and this call's query is the probe
   // (yes, once). Half-open with the probe in flight: no.
-  bool Allow(Clock::TimePoint now);
+  bool Allow(clock::Clock::TimePoint now);
   void Success();
-  void Failure(Clock::TimePoint now, const std::string& error);
+  void Failure(clock::Clock::TimePoint now, const std::string& error);
 
   State state() const { return state_; }
   // When an open breaker lets the probe through.
-  Clock::TimePoint open_until() const { return open_until_; }
+  clock::Clock::TimePoint open_until() const { return open_until_; }
   // Why queries are not made while open or half-open, for the log; empty
   // while closed.
   std::string Why() const;
@@ -56,8 +56,8 @@ class CircuitBreaker {
   BreakerOptions options_;
   State state_ = State::kClosed;
   int consecutive_ = 0;
-  Clock::Duration backoff_{};
-  Clock::TimePoint open_until_{};
+  clock::Clock::Duration backoff_{};
+  clock::Clock::TimePoint open_until_{};
   std::string last_error_;
 };
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::autoscale {
 

@@ -13,7 +13,7 @@ constexpr std::chrono::hours kIdle{1};
 
 }  // namespace
 
-Poller::Poller(std::shared_ptr<QuerySource> source, const Clock& clock, PollerOptions options,
+Poller::Poller(std::shared_ptr<QuerySource> source, const clock::Clock& clock, PollerOptions options,
                AutoscalerMetrics& metrics, std::shared_ptr<spdlog::logger> logger)
     : source_(std::move(source)),
       clock_(clock),
@@ -85,7 +85,7 @@ CircuitBreaker::State Poller::breaker_state() const {
   return breaker_.state();
 }
 
-std::optional<Poller::Job> Poller::Next(Clock::TimePoint now, Clock::TimePoint& wake) {
+std::optional<Poller::Job> Poller::Next(clock::Clock::TimePoint now, clock::Clock::TimePoint& wake) {
   wake = now + kIdle;
   if (breaker_.state() == CircuitBreaker::State::kOpen && now < breaker_.open_until()) {
     wake = breaker_.open_until();
@@ -151,7 +151,7 @@ void Poller::Publish() { metrics_.breaker_open.Set(breaker_.state() == CircuitBr
 void Poller::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    Clock::TimePoint wake;
+    clock::Clock::TimePoint wake;
     const std::optional<Job> job = Next(clock_.Now(), wake);
     if (!job) {
       clock_.WaitUntil(cv_, lock, wake);

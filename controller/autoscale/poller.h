@@ -43,7 +43,7 @@
 #include "controller/autoscale/breaker.h"
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/prometheus_client.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -62,10 +62,10 @@ struct MetricKey {
 // What is known of one key.
 struct Reading {
   bool watched = false;
-  std::optional<double> value;   // the last value read (finite)
-  int series = 0;                // how many series it sums (QueryResult::series)
-  Clock::TimePoint value_at{};   // when (monotonic), for its age
-  Clock::WallTime value_wall{};  // when (wall clock), for status timestamps
+  std::optional<double> value;          // the last value read (finite)
+  int series = 0;                       // how many series it sums (QueryResult::series)
+  clock::Clock::TimePoint value_at{};   // when (monotonic), for its age
+  clock::Clock::WallTime value_wall{};  // when (wall clock), for status timestamps
   // Why the last attempt failed, or, while the breaker is open, the error
   // that keeps it open; empty when the last attempt succeeded or none was
   // made yet. Never the breaker's state or a time: the same failure reads
@@ -84,7 +84,7 @@ class Readings {
 };
 
 struct PollerOptions {
-  Clock::Duration interval = std::chrono::seconds(15);
+  clock::Clock::Duration interval = std::chrono::seconds(15);
   int threads = 2;
   BreakerOptions breaker;
 };
@@ -94,8 +94,8 @@ class Poller final : public Readings {
   using OnChange = std::function<void(const std::string& ns, const std::string& name)>;
 
   // `source`, `clock` and `metrics` must outlive the poller.
-  Poller(std::shared_ptr<QuerySource> source, const Clock& clock, PollerOptions options, AutoscalerMetrics& metrics,
-         std::shared_ptr<spdlog::logger> logger = nullptr);
+  Poller(std::shared_ptr<QuerySource> source, const clock::Clock& clock, PollerOptions options,
+         AutoscalerMetrics& metrics, std::shared_ptr<spdlog::logger> logger = nullptr);
   ~Poller() override;
   Poller(const Poller&) = delete;
   Poller& operator=(const Poller&) = delete;
@@ -116,7 +116,7 @@ class Poller final : public Readings {
   struct Entry {
     std::string query;
     uint64_t generation = 0;  // bumped when the query changes
-    Clock::TimePoint due{};
+    clock::Clock::TimePoint due{};
     bool in_flight = false;
     Reading reading;
   };
@@ -124,18 +124,18 @@ class Poller final : public Readings {
     MetricKey key;
     std::string query;
     uint64_t generation;
-    Clock::TimePoint started;
+    clock::Clock::TimePoint started;
   };
 
   void Loop();
   // With mu_ held: the job to run now, or nullopt with `wake` set to when to look again.
-  std::optional<Job> Next(Clock::TimePoint now, Clock::TimePoint& wake);
+  std::optional<Job> Next(clock::Clock::TimePoint now, clock::Clock::TimePoint& wake);
   // With mu_ held: records the result; true when the key's reading changed.
   bool Record(const Job& job, const QueryResult& result);
   void Publish();  // the breaker's state gauge, with mu_ held
 
   std::shared_ptr<QuerySource> source_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const PollerOptions options_;
   AutoscalerMetrics& metrics_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -148,7 +148,7 @@ class Poller final : public Readings {
   std::map<MetricKey, Entry> entries_;
   // The entries not in flight, by (due, key): the most overdue first, then
   // the lowest key.
-  std::set<std::pair<Clock::TimePoint, MetricKey>> due_;
+  std::set<std::pair<clock::Clock::TimePoint, MetricKey>> due_;
   CircuitBreaker breaker_;
   std::vector<std::thread> threads_;
 };

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "shared/base/files.h"
-#include "shared/base/strings.h"
+#include "shared/process/files.h"
+#include "shared/text/strings.h"
 
 namespace ms::autoscale {
 
@@ -57,7 +57,7 @@ std::string CheckFile(const char* flag, const std::string& path, bool secret) {
   if (path.empty()) return {};
   std::string content;
   try {
-    content = ReadFile(path);
+    content = process::ReadFile(path);
   } catch (const std::runtime_error& e) {
     return std::string("--") + flag + ": " + e.what();
   }
@@ -133,7 +133,7 @@ std::string CheckPrometheusAuthFiles(const PrometheusAuth& auth) {
     HeaderSetting h;
     if (std::string err = ParseHeaderSetting("prometheus-header-file", s, true, &h); !err.empty()) return err;
     if (std::string err = CheckFile("prometheus-header-file", h.value, true); !err.empty()) return err;
-    if (std::string why = CheckHeaderValue(Trim(ReadFile(h.value))); !why.empty())
+    if (std::string why = CheckHeaderValue(Trim(process::ReadFile(h.value))); !why.empty())
       return "--prometheus-header-file: " + h.name + ": in " + h.value + ", " + why;
   }
   return {};

@@ -7,25 +7,25 @@
 #include <limits>
 
 #include "shared/api/types.h"
-#include "shared/base/strings.h"
+#include "shared/text/strings.h"
 
 namespace ms::autoscale {
 
 namespace {
 
-std::string WindowText(Clock::Duration d) {
+std::string WindowText(clock::Clock::Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
 }
 
 }  // namespace
 
-PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const Clock& clock, AutoscalerMetrics& metrics,
+PrometheusAutoscaler::PrometheusAutoscaler(Readings& readings, const clock::Clock& clock, AutoscalerMetrics& metrics,
                                            AutoscalerOptions options, std::shared_ptr<spdlog::logger> logger)
     : readings_(readings),
       templates_(std::move(options.queue_query_templates)),
       gpu_template_(std::move(options.gpu_query_template)),
       clock_(clock),
-      window_(std::max(options.stabilization_window, Clock::Duration::zero())),
+      window_(std::max(options.stabilization_window, clock::Clock::Duration::zero())),
       tolerance_((std::isnan(options.tolerance) || options.tolerance < 0) ? 0.0 : options.tolerance),
       max_age_(options.max_age),
       logger_(std::move(logger)),
@@ -177,18 +177,18 @@ void PrometheusAutoscaler::Readable(const Key& key, double queue_length) {
 }
 
 int PrometheusAutoscaler::Stabilized(const Key& key, int raw) {
-  const Clock::TimePoint now = clock_.Now();
+  const clock::Clock::TimePoint now = clock_.Now();
   std::lock_guard<std::mutex> g(mu_);
   auto& h = history_[key];
-  const Clock::TimePoint cutoff = now - window_;
-  if (window_ == Clock::Duration::zero()) h.clear();  // no stabilization
+  const clock::Clock::TimePoint cutoff = now - window_;
+  if (window_ == clock::Clock::Duration::zero()) h.clear();  // no stabilization
   while (!h.empty() && h.front().at < cutoff) h.pop_front();
   while (!h.empty() && h.back().replicas <= raw) h.pop_back();
   h.push_back(Sample{now, raw});
   return h.front().replicas;
 }
 
-bool PrometheusAutoscaler::ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now) {
+bool PrometheusAutoscaler::ShouldWarn(const Key& key, const std::string& error, clock::Clock::TimePoint now) {
   std::lock_guard<std::mutex> g(mu_);
   auto [it, inserted] = warned_.try_emplace(key, Warned{error, now});
   if (inserted) return true;

@@ -56,7 +56,7 @@
 #include "controller/autoscale/metrics.h"
 #include "controller/autoscale/poller.h"
 #include "controller/autoscale/promql.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -74,11 +74,11 @@ struct AutoscalerOptions {
   std::vector<std::string> queue_query_templates{std::string(kDefaultQueryTemplate)};
   std::string gpu_query_template{kDefaultGpuQueryTemplate};  // promql.h
   // 0 (or negative): no stabilization, the answer is the call's raw one.
-  Clock::Duration stabilization_window = kDefaultStabilizationWindow;
+  clock::Clock::Duration stabilization_window = kDefaultStabilizationWindow;
   double tolerance = kDefaultTolerance;
   // A reading older than this is stale: no scale change (3 x the poll
   // interval by default: a value survives two missed polls).
-  Clock::Duration max_age = std::chrono::seconds(45);
+  clock::Clock::Duration max_age = std::chrono::seconds(45);
 };
 
 class PrometheusAutoscaler final : public Autoscaler {
@@ -86,7 +86,7 @@ class PrometheusAutoscaler final : public Autoscaler {
   // `readings`, `clock` and `metrics` must outlive the autoscaler. Reports
   // the L it uses in `metrics` (metrics.h; an object's series goes at
   // Forget). `logger` may be null (no logging).
-  PrometheusAutoscaler(Readings& readings, const Clock& clock, AutoscalerMetrics& metrics,
+  PrometheusAutoscaler(Readings& readings, const clock::Clock& clock, AutoscalerMetrics& metrics,
                        AutoscalerOptions options = {}, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   Recommendation Recommend(const std::string& ns, const std::string& name, const Spec& spec,
@@ -100,7 +100,7 @@ class PrometheusAutoscaler final : public Autoscaler {
 
  private:
   struct Sample {
-    Clock::TimePoint at;
+    clock::Clock::TimePoint at;
     int replicas;
   };
   using Key = std::pair<std::string, std::string>;
@@ -108,10 +108,10 @@ class PrometheusAutoscaler final : public Autoscaler {
   Readings& readings_;
   std::vector<std::string> templates_;
   std::string gpu_template_;
-  const Clock& clock_;
-  Clock::Duration window_;
+  const clock::Clock& clock_;
+  clock::Clock::Duration window_;
   double tolerance_;
-  Clock::Duration max_age_;
+  clock::Clock::Duration max_age_;
   std::shared_ptr<spdlog::logger> logger_;
   AutoscalerMetrics& metrics_;
 
@@ -121,15 +121,15 @@ class PrometheusAutoscaler final : public Autoscaler {
   // logs the recovery) and by Forget.
   struct Warned {
     std::string error;
-    Clock::TimePoint at;
+    clock::Clock::TimePoint at;
   };
   // true when this failure should be logged at warning level.
-  bool ShouldWarn(const Key& key, const std::string& error, Clock::TimePoint now);
+  bool ShouldWarn(const Key& key, const std::string& error, clock::Clock::TimePoint now);
   // A value read within max_age, or why there is none.
   struct Fresh {
     std::optional<double> value;
     int series = 0;
-    Clock::WallTime at{};
+    clock::Clock::WallTime at{};
     std::string why;  // when !value and !pending
     bool pending = false;
     std::string query;

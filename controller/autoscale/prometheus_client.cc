@@ -11,7 +11,7 @@
 
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/paths.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::autoscale {
 
@@ -182,7 +182,7 @@ std::string UrlPassword(std::string_view url) {
   return colon == std::string_view::npos ? std::string() : std::string(userinfo.substr(colon + 1));
 }
 
-PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options, const Clock& clock)
+PrometheusClient::PrometheusClient(std::string base_url, PrometheusClientOptions options, const clock::Clock& clock)
     : base_url_(std::move(base_url)), options_(std::move(options)), credentials_(options_.auth, clock) {
   if (std::string p = UrlPassword(base_url_); !p.empty()) url_secrets_.push_back(std::move(p));
 }

@@ -43,7 +43,7 @@
 
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/autoscale/prometheus_credentials.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::autoscale {
 
@@ -87,7 +87,7 @@ struct PrometheusClientOptions {
 // re-reads of the credentials' files.
 class PrometheusClient final : public QuerySource {
  public:
-  PrometheusClient(std::string base_url, PrometheusClientOptions options, const Clock& clock);
+  PrometheusClient(std::string base_url, PrometheusClientOptions options, const clock::Clock& clock);
   PrometheusClient(const PrometheusClient&) = delete;
   PrometheusClient& operator=(const PrometheusClient&) = delete;
 

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 
-#include "shared/base/base64.h"
+#include "shared/text/base64.h"
 
 namespace ms::autoscale {
 
-PrometheusCredentials::PrometheusCredentials(const PrometheusAuth& auth, const Clock& clock, Clock::Duration refresh)
+PrometheusCredentials::PrometheusCredentials(const PrometheusAuth& auth, const clock::Clock& clock,
+                                             clock::Clock::Duration refresh)
     : username_(auth.basic_auth_username) {
   auto source = [&](const std::string& file) {
     sources_.push_back(std::make_unique<kube::TokenSource>("", file, clock, refresh));

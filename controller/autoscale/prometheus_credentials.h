@@ -15,7 +15,7 @@
 
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/kube/token_source.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::autoscale {
 
@@ -29,8 +29,8 @@ struct RequestCredentials {
 // Thread-safe. `auth` must pass CheckPrometheusAuth.
 class PrometheusCredentials {
  public:
-  PrometheusCredentials(const PrometheusAuth& auth, const Clock& clock,
-                        Clock::Duration refresh = std::chrono::minutes(1));
+  PrometheusCredentials(const PrometheusAuth& auth, const clock::Clock& clock,
+                        clock::Clock::Duration refresh = std::chrono::minutes(1));
 
   RequestCredentials Current();
   // After a 401: every file is read again now. True when a value changed.

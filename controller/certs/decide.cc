@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 
 namespace ms::controller::certs {
 
 namespace {
 
 std::string Describe(const Certificate& c) {
-  return c.subject + " (sha256 " + c.fingerprint.substr(0, 12) + ", until " + ms::FormatTime(c.not_after) + ")";
+  return c.subject + " (sha256 " + c.fingerprint.substr(0, 12) + ", until " + ms::clock::FormatTime(c.not_after) + ")";
 }
 
 // Why `ca` cannot sign at `now`, or "" when it can.
@@ -55,7 +55,7 @@ void EnsureCurrent(SecretState& s, const Observed& o, WallTime now, const Policy
   if (!s.previous.empty()) {
     s.previous_until = CeilSeconds(now + p.propagation);
     d.changes.push_back(std::to_string(s.previous.size()) + " CA(s) trusted before stay in the bundle until " +
-                        ms::FormatTime(*s.previous_until));
+                        ms::clock::FormatTime(*s.previous_until));
   }
 }
 
@@ -90,7 +90,7 @@ void TrustNext(SecretState& s, const Observed& o, WallTime now, Decision& d) {
   for (const auto& config : o.configs)
     if (config.exists && !CarriesAll(config, fps)) return;
   s.next_trusted_since = CeilSeconds(now);
-  d.changes.push_back("the webhook configurations trust ca-next since " + ms::FormatTime(*s.next_trusted_since));
+  d.changes.push_back("the webhook configurations trust ca-next since " + ms::clock::FormatTime(*s.next_trusted_since));
 }
 
 // 4. One propagation delay after that, ca-next signs.
@@ -99,7 +99,7 @@ void SwitchCa(SecretState& s, WallTime now, const Policy& p, Decision& d) {
   s.previous.push_back(s.current->cert);
   s.previous_until = CeilSeconds(now + p.propagation);
   d.changes.push_back("CA rotation: " + Describe(s.next->cert) + " signs from now on; the old CA " +
-                      Describe(s.current->cert) + " stays trusted until " + ms::FormatTime(*s.previous_until));
+                      Describe(s.current->cert) + " stays trusted until " + ms::clock::FormatTime(*s.previous_until));
   s.current = std::move(s.next);
   s.next.reset();
   s.next_trusted_since.reset();

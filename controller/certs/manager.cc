@@ -4,7 +4,7 @@
 
 #include "controller/certs/issuer.h"
 #include "controller/kube/paths.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::controller::certs {
 
@@ -26,7 +26,7 @@ double UnixSeconds(WallTime t) {
 
 }  // namespace
 
-Manager::Manager(kube::Client& client, const Clock& clock, Settings settings, CertificateMetrics& metrics,
+Manager::Manager(kube::Client& client, const clock::Clock& clock, Settings settings, CertificateMetrics& metrics,
                  std::shared_ptr<spdlog::logger> logger, std::unique_ptr<Issuer> issuer, ManagerOptions options)
     : client_(client),
       clock_(clock),
@@ -117,7 +117,7 @@ void Manager::Loop(std::stop_token stop) {
     if (leading_ && (triggered_ || clock_.Now() >= next_)) {
       triggered_ = false;
       lock.unlock();
-      const Clock::Duration delay = SyncOnce();
+      const clock::Clock::Duration delay = SyncOnce();
       lock.lock();
       next_ = clock_.Now() + delay;
       continue;
@@ -207,16 +207,16 @@ void Manager::Report(const Decision& d) {
   }
 }
 
-Clock::Duration Manager::Failed(const std::string& error) {
+clock::Clock::Duration Manager::Failed(const std::string& error) {
   metrics_.errors.Increment();
-  const Clock::Duration delay = backoff_.Next();
+  const clock::Clock::Duration delay = backoff_.Next();
   if (logger_)
     logger_->warn("webhook certificates: {} (retrying in {} ms)", error,
                   std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
   return delay;
 }
 
-Clock::Duration Manager::SyncOnce() {
+clock::Clock::Duration Manager::SyncOnce() {
   Snapshot snap;
   std::string error;
   if (!Observe(&snap, &error)) return Failed(error);
@@ -235,8 +235,8 @@ Clock::Duration Manager::SyncOnce() {
     if (!FixConfig(targets_[i], *snap.configs[i], d, &error)) return Failed(error);
   Report(d);
   backoff_.Reset();
-  const auto until_due = std::chrono::duration_cast<Clock::Duration>(d.next_check - clock_.WallNow());
-  return std::clamp<Clock::Duration>(until_due, Clock::Duration::zero(), options_.resync);
+  const auto until_due = std::chrono::duration_cast<clock::Clock::Duration>(d.next_check - clock_.WallNow());
+  return std::clamp<clock::Clock::Duration>(until_due, clock::Clock::Duration::zero(), options_.resync);
 }
 
 }  // namespace ms::controller::certs

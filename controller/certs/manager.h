@@ -45,21 +45,21 @@
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/informer.h"
-#include "shared/base/clock.h"
 #include "shared/certs/expiry.h"
+#include "shared/clock/clock.h"
 
 namespace ms::controller::certs {
 
 struct ManagerOptions {
-  Clock::Duration resync = std::chrono::minutes(5);
-  Clock::Duration initial_backoff = std::chrono::milliseconds(500);
-  Clock::Duration max_backoff = std::chrono::seconds(60);
+  clock::Clock::Duration resync = std::chrono::minutes(5);
+  clock::Clock::Duration initial_backoff = std::chrono::milliseconds(500);
+  clock::Clock::Duration max_backoff = std::chrono::seconds(60);
 };
 
 class Manager {
  public:
   // `settings.secret_namespace` must be resolved. `issuer`: null for OpenSSL.
-  Manager(kube::Client& client, const Clock& clock, Settings settings, CertificateMetrics& metrics,
+  Manager(kube::Client& client, const clock::Clock& clock, Settings settings, CertificateMetrics& metrics,
           std::shared_ptr<spdlog::logger> logger, std::unique_ptr<Issuer> issuer = nullptr,
           ManagerOptions options = {});
   ~Manager();
@@ -71,7 +71,7 @@ class Manager {
   void Stop();
 
   // One pass; returns when the next is due. For the loop and for tests.
-  Clock::Duration SyncOnce();
+  clock::Clock::Duration SyncOnce();
 
  private:
   struct Target {  // a webhook configuration kept
@@ -91,11 +91,11 @@ class Manager {
   bool WriteSecret(const Snapshot& snap, const Decision& d, std::string* error);
   bool FixConfig(const Target& t, nlohmann::json config, const Decision& d, std::string* error);
   void Report(const Decision& d);
-  Clock::Duration Failed(const std::string& error);
+  clock::Clock::Duration Failed(const std::string& error);
   std::string SecretPath() const;
 
   kube::Client& client_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const Settings settings_;
   const Policy policy_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -112,7 +112,7 @@ class Manager {
   bool stop_ = false;
   bool leading_ = false;
   bool triggered_ = false;
-  Clock::TimePoint next_{};
+  clock::Clock::TimePoint next_{};
   std::vector<std::jthread> threads_;
 };
 

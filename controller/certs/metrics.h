@@ -3,7 +3,7 @@
 // registry; the Manager (manager.h) takes them by reference.
 #pragma once
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::controller::certs {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "shared/base/flags.h"
+#include "shared/flags/flags.h"
 
 namespace ms::controller::certs {
 
@@ -76,7 +76,7 @@ WallTime CeilSeconds(WallTime t) { return std::chrono::ceil<std::chrono::seconds
 
 namespace ms::controller::certs {
 
-void DefineFlags(FlagSet& fs, Settings& s) {
+void DefineFlags(flags::FlagSet& fs, Settings& s) {
   fs.String("cert-mode", &s.mode_name,
             "who keeps the webhook's serving certificate: self (this controller's leader: a CA and the serving "
             "certificate in --cert-secret-name, the CA injected into both webhook configurations, renewed before "

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ms {
+namespace ms::flags {
 class FlagSet;
 }
 
@@ -54,7 +54,7 @@ std::string CheckSettings(const Settings& s);
 // --validating-webhook-configuration, --mutating-webhook-configuration,
 // --ca-cert-validity, --serving-cert-validity. Run CheckSettings after
 // parsing (it compares flags).
-void DefineFlags(FlagSet& fs, Settings& s);
+void DefineFlags(flags::FlagSet& fs, Settings& s);
 
 // What the decision needs from the settings.
 struct Policy {

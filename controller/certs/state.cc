@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "shared/base/base64.h"
-#include "shared/base/json_fields.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
+#include "shared/text/base64.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::controller::certs {
 
@@ -61,7 +61,7 @@ std::optional<WallTime> Annotation(const nlohmann::json& object, const char* key
   if (ann == md->end() || !ann->is_object()) return std::nullopt;
   const std::string v = StringField(*ann, key);
   if (v.empty()) return std::nullopt;
-  return ms::ParseTime(v);
+  return ms::clock::ParseTime(v);
 }
 
 std::string B64(const std::string& s) { return Base64Encode(s); }
@@ -134,8 +134,8 @@ nlohmann::json SecretData(const SecretState& s, const std::vector<Certificate>& 
 
 nlohmann::json SecretAnnotations(const SecretState& s) {
   nlohmann::json ann = nlohmann::json::object();
-  if (s.next_trusted_since) ann[kNextTrustedSinceAnnotation] = ms::FormatTime(*s.next_trusted_since);
-  if (s.previous_until) ann[kPreviousUntilAnnotation] = ms::FormatTime(*s.previous_until);
+  if (s.next_trusted_since) ann[kNextTrustedSinceAnnotation] = ms::clock::FormatTime(*s.next_trusted_since);
+  if (s.previous_until) ann[kPreviousUntilAnnotation] = ms::clock::FormatTime(*s.previous_until);
   return ann;
 }
 

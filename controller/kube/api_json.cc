@@ -1,6 +1,6 @@
 #include "controller/kube/api_json.h"
 
-#include "shared/base/json_number.h"
+#include "shared/text/json_number.h"
 
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
@@ -28,7 +28,7 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
   bool Null() { return Scalar(json(nullptr)); }
   bool Bool(bool b) { return Scalar(json(b)); }
   // Numbers come as their text (kParseNumbersAsStringsFlag) and are typed as
-  // nlohmann's parser types them (base/json_number.h says why).
+  // nlohmann's parser types them (shared/text/json_number.h says why).
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     if (skipping()) return Skipped();
     auto v = JsonNumber(std::string_view(s, n));

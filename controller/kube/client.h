@@ -16,7 +16,7 @@
 #include <string>
 
 #include "controller/kube/api_json.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -64,7 +64,7 @@ using WatchHandler = std::function<bool(const WatchEvent&)>;
 
 // When a request must be over, on the client's clock; none: the client's
 // own request timeout.
-using Deadline = std::optional<Clock::TimePoint>;
+using Deadline = std::optional<clock::Clock::TimePoint>;
 
 // One request. `body` is the object (POST, PUT), the patch (PATCH) or the
 // DeleteOptions (DELETE).

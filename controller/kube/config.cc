@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "shared/base/base64.h"
-#include "shared/base/files.h"
-#include "shared/base/strings.h"
+#include "shared/process/files.h"
+#include "shared/text/base64.h"
+#include "shared/text/strings.h"
 
 namespace ms::kube {
 
@@ -27,7 +27,7 @@ namespace {
 // ReadFile with what the file is for in front of its error.
 std::string ReadFileFor(const std::string& path, const std::string& what) {
   try {
-    return ReadFile(path);
+    return process::ReadFile(path);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(what + ": " + e.what());
   }

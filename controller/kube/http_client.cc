@@ -49,7 +49,7 @@ const char* ContentType(Call::Verb verb) {
 
 }  // namespace
 
-HttpClient::HttpClient(RestConfig config, const Clock& clock, ClientMetrics& metrics,
+HttpClient::HttpClient(RestConfig config, const clock::Clock& clock, ClientMetrics& metrics,
                        std::shared_ptr<spdlog::logger> logger, HttpClientOptions options)
     : token_file_(config.token_file),
       logger_(std::move(logger)),
@@ -74,7 +74,7 @@ void HttpClient::Count(long http, const char* method) {
 
 Answer HttpClient::Send(const Call& call, const std::string* body) {
   const RequestPolicy::TimeLimit time_limit = policy_.LimitOf(call);
-  if (const char* why = policy_.Refusal(call); why != nullptr || time_limit.limit <= Clock::Duration::zero()) {
+  if (const char* why = policy_.Refusal(call); why != nullptr || time_limit.limit <= clock::Clock::Duration::zero()) {
     Answer refused;
     refused.curl = CURLE_ABORTED_BY_CALLBACK;
     refused.stopped_by = why != nullptr ? why : (call.deadline ? kReasonDeadline : kReasonNotLeader);

@@ -31,7 +31,7 @@
 #include "controller/kube/token_source.h"
 #include "controller/kube/transport.h"
 #include "controller/kube/write_gate.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -44,7 +44,7 @@ struct HttpClientOptions {
 
 class HttpClient final : public Client {
  public:
-  HttpClient(RestConfig config, const Clock& clock, ClientMetrics& metrics,
+  HttpClient(RestConfig config, const clock::Clock& clock, ClientMetrics& metrics,
              std::shared_ptr<spdlog::logger> logger = nullptr, HttpClientOptions options = {});
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

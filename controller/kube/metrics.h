@@ -3,7 +3,7 @@
 // shared by every client.
 #pragma once
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::kube {
 

@@ -1,6 +1,6 @@
 #include "controller/kube/paths.h"
 
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::kube {
 

@@ -6,7 +6,7 @@
 
 namespace ms::kube {
 
-RequestPolicy::RequestPolicy(double qps, int burst, const Clock& clock, Clock::Duration request_timeout,
+RequestPolicy::RequestPolicy(double qps, int burst, const clock::Clock& clock, clock::Clock::Duration request_timeout,
                              const WriteGate* gate)
     : qps_(qps), burst_(burst), clock_(clock), request_timeout_(request_timeout), gate_(gate) {}
 
@@ -26,7 +26,8 @@ const char* RequestPolicy::Admit(const Call& call) {
 const char* RequestPolicy::Refusal(const Call& call) const {
   if (closing_.stop_requested()) return kReasonClosed;
   if (call.deadline && clock_.Now() >= *call.deadline) return kReasonDeadline;
-  if (gate_ != nullptr && call.IsWrite() && gate_->WriteTimeLeft() <= Clock::Duration::zero()) return kReasonNotLeader;
+  if (gate_ != nullptr && call.IsWrite() && gate_->WriteTimeLeft() <= clock::Clock::Duration::zero())
+    return kReasonNotLeader;
   return nullptr;
 }
 
@@ -34,15 +35,15 @@ RequestPolicy::TimeLimit RequestPolicy::LimitOf(const Call& call) const {
   TimeLimit t{request_timeout_};
   if (call.deadline && *call.deadline - clock_.Now() < t.limit) t = {*call.deadline - clock_.Now(), kReasonDeadline};
   if (gate_ != nullptr && call.IsWrite()) {
-    const Clock::Duration left = gate_->WriteTimeLeft();
+    const clock::Clock::Duration left = gate_->WriteTimeLeft();
     if (left < t.limit) t = {left, kReasonNotLeader};
   }
   return t;
 }
 
-bool RequestPolicy::AwaitRetry(const Call& call, Clock::Duration retry_after) {
-  const Clock::Duration wait = std::min<Clock::Duration>(retry_after, kMaxRetryAfter);
-  const Clock::TimePoint until = clock_.Now() + wait;
+bool RequestPolicy::AwaitRetry(const Call& call, clock::Clock::Duration retry_after) {
+  const clock::Clock::Duration wait = std::min<clock::Clock::Duration>(retry_after, kMaxRetryAfter);
+  const clock::Clock::TimePoint until = clock_.Now() + wait;
   if (call.deadline && until >= *call.deadline) return false;
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_.stop_requested() && clock_.Now() < until) clock_.WaitUntil(retry_cv_, lock, until);

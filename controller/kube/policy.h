@@ -26,7 +26,7 @@
 #include "controller/kube/client.h"
 #include "controller/kube/rate_limiter.h"
 #include "controller/kube/write_gate.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -43,7 +43,8 @@ inline constexpr std::chrono::seconds kMaxRetryAfter{60};
 class RequestPolicy {
  public:
   // `gate` may be null (writes are not gated); it must outlive the policy.
-  RequestPolicy(double qps, int burst, const Clock& clock, Clock::Duration request_timeout, const WriteGate* gate);
+  RequestPolicy(double qps, int burst, const clock::Clock& clock, clock::Clock::Duration request_timeout,
+                const WriteGate* gate);
 
   // Waits for the call's token: null when it has one, else the reason it
   // cannot (kReasonDeadline, kReasonClosed).
@@ -56,7 +57,7 @@ class RequestPolicy {
   // call's deadline and, for a write, by the gate's time left. `bound` is
   // the kReason* of the limit that set it (null: the request timeout).
   struct TimeLimit {
-    Clock::Duration limit;
+    clock::Clock::Duration limit;
     const char* bound = nullptr;
   };
   TimeLimit LimitOf(const Call& call) const;
@@ -64,7 +65,7 @@ class RequestPolicy {
   // Waits `retry_after` (at most kMaxRetryAfter) before the call is sent
   // again: false at once, without waiting, when that would pass the call's
   // deadline or the client is closed, or when closed while waiting.
-  bool AwaitRetry(const Call& call, Clock::Duration retry_after);
+  bool AwaitRetry(const Call& call, clock::Clock::Duration retry_after);
 
   void Close();
   // What a kReason* means, for the Result's message.
@@ -75,8 +76,8 @@ class RequestPolicy {
 
   const double qps_;
   const int burst_;
-  const Clock& clock_;
-  const Clock::Duration request_timeout_;
+  const clock::Clock& clock_;
+  const clock::Clock::Duration request_timeout_;
   const WriteGate* const gate_;
   std::stop_source closing_;
   std::mutex mu_;

@@ -5,17 +5,17 @@
 
 namespace ms::kube {
 
-TokenBucket::TokenBucket(double qps, int burst, Clock::TimePoint now)
+TokenBucket::TokenBucket(double qps, int burst, clock::Clock::TimePoint now)
     : qps_(qps), burst_(std::max(1, burst)), tokens_(std::max(1, burst)), last_(now) {}
 
-void TokenBucket::Advance(Clock::TimePoint now) {
+void TokenBucket::Advance(clock::Clock::TimePoint now) {
   if (now <= last_) return;
   const double elapsed = std::chrono::duration<double>(now - last_).count();
   tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
   last_ = now;
 }
 
-bool TokenBucket::TryAccept(Clock::TimePoint now) {
+bool TokenBucket::TryAccept(clock::Clock::TimePoint now) {
   if (unlimited()) return true;
   Advance(now);
   if (tokens_ < 1) return false;
@@ -23,20 +23,20 @@ bool TokenBucket::TryAccept(Clock::TimePoint now) {
   return true;
 }
 
-Clock::Duration TokenBucket::Reserve(Clock::TimePoint now) {
-  if (unlimited()) return Clock::Duration::zero();
+clock::Clock::Duration TokenBucket::Reserve(clock::Clock::TimePoint now) {
+  if (unlimited()) return clock::Clock::Duration::zero();
   Advance(now);
   tokens_ -= 1;
-  if (tokens_ >= 0) return Clock::Duration::zero();
-  return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
+  if (tokens_ >= 0) return clock::Clock::Duration::zero();
+  return std::chrono::duration_cast<clock::Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
 }
 
-double TokenBucket::Tokens(Clock::TimePoint now) {
+double TokenBucket::Tokens(clock::Clock::TimePoint now) {
   Advance(now);
   return tokens_;
 }
 
-TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, const Clock& clock)
+TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, const clock::Clock& clock)
     : clock_(clock), bucket_(qps, burst, clock.Now()) {}
 
 bool TokenBucketRateLimiter::TryAccept() {
@@ -44,12 +44,12 @@ bool TokenBucketRateLimiter::TryAccept() {
   return bucket_.TryAccept(clock_.Now());
 }
 
-Clock::Duration TokenBucketRateLimiter::Reserve() {
+clock::Clock::Duration TokenBucketRateLimiter::Reserve() {
   std::lock_guard<std::mutex> g(mu_);
   return bucket_.Reserve(clock_.Now());
 }
 
-bool TokenBucketRateLimiter::Acquire(std::optional<Clock::TimePoint> deadline, std::stop_token stop) {
+bool TokenBucketRateLimiter::Acquire(std::optional<clock::Clock::TimePoint> deadline, std::stop_token stop) {
   // Made before the lock: it runs at once, here, when a stop was requested already.
   std::stop_callback wake(stop, [this] {
     std::lock_guard<std::mutex> g(mu_);
@@ -60,8 +60,8 @@ bool TokenBucketRateLimiter::Acquire(std::optional<Clock::TimePoint> deadline, s
   if (bucket_.unlimited()) return !deadline || now < *deadline;
   if (deadline) {
     const double missing = std::max(0.0, 1 - bucket_.Tokens(now));
-    const auto available =
-        now + std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(missing / bucket_.qps()));
+    const auto available = now + std::chrono::duration_cast<clock::Clock::Duration>(
+                                     std::chrono::duration<double>(missing / bucket_.qps()));
     if (available >= *deadline) return false;
   }
   const auto ready = now + bucket_.Reserve(now);

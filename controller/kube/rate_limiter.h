@@ -11,7 +11,7 @@
 #include <optional>
 #include <stop_token>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -20,43 +20,43 @@ namespace ms::kube {
 class TokenBucket {
  public:
   // qps <= 0: unlimited. The bucket starts full.
-  TokenBucket(double qps, int burst, Clock::TimePoint now);
+  TokenBucket(double qps, int burst, clock::Clock::TimePoint now);
 
   // Takes a token now if one is available.
-  bool TryAccept(Clock::TimePoint now);
+  bool TryAccept(clock::Clock::TimePoint now);
   // Takes a token (possibly borrowing one from the future) and returns how
   // long the caller must wait before using it.
-  Clock::Duration Reserve(Clock::TimePoint now);
+  clock::Clock::Duration Reserve(clock::Clock::TimePoint now);
   // Tokens available at `now` (negative while reservations are pending).
-  double Tokens(Clock::TimePoint now);
+  double Tokens(clock::Clock::TimePoint now);
   bool unlimited() const { return qps_ <= 0; }
   double qps() const { return qps_; }
 
  private:
-  void Advance(Clock::TimePoint now);
+  void Advance(clock::Clock::TimePoint now);
 
   double qps_;
   double burst_;
   double tokens_;
-  Clock::TimePoint last_;
+  clock::Clock::TimePoint last_;
 };
 
 // A thread-safe TokenBucket that can wait, in the injected Clock's time.
 class TokenBucketRateLimiter {
  public:
-  TokenBucketRateLimiter(double qps, int burst, const Clock& clock);
+  TokenBucketRateLimiter(double qps, int burst, const clock::Clock& clock);
 
   bool TryAccept();
-  Clock::Duration Reserve();
+  clock::Clock::Duration Reserve();
   // Takes a token (possibly borrowing from the future) and waits until it
   // may be used. With a `deadline`, takes nothing and returns false at once
   // when that would be after it. Returns false when `stop` is requested
   // while it waits (the token is spent).
-  bool Acquire(std::optional<Clock::TimePoint> deadline = std::nullopt, std::stop_token stop = {});
+  bool Acquire(std::optional<clock::Clock::TimePoint> deadline = std::nullopt, std::stop_token stop = {});
   double Tokens();
 
  private:
-  const Clock& clock_;
+  const clock::Clock& clock_;
   std::mutex mu_;
   std::condition_variable cv_;  // for Clock::WaitUntil; a stop request notifies it
   TokenBucket bucket_;

@@ -2,12 +2,12 @@
 
 #include <stdexcept>
 
-#include "shared/base/files.h"
-#include "shared/base/strings.h"
+#include "shared/process/files.h"
+#include "shared/text/strings.h"
 
 namespace ms::kube {
 
-TokenSource::TokenSource(std::string token, std::string file, const Clock& clock, Clock::Duration refresh)
+TokenSource::TokenSource(std::string token, std::string file, const clock::Clock& clock, clock::Clock::Duration refresh)
     : file_(std::move(file)), clock_(clock), refresh_(refresh), token_(std::move(token)), last_read_(clock.Now()) {
   if (token_.empty() && !file_.empty()) ReadLocked();
 }
@@ -16,7 +16,7 @@ bool TokenSource::ReadLocked() {
   last_read_ = clock_.Now();
   std::string t;
   try {
-    t = Trim(ReadFile(file_));
+    t = Trim(process::ReadFile(file_));
   } catch (const std::runtime_error&) {
     return false;  // keep the old token: the file may be mid-rotation
   }

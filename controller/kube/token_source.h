@@ -9,15 +9,15 @@
 #include <mutex>
 #include <string>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
 class TokenSource {
  public:
   // `file` empty: the static token is used as is.
-  TokenSource(std::string token, std::string file, const Clock& clock,
-              Clock::Duration refresh = std::chrono::minutes(1));
+  TokenSource(std::string token, std::string file, const clock::Clock& clock,
+              clock::Clock::Duration refresh = std::chrono::minutes(1));
 
   // The current token (re-read from the file when the refresh period has passed).
   std::string Token();
@@ -29,11 +29,11 @@ class TokenSource {
   bool ReadLocked();  // true when the token changed
 
   const std::string file_;
-  const Clock& clock_;
-  const Clock::Duration refresh_;
+  const clock::Clock& clock_;
+  const clock::Clock::Duration refresh_;
   std::mutex mu_;
   std::string token_;
-  Clock::TimePoint last_read_;
+  clock::Clock::TimePoint last_read_;
 };
 
 }  // namespace ms::kube

@@ -86,7 +86,7 @@ size_t WriteStream(char* ptr, size_t size, size_t nmemb, void* userdata) {
 
 // The Retry-After of a 429 or 5xx answer: delay-seconds, or an HTTP date
 // (libcurl turns that into seconds from now; a date past is 0 s).
-std::optional<Clock::Duration> RetryAfter(CURL* h, long http) {
+std::optional<clock::Clock::Duration> RetryAfter(CURL* h, long http) {
   if (http != 429 && http < 500) return std::nullopt;
   curl_header* header = nullptr;
   if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return std::nullopt;

@@ -24,7 +24,7 @@
 
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -47,8 +47,8 @@ struct Exchange {
   const std::string& path;
   const std::string* body = nullptr;  // null: none
   const char* content_type = nullptr;
-  const std::string& token;  // bearer token ("" : none)
-  Clock::Duration limit{};   // the whole request
+  const std::string& token;        // bearer token ("" : none)
+  clock::Clock::Duration limit{};  // the whole request
   // Asked right before the request is sent (after the connection is ready)
   // and about once a second while it is in flight: a reason to stop it, or
   // null to go on.
@@ -66,7 +66,7 @@ struct Answer {
   bool too_large = false;            // the body passed max_response_bytes
   // The Retry-After of a 429 or 5xx answer (seconds or an HTTP date), when
   // it has one.
-  std::optional<Clock::Duration> retry_after;
+  std::optional<clock::Clock::Duration> retry_after;
 };
 
 // What a streamed GET gave.

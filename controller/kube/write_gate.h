@@ -6,7 +6,7 @@
 // aborts a write in flight once the time is up (design.md §3).
 #pragma once
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::kube {
 
@@ -15,7 +15,7 @@ class WriteGate {
   virtual ~WriteGate() = default;
   // How long writes may still be sent, measured now on the gate's clock;
   // zero or negative: none may leave the process.
-  virtual Clock::Duration WriteTimeLeft() const = 0;
+  virtual clock::Clock::Duration WriteTimeLeft() const = 0;
 };
 
 }  // namespace ms::kube

@@ -32,7 +32,7 @@ kube::HttpClientOptions GatedOptions(const kube::WriteGate* gate) {
 
 }  // namespace
 
-Controller::Controller(const kube::RestConfig& rest, const Clock& clock, ControllerMetrics m,
+Controller::Controller(const kube::RestConfig& rest, const clock::Clock& clock, ControllerMetrics m,
                        const std::string& identity, const kube::WriteGate* gate, ControllerOptions options,
                        std::shared_ptr<spdlog::logger> logger)
     : logger_(std::move(logger)),
@@ -100,7 +100,7 @@ void Controller::SetupWithManager(runtime::Manager& mgr) {
   // write gate refuses them); none after a lost Lease.
   auto events = runtime::Runnable::Of(
       nullptr, [this] { recorder_.Shutdown(std::chrono::seconds(2)); },
-      [this] { recorder_.Shutdown(Clock::Duration::zero()); });
+      [this] { recorder_.Shutdown(clock::Clock::Duration::zero()); });
   mgr.AddCache(ms_informer_)
       .AddCache(dep_informer_)
       .AddCache(svc_informer_)

@@ -28,8 +28,8 @@
 #include "controller/runtime/manager.h"
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/workqueue.h"
-#include "shared/base/clock.h"
-#include "shared/base/logging.h"
+#include "shared/clock/clock.h"
+#include "shared/log/logging.h"
 
 namespace ms::modelservice {
 
@@ -55,7 +55,7 @@ struct ControllerMetrics {
 class Controller {
  public:
   // `gate`: the Manager's write gate (writes only while leading).
-  Controller(const kube::RestConfig& rest, const Clock& clock, ControllerMetrics m, const std::string& identity,
+  Controller(const kube::RestConfig& rest, const clock::Clock& clock, ControllerMetrics m, const std::string& identity,
              const kube::WriteGate* gate, ControllerOptions options, std::shared_ptr<spdlog::logger> logger);
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;

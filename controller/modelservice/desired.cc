@@ -8,7 +8,7 @@
 #include "controller/modelservice/desired_parts.h"
 #include "controller/modelservice/pod_fields.h"
 #include "controller/modelservice/resources.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 

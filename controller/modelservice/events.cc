@@ -6,8 +6,8 @@
 #include <random>
 
 #include "controller/modelservice/resources.h"
-#include "shared/base/json_fields.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 
@@ -16,8 +16,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kSourceComponent = "modelservice-controller";
-constexpr int kMaxTries = 12;                                      // client-go's maxTriesPerEvent
-constexpr Clock::Duration kRetrySleep = std::chrono::seconds(10);  // client-go's defaultSleepDuration
+constexpr int kMaxTries = 12;                                             // client-go's maxTriesPerEvent
+constexpr clock::Clock::Duration kRetrySleep = std::chrono::seconds(10);  // client-go's defaultSleepDuration
 constexpr size_t kMaxMessage = 1024;
 
 }  // namespace
@@ -43,7 +43,7 @@ bool Retryable(const kube::Result& r) { return r.code == 0 || r.code == 429 || r
 }  // namespace
 
 json BuildEvent(const json& ref, const Event& event, const std::string& reporting_instance,
-                const runtime::CorrelatedEvent& c, Clock::WallTime now) {
+                const runtime::CorrelatedEvent& c, clock::Clock::WallTime now) {
   std::string message = c.message;
   if (message.size() > kMaxMessage) message.resize(kMaxMessage);
   return {{"apiVersion", "v1"},
@@ -57,12 +57,12 @@ json BuildEvent(const json& ref, const Event& event, const std::string& reportin
           {"source", {{"component", kSourceComponent}, {"host", reporting_instance}}},
           {"reportingComponent", kReportingController},
           {"reportingInstance", reporting_instance},
-          {"firstTimestamp", FormatTime(c.first_timestamp)},
-          {"lastTimestamp", FormatTime(now)},
+          {"firstTimestamp", clock::FormatTime(c.first_timestamp)},
+          {"lastTimestamp", clock::FormatTime(now)},
           {"count", c.count}};
 }
 
-KubeEventRecorder::KubeEventRecorder(kube::Client& client, const Clock& clock, std::string reporting_instance,
+KubeEventRecorder::KubeEventRecorder(kube::Client& client, const clock::Clock& clock, std::string reporting_instance,
                                      std::shared_ptr<spdlog::logger> logger, size_t max_queued)
     : client_(client),
       clock_(clock),
@@ -89,14 +89,14 @@ void KubeEventRecorder::Record(const json& regarding, const Event& event) {
   cv_.notify_all();
 }
 
-void KubeEventRecorder::Shutdown(Clock::Duration drain) {
+void KubeEventRecorder::Shutdown(clock::Clock::Duration drain) {
   std::optional<size_t> dropped;  // set when this call abandons what is queued
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!stopping_) {
       stopping_ = true;
       drain_deadline_ = clock_.Now() + drain;
-      abandon_ = drain <= Clock::Duration::zero();
+      abandon_ = drain <= clock::Clock::Duration::zero();
       if (abandon_) dropped = queue_.size();
     }
     cv_.notify_all();
@@ -115,7 +115,7 @@ uint64_t KubeEventRecorder::dropped() const {
   return dropped_;
 }
 
-bool KubeEventRecorder::Sleep(Clock::Duration d) {
+bool KubeEventRecorder::Sleep(clock::Clock::Duration d) {
   const auto deadline = clock_.Now() + d;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_ && clock_.Now() < deadline) clock_.WaitUntil(cv_, lock, deadline);
@@ -174,7 +174,7 @@ void KubeEventRecorder::Write(const Pending& p) {
     if (!retry) return;
     auto delay = kRetrySleep;
     if (tries == 1)
-      delay = std::chrono::duration_cast<Clock::Duration>(delay * std::uniform_real_distribution<>(0, 1)(rng_));
+      delay = std::chrono::duration_cast<clock::Clock::Duration>(delay * std::uniform_real_distribution<>(0, 1)(rng_));
     if (!Sleep(delay)) return;
   }
 }

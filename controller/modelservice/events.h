@@ -16,7 +16,7 @@
 
 #include "controller/kube/client.h"
 #include "controller/runtime/event_correlator.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -52,7 +52,7 @@ nlohmann::json EventReference(const nlohmann::json& regarding);
 // reportingComponent modelops.dev/modelservice-controller.
 nlohmann::json BuildEvent(const nlohmann::json& involved_object, const Event& event,
                           const std::string& reporting_instance, const runtime::CorrelatedEvent& c,
-                          Clock::WallTime now);
+                          clock::Clock::WallTime now);
 
 // Records Events as client-go's broadcaster does: Record() only queues the
 // event (at most `max_queued`; beyond, it is dropped with a warning); one
@@ -65,7 +65,7 @@ nlohmann::json BuildEvent(const nlohmann::json& involved_object, const Event& ev
 // wait randomized), as client-go does; other failures drop the event.
 class KubeEventRecorder final : public EventRecorder {
  public:
-  KubeEventRecorder(kube::Client& client, const Clock& clock, std::string reporting_instance,
+  KubeEventRecorder(kube::Client& client, const clock::Clock& clock, std::string reporting_instance,
                     std::shared_ptr<spdlog::logger> logger = nullptr, size_t max_queued = 1000);
   ~KubeEventRecorder() override;  // Shutdown()
   KubeEventRecorder(const KubeEventRecorder&) = delete;
@@ -75,7 +75,7 @@ class KubeEventRecorder final : public EventRecorder {
 
   // Stops taking events, writes what is queued until `drain` has passed
   // (each tried once), drops the rest and joins the writer.
-  void Shutdown(Clock::Duration drain = Clock::Duration::zero());
+  void Shutdown(clock::Clock::Duration drain = clock::Clock::Duration::zero());
   // Blocks until every event queued so far has been handled (for tests).
   void Flush();
   uint64_t dropped() const;
@@ -88,10 +88,10 @@ class KubeEventRecorder final : public EventRecorder {
   void Run();
   void Write(const Pending& p);
   // Waits `d` on the clock; false when shut down meanwhile.
-  bool Sleep(Clock::Duration d);
+  bool Sleep(clock::Clock::Duration d);
 
   kube::Client& client_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const std::string instance_;
   std::shared_ptr<spdlog::logger> logger_;
   const size_t max_queued_;
@@ -105,7 +105,7 @@ class KubeEventRecorder final : public EventRecorder {
   uint64_t dropped_ = 0;
   bool stopping_ = false;
   bool abandon_ = false;  // drop instead of writing
-  Clock::TimePoint drain_deadline_{};
+  clock::Clock::TimePoint drain_deadline_{};
   std::thread writer_;  // last: started after everything above
 };
 

@@ -8,7 +8,7 @@
 #include "controller/modelservice/ownership.h"
 #include "controller/modelservice/status.h"
 #include "shared/api/types.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 
@@ -52,7 +52,7 @@ bool HasUpdate(const Actions& actions) {
 }  // namespace
 
 Executor::Executor(kube::Client& client, EventRecorder& events, autoscale::Autoscaler& autoscaler,
-                   Expectations& expectations, const Clock& clock, ExecutorOptions options,
+                   Expectations& expectations, const clock::Clock& clock, ExecutorOptions options,
                    ModelServiceMetrics& metrics, std::shared_ptr<spdlog::logger> logger, CachedReads cache)
     : client_(client),
       events_(events),
@@ -335,14 +335,16 @@ Executor::Step Executor::WriteStatus(World& w, const json& status, Report& repor
   return Step::kNext;
 }
 
-Clock::Duration ResyncDelay(const std::string& key, Clock::Duration interval, Clock::TimePoint now) {
-  if (interval <= Clock::Duration::zero()) return Clock::Duration::zero();
+clock::Clock::Duration ResyncDelay(const std::string& key, clock::Clock::Duration interval,
+                                   clock::Clock::TimePoint now) {
+  if (interval <= clock::Clock::Duration::zero()) return clock::Clock::Duration::zero();
   const auto n = interval.count();
-  const auto slot = static_cast<Clock::Duration::rep>(std::hash<std::string>{}(key) % static_cast<std::size_t>(n));
+  const auto slot =
+      static_cast<clock::Clock::Duration::rep>(std::hash<std::string>{}(key) % static_cast<std::size_t>(n));
   const auto phase = ((now.time_since_epoch().count() % n) + n) % n;
   auto delay = ((slot - phase) % n + n) % n;
   if (delay < n / 2) delay += n;
-  return Clock::Duration(delay);
+  return clock::Clock::Duration(delay);
 }
 
 }  // namespace ms::modelservice

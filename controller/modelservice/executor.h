@@ -49,7 +49,7 @@
 #include "controller/modelservice/metrics.h"
 #include "controller/modelservice/plan.h"
 #include "controller/runtime/reconciler.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -86,17 +86,17 @@ struct Report {
 struct ExecutorOptions {
   Options plan;  // what the plan builds with
   // How often an autoscaled ModelService is looked at again (ResyncDelay).
-  Clock::Duration autoscale_interval = std::chrono::seconds(15);
+  clock::Clock::Duration autoscale_interval = std::chrono::seconds(15);
   // How often a ModelService whose name is taken by an object it does not
   // own looks again (the object may have no label we watch).
-  Clock::Duration name_conflict_recheck = std::chrono::seconds(30);
+  clock::Clock::Duration name_conflict_recheck = std::chrono::seconds(30);
   int max_attempts = 5;  // reads and plans per reconcile (conflicts, deletion steps)
 };
 
 class Executor final : public runtime::Reconciler {
  public:
   Executor(kube::Client& client, EventRecorder& events, autoscale::Autoscaler& autoscaler, Expectations& expectations,
-           const Clock& clock, ExecutorOptions options, ModelServiceMetrics& metrics,
+           const clock::Clock& clock, ExecutorOptions options, ModelServiceMetrics& metrics,
            std::shared_ptr<spdlog::logger> logger = nullptr, CachedReads cache = {});
 
   // runtime::Reconciler: Run(), the modelservice_replicas gauges, and an
@@ -133,7 +133,7 @@ class Executor final : public runtime::Reconciler {
   EventRecorder& events_;
   autoscale::Autoscaler& autoscaler_;
   Expectations& expectations_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const ExecutorOptions options_;
   ModelServiceMetrics& metrics_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -143,6 +143,7 @@ class Executor final : public runtime::Reconciler {
 // When an autoscaled object should be looked at again: at its own slot in
 // every `interval` (slot = hash(key) mod interval), at least interval/2 from
 // now, so that N objects spread evenly instead of querying at once.
-Clock::Duration ResyncDelay(const std::string& key, Clock::Duration interval, Clock::TimePoint now);
+clock::Clock::Duration ResyncDelay(const std::string& key, clock::Clock::Duration interval,
+                                   clock::Clock::TimePoint now);
 
 }  // namespace ms::modelservice

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "controller/modelservice/resources.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::modelservice {
 
@@ -25,9 +25,9 @@ class Expectations {
 
   // How long a write of ours may stay unseen by the informers before the
   // cache is bypassed (and how long a reconcile that waited for it waits at most).
-  static constexpr Clock::Duration kTtl = std::chrono::seconds(30);
+  static constexpr clock::Clock::Duration kTtl = std::chrono::seconds(30);
 
-  explicit Expectations(const Clock& clock, Clock::Duration ttl = kTtl) : clock_(clock), ttl_(ttl) {}
+  explicit Expectations(const clock::Clock& clock, clock::Clock::Duration ttl = kTtl) : clock_(clock), ttl_(ttl) {}
 
   // We wrote `ref`, based on the copy we had read at `read_rv` ("" when we
   // created it), and the API server answered at `written_rv`.
@@ -47,10 +47,10 @@ class Expectations {
   struct Expectation {
     std::string latest;               // what we wrote last
     std::vector<std::string> before;  // what it follows (read copies, earlier writes)
-    Clock::TimePoint at;              // when
+    clock::Clock::TimePoint at;       // when
   };
-  const Clock& clock_;
-  const Clock::Duration ttl_;
+  const clock::Clock& clock_;
+  const clock::Clock::Duration ttl_;
   mutable std::mutex mu_;
   std::map<ObjectRef, Expectation> pending_;
 };

@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::modelservice {
 

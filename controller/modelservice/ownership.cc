@@ -1,7 +1,7 @@
 #include "controller/modelservice/ownership.h"
 
 #include "shared/api/types.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -8,7 +8,7 @@
 #include "controller/modelservice/status.h"
 #include "controller/modelservice/versions.h"
 #include "shared/api/types.h"
-#include "shared/base/strings.h"
+#include "shared/text/strings.h"
 
 namespace ms::modelservice {
 

@@ -42,11 +42,11 @@
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/pods.h"
 #include "controller/modelservice/resources.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::modelservice {
 
-using WallTime = Clock::WallTime;
+using WallTime = clock::Clock::WallTime;
 
 // One ModelService as one attempt of a reconcile sees it: the object as
 // read (metadata, status) and its spec, resolved once (ResolveSpec).

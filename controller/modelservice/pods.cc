@@ -6,7 +6,7 @@
 
 #include "controller/modelservice/resources.h"
 #include "shared/api/types.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -1,6 +1,6 @@
 #include "controller/modelservice/resources.h"
 
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 

@@ -9,8 +9,8 @@
 
 #include "controller/modelservice/versions.h"
 #include "shared/api/types.h"
-#include "shared/base/json_fields.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 
@@ -67,8 +67,9 @@ const json* FindCondition(const json* status, const std::string& type) {
 }
 
 json MakeCondition(const json* current_status, const std::string& type, const std::string& status,
-                   const std::string& reason, const std::string& message, int64_t generation, Clock::WallTime now) {
-  std::string transition = FormatTime(now);
+                   const std::string& reason, const std::string& message, int64_t generation,
+                   clock::Clock::WallTime now) {
+  std::string transition = clock::FormatTime(now);
   if (const json* old = FindCondition(current_status, type); old != nullptr && old->value("status", "") == status &&
                                                              old->contains("lastTransitionTime") &&
                                                              (*old)["lastTransitionTime"].is_string()) {
@@ -189,7 +190,7 @@ void FindStallCause(const ResolvedSpec& spec, const StatusInput& in, const json&
   }
 }
 
-Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
+Progress ObserveProgress(const ResolvedSpec& spec, const StatusInput& in, clock::Clock::WallTime now) {
   static const json kEmpty = json::object();
   const json& d = in.deployment != nullptr ? *in.deployment : kEmpty;
   const json& ds = d.contains("status") && d["status"].is_object() ? d["status"] : kEmpty;
@@ -286,12 +287,12 @@ void WriteGpuUtilization(const autoscale::GpuUtilization& gpu, const json* curre
   const bool same = current != nullptr && current->is_object() && current->contains("gpuUtilization") &&
                     (*current)["gpuUtilization"] == percent && current->contains("gpuUtilizationObservedAt");
   status["gpuUtilizationObservedAt"] =
-      same ? (*current)["gpuUtilizationObservedAt"] : json(FormatTime(gpu.observed_at));
+      same ? (*current)["gpuUtilizationObservedAt"] : json(clock::FormatTime(gpu.observed_at));
 }
 
 }  // namespace
 
-json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now) {
+json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, clock::Clock::WallTime now) {
   const Progress r = ObserveProgress(spec, in, now);
   json conditions = json::array();
   const std::array<std::string, 3> progressing = ProgressingCondition(spec, in, r);

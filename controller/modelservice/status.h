@@ -18,7 +18,7 @@
 #include "controller/autoscale/autoscaler.h"
 #include "controller/modelservice/desired.h"
 #include "controller/modelservice/pods.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::modelservice {
 
@@ -52,13 +52,13 @@ struct HpaState {
 HpaState ObserveHorizontalPodAutoscaler(const nlohmann::json& hpa);
 
 // The status, with the version fields of versions.h (servingVersion, ...).
-nlohmann::json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, Clock::WallTime now);
+nlohmann::json ComputeStatus(const ResolvedSpec& spec, const StatusInput& in, clock::Clock::WallTime now);
 
 // One condition, keeping lastTransitionTime from `current_status` when the
 // condition of that type had the same status.
 nlohmann::json MakeCondition(const nlohmann::json* current_status, const std::string& type, const std::string& status,
                              const std::string& reason, const std::string& message, int64_t generation,
-                             Clock::WallTime now);
+                             clock::Clock::WallTime now);
 
 // The condition of `type` in `status`, or null.
 const nlohmann::json* FindCondition(const nlohmann::json* status, const std::string& type);

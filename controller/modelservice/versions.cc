@@ -1,7 +1,7 @@
 #include "controller/modelservice/versions.h"
 
-#include "shared/base/json_fields.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::modelservice {
 
@@ -137,7 +137,7 @@ std::string DescribeChange(const TemplateVersion& from, const TemplateVersion& t
   return "version " + VersionText(from.version) + " → " + VersionText(to.version);
 }
 
-VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now) {
+VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, clock::Clock::WallTime now) {
   VersionOutcome out;
   VersionStatus& s = out.status;
   s = VersionStatus::FromStatus(in.current_status);
@@ -155,7 +155,7 @@ VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in,
     const auto t = DeploymentTemplate(*in.deployment);
     if (t && t != s.serving) {
       s.serving = t;
-      s.last_update_time = FormatTime(now);
+      s.last_update_time = clock::FormatTime(now);
       s.serving_spec = nullptr;  // recorded below when the template is the one `pods` builds
       s.serving_generation = 0;
     }

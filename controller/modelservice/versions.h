@@ -44,7 +44,7 @@
 #include <string>
 
 #include "controller/modelservice/desired.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::modelservice {
 
@@ -110,6 +110,6 @@ struct VersionOutcome {
   bool rolled_back = false;            // the record is in effect (RolledBack)
   std::optional<std::string> failure;  // the Deployment's ProgressDeadlineExceeded message
 };
-VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, Clock::WallTime now);
+VersionOutcome ComputeVersions(const ResolvedSpec& spec, const VersionInput& in, clock::Clock::WallTime now);
 
 }  // namespace ms::modelservice

@@ -7,11 +7,11 @@
 #include <exception>
 #include <random>
 
-#include "shared/base/logging.h"
+#include "shared/log/logging.h"
 
 namespace ms::runtime {
 
-Controller::Controller(ControllerOptions options, Reconciler& reconciler, WorkQueue& queue, const Clock& clock,
+Controller::Controller(ControllerOptions options, Reconciler& reconciler, WorkQueue& queue, const clock::Clock& clock,
                        ReconcileMetrics& metrics, std::shared_ptr<spdlog::logger> logger)
     : options_(std::move(options)),
       reconciler_(reconciler),
@@ -93,7 +93,7 @@ void Controller::Handle(const std::string& key, const Result& r, double seconds)
   switch (r.outcome) {
     case Result::Outcome::kSuccess:
       queue_.Forget(key);
-      if (r.after > Clock::Duration::zero()) queue_.AddAfter(key, r.after);
+      if (r.after > clock::Clock::Duration::zero()) queue_.AddAfter(key, r.after);
       break;
     case Result::Outcome::kError:
       result = "error";

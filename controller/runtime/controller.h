@@ -20,7 +20,7 @@
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/reconciler.h"
 #include "controller/runtime/workqueue.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -35,7 +35,7 @@ struct ControllerOptions {
 
 class Controller {
  public:
-  Controller(ControllerOptions options, Reconciler& reconciler, WorkQueue& queue, const Clock& clock,
+  Controller(ControllerOptions options, Reconciler& reconciler, WorkQueue& queue, const clock::Clock& clock,
              ReconcileMetrics& metrics, std::shared_ptr<spdlog::logger> logger = nullptr);
   ~Controller();  // Stop()
   Controller(const Controller&) = delete;
@@ -58,7 +58,7 @@ class Controller {
   const ControllerOptions options_;
   Reconciler& reconciler_;
   WorkQueue& queue_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   ReconcileMetrics& metrics_;
   prometheus::Counter& errors_;

@@ -20,7 +20,7 @@ uint64_t Hash(std::initializer_list<std::string_view> parts) {
 }
 
 // client-go's name for a new Event: "<object>.<nanoseconds in hex>".
-std::string NewName(const std::string& object_name, Clock::WallTime now) {
+std::string NewName(const std::string& object_name, clock::Clock::WallTime now) {
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   char suffix[24];
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos));
@@ -29,7 +29,7 @@ std::string NewName(const std::string& object_name, Clock::WallTime now) {
 
 }  // namespace
 
-EventCorrelator::EventCorrelator(const Clock& clock, CorrelatorOptions options)
+EventCorrelator::EventCorrelator(const clock::Clock& clock, CorrelatorOptions options)
     : clock_(clock),
       options_(options),
       aggregates_(options.lru_size),

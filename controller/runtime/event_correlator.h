@@ -31,14 +31,14 @@
 #include <vector>
 
 #include "controller/kube/rate_limiter.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
 struct CorrelatorOptions {
   size_t lru_size = 4096;
-  int max_events = 10;                                      // distinct messages before aggregating
-  Clock::Duration max_interval = std::chrono::minutes(10);  // of the aggregation window
+  int max_events = 10;                                             // distinct messages before aggregating
+  clock::Clock::Duration max_interval = std::chrono::minutes(10);  // of the aggregation window
   int spam_burst = 25;
   double spam_qps = 1.0 / 300.0;
 };
@@ -56,7 +56,7 @@ struct CorrelatedEvent {
   std::string name;   // the Event object: a new name, or the one to count on
   int count = 1;      // > 1: patch `name` with this count
   std::string message;
-  Clock::WallTime first_timestamp;
+  clock::Clock::WallTime first_timestamp;
 };
 
 // A least-recently-used map with at most `capacity` entries.
@@ -90,22 +90,22 @@ class Lru {
 
 class EventCorrelator {
  public:
-  explicit EventCorrelator(const Clock& clock, CorrelatorOptions options = {});
+  explicit EventCorrelator(const clock::Clock& clock, CorrelatorOptions options = {});
 
   CorrelatedEvent Correlate(const EventFields& event);
 
  private:
   struct Aggregate {
     std::vector<uint64_t> messages;  // distinct messages seen (hashes), at most max_events
-    Clock::TimePoint last;
+    clock::Clock::TimePoint last;
   };
   struct Observation {
     int count = 0;
     std::string name;
-    Clock::WallTime first_timestamp;
+    clock::Clock::WallTime first_timestamp;
   };
 
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const CorrelatorOptions options_;
   std::mutex mu_;
   Lru<Aggregate> aggregates_;

@@ -6,7 +6,7 @@
 
 namespace ms::runtime {
 
-Informer::Informer(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+Informer::Informer(kube::Client& client, const clock::Clock& clock, std::shared_ptr<spdlog::logger> logger,
                    std::string collection_path, std::string label_selector, std::string ns, InformerOptions options)
     : path_(kube::NamespacedCollectionPath(collection_path, ns)),
       dispatcher_(path_, logger),

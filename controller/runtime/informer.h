@@ -26,7 +26,7 @@
 #include "controller/runtime/dispatcher.h"
 #include "controller/runtime/reflector.h"
 #include "controller/runtime/store.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
@@ -44,7 +44,7 @@ class Informer final : public EventSource {
   // `collection_path` is the all-namespaces collection, e.g.
   // "/apis/apps/v1/deployments"; `ns` narrows it to one namespace;
   // `label_selector` is a selector string such as "a=b,c=d".
-  Informer(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger,
+  Informer(kube::Client& client, const clock::Clock& clock, std::shared_ptr<spdlog::logger> logger,
            std::string collection_path, std::string label_selector = "", std::string ns = "",
            InformerOptions options = {});
   ~Informer() override;

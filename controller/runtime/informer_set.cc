@@ -5,7 +5,7 @@
 
 namespace ms::runtime {
 
-InformerSet::InformerSet(kube::Client& client, const Clock& clock, const std::shared_ptr<spdlog::logger>& logger,
+InformerSet::InformerSet(kube::Client& client, const clock::Clock& clock, const std::shared_ptr<spdlog::logger>& logger,
                          const std::string& collection_path, const std::string& label_selector,
                          const std::vector<std::string>& namespaces, const InformerOptions& options)
     : namespaces_(namespaces) {

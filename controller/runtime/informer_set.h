@@ -26,7 +26,7 @@ class InformerSet final : public EventSource {
  public:
   // `namespaces` empty: one informer over all namespaces. Each informer gets
   // its own copy of `options`.
-  InformerSet(kube::Client& client, const Clock& clock, const std::shared_ptr<spdlog::logger>& logger,
+  InformerSet(kube::Client& client, const clock::Clock& clock, const std::shared_ptr<spdlog::logger>& logger,
               const std::string& collection_path, const std::string& label_selector,
               const std::vector<std::string>& namespaces, const InformerOptions& options = {});
   InformerSet(const InformerSet&) = delete;

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "controller/kube/paths.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 
 namespace ms::runtime {
 
@@ -30,13 +30,13 @@ std::string HolderIdentity(const json& lease) {
 KubeLeaseStore::KubeLeaseStore(kube::Client& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
 
-kube::Result KubeLeaseStore::Get(Clock::TimePoint deadline) {
+kube::Result KubeLeaseStore::Get(clock::Clock::TimePoint deadline) {
   return client_.Get(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), deadline);
 }
-kube::Result KubeLeaseStore::Create(const json& lease, Clock::TimePoint deadline) {
+kube::Result KubeLeaseStore::Create(const json& lease, clock::Clock::TimePoint deadline) {
   return client_.Create(kube::CollectionPath("coordination.k8s.io", "v1", "leases", ns_), lease, deadline);
 }
-kube::Result KubeLeaseStore::Update(const json& lease, Clock::TimePoint deadline) {
+kube::Result KubeLeaseStore::Update(const json& lease, clock::Clock::TimePoint deadline) {
   return client_.Update(kube::ObjectPath("coordination.k8s.io", "v1", "leases", ns_, name_), lease, deadline);
 }
 
@@ -75,7 +75,7 @@ std::string DefaultIdentity() {
   return std::string(host) + "_" + suffix;
 }
 
-LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config,
+LeaderElector::LeaderElector(LeaseStore& store, const clock::Clock& clock, LeaderElectionConfig config,
                              LeaderCallbacks callbacks, LeaderElectionMetrics& metrics,
                              std::shared_ptr<spdlog::logger> logger)
     : store_(store),
@@ -90,7 +90,7 @@ LeaderElector::LeaderElector(LeaseStore& store, const Clock& clock, LeaderElecti
 }
 
 json LeaderElector::BuildLease(const json* current, bool ours) const {
-  const std::string now = FormatMicroTime(clock_.WallNow());
+  const std::string now = clock::FormatMicroTime(clock_.WallNow());
   json lease = current != nullptr ? *current
                                   : json{{"apiVersion", "coordination.k8s.io/v1"},
                                          {"kind", "Lease"},
@@ -107,19 +107,19 @@ json LeaderElector::BuildLease(const json* current, bool ours) const {
   return lease;
 }
 
-void LeaderElector::Observe(const json& lease, Clock::TimePoint now) {
+void LeaderElector::Observe(const json& lease, clock::Clock::TimePoint now) {
   observed_lease_ = lease;
   observed_record_ = lease.value("spec", json::object()).dump();
   observed_time_ = now;
 }
 
-std::optional<Clock::TimePoint> LeaderElector::Failed(const char* what, const kube::Result& r) const {
+std::optional<clock::Clock::TimePoint> LeaderElector::Failed(const char* what, const kube::Result& r) const {
   if (logger_)
     logger_->info("lease {}: {} failed: {} {}", store_.Describe(), what, r.code, r.error ? r.error->message : "");
   return std::nullopt;
 }
 
-std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
+std::optional<clock::Clock::TimePoint> LeaderElector::TryAcquireOrRenew(clock::Clock::TimePoint deadline) {
   const auto now = clock_.Now();
   // 1. A leader renews with the record it last saw: one request.
   if (IsLeader() && observed_lease_.is_object()) {
@@ -148,8 +148,8 @@ std::optional<Clock::TimePoint> LeaderElector::TryAcquireOrRenew(Clock::TimePoin
   return TakeOrRenew(got.body, deadline, now);
 }
 
-std::optional<Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, Clock::TimePoint deadline,
-                                                           Clock::TimePoint now) {
+std::optional<clock::Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, clock::Clock::TimePoint deadline,
+                                                                  clock::Clock::TimePoint now) {
   // 3. Someone else's and not expired on our clock: wait. A record is seen
   // when its read is answered, not when the read was sent (as client-go's
   // setObservedRecord): the read may have waited seconds for a paused or slow
@@ -178,18 +178,19 @@ std::optional<Clock::TimePoint> LeaderElector::TakeOrRenew(const json& lease, Cl
   return sent;
 }
 
-Clock::Duration LeaderElector::WriteTimeLeft() const {
+clock::Clock::Duration LeaderElector::WriteTimeLeft() const {
   const auto until = writes_until_.load(std::memory_order_acquire);
-  if (until == kGateClosed) return Clock::Duration::zero();
-  return std::max(Clock::Duration::zero(), Clock::TimePoint(Clock::Duration(until)) - clock_.Now());
+  if (until == kGateClosed) return clock::Clock::Duration::zero();
+  return std::max(clock::Clock::Duration::zero(),
+                  clock::Clock::TimePoint(clock::Clock::Duration(until)) - clock_.Now());
 }
 
 void LeaderElector::CloseGate() { writes_until_.store(kGateClosed, std::memory_order_release); }
 
-Clock::Duration LeaderElector::Jittered(Clock::Duration d) {
+clock::Clock::Duration LeaderElector::Jittered(clock::Clock::Duration d) {
   // client-go's wait.Jitter(d, 1.2): d + rand[0,1) * 1.2 * d.
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  return d + std::chrono::duration_cast<Clock::Duration>(1.2 * unit(rng_) * d);
+  return d + std::chrono::duration_cast<clock::Clock::Duration>(1.2 * unit(rng_) * d);
 }
 
 void LeaderElector::SetState(State s) {
@@ -218,7 +219,7 @@ void LeaderElector::SetState(State s) {
   }
 }
 
-Clock::TimePoint LeaderElector::Step() {
+clock::Clock::TimePoint LeaderElector::Step() {
   const State s = state();
   const auto start = clock_.Now();
   if (s == State::kLost || s == State::kStopped) return start;
@@ -230,7 +231,7 @@ Clock::TimePoint LeaderElector::Step() {
     SetState(State::kLost);
     return start;
   }
-  const std::optional<Clock::TimePoint> sent = TryAcquireOrRenew(deadline);
+  const std::optional<clock::Clock::TimePoint> sent = TryAcquireOrRenew(deadline);
   const bool ok = sent.has_value();
   const auto after = clock_.Now();
   if (ok && after < deadline) {  // an answer after the deadline counts for nothing
@@ -261,7 +262,7 @@ bool LeaderElector::Release() {
   if (!got.ok()) return false;
   if (HolderIdentity(got.body) != config_.identity) return false;
   const json spec = got.body.value("spec", json::object());
-  const std::string now = FormatMicroTime(clock_.WallNow());
+  const std::string now = clock::FormatMicroTime(clock_.WallNow());
   json lease = got.body;
   lease["spec"] = {{"holderIdentity", ""},
                    {"leaseDurationSeconds", 1},

@@ -51,7 +51,7 @@
 #include "controller/kube/http_client.h"
 #include "controller/kube/write_gate.h"
 #include "controller/runtime/metrics.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace spdlog {
 class logger;
@@ -65,10 +65,10 @@ namespace ms::runtime {
 class LeaseStore {
  public:
   virtual ~LeaseStore() = default;
-  virtual kube::Result Get(Clock::TimePoint deadline) = 0;
-  virtual kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) = 0;
+  virtual kube::Result Get(clock::Clock::TimePoint deadline) = 0;
+  virtual kube::Result Create(const nlohmann::json& lease, clock::Clock::TimePoint deadline) = 0;
   // PUT; `lease.metadata.resourceVersion` is the precondition.
-  virtual kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) = 0;
+  virtual kube::Result Update(const nlohmann::json& lease, clock::Clock::TimePoint deadline) = 0;
   virtual std::string Describe() const = 0;  // "ns/name"
   // Streams the Lease's changes (each version of it as it is written, the
   // current one first; `deleted` true for its deletion) until the stream
@@ -89,9 +89,9 @@ class LeaseStore {
 class KubeLeaseStore final : public LeaseStore {
  public:
   KubeLeaseStore(kube::Client& client, std::string ns, std::string name);
-  kube::Result Get(Clock::TimePoint deadline) override;
-  kube::Result Create(const nlohmann::json& lease, Clock::TimePoint deadline) override;
-  kube::Result Update(const nlohmann::json& lease, Clock::TimePoint deadline) override;
+  kube::Result Get(clock::Clock::TimePoint deadline) override;
+  kube::Result Create(const nlohmann::json& lease, clock::Clock::TimePoint deadline) override;
+  kube::Result Update(const nlohmann::json& lease, clock::Clock::TimePoint deadline) override;
   std::string Describe() const override { return ns_ + "/" + name_; }
   // ?watch=true&fieldSelector=metadata.name=NAME, 5 minutes a stream.
   bool CanWatch() const override { return true; }
@@ -130,7 +130,7 @@ class LeaderElector final : public kube::WriteGate {
 
   // Reports leader_election_master_status{name=config.name}. Throws
   // std::invalid_argument when the config fails CheckLeaderElectionConfig.
-  LeaderElector(LeaseStore& store, const Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
+  LeaderElector(LeaseStore& store, const clock::Clock& clock, LeaderElectionConfig config, LeaderCallbacks callbacks,
                 LeaderElectionMetrics& metrics, std::shared_ptr<spdlog::logger> logger = nullptr);
 
   // Runs until Stop() or until the lease is lost. Returns kStopped (released
@@ -141,7 +141,7 @@ class LeaderElector final : public kube::WriteGate {
 
   // One step of the loop, for tests and Run(): tries to acquire or renew,
   // updates the state, and returns when the next step is due.
-  Clock::TimePoint Step();
+  clock::Clock::TimePoint Step();
   // Gives the lease up if we hold it (see the header comment).
   bool Release();
 
@@ -152,21 +152,21 @@ class LeaderElector final : public kube::WriteGate {
   // kube::WriteGate: while leading, the renew deadline minus the time since
   // the write of the last successful acquire/renew was sent, from the clock
   // now; zero when not leading. Thread-safe, lock-free.
-  Clock::Duration WriteTimeLeft() const override;
+  clock::Clock::Duration WriteTimeLeft() const override;
 
   // One acquire/renew attempt, every request bounded by `deadline`: the time
   // the write that acquired or renewed the Lease was sent, or none. Exposed
   // for tests.
-  std::optional<Clock::TimePoint> TryAcquireOrRenew(Clock::TimePoint deadline);
+  std::optional<clock::Clock::TimePoint> TryAcquireOrRenew(clock::Clock::TimePoint deadline);
 
  private:
   nlohmann::json BuildLease(const nlohmann::json* current, bool ours) const;
   // Steps 3 and 4 of TryAcquireOrRenew on the Lease read: take it if free or
   // expired (or renew it if ours).
-  std::optional<Clock::TimePoint> TakeOrRenew(const nlohmann::json& lease, Clock::TimePoint deadline,
-                                              Clock::TimePoint now);
-  std::optional<Clock::TimePoint> Failed(const char* what, const kube::Result& r) const;
-  void Observe(const nlohmann::json& lease, Clock::TimePoint now);
+  std::optional<clock::Clock::TimePoint> TakeOrRenew(const nlohmann::json& lease, clock::Clock::TimePoint deadline,
+                                                     clock::Clock::TimePoint now);
+  std::optional<clock::Clock::TimePoint> Failed(const char* what, const kube::Result& r) const;
+  void Observe(const nlohmann::json& lease, clock::Clock::TimePoint now);
   void SetState(State s);
   void CloseGate();
   // The standby's watch of the Lease (on a thread of Run()'s): wakes Run()
@@ -174,10 +174,10 @@ class LeaderElector final : public kube::WriteGate {
   // less than a retry period is followed by the next one a retry period
   // after it began.
   void WatchForRelease(std::stop_token stop);
-  Clock::Duration Jittered(Clock::Duration d);
+  clock::Clock::Duration Jittered(clock::Clock::Duration d);
 
   LeaseStore& store_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const LeaderElectionConfig config_;
   LeaderCallbacks callbacks_;
   std::shared_ptr<spdlog::logger> logger_;
@@ -192,14 +192,14 @@ class LeaderElector final : public kube::WriteGate {
   // When writes stop: when the write of the last successful acquire/renew
   // was sent plus the renew deadline, as Clock::TimePoint::time_since_epoch().count();
   // kGateClosed when not leading.
-  static constexpr Clock::Duration::rep kGateClosed = std::numeric_limits<Clock::Duration::rep>::min();
-  std::atomic<Clock::Duration::rep> writes_until_{kGateClosed};
+  static constexpr clock::Clock::Duration::rep kGateClosed = std::numeric_limits<clock::Clock::Duration::rep>::min();
+  std::atomic<clock::Clock::Duration::rep> writes_until_{kGateClosed};
 
   // Touched only by the thread that runs Step()/Release().
-  std::string observed_record_;       // the lease spec last seen, serialized
-  nlohmann::json observed_lease_;     // the whole Lease last seen (for a leader's renew)
-  Clock::TimePoint observed_time_{};  // when we saw the spec change, on our clock
-  Clock::TimePoint last_renew_{};     // when the write of our last successful acquire/renew was sent
+  std::string observed_record_;              // the lease spec last seen, serialized
+  nlohmann::json observed_lease_;            // the whole Lease last seen (for a leader's renew)
+  clock::Clock::TimePoint observed_time_{};  // when we saw the spec change, on our clock
+  clock::Clock::TimePoint last_renew_{};     // when the write of our last successful acquire/renew was sent
   std::mt19937_64 rng_;
 };
 

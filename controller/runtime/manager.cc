@@ -31,7 +31,7 @@ std::unique_ptr<Runnable> Runnable::Of(std::function<void()> start, std::functio
   return std::make_unique<FuncRunnable>(std::move(start), std::move(stop), std::move(abort));
 }
 
-Manager::Manager(const Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
+Manager::Manager(const clock::Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
                  LeaseStore* lease, ManagerOptions options, std::shared_ptr<spdlog::logger> logger)
     : registry_(registry), options_(std::move(options)), logger_(std::move(logger)), endpoints_(logger_) {
   if (lease != nullptr) {

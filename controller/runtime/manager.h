@@ -35,9 +35,9 @@
 #include "controller/runtime/informer_set.h"
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/metrics.h"
-#include "shared/base/clock.h"
-#include "shared/base/flags.h"
-#include "shared/base/metrics.h"
+#include "shared/clock/clock.h"
+#include "shared/flags/flags.h"
+#include "shared/metrics/metrics.h"
 #include "shared/transport/side_endpoints.h"
 
 namespace spdlog {
@@ -70,7 +70,7 @@ enum class Needs {
 };
 
 struct ManagerOptions {
-  HostPort metrics_address, probe_address;
+  flags::HostPort metrics_address, probe_address;
   transport::SecureMetrics secure_metrics;  // ctx set: /metrics over HTTPS behind its gate
   LeaderElectionConfig election;            // with a LeaseStore
 };
@@ -81,7 +81,7 @@ class Manager {
   // leads at once); it, `clock`, `registry` (served on /metrics) and
   // `election_metrics` must outlive the Manager. Throws
   // std::invalid_argument when the election's config is invalid.
-  Manager(const Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
+  Manager(const clock::Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
           LeaseStore* lease, ManagerOptions options, std::shared_ptr<spdlog::logger> logger);
   ~Manager();  // Run() leaves nothing running
   Manager(const Manager&) = delete;

@@ -8,7 +8,7 @@
 // from its registry; each queue, worker pool and elector adds its label.
 #pragma once
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::runtime {
 

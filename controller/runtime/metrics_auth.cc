@@ -64,7 +64,7 @@ std::string BearerToken(const std::string* authorization) {
   return std::string(v);
 }
 
-MetricsAuthorizer::MetricsAuthorizer(kube::Client& client, const Clock& clock, MetricsAuthOptions options,
+MetricsAuthorizer::MetricsAuthorizer(kube::Client& client, const clock::Clock& clock, MetricsAuthOptions options,
                                      std::shared_ptr<spdlog::logger> logger)
     : client_(client),
       clock_(clock),
@@ -118,7 +118,7 @@ void MetricsAuthorizer::Remember(const std::string& key, const GateDecision& dec
     order_.pop_front();
   }
   if (options_.max_entries == 0) return;
-  const Clock::Duration ttl = decision.status == 200 ? options_.allowed_ttl : options_.denied_ttl;
+  const clock::Clock::Duration ttl = decision.status == 200 ? options_.allowed_ttl : options_.denied_ttl;
   order_.push_back(key);
   cache_.emplace(key, Entry{decision, clock_.Now() + ttl, std::prev(order_.end())});
 }

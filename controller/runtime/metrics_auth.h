@@ -33,16 +33,16 @@
 
 #include "controller/kube/client.h"
 #include "controller/kube/rate_limiter.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 #include "shared/transport/side_endpoints.h"
 
 namespace ms::runtime {
 
 struct MetricsAuthOptions {
   size_t max_entries = 1024;
-  Clock::Duration allowed_ttl = std::chrono::minutes(1);
-  Clock::Duration denied_ttl = std::chrono::seconds(10);
-  Clock::Duration review_timeout = std::chrono::seconds(2);
+  clock::Clock::Duration allowed_ttl = std::chrono::minutes(1);
+  clock::Clock::Duration denied_ttl = std::chrono::seconds(10);
+  clock::Clock::Duration review_timeout = std::chrono::seconds(2);
   int max_in_flight = 2;
   double reviews_per_second = 10;
   int review_burst = 20;
@@ -60,7 +60,7 @@ class MetricsAuthorizer {
  public:
   // `client` (its own, without a write gate: a review is a POST, which a
   // standby must be able to send too) and `clock` must outlive it.
-  MetricsAuthorizer(kube::Client& client, const Clock& clock, MetricsAuthOptions options = {},
+  MetricsAuthorizer(kube::Client& client, const clock::Clock& clock, MetricsAuthOptions options = {},
                     std::shared_ptr<spdlog::logger> logger = nullptr);
   MetricsAuthorizer(const MetricsAuthorizer&) = delete;
   MetricsAuthorizer& operator=(const MetricsAuthorizer&) = delete;
@@ -79,7 +79,7 @@ class MetricsAuthorizer {
  private:
   struct Entry {
     transport::GateDecision decision;
-    Clock::TimePoint expires;
+    clock::Clock::TimePoint expires;
     std::list<std::string>::iterator order;
   };
   std::optional<transport::GateDecision> Lookup(const std::string& key);
@@ -92,7 +92,7 @@ class MetricsAuthorizer {
   transport::GateDecision Review(const std::string& token, bool* cacheable);
 
   kube::Client& client_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   const MetricsAuthOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
   mutable std::mutex mu_;

@@ -1,6 +1,6 @@
 // Rate limiters for the work queue, after client-go's workqueue package:
 // per-item exponential backoff, an overall token bucket (the API client's
-// kube::TokenBucket), and the max of several. All take time from an injected ms::Clock.
+// kube::TokenBucket), and the max of several. All take time from an injected ms::clock::Clock.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "controller/kube/rate_limiter.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
@@ -22,7 +22,7 @@ class RateLimiter {
   virtual ~RateLimiter() = default;
   // How long `item` should wait before it is processed again; records a
   // failure for per-item limiters.
-  virtual Clock::Duration When(const std::string& item) = 0;
+  virtual clock::Clock::Duration When(const std::string& item) = 0;
   // Stops tracking `item` (it succeeded).
   virtual void Forget(const std::string& item) = 0;
   // Failures recorded for `item` since the last Forget.
@@ -32,15 +32,16 @@ class RateLimiter {
 // base * 2^failures, capped at max_delay.
 class ItemExponentialFailureRateLimiter final : public RateLimiter {
  public:
-  ItemExponentialFailureRateLimiter(Clock::Duration base, Clock::Duration max_delay) : base_(base), max_(max_delay) {}
+  ItemExponentialFailureRateLimiter(clock::Clock::Duration base, clock::Clock::Duration max_delay)
+      : base_(base), max_(max_delay) {}
 
-  Clock::Duration When(const std::string& item) override {
+  clock::Clock::Duration When(const std::string& item) override {
     std::lock_guard<std::mutex> g(mu_);
     const int exp = failures_[item]++;
     // Compute in double to avoid overflow for large exponents.
     const double delay = static_cast<double>(base_.count()) * std::pow(2.0, exp);
     if (delay >= static_cast<double>(max_.count())) return max_;
-    return Clock::Duration(static_cast<Clock::Duration::rep>(delay));
+    return clock::Clock::Duration(static_cast<clock::Clock::Duration::rep>(delay));
   }
   void Forget(const std::string& item) override {
     std::lock_guard<std::mutex> g(mu_);
@@ -53,7 +54,7 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
   }
 
  private:
-  Clock::Duration base_, max_;
+  clock::Clock::Duration base_, max_;
   std::mutex mu_;
   std::map<std::string, int> failures_;
 };
@@ -62,9 +63,9 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
 // is paid (kube::TokenBucket's reservation).
 class BucketRateLimiter final : public RateLimiter {
  public:
-  BucketRateLimiter(const Clock& clock, double qps, int burst) : bucket_(qps, burst, clock) {}
+  BucketRateLimiter(const clock::Clock& clock, double qps, int burst) : bucket_(qps, burst, clock) {}
 
-  Clock::Duration When(const std::string&) override { return bucket_.Reserve(); }
+  clock::Clock::Duration When(const std::string&) override { return bucket_.Reserve(); }
   void Forget(const std::string&) override {}
   int NumRequeues(const std::string&) override { return 0; }
 
@@ -77,8 +78,8 @@ class MaxOfRateLimiter final : public RateLimiter {
  public:
   explicit MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter>> limiters) : limiters_(std::move(limiters)) {}
 
-  Clock::Duration When(const std::string& item) override {
-    Clock::Duration d = Clock::Duration::zero();
+  clock::Clock::Duration When(const std::string& item) override {
+    clock::Clock::Duration d = clock::Clock::Duration::zero();
     for (auto& l : limiters_) d = std::max(d, l->When(item));
     return d;
   }
@@ -97,7 +98,7 @@ class MaxOfRateLimiter final : public RateLimiter {
 
 // client-go's DefaultControllerRateLimiter: per-item 5 ms .. 1000 s, max'ed
 // with an overall 10 qps / burst 100 bucket.
-inline std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const Clock& clock) {
+inline std::unique_ptr<RateLimiter> DefaultControllerRateLimiter(const clock::Clock& clock) {
   std::vector<std::unique_ptr<RateLimiter>> v;
   v.push_back(
       std::make_unique<ItemExponentialFailureRateLimiter>(std::chrono::milliseconds(5), std::chrono::seconds(1000)));

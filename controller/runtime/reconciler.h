@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
@@ -36,13 +36,13 @@ struct Result {
     kRequeueAfter,  // not done: look again after `after`
   };
   Outcome outcome = Outcome::kSuccess;
-  Clock::Duration after{};
+  clock::Clock::Duration after{};
   std::string error;
 
-  static Result Success(Clock::Duration resync = {}) { return {Outcome::kSuccess, resync, {}}; }
+  static Result Success(clock::Clock::Duration resync = {}) { return {Outcome::kSuccess, resync, {}}; }
   static Result Error(std::string why) { return {Outcome::kError, {}, std::move(why)}; }
   static Result Requeue(std::string why = {}) { return {Outcome::kRequeue, {}, std::move(why)}; }
-  static Result RequeueAfter(Clock::Duration after) { return {Outcome::kRequeueAfter, after, {}}; }
+  static Result RequeueAfter(clock::Clock::Duration after) { return {Outcome::kRequeueAfter, after, {}}; }
 };
 
 class Reconciler {

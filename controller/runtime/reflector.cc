@@ -5,7 +5,7 @@
 
 #include "controller/kube/paths.h"
 #include "controller/kube/status.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::runtime {
 
@@ -17,8 +17,9 @@ uint64_t SeedOr(uint64_t seed) { return seed != 0 ? seed : std::random_device{}(
 
 }  // namespace
 
-Reflector::Reflector(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string path,
-                     std::string label_selector, const InformerOptions& options, Store& store, Sink sink)
+Reflector::Reflector(kube::Client& client, const clock::Clock& clock, std::shared_ptr<spdlog::logger> logger,
+                     std::string path, std::string label_selector, const InformerOptions& options, Store& store,
+                     Sink sink)
     : client_(client),
       clock_(clock),
       logger_(std::move(logger)),
@@ -46,7 +47,7 @@ std::string Reflector::Query(std::string path) const {
   return path;
 }
 
-void Reflector::SleepFor(Clock::Duration d) {
+void Reflector::SleepFor(clock::Clock::Duration d) {
   const auto deadline = clock_.Now() + d;
   std::unique_lock<std::mutex> lock(wait_mu_);
   while (!Stopped() && clock_.Now() < deadline) clock_.WaitUntil(wait_cv_, lock, deadline);

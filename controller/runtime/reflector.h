@@ -36,7 +36,7 @@
 #include "controller/kube/client.h"
 #include "controller/runtime/list_pages.h"
 #include "controller/runtime/store.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
@@ -70,7 +70,7 @@ class Reflector {
   using Sink = std::function<void(std::vector<Delta> deltas, bool listed)>;
 
   // `path` is the collection (namespace applied, no query).
-  Reflector(kube::Client& client, const Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string path,
+  Reflector(kube::Client& client, const clock::Clock& clock, std::shared_ptr<spdlog::logger> logger, std::string path,
             std::string label_selector, const InformerOptions& options, Store& store, Sink sink);
 
   // Lists and watches until a stop is requested on `stop` or Stop() is
@@ -94,11 +94,11 @@ class Reflector {
   // Applies one event; false ends the stream (ERROR: `gone` set for 410, else `failed`).
   bool HandleEvent(const kube::WatchEvent& event, bool& gone, bool& failed);
   nlohmann::json Transformed(const nlohmann::json& object) const;
-  void SleepFor(Clock::Duration d);
+  void SleepFor(clock::Clock::Duration d);
   std::string Query(std::string path) const;
 
   kube::Client& client_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   std::shared_ptr<spdlog::logger> logger_;
   const std::string path_;
   const std::string label_selector_;

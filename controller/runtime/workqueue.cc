@@ -5,10 +5,11 @@
 namespace ms::runtime {
 
 namespace {
-double Seconds(Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(clock::Clock::Duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-WorkQueue::WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics& m, std::unique_ptr<RateLimiter> limiter)
+WorkQueue::WorkQueue(std::string name, const clock::Clock& clock, WorkQueueMetrics& m,
+                     std::unique_ptr<RateLimiter> limiter)
     : name_(std::move(name)),
       clock_(clock),
       limiter_(limiter ? std::move(limiter) : DefaultControllerRateLimiter(clock)),
@@ -63,10 +64,10 @@ void WorkQueue::AddLocked(const std::string& key) {
   cv_.notify_one();
 }
 
-void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
+void WorkQueue::AddAfter(const std::string& key, clock::Clock::Duration delay) {
   std::lock_guard<std::mutex> g(mu_);
   if (shutting_down_) return;
-  if (delay <= Clock::Duration::zero()) {
+  if (delay <= clock::Clock::Duration::zero()) {
     AddLocked(key);
     return;
   }

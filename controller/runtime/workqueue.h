@@ -35,7 +35,7 @@
 
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/rate_limiter.h"
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::runtime {
 
@@ -43,7 +43,7 @@ class WorkQueue {
  public:
   // `limiter` null means DefaultControllerRateLimiter. The metrics carry
   // the label name=`name`.
-  WorkQueue(std::string name, const Clock& clock, WorkQueueMetrics& metrics,
+  WorkQueue(std::string name, const clock::Clock& clock, WorkQueueMetrics& metrics,
             std::unique_ptr<RateLimiter> limiter = nullptr);
   ~WorkQueue();  // shuts down and joins the delay thread
   WorkQueue(const WorkQueue&) = delete;
@@ -52,7 +52,7 @@ class WorkQueue {
   void Add(const std::string& key);
   // Adds `key` once `delay` has passed on the clock (now if delay <= 0). A key
   // already waiting keeps the earlier of the two times.
-  void AddAfter(const std::string& key, Clock::Duration delay);
+  void AddAfter(const std::string& key, clock::Clock::Duration delay);
   // AddAfter(key, limiter.When(key)); counts a retry.
   void AddRateLimited(const std::string& key);
   void Forget(const std::string& key);
@@ -88,7 +88,7 @@ class WorkQueue {
   void DelayLoop();
 
   const std::string name_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   std::unique_ptr<RateLimiter> limiter_;
 
   mutable std::mutex mu_;
@@ -97,10 +97,10 @@ class WorkQueue {
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;
   std::set<std::string> processing_;
-  std::map<std::string, Clock::TimePoint> added_at_;        // for queue_duration
-  std::map<std::string, Clock::TimePoint> started_at_;      // for work_duration
-  std::map<std::string, Clock::TimePoint> waiting_;         // key -> ready time
-  std::set<std::pair<Clock::TimePoint, std::string>> due_;  // the same, by ready time
+  std::map<std::string, clock::Clock::TimePoint> added_at_;        // for queue_duration
+  std::map<std::string, clock::Clock::TimePoint> started_at_;      // for work_duration
+  std::map<std::string, clock::Clock::TimePoint> waiting_;         // key -> ready time
+  std::set<std::pair<clock::Clock::TimePoint, std::string>> due_;  // the same, by ready time
   bool shutting_down_ = false;
 
   prometheus::Gauge& depth_;

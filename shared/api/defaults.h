@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 #include <string>
 

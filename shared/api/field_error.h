@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 #include <optional>
 #include <span>

@@ -25,7 +25,7 @@
 
 #include "shared/api/field_error.h"
 #include "shared/api/field_rules.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace ms::api {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "shared/api/field_error.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace ms::api {
 

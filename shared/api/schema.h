@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace valijson {
 class Schema;

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace ms::api {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "shared/api/field_rules.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace ms::api {
 

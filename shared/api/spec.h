@@ -18,7 +18,7 @@
 #include "shared/api/field_error.h"
 #include "shared/api/spec.gen.h"
 #include "shared/api/value_text.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 
 namespace ms::api {
 

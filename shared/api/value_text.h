@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "shared/api/field_rules.h"
-#include "shared/base/json_text.h"
+#include "shared/text/json_text.h"
 
 namespace ms::api {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 
 namespace ms::certs {
 
@@ -16,7 +16,7 @@ double UnixSeconds(WallTime t) {
 }  // namespace
 
 CertWatcher::CertWatcher(std::string cert_file, std::string key_file, CertWatcherMetrics& metrics,
-                         std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file)
+                         std::shared_ptr<spdlog::logger> logger, const clock::Clock& clock, std::string client_ca_file)
     : cert_file_(std::move(cert_file)),
       key_file_(std::move(key_file)),
       client_ca_file_(std::move(client_ca_file)),
@@ -44,7 +44,8 @@ bool CertWatcher::ReadOnce() {
   std::string error;
   const Certificate* cert = nullptr;
   try {
-    const std::optional<Certificate>& checked = CheckedPair(ReadFile(cert_file_), ReadFile(key_file_));
+    const std::optional<Certificate>& checked =
+        CheckedPair(process::ReadFile(cert_file_), process::ReadFile(key_file_));
     if (checked) cert = &*checked;
     error = checked_error_;
   } catch (const std::exception& e) {  // a file missing or unreadable
@@ -67,7 +68,7 @@ bool CertWatcher::ReadOnce() {
 void CertWatcher::ReadClientCa() {
   std::vector<Certificate> cas;
   try {
-    cas = ParseCertificates(ReadFile(client_ca_file_));
+    cas = ParseCertificates(process::ReadFile(client_ca_file_));
   } catch (const std::exception& e) {
     if (logger_) logger_->debug("certwatcher: {}: {}", client_ca_file_, e.what());
     return;
@@ -91,7 +92,7 @@ void CertWatcher::Warn(std::string_view what, const Certificate& cert) {
 
 void CertWatcher::Start(std::chrono::milliseconds interval) {
   ReadOnce();
-  const Clock::TimePoint first = clock_.Now() + interval;
+  const clock::Clock::TimePoint first = clock_.Now() + interval;
   thread_ = std::thread([this, interval, first] {
     std::unique_lock<std::mutex> lock(mu_);
     auto next = first;

@@ -33,9 +33,9 @@
 #include <thread>
 #include <utility>
 
-#include "shared/base/clock.h"
 #include "shared/certs/expiry.h"
 #include "shared/certs/metrics.h"
+#include "shared/clock/clock.h"
 
 namespace ms::certs {
 
@@ -43,7 +43,7 @@ class CertWatcher {
  public:
   // `client_ca_file` empty: none.
   CertWatcher(std::string cert_file, std::string key_file, CertWatcherMetrics& metrics,
-              std::shared_ptr<spdlog::logger> logger, const Clock& clock, std::string client_ca_file = "");
+              std::shared_ptr<spdlog::logger> logger, const clock::Clock& clock, std::string client_ca_file = "");
   ~CertWatcher();
   CertWatcher(const CertWatcher&) = delete;
   CertWatcher& operator=(const CertWatcher&) = delete;
@@ -65,7 +65,7 @@ class CertWatcher {
 
   const std::string cert_file_, key_file_, client_ca_file_;
   std::shared_ptr<spdlog::logger> logger_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   CertWatcherMetrics& metrics_;
   ExpiryWarnings warnings_;  // ReadOnce's thread only
   std::string last_error_;   // ReadOnce's thread only: logged once per distinct error

@@ -3,7 +3,7 @@
 // reference.
 #pragma once
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::certs {
 

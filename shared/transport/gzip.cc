@@ -6,7 +6,7 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "shared/base/strings.h"
+#include "shared/text/strings.h"
 #include "shared/transport/http1_text.h"
 
 namespace ms::transport {

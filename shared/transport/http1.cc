@@ -7,8 +7,8 @@
 #include <ctime>
 #include <exception>
 
-#include "shared/base/strings.h"
-#include "shared/base/utf8.h"
+#include "shared/text/strings.h"
+#include "shared/text/utf8.h"
 #include "shared/transport/http1_text.h"
 
 namespace ms::transport {
@@ -20,7 +20,7 @@ const std::string* Request::Header(std::string_view lower_name) const {
 }
 
 Connection::Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal,
-                       std::string remote_addr, TimePoint now, const Clock& clock, BodyBudget* bodies)
+                       std::string remote_addr, TimePoint now, const clock::Clock& clock, BodyBudget* bodies)
     : limits_(limits),
       handler_(handler),
       on_refusal_(on_refusal),

@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 #include "shared/transport/budget.h"
 #include "shared/transport/response.h"
 
@@ -84,7 +84,7 @@ class Connection {
   // `bodies` (when given; it outlives the connection) until it is answered,
   // and answers are counted there until they are sent.
   Connection(const Limits& limits, const Handler& handler, const RefusalHook& on_refusal, std::string remote_addr,
-             TimePoint now, const Clock& clock, BodyBudget* bodies = nullptr);
+             TimePoint now, const clock::Clock& clock, BodyBudget* bodies = nullptr);
 
   // Takes received bytes; answers every request they complete, appending
   // the answers to output().
@@ -144,7 +144,7 @@ class Connection {
   const Limits& limits_;
   const Handler& handler_;
   const RefusalHook& on_refusal_;
-  const Clock& clock_;
+  const clock::Clock& clock_;
   BodyBudget* bodies_;
   BodyBudget::Lease body_lease_;    // of the body being read
   BodyBudget::Lease output_lease_;  // of the answers in output_

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "shared/base/strings.h"
+#include "shared/text/strings.h"
 
 namespace ms::transport {
 

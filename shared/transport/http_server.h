@@ -86,7 +86,7 @@ class HttpServer {
   Connection::Handler handler_;
   Connection::RefusalHook on_refusal_;
   std::shared_ptr<spdlog::logger> logger_;
-  SystemClock clock_;  // the Date header's wall time
+  clock::SystemClock clock_;  // the Date header's wall time
   Listener listener_;
   BodyBudget bodies_;
   ServerShared shared_;

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 #include "shared/transport/budget.h"
 #include "shared/transport/connection_table.h"
 #include "shared/transport/http1.h"
@@ -46,8 +46,8 @@ class ServerConnection {
     const Connection::Handler& handler;
     const Connection::RefusalHook& on_refusal;
     spdlog::logger& logger;
-    const Clock& clock;  // the Date header's wall time
-    BodyBudget* bodies;  // the bytes of bodies in flight, shared by the server's connections
+    const clock::Clock& clock;  // the Date header's wall time
+    BodyBudget* bodies;         // the bytes of bodies in flight, shared by the server's connections
   };
 
   ServerConnection(std::unique_ptr<Stream> stream, const Context& context, TimePoint now);

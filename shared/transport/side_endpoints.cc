@@ -104,7 +104,7 @@ void EndpointServer::Stop() {
 
 SideEndpoints::SideEndpoints(std::shared_ptr<spdlog::logger> logger) : metrics_(logger), probes_(logger) {}
 
-bool SideEndpoints::Start(const HostPort& metrics_address, const HostPort& probe_address,
+bool SideEndpoints::Start(const flags::HostPort& metrics_address, const flags::HostPort& probe_address,
                           const metrics::Registry& registry, std::function<bool()> healthy,
                           std::function<bool(std::string*)> ready, std::string* error, SecureMetrics secure) {
   shared_ = metrics_address.port >= 0 && metrics_address.host == probe_address.host &&

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/flags.h"
-#include "shared/base/metrics.h"
+#include "shared/flags/flags.h"
+#include "shared/metrics/metrics.h"
 #include "shared/transport/http_server.h"
 
 namespace ms::transport {
@@ -95,9 +95,9 @@ class SideEndpoints {
   // False, with an error naming the endpoint, when an address cannot be bound.
   // `registry` must outlive the endpoints; `secure.ctx` set: /metrics over
   // HTTPS behind `secure.gate`.
-  bool Start(const HostPort& metrics_address, const HostPort& probe_address, const metrics::Registry& registry,
-             std::function<bool()> healthy, std::function<bool(std::string*)> ready, std::string* error,
-             SecureMetrics secure = {});
+  bool Start(const flags::HostPort& metrics_address, const flags::HostPort& probe_address,
+             const metrics::Registry& registry, std::function<bool()> healthy, std::function<bool(std::string*)> ready,
+             std::string* error, SecureMetrics secure = {});
   void Stop();
   int metrics_port() const { return metrics_.port(); }
   int probe_port() const { return shared_ ? metrics_.port() : probes_.port(); }

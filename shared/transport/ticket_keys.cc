@@ -29,7 +29,8 @@ int TicketKeyCallback(SSL* ssl, unsigned char key_name[16], unsigned char iv[EVP
 
 }  // namespace
 
-TicketKeys::TicketKeys(const Clock& clock, Clock::Duration rotation) : clock_(clock), rotation_(rotation) {
+TicketKeys::TicketKeys(const clock::Clock& clock, clock::Clock::Duration rotation)
+    : clock_(clock), rotation_(rotation) {
   std::lock_guard<std::mutex> g(mu_);
   RotateIfDue();
   if (keys_.empty()) throw std::runtime_error("no random bytes for a session-ticket key");
@@ -85,7 +86,7 @@ int TicketKeys::Callback(unsigned char key_name[16], unsigned char* iv, EVP_CIPH
   return it == keys_.begin() ? 1 : 2;
 }
 
-bool InstallTicketKeys(SSL_CTX& ctx, const Clock& clock, Clock::Duration rotation) {
+bool InstallTicketKeys(SSL_CTX& ctx, const clock::Clock& clock, clock::Clock::Duration rotation) {
   const int index = TicketKeysIndex();
   if (index < 0) return false;
   auto keys = std::make_unique<TicketKeys>(clock, rotation);

@@ -14,13 +14,13 @@
 #include <deque>
 #include <mutex>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::transport {
 
 class TicketKeys {
  public:
-  TicketKeys(const Clock& clock, Clock::Duration rotation);
+  TicketKeys(const clock::Clock& clock, clock::Clock::Duration rotation);
 
   // The work of SSL_CTX_set_tlsext_ticket_key_evp_cb's callback: `enc` 1
   // encrypts a new ticket with the current key (returns 1), 0 finds the key a
@@ -35,13 +35,13 @@ class TicketKeys {
     std::array<unsigned char, 16> name{};
     std::array<unsigned char, 32> aes{};
     std::array<unsigned char, 32> hmac{};
-    Clock::TimePoint made;
+    clock::Clock::TimePoint made;
   };
   void RotateIfDue();  // with mu_ held
   static bool SetMacKey(EVP_MAC_CTX* mac, Key& key);
 
-  const Clock& clock_;
-  const Clock::Duration rotation_;
+  const clock::Clock& clock_;
+  const clock::Clock::Duration rotation_;
   mutable std::mutex mu_;
   std::deque<Key> keys_;  // current first, then the previous one
   uint64_t made_ = 0;
@@ -50,6 +50,6 @@ class TicketKeys {
 // Gives the context a TicketKeys (owned by the context, freed with it) and
 // a session lifetime of `rotation`. `clock` must outlive the context.
 // Returns false when OpenSSL refuses.
-bool InstallTicketKeys(SSL_CTX& ctx, const Clock& clock, Clock::Duration rotation);
+bool InstallTicketKeys(SSL_CTX& ctx, const clock::Clock& clock, clock::Clock::Duration rotation);
 
 }  // namespace ms::transport

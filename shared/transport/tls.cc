@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "shared/transport/client_names.h"
 #include "shared/transport/ticket_keys.h"
 #include "shared/transport/tls_sessions.h"
@@ -93,15 +93,15 @@ CertificateReloader::CertificateReloader(std::string cert_file, std::string key_
       key_file_(std::move(key_file)),
       client_ca_file_(std::move(client_ca_file)),
       logger_(std::move(logger)) {
-  cert_pem_ = ReadFile(cert_file_);
-  key_pem_ = ReadFile(key_file_);
+  cert_pem_ = process::ReadFile(cert_file_);
+  key_pem_ = process::ReadFile(key_file_);
   try {
     current_ = LoadCertPair(cert_pem_, key_pem_);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot load " + cert_file_ + " and " + key_file_ + ": " + e.what());
   }
   if (!client_ca_file_.empty()) {
-    client_ca_pem_ = ReadFile(client_ca_file_);
+    client_ca_pem_ = process::ReadFile(client_ca_file_);
     try {
       client_ca_ = LoadClientCa(client_ca_pem_);
     } catch (const std::exception& e) {
@@ -130,7 +130,7 @@ bool CertificateReloader::ReloadClientCa() {
   if (client_ca_file_.empty()) return false;
   std::string pem;
   try {
-    pem = ReadFile(client_ca_file_);
+    pem = process::ReadFile(client_ca_file_);
   } catch (const std::exception& e) {
     if (logger_) logger_->warn("client CA reload: {}; keeping the current client CAs", e.what());
     return false;
@@ -161,8 +161,8 @@ bool CertificateReloader::ReloadPair() {
   if (cert_file_.empty()) return false;  // in memory
   std::string cert, key;
   try {
-    cert = ReadFile(cert_file_);
-    key = ReadFile(key_file_);
+    cert = process::ReadFile(cert_file_);
+    key = process::ReadFile(key_file_);
   } catch (const std::exception& e) {
     if (logger_) logger_->warn("certificate reload: {}; keeping the current certificate", e.what());
     return false;
@@ -290,8 +290,8 @@ bool ConfigureServerContext(SSL_CTX& ctx, const ServerTlsOptions& options, Certi
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
     RequireClientNames(ctx, options.client_names);
   }
-  static const SystemClock system_clock;  // stateless
-  const Clock& clock = options.clock ? *options.clock : system_clock;
+  static const clock::SystemClock system_clock;  // stateless
+  const clock::Clock& clock = options.clock ? *options.clock : system_clock;
   try {
     if (!InstallTicketKeys(ctx, clock, options.ticket_key_rotation))
       return fail("cannot install the session-ticket keys");

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::transport {
 
@@ -145,7 +145,7 @@ struct ServerTlsOptions {
   // descends from, nor under client CAs other than the current ones
   // (tls_sessions.h).
   std::chrono::seconds session_max_age{3600};
-  const Clock* clock = nullptr;
+  const clock::Clock* clock = nullptr;
 };
 
 // Configures a server SSL_CTX: protocol floor, ECDHE+AEAD ciphers only for

@@ -24,7 +24,8 @@ bool Decode(const SSL_SESSION* session, SessionOrigin* origin) {
   std::memcpy(&born, static_cast<const unsigned char*>(data) + kTag.size(), sizeof born);
   std::memcpy(&origin->ca_generation, static_cast<const unsigned char*>(data) + kTag.size() + sizeof born,
               sizeof origin->ca_generation);
-  origin->born = Clock::TimePoint(std::chrono::duration_cast<Clock::Duration>(std::chrono::nanoseconds(born)));
+  origin->born =
+      clock::Clock::TimePoint(std::chrono::duration_cast<clock::Clock::Duration>(std::chrono::nanoseconds(born)));
   return true;
 }
 
@@ -93,7 +94,7 @@ SSL_TICKET_RETURN SessionPolicy::OnTicket(SSL_SESSION* session, SSL_TICKET_STATU
   }
 }
 
-bool InstallSessionPolicy(SSL_CTX& ctx, const Clock& clock, Clock::Duration max_age,
+bool InstallSessionPolicy(SSL_CTX& ctx, const clock::Clock& clock, clock::Clock::Duration max_age,
                           const std::atomic<std::uint64_t>& ca_generation) {
   const int index = PolicyIndex();
   if (index < 0) return false;

@@ -24,13 +24,13 @@
 #include <chrono>
 #include <cstdint>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms::transport {
 
 // When a session began (its full handshake) and under which client CAs.
 struct SessionOrigin {
-  Clock::TimePoint born{};
+  clock::Clock::TimePoint born{};
   std::uint64_t ca_generation = 0;
 };
 
@@ -38,7 +38,8 @@ class SessionPolicy {
  public:
   // `ca_generation` changes whenever the client CAs do; both it and `clock`
   // outlive the policy.
-  SessionPolicy(const Clock& clock, Clock::Duration max_age, const std::atomic<std::uint64_t>& ca_generation)
+  SessionPolicy(const clock::Clock& clock, clock::Clock::Duration max_age,
+                const std::atomic<std::uint64_t>& ca_generation)
       : clock_(clock), max_age_(max_age), ca_generation_(ca_generation) {}
 
   // The origin of the session `ssl` has just established: the one its
@@ -52,14 +53,14 @@ class SessionPolicy {
   SSL_TICKET_RETURN OnTicket(SSL_SESSION* session, SSL_TICKET_STATUS status) const;
 
  private:
-  const Clock& clock_;
-  const Clock::Duration max_age_;
+  const clock::Clock& clock_;
+  const clock::Clock::Duration max_age_;
   const std::atomic<std::uint64_t>& ca_generation_;
 };
 
 // Gives `ctx` a SessionPolicy (owned by the context, freed with it) and
 // turns its session cache off. False when OpenSSL refuses.
-bool InstallSessionPolicy(SSL_CTX& ctx, const Clock& clock, Clock::Duration max_age,
+bool InstallSessionPolicy(SSL_CTX& ctx, const clock::Clock& clock, clock::Clock::Duration max_age,
                           const std::atomic<std::uint64_t>& ca_generation);
 // The policy installed on `ctx`, or nullptr.
 const SessionPolicy* SessionPolicyOf(const SSL_CTX* ctx);

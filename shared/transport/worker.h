@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 #include "shared/transport/budget.h"
 #include "shared/transport/event_loop.h"
 #include "shared/transport/http1.h"

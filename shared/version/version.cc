@@ -1,6 +1,6 @@
 #include "shared/version/version.h"
 
-// Defined by shared/base/CMakeLists.txt on this file only, so a new revision
+// Defined by this folder's CMakeLists.txt on this file only, so a new revision
 // recompiles one file.
 #ifndef MS_BUILD_VERSION
 #define MS_BUILD_VERSION "unknown"

@@ -80,7 +80,7 @@ class ApiStandIn {
  public:
   static constexpr int kLossAt = 10;
 
-  ApiStandIn(test::HttpTestServer& srv, FakeClock& clock, Clock::Duration jump) : clock_(clock), jump_(jump) {
+  ApiStandIn(test::HttpTestServer& srv, FakeClock& clock, clock::Clock::Duration jump) : clock_(clock), jump_(jump) {
     auto write = [this](const httplib::Request& req, httplib::Response& res) { Write(req, res); };
     srv.server.Post(".*", write).Put(".*", write).Patch(".*", write).Delete(".*", write);
     srv.server.Get(".*", [this](const httplib::Request&, httplib::Response& res) {
@@ -145,7 +145,7 @@ class ApiStandIn {
   }
 
   FakeClock& clock_;
-  const Clock::Duration jump_;
+  const clock::Clock::Duration jump_;
   std::mutex mu_;
   std::condition_variable cv_;
   int before_ = 0, in_flight_ = 0, reads_ = 0, in_transit_ = 0;
@@ -236,7 +236,7 @@ TEST(LostLease, FullQueueNoWriteLeavesAfterTheLoss) {
   // The elector has not noticed yet (as after a pause, or with its thread
   // stuck): the workers go on and ask for 20 more writes.
   ASSERT_TRUE(client.WaitFor(20));
-  EXPECT_EQ(elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(elector.WriteTimeLeft(), clock::Clock::Duration::zero());
   // Now the elector notices; the program aborts as main's Abort() does.
   elector.Step();
   EXPECT_EQ(elector.state(), LeaderElector::State::kLost);

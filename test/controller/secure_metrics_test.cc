@@ -14,7 +14,7 @@
 #include <string>
 
 #include "controller/kube/curl_handles.h"
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "test/support/http_test_server.h"
 
 namespace ms::controller {
@@ -68,7 +68,7 @@ TEST(SecureMetrics, HttpsForAllowedTokensOnlyWithReviewsThroughTheApiClient) {
   auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   kube::RestConfig rest;
   rest.server = api.url();
-  const SystemClock clock;
+  const clock::SystemClock clock;
   metrics::Registry registry;
   kube::ClientMetrics client_metrics(registry);
   SecureMetricsSetup secure(rest, clock, client_metrics, logger);

@@ -28,7 +28,7 @@ std::string Hex(const std::string& s) {
 }  // namespace
 
 int main() {
-  ms::SystemClock clock;
+  ms::clock::SystemClock clock;
   ms::transport::Limits limits;  // the webhook's: 16 KiB of head, 100 headers
   limits.max_body_bytes = 1 << 20;
   std::string buf(4, '\0');

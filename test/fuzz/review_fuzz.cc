@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "shared/api/schema.h"
-#include "shared/base/utf8.h"
+#include "shared/text/utf8.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"

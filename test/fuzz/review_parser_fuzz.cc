@@ -31,7 +31,7 @@ void Check(bool ok, const char* what) {
 }
 
 // Same values and number types. "-0" is nlohmann's signed 0 and RapidJSON's
-// unsigned one: the same value to every reader (base/json_ref.h).
+// unsigned one: the same value to every reader (shared/text/json_ref.h).
 bool SameTree(const json& a, const json& b) {
   if (a.is_number_integer() && b.is_number_integer() && a == 0 && b == 0) return true;
   if (a.type() != b.type()) return false;

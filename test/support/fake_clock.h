@@ -28,11 +28,11 @@
 #include <mutex>
 #include <vector>
 
-#include "shared/base/clock.h"
+#include "shared/clock/clock.h"
 
 namespace ms {
 
-class FakeClock final : public Clock {
+class FakeClock final : public clock::Clock {
  public:
   static constexpr std::chrono::milliseconds kCap{30'000};
 

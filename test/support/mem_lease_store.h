@@ -20,7 +20,7 @@ namespace ms::test {
 
 class MemLeaseStore final : public runtime::LeaseStore {
  public:
-  kube::Result Get(Clock::TimePoint deadline) override {
+  kube::Result Get(clock::Clock::TimePoint deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     gets++;
     deadlines.push_back(deadline);
@@ -28,7 +28,7 @@ class MemLeaseStore final : public runtime::LeaseStore {
     if (!lease) return Err(404, "NotFound");
     return {200, *lease, std::nullopt};
   }
-  kube::Result Create(const nlohmann::json& l, Clock::TimePoint deadline) override {
+  kube::Result Create(const nlohmann::json& l, clock::Clock::TimePoint deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     deadlines.push_back(deadline);
     if (down) return Err(0, "Transport");
@@ -38,7 +38,7 @@ class MemLeaseStore final : public runtime::LeaseStore {
     changed_.notify_all();
     return {201, *lease, std::nullopt};
   }
-  kube::Result Update(const nlohmann::json& l, Clock::TimePoint deadline) override {
+  kube::Result Update(const nlohmann::json& l, clock::Clock::TimePoint deadline) override {
     std::lock_guard<std::mutex> g(mu_);
     updates++;
     deadlines.push_back(deadline);
@@ -96,7 +96,7 @@ class MemLeaseStore final : public runtime::LeaseStore {
   bool conflict_next = false;
   bool watchable = false;
   int gets = 0, updates = 0, watches = 0;
-  std::vector<Clock::TimePoint> deadlines;               // of every call, in order
+  std::vector<clock::Clock::TimePoint> deadlines;        // of every call, in order
   std::function<void(const nlohmann::json&)> on_update;  // called with each PUT's body (under the lock)
   std::function<void()> on_watch;                        // called as each watch begins (under the lock)
 
@@ -129,27 +129,27 @@ class NetworkedLeaseStore final : public runtime::LeaseStore {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(30), [this] { return blocked_ > 0; });
   }
-  std::vector<Clock::TimePoint> hung_deadlines() {
+  std::vector<clock::Clock::TimePoint> hung_deadlines() {
     std::lock_guard<std::mutex> g(mu_);
     return hung_deadlines_;
   }
 
-  kube::Result Get(Clock::TimePoint deadline) override {
+  kube::Result Get(clock::Clock::TimePoint deadline) override {
     if (auto r = MaybeHang(deadline)) return *r;
     return store_.Get(deadline);
   }
-  kube::Result Create(const nlohmann::json& l, Clock::TimePoint deadline) override {
+  kube::Result Create(const nlohmann::json& l, clock::Clock::TimePoint deadline) override {
     if (auto r = MaybeHang(deadline)) return *r;
     return store_.Create(l, deadline);
   }
-  kube::Result Update(const nlohmann::json& l, Clock::TimePoint deadline) override {
+  kube::Result Update(const nlohmann::json& l, clock::Clock::TimePoint deadline) override {
     if (auto r = MaybeHang(deadline)) return *r;
     return store_.Update(l, deadline);
   }
   std::string Describe() const override { return store_.Describe(); }
 
  private:
-  std::optional<kube::Result> MaybeHang(Clock::TimePoint deadline) {
+  std::optional<kube::Result> MaybeHang(clock::Clock::TimePoint deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     if (!partitioned_) return std::nullopt;
     hung_deadlines_.push_back(deadline);
@@ -172,7 +172,7 @@ class NetworkedLeaseStore final : public runtime::LeaseStore {
   bool partitioned_ = false;
   Hang hang_ = Hang::kUntilDeadline;
   int blocked_ = 0;
-  std::vector<Clock::TimePoint> hung_deadlines_;
+  std::vector<clock::Clock::TimePoint> hung_deadlines_;
 };
 
 }  // namespace ms::test

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "test/support/modelservice_corpus.h"
 #include "webhook/validate/yaml_reader.h"
 
@@ -31,11 +31,11 @@ inline std::vector<json> Catalogue() {
   for (const char* dir : {"manifests/samples", "manifests/samples/invalid", "manifests/samples/runtimes"})
     for (const auto& entry : fs::directory_iterator(root / dir))
       if (entry.path().extension() == ".yaml")
-        for (auto& doc : validate::ReadYaml(ReadFile(entry.path().string())).documents)
+        for (auto& doc : validate::ReadYaml(process::ReadFile(entry.path().string())).documents)
           if (doc.value.is_object()) out.push_back(std::move(doc.value));
   for (const char* dir : {"test/fuzz/corpus/review", "test/fuzz/corpus/review_parser", "bench/fixtures"})
     for (const auto& entry : fs::directory_iterator(root / dir)) {
-      const json review = json::parse(ReadFile(entry.path().string()), nullptr, false);
+      const json review = json::parse(process::ReadFile(entry.path().string()), nullptr, false);
       if (!review.is_object() || !review.contains("request")) continue;
       for (const char* key : {"object", "oldObject"})
         if (auto it = review["request"].find(key); it != review["request"].end() && it->is_object()) out.push_back(*it);

@@ -1,5 +1,5 @@
 // Small helpers for tests: temporary directories, running a command.
-// (Reading a file: ms::ReadFile in base/files.h.)
+// (Reading a file: ms::process::ReadFile in shared/process/files.h.)
 #pragma once
 
 #include <string>

@@ -4,7 +4,7 @@
 // program. A test that reads metrics makes its own registry.
 #pragma once
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::test {
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "test/support/test_support.h"
 #include "test/webhook/webhook_process.h"
 
@@ -28,7 +28,7 @@ using nlohmann::json;
 
 TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   std::string body;
   EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/healthz", &body), 200);
 
@@ -55,7 +55,7 @@ TEST_F(WebhookBinary, ServesProbesMetricsAndStopsCleanlyOnSigterm) {
   EXPECT_EQ(WaitExit(std::chrono::seconds(10)), 0);
 
   // Every log line is one JSON object; the denial is logged with its reason.
-  std::istringstream log(ms::ReadFile(dir_.File("log.txt")));
+  std::istringstream log(ms::process::ReadFile(dir_.File("log.txt")));
   std::string line;
   bool denial = false, stopped = false;
   int lines = 0;
@@ -82,10 +82,10 @@ TEST_F(WebhookBinary, ServesThroughTheShutdownDelayAfterSigterm) {
   auto args = StandardArgs();
   args.push_back("--shutdown-delay=10m");  // longer than this test: only the second signal ends it
   Spawn(args);
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   ASSERT_EQ(kill(pid_, SIGTERM), 0);
   ASSERT_TRUE(AwaitLog("not ready; serving admission for 10m more (--shutdown-delay)"))
-      << ms::ReadFile(dir_.File("log.txt"));
+      << ms::process::ReadFile(dir_.File("log.txt"));
   std::string body;
   EXPECT_EQ(Fetch("http://127.0.0.1:" + std::to_string(probes_) + "/readyz", &body), 503);
   EXPECT_NE(body.find("shutting down"), std::string::npos) << body;
@@ -100,8 +100,8 @@ TEST_F(WebhookBinary, ServesThroughTheShutdownDelayAfterSigterm) {
             200);
   EXPECT_EQ(json::parse(reply)["response"]["allowed"], true) << reply;
   ASSERT_EQ(kill(pid_, SIGINT), 0);
-  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
-  const std::string log = ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::process::ReadFile(dir_.File("log.txt"));
+  const std::string log = ms::process::ReadFile(dir_.File("log.txt"));
   EXPECT_NE(log.find("received signal 2 again: finishing requests in flight and shutting down"), std::string::npos)
       << log;
   EXPECT_NE(log.find("\"msg\":\"stopped\""), std::string::npos) << log;
@@ -109,11 +109,11 @@ TEST_F(WebhookBinary, ServesThroughTheShutdownDelayAfterSigterm) {
   // A short delay ends by itself.
   args.back() = "--shutdown-delay=200ms";
   Spawn(args);
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   ASSERT_EQ(kill(pid_, SIGTERM), 0);
-  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::process::ReadFile(dir_.File("log.txt"));
   EXPECT_TRUE(AwaitLog("shutdown delay over: finishing requests in flight and shutting down"))
-      << ms::ReadFile(dir_.File("log.txt"));
+      << ms::process::ReadFile(dir_.File("log.txt"));
 }
 
 // Linked with jemalloc, the program runs its background thread (malloc_conf
@@ -123,7 +123,7 @@ TEST_F(WebhookBinary, ServesThroughTheShutdownDelayAfterSigterm) {
 TEST_F(WebhookBinary, JemallocBackgroundThreadRuns) {
   if (!MS_JEMALLOC_LINKED) GTEST_SKIP() << "built without jemalloc (sanitizers)";
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   auto threads = ms::test::Run("cat /proc/" + std::to_string(pid_) + "/task/*/comm");
   EXPECT_NE(threads.output.find("jemalloc_bg_thd"), std::string::npos) << threads.output;
 }
@@ -137,28 +137,28 @@ TEST_F(WebhookBinary, WaitsForItsCertificateInAnEmptyCertDir) {
   Spawn(StandardArgs());
   const std::string probes = "http://127.0.0.1:" + std::to_string(probes_);
   // It logs that it waits once its probes listen.
-  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::process::ReadFile(dir_.File("log.txt"));
   std::string body;
   EXPECT_EQ(Fetch(probes + "/readyz", &body), 503);
   EXPECT_NE(body.find("waiting for the serving certificate"), std::string::npos) << body;
   std::string alive;
   EXPECT_EQ(Fetch(probes + "/healthz", &alive), 200);
   ASSERT_EQ(rename(dir_.File("tls.crt.later").c_str(), dir_.File("tls.crt").c_str()), 0);
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   const auto version = ms::test::Run(std::string(MS_WEBHOOK_BINARY) + " --version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.output.rfind("modelservice-webhook version ", 0), 0u) << version.output;
   kill(pid_, SIGTERM);
   // (30 s: under ASan on a loaded machine this exit once took over 10 s;
   // the drain itself is bounded by --read-timeout, 10 s.)
-  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::process::ReadFile(dir_.File("log.txt"));
 
   ASSERT_EQ(rename(dir_.File("tls.crt").c_str(), dir_.File("tls.crt.later").c_str()), 0);
   Spawn(StandardArgs());
-  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(AwaitLog("waiting for the serving certificate")) << ms::process::ReadFile(dir_.File("log.txt"));
   kill(pid_, SIGTERM);
-  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::ReadFile(dir_.File("log.txt"));
-  EXPECT_TRUE(AwaitLog("while waiting for the serving certificate")) << ms::ReadFile(dir_.File("log.txt"));
+  EXPECT_EQ(WaitExit(std::chrono::seconds(30)), 0) << ms::process::ReadFile(dir_.File("log.txt"));
+  EXPECT_TRUE(AwaitLog("while waiting for the serving certificate")) << ms::process::ReadFile(dir_.File("log.txt"));
 }
 
 TEST_F(WebhookBinary, BadFlagsAndMissingCertificatesFailClearly) {
@@ -184,7 +184,7 @@ TEST_F(WebhookBinary, MetricsSecureServesMetricsOverHttpsAndProbesOverHttp) {
   auto args = StandardArgs();
   args.push_back("--metrics-secure");
   Spawn(args);
-  ASSERT_TRUE(WaitReady()) << ms::ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << ms::process::ReadFile(dir_.File("log.txt"));
   std::string metrics, plain, probe;
   EXPECT_EQ(Fetch("https://127.0.0.1:" + std::to_string(metrics_) + "/metrics", &metrics, dir_.File("ca.crt")), 200);
   EXPECT_NE(metrics.find("\nmodelservice_build_info{"), std::string::npos) << metrics;

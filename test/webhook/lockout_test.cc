@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "test/webhook/raw_tls.h"
 #include "test/webhook/webhook_process.h"
 
@@ -80,7 +80,7 @@ class Lockout : public WebhookBinary {
 // places; the API server's next connection was closed at once.
 TEST_F(Lockout, IdleTlsConnectionsFromTwoAddressesDoNotLockOutTheApiServer) {
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << process::ReadFile(dir_.File("log.txt"));
   std::vector<std::unique_ptr<RawTls>> held;
   for (const char* from : {"127.0.0.2", "127.0.0.3"}) {
     for (int i = 0; i < 500; ++i) {
@@ -100,7 +100,7 @@ TEST_F(Lockout, HandshakesNeverStartedDoNotLockOutTheApiServer) {
   auto args = StandardArgs();
   args.insert(args.end(), {"--client-ca", dir_.File("ca.crt")});
   Spawn(args);
-  ASSERT_TRUE(WaitReady()) << ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << process::ReadFile(dir_.File("log.txt"));
   Fds silent;
   for (const char* from : {"127.0.0.2", "127.0.0.3"})
     for (int i = 0; i < 500; ++i) silent.fds.push_back(Tcp(from, port_));
@@ -117,7 +117,7 @@ TEST_F(Lockout, HandshakesNeverStartedDoNotLockOutTheApiServer) {
 // body that does not come is answered 408 after the body timeout (2 s).
 TEST_F(Lockout, BodiesAnnouncedAndNotSentDoNotLockOutTheApiServer) {
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << process::ReadFile(dir_.File("log.txt"));
   std::vector<std::unique_ptr<RawTls>> stalled;
   std::vector<std::string> answers;
   for (const char* from : {"127.0.0.2", "127.0.0.3"}) {
@@ -155,7 +155,7 @@ TEST_F(Lockout, BodiesAnnouncedAndNotSentDoNotLockOutTheApiServer) {
 // fail for 5 s: the kubelet reads that as a dead container.
 TEST_F(Lockout, IdleConnectionsToTheProbePortDoNotFailTheKubeletsProbe) {
   Spawn(StandardArgs());
-  ASSERT_TRUE(WaitReady()) << ReadFile(dir_.File("log.txt"));
+  ASSERT_TRUE(WaitReady()) << process::ReadFile(dir_.File("log.txt"));
   Fds idle;
   for (int i = 0; i < 2000; ++i) idle.fds.push_back(Tcp("127.0.0.2", probes_));
   // Accepted in order: an answer on a later connection means the server

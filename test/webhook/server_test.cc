@@ -21,8 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "shared/base/files.h"
-#include "shared/base/logging.h"
+#include "shared/log/logging.h"
+#include "shared/process/files.h"
 #include "test/support/fake_clock.h"
 #include "test/support/log_capture.h"
 #include "test/support/sanitizers.h"
@@ -875,7 +875,7 @@ TEST_F(ServerTest, NewClientCasEndTheSessionsAndConnectionsTheOldOnesVerified) {
   ASSERT_EQ(
       test::Run(std::string("bash ") + MS_SOURCE_DIR + "/certs-scripts/gen-certs.sh --out " + other.path()).exit_code,
       0);
-  const std::string old_ca = ReadFile(dir_.File("ca.crt")), new_ca = ReadFile(other.File("ca.crt"));
+  const std::string old_ca = process::ReadFile(dir_.File("ca.crt")), new_ca = process::ReadFile(other.File("ca.crt"));
   const std::string client_ca = dir_.File("client-ca.crt");
   for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
     SCOPED_TRACE(version == TLS1_2_VERSION ? "TLS 1.2" : "TLS 1.3");
@@ -927,7 +927,7 @@ TEST_F(ServerTest, ClientCaFileIsReloadedWhenItChanges) {
                 .exit_code,
             0);
   const std::string client_ca = dir_.File("client-ca.crt");
-  test::WriteFile(client_ca, ReadFile(dir_.File("ca.crt")));
+  test::WriteFile(client_ca, process::ReadFile(dir_.File("ca.crt")));
   ServerOptions o;
   o.tls.client_ca_file = client_ca;
   o.cert_poll_interval = std::chrono::hours(1);  // reloaded by hand below
@@ -945,7 +945,7 @@ TEST_F(ServerTest, ClientCaFileIsReloadedWhenItChanges) {
   EXPECT_FALSE(server_->certificates()->ReloadIfChanged()) << "a CA file without a certificate was installed";
   EXPECT_EQ(Request(Url("/validate"), ReviewBody({{"model", "m"}}), old_client).code, CURLE_OK);
 
-  test::WriteFile(client_ca, ReadFile(other.File("ca.crt")));
+  test::WriteFile(client_ca, process::ReadFile(other.File("ca.crt")));
   EXPECT_TRUE(server_->certificates()->ReloadIfChanged());
   EXPECT_GT(server_->certificates()->generation(), generation);
   auto next = Request(Url("/validate"), ReviewBody({{"model", "m"}}), next_client);
@@ -1037,7 +1037,7 @@ TEST_F(ServerTest, HalfWrittenRotationKeepsTheOldCertificate) {
                       " --ip 127.0.0.1")
                 .exit_code,
             0);
-  test::WriteFile(dir_.File("tls.crt"), ReadFile(other.File("tls.crt")));
+  test::WriteFile(dir_.File("tls.crt"), process::ReadFile(other.File("tls.crt")));
   EXPECT_FALSE(server_->certificates()->ReloadIfChanged());
   EXPECT_EQ(server_->certificates()->generation(), gen0);
   ExpectServing();

@@ -95,7 +95,7 @@ def spec_header(model, t):
            "#pragma once", "", "#include <nlohmann/json.hpp>", "",
            "#include <array>", "#include <cstdint>", "#include <map>", "#include <optional>",
            "#include <string>", "#include <string_view>", "#include <vector>", "",
-           '#include "shared/api/field_rules.h"', '#include "shared/base/json_ref.h"', ""]
+           '#include "shared/api/field_rules.h"', '#include "shared/text/json_ref.h"', ""]
     if namespace == "ms::api":
         out += ["namespace ms::api {", "", "class AddPatchWriter;", "class FieldReader;", ""]
     else:

@@ -1,7 +1,7 @@
 #include "webhook/admission/handler.h"
 
 #include "shared/api/types.h"
-#include "shared/base/json_fields.h"
+#include "shared/text/json_fields.h"
 
 namespace ms::admission {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 #include "webhook/admission/request.h"
 #include "webhook/admission/response.h"
 

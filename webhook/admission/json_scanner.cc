@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "shared/base/json_number.h"
-#include "shared/base/json_stops.h"
-#include "shared/base/utf8.h"
+#include "shared/text/json_number.h"
+#include "shared/text/json_stops.h"
+#include "shared/text/utf8.h"
 
 namespace ms::admission {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#include "shared/base/json_fields.h"  // Text(), for a member of the view
-#include "shared/base/json_ref.h"
+#include "shared/text/json_fields.h"  // Text(), for a member of the view
+#include "shared/text/json_ref.h"
 
 namespace ms::admission {
 

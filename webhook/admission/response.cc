@@ -1,8 +1,8 @@
 #include "webhook/admission/response.h"
 
 #include "shared/api/field_error.h"
-#include "shared/base/base64.h"
-#include "shared/base/json_text.h"
+#include "shared/text/base64.h"
+#include "shared/text/json_text.h"
 
 namespace ms::admission {
 

@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "shared/base/json_fields.h"
-#include "shared/base/utf8.h"
+#include "shared/text/json_fields.h"
+#include "shared/text/utf8.h"
 #include "webhook/admission/review_parser.h"
 
 namespace ms::admission {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "shared/base/json_number.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_number.h"
+#include "shared/text/json_ref.h"
 #include "webhook/admission/json_scanner.h"
 
 namespace ms::admission {

@@ -1,6 +1,6 @@
 // The fast path for reading an AdmissionReview body: a strict JSON scanner
 // (json_scanner.h) building a RapidJSON tree in a memory pool, which the handlers read
-// through JsonRef (base/json_ref.h), several times faster than nlohmann's
+// through JsonRef (shared/text/json_ref.h), several times faster than nlohmann's
 // parser and its tree, and without the subtrees no handler reads.
 //
 // Kept: only what ServeReview, Preflight and the handlers read:
@@ -19,7 +19,7 @@
 // What is kept reads (through JsonRef) as the value nlohmann::json::parse
 // gives, number types included (non-negative integers unsigned, negative
 // ones signed, anything with a fraction or exponent or beyond 64 bits a
-// double; numbers are typed by nlohmann's rules, base/json_number.h). When the scanner
+// double; numbers are typed by nlohmann's rules, shared/text/json_number.h). When the scanner
 // rejects the text, or a number is out of a double's range, the result is
 // kFallback: the caller falls back to nlohmann::json::parse, which gives the
 // error message users see. A test checks both directions on mutated bodies.

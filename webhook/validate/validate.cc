@@ -12,8 +12,8 @@
 #include "shared/api/prune.h"
 #include "shared/api/types.h"
 #include "shared/api/validation.h"
-#include "shared/base/files.h"
-#include "shared/base/json_fields.h"
+#include "shared/process/files.h"
+#include "shared/text/json_fields.h"
 #include "webhook/validate/yaml_reader.h"
 #include "webhook/validate/yaml_writer.h"
 
@@ -162,7 +162,7 @@ void Validator::AddPath(const std::string& path, Report& report) const {
   for (const auto& f : files) {
     std::string text;
     try {
-      text = ReadFile(f);
+      text = process::ReadFile(f);
     } catch (const std::exception& e) {
       report.input_errors.push_back({f, e.what()});
       continue;

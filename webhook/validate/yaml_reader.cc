@@ -10,7 +10,7 @@
 #include <sstream>
 #include <utility>
 
-#include "shared/base/utf8.h"
+#include "shared/text/utf8.h"
 #include "webhook/validate/yaml_scalar.h"
 
 namespace ms::validate {

@@ -13,7 +13,7 @@ using State = CircuitBreaker::State;
 
 class BreakerTest : public ::testing::Test {
  protected:
-  Clock::TimePoint t0_ = Clock::TimePoint{} + 1h;
+  clock::Clock::TimePoint t0_ = clock::Clock::TimePoint{} + 1h;
   CircuitBreaker b_{BreakerOptions{3, 10s, 40s}};
 };
 
@@ -44,8 +44,8 @@ TEST_F(BreakerTest, ASuccessInBetweenResetsTheCount) {
 
 TEST_F(BreakerTest, OneProbeAfterTheBackOffThenDoublingUpToTheMaximum) {
   for (int i = 0; i < 3; ++i) b_.Failure(t0_, "down");
-  Clock::TimePoint t = t0_;
-  for (Clock::Duration backoff : {10s, 20s, 40s, 40s}) {
+  clock::Clock::TimePoint t = t0_;
+  for (clock::Clock::Duration backoff : {10s, 20s, 40s, 40s}) {
     ASSERT_EQ(b_.open_until(), t + backoff);
     t += backoff;
     EXPECT_TRUE(b_.Allow(t)) << "the probe";
@@ -78,7 +78,7 @@ TEST_F(BreakerTest, FailuresOfQueriesStartedBeforeItOpenedAreNotCounted) {
 
 TEST(Breaker, NonsenseOptionsAreNormalised) {
   CircuitBreaker b(BreakerOptions{0, 0s, -1s});
-  const Clock::TimePoint t{};
+  const clock::Clock::TimePoint t{};
   b.Failure(t, "e");  // failures < 1 count as 1
   EXPECT_EQ(b.state(), State::kOpen);
   EXPECT_GT(b.open_until(), t);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"
 
@@ -218,7 +218,7 @@ TEST_F(PollerTest, AFailureKeepsTheLastValueAndItsTime) {
   source_->Set(QueryResult::Value(4));
   poller_->Watch(Key("a"), "q-a");
   ASSERT_TRUE(clock_.Eventually([&] { return changes().size() == 1; }));
-  const Clock::TimePoint read_at = clock_.Now();
+  const clock::Clock::TimePoint read_at = clock_.Now();
   Idle();
   source_->Set(QueryResult::Error("no series"));
   clock_.Advance(15s);

@@ -15,7 +15,7 @@
 
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/autoscale/prometheus_credentials.h"
-#include "shared/base/base64.h"
+#include "shared/text/base64.h"
 #include "test/support/fake_clock.h"
 
 namespace ms::autoscale {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"
 
@@ -32,7 +32,7 @@ using ::testing::HasSubstr;
 // Records the queries watched.
 class FakeReadings final : public Readings {
  public:
-  explicit FakeReadings(const Clock& clock) : clock_(clock) {}
+  explicit FakeReadings(const clock::Clock& clock) : clock_(clock) {}
   void Watch(const MetricKey& key, const std::string& query) override {
     std::lock_guard<std::mutex> g(mu_);
     watched_[key] = query;
@@ -83,7 +83,7 @@ class FakeReadings final : public Readings {
   }
 
  private:
-  const Clock& clock_;
+  const clock::Clock& clock_;
   mutable std::mutex mu_;
   Reading next_;
   std::map<std::string, Reading> per_query_;
@@ -95,7 +95,7 @@ class AutoscalerTest : public ::testing::Test {
  protected:
   AutoscalerTest() { Make(300s, 0.10); }
 
-  void Make(Clock::Duration window, double tolerance) {
+  void Make(clock::Clock::Duration window, double tolerance) {
     AutoscalerOptions o;
     o.stabilization_window = window;
     o.tolerance = tolerance;
@@ -375,7 +375,7 @@ TEST_F(AutoscalerTest, ManyReadingsKeepTheExactWindowMaximum) {
   // "max over [now - W, now]".
   Make(300s, 0.0);
   const Spec spec{1, 100, 1};
-  std::vector<std::pair<Clock::TimePoint, int>> all;
+  std::vector<std::pair<clock::Clock::TimePoint, int>> all;
   uint32_t x = 12345;
   for (int i = 0; i < 3000; ++i) {
     x = x * 1103515245u + 12345u;

@@ -21,7 +21,7 @@
 
 #include "controller/autoscale/prometheus_client.h"
 #include "controller/kube/curl_handles.h"
-#include "shared/base/base64.h"
+#include "shared/text/base64.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 

@@ -27,7 +27,7 @@ namespace {
 // libcurl's global set-up, as main does, before any test starts a thread.
 const kube::curl::GlobalInit kCurl;
 // Times the credentials' re-reads, which these tests do not use.
-const SystemClock kClock;
+const clock::SystemClock kClock;
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;

@@ -11,8 +11,8 @@
 #include <map>
 #include <mutex>
 
-#include "shared/base/base64.h"
 #include "shared/certs/x509.h"
+#include "shared/text/base64.h"
 #include "test/support/fake_clock.h"
 #include "test/support/verb_client.h"
 
@@ -191,7 +191,7 @@ class ManagerTest : public ::testing::Test {
 
 TEST_F(ManagerTest, TheFirstPassCreatesTheSecretAndInjectsTheCa) {
   Manager& m = Make();
-  const Clock::Duration next = m.SyncOnce();
+  const clock::Clock::Duration next = m.SyncOnce();
   EXPECT_EQ(api.Writes(),
             (std::vector<std::string>{"create /api/v1/namespaces/ops/secrets/wh-tls",
                                       std::string("update ") + kValidating, std::string("update ") + kMutating}));
@@ -244,7 +244,7 @@ TEST_F(ManagerTest, AConflictIsRetriedWithBackoff) {
   blank["webhooks"][0]["clientConfig"]["caBundle"] = "";
   api.Put(kValidating, blank);
   api.ConflictNext(1);
-  const Clock::Duration retry = m.SyncOnce();
+  const clock::Clock::Duration retry = m.SyncOnce();
   EXPECT_GT(retry, 0s);
   EXPECT_LE(retry, 1s);
   EXPECT_EQ(Sample(registry, "modelservice_webhook_certificate_sync_errors_total"), 1);
@@ -260,12 +260,12 @@ TEST_F(ManagerTest, RotatesInVirtualTime) {
   const WallTime start = clock.WallNow();
   std::set<std::string> servings, cas;
   while (clock.WallNow() < start + 10min) {
-    const Clock::Duration next = m.SyncOnce();
+    const clock::Clock::Duration next = m.SyncOnce();
     ExpectConsistent();
     const auto secret = *api.Object(kSecret);
     servings.insert(Data(secret, "tls.crt"));
     cas.insert(Data(secret, "ca-current.crt"));
-    clock.Advance(std::max<Clock::Duration>(next, 100ms));
+    clock.Advance(std::max<clock::Clock::Duration>(next, 100ms));
   }
   EXPECT_GE(servings.size(), 7u);
   EXPECT_GE(cas.size(), 2u);

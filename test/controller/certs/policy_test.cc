@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "shared/base/flags.h"
+#include "shared/flags/flags.h"
 
 namespace ms::controller::certs {
 namespace {
@@ -11,7 +11,7 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string Parse(Settings& s, std::vector<std::string> args) {
-  FlagSet fs("test", "test");
+  flags::FlagSet fs("test", "test");
   DefineFlags(fs, s);
   std::string err = fs.Parse(args);
   if (err.empty()) err = CheckSettings(s);

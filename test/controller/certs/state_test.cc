@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "controller/certs/issuer.h"
-#include "shared/base/base64.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
+#include "shared/text/base64.h"
 
 namespace ms::controller::certs {
 namespace {
@@ -45,7 +45,7 @@ TEST_F(StateTest, ASecretReadsBackAsWritten) {
   EXPECT_EQ(Data(secret, "tls.crt"), s.serving->cert.pem);
   EXPECT_EQ(Data(secret, "tls.key"), s.serving->key_pem);
   EXPECT_EQ(Data(secret, "ca.crt"), s.previous[0].pem + s.current->cert.pem + s.next->cert.pem);
-  EXPECT_EQ(secret["metadata"]["annotations"][kPreviousUntilAnnotation], ms::FormatTime(now + 5min));
+  EXPECT_EQ(secret["metadata"]["annotations"][kPreviousUntilAnnotation], ms::clock::FormatTime(now + 5min));
 
   std::vector<std::string> notes;
   const SecretState back = ParseSecret(secret, &notes);

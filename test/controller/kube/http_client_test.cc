@@ -20,8 +20,8 @@
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/paths.h"
-#include "shared/base/files.h"
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
+#include "shared/process/files.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 #include "test/support/notification.h"
@@ -603,12 +603,12 @@ TEST_F(KubeHttpClientTest, StalledWatchIsDroppedByLowSpeedLimit) {
 // Writes may leave while the clock is before `until`.
 class ClockGate final : public WriteGate {
  public:
-  ClockGate(const Clock& clock, Clock::TimePoint until) : clock_(clock), until_(until) {}
-  Clock::Duration WriteTimeLeft() const override { return until_ - clock_.Now(); }
+  ClockGate(const clock::Clock& clock, clock::Clock::TimePoint until) : clock_(clock), until_(until) {}
+  clock::Clock::Duration WriteTimeLeft() const override { return until_ - clock_.Now(); }
 
  private:
-  const Clock& clock_;
-  Clock::TimePoint until_;
+  const clock::Clock& clock_;
+  clock::Clock::TimePoint until_;
 };
 
 // Counts requests by method; "/slow" answers once the test lets it (or at
@@ -722,7 +722,7 @@ TEST_F(KubeHttpClientTest, WriteTimeoutIsTheGatesTimeLeft) {
   // the gate closes (0.3 s), not after request_timeout (60 s).
   CountingApi api(srv_);
   srv_.Start();
-  SystemClock real;
+  clock::SystemClock real;
   ClockGate gate(real, real.Now() + 300ms);
   HttpClientOptions opts;
   opts.write_gate = &gate;
@@ -872,7 +872,7 @@ class KubeHttpClientTlsTest : public ::testing::Test {
     if (server_) server_->stop();
     if (thread_.joinable()) thread_.join();
   }
-  std::string Read(const char* name) { return ReadFile((dir_ / name).string()); }
+  std::string Read(const char* name) { return process::ReadFile((dir_ / name).string()); }
   RestConfig Config(bool with_ca, bool with_client_cert) {
     RestConfig c;
     c.server = "https://127.0.0.1:" + std::to_string(port_);

@@ -32,7 +32,7 @@ TEST(KubeTokenBucket, BurstThenRefillAtQps) {
 TEST(KubeTokenBucket, ReserveBorrowsFromTheFuture) {
   FakeClock clock;
   TokenBucketRateLimiter rl(/*qps=*/20, /*burst=*/30, clock);
-  for (int i = 0; i < 30; ++i) EXPECT_EQ(rl.Reserve(), Clock::Duration::zero()) << i;
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(rl.Reserve(), clock::Clock::Duration::zero()) << i;
   // The 31st waits 1/20 s, the 32nd 2/20 s: requests are spaced at qps.
   EXPECT_EQ(std::chrono::duration_cast<milliseconds>(rl.Reserve()).count(), 50);
   EXPECT_EQ(std::chrono::duration_cast<milliseconds>(rl.Reserve()).count(), 100);
@@ -72,7 +72,7 @@ TEST(KubeTokenBucket, ZeroQpsIsUnlimited) {
   FakeClock clock;
   TokenBucketRateLimiter rl(0, 1, clock);
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(rl.TryAccept());
-  EXPECT_EQ(rl.Reserve(), Clock::Duration::zero());
+  EXPECT_EQ(rl.Reserve(), clock::Clock::Duration::zero());
 }
 
 TEST(KubeBackoff, DoublesToMaxAndResets) {
@@ -86,7 +86,7 @@ TEST(KubeBackoff, DoublesToMaxAndResets) {
 TEST(KubeBackoff, JitterStaysWithinBounds) {
   Backoff b(milliseconds(100), milliseconds(100), /*jitter=*/0.5, 42);
   bool varied = false;
-  Clock::Duration first = b.Next();
+  clock::Clock::Duration first = b.Next();
   for (int i = 0; i < 100; ++i) {
     auto d = b.Next();
     EXPECT_GE(d, milliseconds(100));

@@ -16,7 +16,7 @@
 
 #include "controller/kube/curl_handles.h"
 #include "controller/kube/http_client.h"
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "test/support/fake_clock.h"
 #include "test/support/http_test_server.h"
 

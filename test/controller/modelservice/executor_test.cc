@@ -544,13 +544,13 @@ TEST_F(Fixture, HpaModeCreatesTheHpaNeverAsksTheAutoscalerAndDeletesItWhenTheMod
 
 TEST(Resync, SpreadsKeysOverTheInterval) {
   const auto interval = std::chrono::seconds(15);
-  const Clock::TimePoint now{std::chrono::seconds(1000)};
+  const clock::Clock::TimePoint now{std::chrono::seconds(1000)};
   std::map<long, int> per_second;
   for (int i = 0; i < 1000; ++i) {
     const auto d = ResyncDelay("ns/obj-" + std::to_string(i), interval, now);
     EXPECT_GE(d, std::chrono::milliseconds(7500));
     EXPECT_LT(d, std::chrono::milliseconds(22500));
-    per_second[std::chrono::duration_cast<std::chrono::seconds>(now + d - Clock::TimePoint{}).count() % 15]++;
+    per_second[std::chrono::duration_cast<std::chrono::seconds>(now + d - clock::Clock::TimePoint{}).count() % 15]++;
   }
   ASSERT_EQ(per_second.size(), 15u);
   for (const auto& [s, n] : per_second) EXPECT_LT(n, 120) << "second " << s;

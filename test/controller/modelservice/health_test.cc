@@ -7,7 +7,7 @@
 
 #include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {
@@ -180,7 +180,7 @@ TEST(Health, StalledKeepsItsTransitionTimeWhileItHolds) {
   ms["status"] = StatusOf(Plan(ms, Served(dep), Options{}, kT1));
   const Actions again = Plan(ms, Served(dep), Options{}, kT1 + std::chrono::minutes(1));
   EXPECT_EQ(again.NumWrites(), 0u);
-  EXPECT_EQ(FindCondition(&ms["status"], "Stalled")->value("lastTransitionTime", ""), FormatTime(kT1));
+  EXPECT_EQ(FindCondition(&ms["status"], "Stalled")->value("lastTransitionTime", ""), clock::FormatTime(kT1));
 }
 
 }  // namespace

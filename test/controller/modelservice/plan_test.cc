@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "controller/modelservice/resources.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {
@@ -356,11 +356,11 @@ TEST(Plan, StatusProgressingThenReady) {
   ASSERT_EQ(st["conditions"].size(), 3u);
   EXPECT_EQ(st["conditions"][0]["type"], "Ready");
   EXPECT_EQ(st["conditions"][0]["status"], "True");
-  EXPECT_EQ(st["conditions"][0]["lastTransitionTime"], FormatTime(kT0 + std::chrono::seconds(20)));
+  EXPECT_EQ(st["conditions"][0]["lastTransitionTime"], clock::FormatTime(kT0 + std::chrono::seconds(20)));
   // Degraded stayed False since the first reconcile: its time is kept.
   EXPECT_EQ(st["conditions"][2]["type"], "Degraded");
   EXPECT_EQ(st["conditions"][2]["status"], "False");
-  EXPECT_EQ(st["conditions"][2]["lastTransitionTime"], FormatTime(kT0));
+  EXPECT_EQ(st["conditions"][2]["lastTransitionTime"], clock::FormatTime(kT0));
   EXPECT_EQ(st["conditions"][2]["observedGeneration"], 1);
 }
 
@@ -405,7 +405,7 @@ TEST(Plan, GpuUtilizationInTheStatusWrittenWhenItChanges) {
   Actions a = Plan(ms, obs, Opts(), kT1);
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["gpuUtilization"], 90);
-  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], FormatTime(kT0));
+  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], clock::FormatTime(kT0));
   EXPECT_FALSE(a.status->contains("gpuUtilizationMessage"));
   EXPECT_EQ((*a.status)["phase"], ms["status"]["phase"]) << "nothing else changes";
   EXPECT_TRUE(a.writes.empty());
@@ -421,7 +421,7 @@ TEST(Plan, GpuUtilizationInTheStatusWrittenWhenItChanges) {
   a = Plan(settled, obs, Opts(), kT1 + std::chrono::seconds(15));
   ASSERT_TRUE(a.status);
   EXPECT_EQ((*a.status)["gpuUtilization"], 60);
-  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], FormatTime(kT1));
+  EXPECT_EQ((*a.status)["gpuUtilizationObservedAt"], clock::FormatTime(kT1));
   // Unreadable: the value goes, the message says why, the phase stays.
   obs.gpu = autoscale::GpuUtilization{
       std::nullopt, 0, {}, "cannot read the GPU utilization from Prometheus: no series", false};
@@ -631,11 +631,11 @@ TEST(Plan, DeletionWaitsForTerminatingOwnedObjects) {
 
 TEST(TimeFormat, RoundTrip) {
   const WallTime t = kT0 + std::chrono::microseconds(123456);
-  EXPECT_EQ(FormatTime(t), "2023-11-14T22:13:20Z");
-  EXPECT_EQ(FormatMicroTime(t), "2023-11-14T22:13:20.123456Z");
-  EXPECT_EQ(ParseTime("2023-11-14T22:13:20.123456Z"), t);
-  EXPECT_EQ(ParseTime("2023-11-14T22:13:20Z"), kT0);
-  EXPECT_FALSE(ParseTime("yesterday").has_value());
+  EXPECT_EQ(clock::FormatTime(t), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(clock::FormatMicroTime(t), "2023-11-14T22:13:20.123456Z");
+  EXPECT_EQ(clock::ParseTime("2023-11-14T22:13:20.123456Z"), t);
+  EXPECT_EQ(clock::ParseTime("2023-11-14T22:13:20Z"), kT0);
+  EXPECT_FALSE(clock::ParseTime("yesterday").has_value());
 }
 
 }  // namespace

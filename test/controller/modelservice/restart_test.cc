@@ -22,7 +22,7 @@
 #include "controller/modelservice/executor.h"
 #include "controller/modelservice/metrics.h"
 #include "controller/modelservice/resources.h"
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "test/controller/modelservice/fakes.h"
 #include "test/support/fake_clock.h"
 #include "test/support/gate.h"

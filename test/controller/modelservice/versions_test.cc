@@ -10,7 +10,7 @@
 
 #include "controller/modelservice/plan.h"
 #include "controller/modelservice/status.h"
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 #include "test/support/objects.h"
 
 namespace ms::modelservice {
@@ -96,7 +96,7 @@ TEST(Versions, ServingVersionAndLastUpdateTimeWhenARolloutCompletes) {
   EXPECT_EQ(status["phase"], "Ready");
   EXPECT_EQ(status["servingVersion"], "3");
   EXPECT_EQ(status["servingImage"], "registry.local/serve:1.4");
-  EXPECT_EQ(status["lastUpdateTime"], FormatTime(kT0));
+  EXPECT_EQ(status["lastUpdateTime"], clock::FormatTime(kT0));
   EXPECT_FALSE(status.contains("failedVersion"));
   // Nothing changes later: zero writes, the time stays.
   Actions again = Step(WithStatus(ms, status), Deployment(ms, 1, 2, 2, 2), kT1);
@@ -133,14 +133,14 @@ TEST(Versions, ANewVersionRollsOutThenServes) {
   EXPECT_EQ(Reason(*rolling.status, "Progressing"), "RollingOut");
   EXPECT_EQ(Message(*rolling.status, "Progressing"), "version 3 → 4: 1/2 updated, 2 ready");
   EXPECT_EQ((*rolling.status)["servingVersion"], "3");
-  EXPECT_EQ((*rolling.status)["lastUpdateTime"], FormatTime(kT0));
+  EXPECT_EQ((*rolling.status)["lastUpdateTime"], clock::FormatTime(kT0));
 
   // Complete: version 4 serves, since now.
   Actions done = Step(WithStatus(ms, *rolling.status), Deployment(ms, 2, 2, 2, 2), kT2);
   ASSERT_TRUE(done.status.has_value());
   EXPECT_EQ((*done.status)["phase"], "Ready");
   EXPECT_EQ((*done.status)["servingVersion"], "4");
-  EXPECT_EQ((*done.status)["lastUpdateTime"], FormatTime(kT2));
+  EXPECT_EQ((*done.status)["lastUpdateTime"], clock::FormatTime(kT2));
   EXPECT_EQ(done.NumWrites(), 1u);  // the status only
 }
 
@@ -161,7 +161,7 @@ TEST(Versions, ScalingIsNoNewRollout) {
   Actions a = Step(ms, d, kT1);
   ASSERT_TRUE(a.status.has_value());
   EXPECT_EQ((*a.status)["servingVersion"], "3");
-  EXPECT_EQ((*a.status)["lastUpdateTime"], FormatTime(kT0));
+  EXPECT_EQ((*a.status)["lastUpdateTime"], clock::FormatTime(kT0));
 }
 
 TEST(Versions, TimeoutSecondsIsTheProgressDeadline) {
@@ -267,7 +267,7 @@ TEST(Versions, AutomaticRollbackGoesBackToTheServingVersionOnce) {
   EXPECT_EQ(Reason(*done.status, "Stalled"), "RolledBack");
   EXPECT_EQ(Condition(*done.status, "Stalled")->value("message", ""), Message(*done.status, "Degraded"));
   EXPECT_EQ(Condition(*done.status, "Reconciling"), nullptr);
-  EXPECT_EQ((*done.status)["lastUpdateTime"], FormatTime(kT0));  // version 3 since kT0
+  EXPECT_EQ((*done.status)["lastUpdateTime"], clock::FormatTime(kT0));  // version 3 since kT0
   ms = WithStatus(ms, *done.status);
   Actions quiet = Step(ms, back, kT2 + std::chrono::minutes(30));
   EXPECT_EQ(quiet.NumWrites(), 0u) << (quiet.status ? quiet.status->dump() : quiet.writes[0].body.dump());

@@ -91,11 +91,11 @@ class FakeClient final : public test::VerbClient {
     std::lock_guard<std::mutex> g(mu_);
     return watch_paths_;
   }
-  std::vector<Clock::TimePoint> watch_times() const {
+  std::vector<clock::Clock::TimePoint> watch_times() const {
     std::lock_guard<std::mutex> g(mu_);
     return watch_times_;
   }
-  std::vector<Clock::TimePoint> list_times() const {
+  std::vector<clock::Clock::TimePoint> list_times() const {
     std::lock_guard<std::mutex> g(mu_);
     return list_times_;
   }
@@ -143,7 +143,7 @@ class FakeClient final : public test::VerbClient {
   std::deque<Result> lists_;
   std::deque<WatchScript> watches_;
   std::vector<std::string> list_paths_, watch_paths_;
-  std::vector<Clock::TimePoint> list_times_, watch_times_;
+  std::vector<clock::Clock::TimePoint> list_times_, watch_times_;
 };
 
 // Records handler calls as "add ns/a@rv", "update ns/a@1->2", "delete ns/b@rv"
@@ -453,7 +453,7 @@ TEST_F(KubeInformerTest, TransportErrorsBackOffExponentiallyThenRecover) {
   const auto watches = client_.watch_times();
   ASSERT_EQ(lists.size(), 2u);
   ASSERT_EQ(watches.size(), 6u);
-  auto ms = [](Clock::Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  auto ms = [](clock::Clock::Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
   EXPECT_EQ(ms(lists[0] - t0), 0);
   // list failed -> 200 ms; then watch failures -> 400, 800, 1600 ms.
   EXPECT_EQ(ms(lists[1] - lists[0]), 200);

@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "shared/base/timefmt.h"
+#include "shared/clock/timefmt.h"
 #include "test/support/fake_clock.h"
 #include "test/support/mem_lease_store.h"
 #include "test/support/notification.h"
@@ -62,7 +62,7 @@ TEST(LeaderElection, AcquiresFreeLeaseByCreatingIt) {
   EXPECT_EQ(spec["holderIdentity"], "a");
   EXPECT_EQ(spec["leaseDurationSeconds"], 15);
   EXPECT_EQ(spec["leaseTransitions"], 0);
-  EXPECT_EQ(spec["renewTime"], FormatMicroTime(clock.WallNow()));
+  EXPECT_EQ(spec["renewTime"], clock::FormatMicroTime(clock.WallNow()));
   EXPECT_EQ(spec["acquireTime"].get<std::string>().size(), std::string("2006-01-02T15:04:05.000000Z").size());
   EXPECT_NE(metrics::Serialize(reg).find("leader_election_master_status{name=\"modelservice-controller\"} 1"),
             std::string::npos);
@@ -121,12 +121,12 @@ TEST(LeaderElection, StandbyTakesOverExpiredLeaseMeasuredOnItsOwnClock) {
 class SlowFirstRead final : public LeaseStore {
  public:
   explicit SlowFirstRead(MemLeaseStore& store) : store_(store) {}
-  kube::Result Get(Clock::TimePoint deadline) override {
+  kube::Result Get(clock::Clock::TimePoint deadline) override {
     if (meanwhile) std::exchange(meanwhile, nullptr)();
     return store_.Get(deadline);
   }
-  kube::Result Create(const json& l, Clock::TimePoint deadline) override { return store_.Create(l, deadline); }
-  kube::Result Update(const json& l, Clock::TimePoint deadline) override { return store_.Update(l, deadline); }
+  kube::Result Create(const json& l, clock::Clock::TimePoint deadline) override { return store_.Create(l, deadline); }
+  kube::Result Update(const json& l, clock::Clock::TimePoint deadline) override { return store_.Update(l, deadline); }
   std::string Describe() const override { return store_.Describe(); }
   std::function<void()> meanwhile;
 
@@ -158,7 +158,7 @@ TEST_F(SlowStandby, StandbyMeasuresTheLeaseFromWhenItsReadWasAnswered) {
     if (next > clock.Now()) clock.Advance(next - clock.Now());
     next = b.elector.Step();
     if (b.elector.IsLeader()) {
-      EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero()) << "two leaders could write at once";
+      EXPECT_EQ(a.elector.WriteTimeLeft(), clock::Clock::Duration::zero()) << "two leaders could write at once";
     }
   }
   EXPECT_GE(clock.Now(), t0 + seconds(22)) << "15 s after the read that saw a's renewal was answered";
@@ -273,7 +273,7 @@ TEST(LeaderElection, ReleaseLetsStandbyTakeOverAtNextRetry) {
   const json spec = store.Spec();
   EXPECT_EQ(spec["holderIdentity"], "");
   EXPECT_EQ(spec["leaseDurationSeconds"], 1);
-  EXPECT_EQ(spec["renewTime"], FormatMicroTime(clock.WallNow()));
+  EXPECT_EQ(spec["renewTime"], clock::FormatMicroTime(clock.WallNow()));
   clock.Advance(seconds(2));
   b.elector.Step();
   EXPECT_TRUE(b.elector.IsLeader());
@@ -326,7 +326,7 @@ TEST(LeaderElection, RunStopReleases) {
   EXPECT_EQ(result, LeaderElector::State::kStopped);
   EXPECT_EQ(store.Holder(), "");
   EXPECT_EQ(a.stopped, 1);
-  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), clock::Clock::Duration::zero());
 }
 
 TEST(LeaderElection, RunReturnsLostWhenRenewFails) {
@@ -364,11 +364,11 @@ TEST(LeaderElection, HungRenewStepsDownAtTheRenewDeadlineBeforeAnotherCanTakeOve
   clock.Advance(seconds(2));
   EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(8));
   a.elector.Step();  // the renew hangs until its deadline
-  EXPECT_EQ(a_link.hung_deadlines(), (std::vector<Clock::TimePoint>{t0 + seconds(10)}))
+  EXPECT_EQ(a_link.hung_deadlines(), (std::vector<clock::Clock::TimePoint>{t0 + seconds(10)}))
       << "one attempt, bounded by the renew deadline (not the 30 s request timeout)";
   EXPECT_EQ(clock.Now(), t0 + seconds(10));
   EXPECT_EQ(a.elector.state(), LeaderElector::State::kLost);
-  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), clock::Clock::Duration::zero());
   EXPECT_EQ(a.stopped, 1);
   const auto a_down = clock.Now();
 
@@ -402,7 +402,7 @@ TEST(LeaderElection, GateClosesAtTheRenewDeadlineWhileTheElectorIsStuck) {
   ASSERT_TRUE(link.WaitUntilBlocked());
   EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(8));
   clock.Advance(seconds(8));  // t0 + 10 s: the renew deadline
-  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), clock::Clock::Duration::zero());
   EXPECT_EQ(a.elector.state(), LeaderElector::State::kLeader) << "the elector's thread has not noticed yet";
   link.Heal();  // the hung request fails at last
   t.join();
@@ -419,7 +419,7 @@ TEST(LeaderElection, PausedLeaderStepsDownWithoutARequest) {
   a.elector.Step();
   const int gets = store.gets, updates = store.updates;
   clock.Advance(seconds(25));
-  EXPECT_EQ(a.elector.WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(a.elector.WriteTimeLeft(), clock::Clock::Duration::zero());
   a.elector.Step();
   EXPECT_EQ(a.elector.state(), LeaderElector::State::kLost);
   EXPECT_EQ(store.gets, gets);
@@ -440,7 +440,7 @@ TEST(LeaderElection, EachAttemptIsBoundedByTheRenewDeadline) {
   a.elector.Step();
   // Every request of a renewal ends by the renew deadline of the last
   // successful renew (t0 + 10 s), not 10 s after the attempt began.
-  EXPECT_EQ(store.deadlines, (std::vector<Clock::TimePoint>(3, t0 + seconds(10))));
+  EXPECT_EQ(store.deadlines, (std::vector<clock::Clock::TimePoint>(3, t0 + seconds(10))));
   EXPECT_TRUE(a.elector.IsLeader());
   EXPECT_EQ(a.elector.WriteTimeLeft(), seconds(10));  // renewed at t0 + 2 s
 }
@@ -466,7 +466,7 @@ TEST(LeaderElection, AcquireRetriesAreJitteredRenewalsAreNot) {
   Candidate a(store, clock, "a");
   Candidate b(store, clock, "b");
   a.elector.Step();
-  std::set<Clock::Duration> waits;
+  std::set<clock::Clock::Duration> waits;
   for (int i = 0; i < 20; ++i) {
     const auto next = b.elector.Step();
     const auto wait = next - clock.Now();
@@ -484,12 +484,12 @@ TEST(LeaderElection, ReleaseClosesTheGateBeforeWritingTheLease) {
   MemLeaseStore store;
   Candidate a(store, clock, "a");
   a.elector.Step();
-  std::optional<Clock::Duration> left_at_release;
+  std::optional<clock::Clock::Duration> left_at_release;
   store.on_update = [&](const json& lease) {
     if (lease["spec"]["holderIdentity"] == "") left_at_release = a.elector.WriteTimeLeft();
   };
   EXPECT_TRUE(a.elector.Release());
-  EXPECT_EQ(left_at_release, Clock::Duration::zero());
+  EXPECT_EQ(left_at_release, clock::Clock::Duration::zero());
 }
 
 TEST(LeaderElection, ConfigFollowsClientGoConstraints) {

@@ -169,7 +169,7 @@ TEST(Manager, StartsWhatNeedsLeadershipOnlyWhenLeading) {
   f.clock.AwaitWaiters(1);  // the elector waits for its next try
   EXPECT_EQ(f.journal.entries(), std::vector<std::string>{"watch.start"});
   ASSERT_NE(f.mgr->write_gate(), nullptr);
-  EXPECT_EQ(f.mgr->write_gate()->WriteTimeLeft(), Clock::Duration::zero());
+  EXPECT_EQ(f.mgr->write_gate()->WriteTimeLeft(), clock::Clock::Duration::zero());
 
   f.clock.Advance(seconds(20));  // the other's Lease has expired: ours
   ASSERT_TRUE(f.journal.Await("workers.start"));

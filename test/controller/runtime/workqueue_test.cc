@@ -273,12 +273,12 @@ TEST(RateLimiter, TokenBucketBurstThenQps) {
   // Keys appended, not `"x" + std::to_string(i)`: GCC 12 at -O3 reports a
   // false -Wrestrict in the insert() of operator+(const char*, string&&).
   for (int i = 0; i < 100; ++i)
-    EXPECT_EQ(rl.When(std::string("x").append(std::to_string(i))), Clock::Duration::zero()) << i;
+    EXPECT_EQ(rl.When(std::string("x").append(std::to_string(i))), clock::Clock::Duration::zero()) << i;
   EXPECT_EQ(rl.When("y1"), milliseconds(100));
   EXPECT_EQ(rl.When("y2"), milliseconds(200));
   clock.Advance(seconds(1));  // 10 tokens refilled, debt was 2
   for (int i = 0; i < 8; ++i)
-    EXPECT_EQ(rl.When(std::string("z").append(std::to_string(i))), Clock::Duration::zero()) << i;
+    EXPECT_EQ(rl.When(std::string("z").append(std::to_string(i))), clock::Clock::Duration::zero()) << i;
   EXPECT_EQ(rl.When("z9"), milliseconds(100));
 }
 

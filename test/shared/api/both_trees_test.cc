@@ -1,4 +1,4 @@
-// The API's readers take either tree (base/json_ref.h): nlohmann::json, as
+// The API's readers take either tree (shared/text/json_ref.h): nlohmann::json, as
 // the controller and the offline validator hold objects, or a RapidJSON
 // value, as the webhook parses a review. Each reader must give the same
 // answer on both trees of the same text: the typed spec, every error and
@@ -19,7 +19,7 @@
 #include "shared/api/schema.h"
 #include "shared/api/spec.h"
 #include "shared/api/validation.h"
-#include "shared/base/json_ref.h"
+#include "shared/text/json_ref.h"
 #include "test/support/modelservice_catalogue.h"
 #include "test/support/modelservice_schema.h"
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/api/schema.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "webhook/validate/yaml_reader.h"
 
 namespace ms::api {
@@ -31,8 +31,8 @@ bool HasKey(const json& j, const std::string& key) {
 
 TEST(CrdSchema, CrdCarriesExactlyTheWebhookSchemaAndNoDefaults) {
   // Read as kubectl reads it (YAML 1.1 scalars).
-  auto docs =
-      validate::ReadYaml(ReadFile(std::string(MS_SOURCE_DIR) + "/manifests/crd/modelservices.modelops.dev.yaml"));
+  auto docs = validate::ReadYaml(
+      process::ReadFile(std::string(MS_SOURCE_DIR) + "/manifests/crd/modelservices.modelops.dev.yaml"));
   ASSERT_FALSE(docs.error) << *docs.error;
   ASSERT_EQ(docs.documents.size(), 1u);
   json crd = docs.documents[0].value;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "shared/api/schema.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "test/support/modelservice_catalogue.h"
 #include "test/support/modelservice_schema.h"
 

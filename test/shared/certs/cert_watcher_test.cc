@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "shared/base/logging.h"
+#include "shared/log/logging.h"
 #include "test/support/fake_clock.h"
 #include "test/support/test_support.h"
 

@@ -17,7 +17,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "shared/base/metrics.h"
+#include "shared/metrics/metrics.h"
 #include "shared/transport/unique_fd.h"
 #include "test/support/gunzip.h"
 
@@ -64,7 +64,7 @@ std::string ReadAll(int fd) {
 bool ServeMetricsOnly(SideEndpoints& side, const metrics::Registry& registry) {
   std::string error;
   const bool started = side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", -1}, registry, [] { return true; },
+      flags::HostPort{"127.0.0.1", 0}, flags::HostPort{"127.0.0.1", -1}, registry, [] { return true; },
       [](std::string*) { return true; }, &error);
   EXPECT_TRUE(started) << error;
   return started;
@@ -75,7 +75,7 @@ struct Probes {
   Probes() {
     std::string error;
     EXPECT_TRUE(side.Start(
-        HostPort{"127.0.0.1", -1}, HostPort{"127.0.0.1", 0}, registry, [] { return true; },
+        flags::HostPort{"127.0.0.1", -1}, flags::HostPort{"127.0.0.1", 0}, registry, [] { return true; },
         [](std::string*) { return true; }, &error))
         << error;
   }
@@ -226,7 +226,7 @@ TEST(SideEndpoints, OneServerWhenTheAddressesMatch) {
   std::atomic<bool> ready{false};
   // Port 0 twice is "the same address": one server on one free port.
   ASSERT_TRUE(side.Start(
-      HostPort{"127.0.0.1", 0}, HostPort{"127.0.0.1", 0}, registry, [] { return true; },
+      flags::HostPort{"127.0.0.1", 0}, flags::HostPort{"127.0.0.1", 0}, registry, [] { return true; },
       [&ready](std::string* why) {
         if (!ready) *why = "warming up";
         return ready.load();
@@ -287,7 +287,7 @@ TEST(SideEndpoints, SecureMetricsCannotShareTheProbeAddress) {
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   std::string error;
   EXPECT_FALSE(side.Start(
-      HostPort{"127.0.0.1", 18081}, HostPort{"127.0.0.1", 18081}, registry, [] { return true; },
+      flags::HostPort{"127.0.0.1", 18081}, flags::HostPort{"127.0.0.1", 18081}, registry, [] { return true; },
       [](std::string*) { return true; }, &error, SecureMetrics{ctx.get(), nullptr}));
   EXPECT_EQ(error, "the probes cannot share the metrics address when /metrics is served over HTTPS");
 }

@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "shared/base/flags.h"
-#include "shared/base/metrics.h"
+#include "shared/flags/flags.h"
+#include "shared/metrics/metrics.h"
 
 namespace ms::build {
 namespace {
@@ -31,7 +31,7 @@ TEST(Version, CompiledInValuesAreSet) {
 }
 
 TEST(Version, TheVersionFlagPrintsAndEnds) {
-  FlagSet fs("prog", "a program");
+  flags::FlagSet fs("prog", "a program");
   fs.Version(VersionText("prog"));
   std::ostringstream out, err;
   const char* argv[] = {"prog", "--version"};
@@ -40,7 +40,7 @@ TEST(Version, TheVersionFlagPrintsAndEnds) {
   EXPECT_EQ(err.str(), "");
   EXPECT_NE(fs.Usage().find("--version"), std::string::npos);
   // Without Version(), --version is an unknown flag as before.
-  FlagSet plain("prog", "a program");
+  flags::FlagSet plain("prog", "a program");
   std::ostringstream out2, err2;
   EXPECT_EQ(plain.ParseCommandLine(2, argv, out2, err2), 2);
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/base64.h"
+#include "shared/text/base64.h"
 
 namespace ms::admission {
 namespace {

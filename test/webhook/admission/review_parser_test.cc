@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "shared/base/files.h"
-#include "shared/base/utf8.h"
+#include "shared/process/files.h"
+#include "shared/text/utf8.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/review_parser.h"
 
@@ -23,7 +23,7 @@ using nlohmann::json;
 std::vector<std::string> Fixtures() {
   std::vector<std::string> out;
   for (const char* f : {"validate-valid.json", "validate-invalid.json", "mutate-defaults.json"})
-    out.push_back(ReadFile(std::string(MS_SOURCE_DIR) + "/bench/fixtures/" + f));
+    out.push_back(process::ReadFile(std::string(MS_SOURCE_DIR) + "/bench/fixtures/" + f));
   return out;
 }
 
@@ -57,7 +57,7 @@ json Reference(const std::string& body) {
 // Both the values and the number types must agree: validation treats an
 // unsigned, a signed and a floating-point number differently.
 // "-0" is nlohmann's signed 0 and RapidJSON's unsigned one: the same value
-// to every reader (base/json_ref.h).
+// to every reader (shared/text/json_ref.h).
 void ExpectSameTree(const json& a, const json& b, const std::string& where) {
   if (a.is_number_integer() && b.is_number_integer() && a == 0 && b == 0) return;
   ASSERT_EQ(a.type(), b.type()) << where << ": " << a.dump() << " vs " << b.dump();

@@ -6,8 +6,8 @@
 
 #include <optional>
 
-#include "shared/base/base64.h"
-#include "shared/base/utf8.h"
+#include "shared/text/base64.h"
+#include "shared/text/utf8.h"
 #include "test/support/modelservice_schema.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/validating_handler.h"

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "shared/api/defaults.h"
-#include "shared/base/files.h"
+#include "shared/process/files.h"
 #include "test/support/modelservice_schema.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/review.h"
@@ -89,7 +89,7 @@ TEST(Validate, ValidSamplesAsTheWebhookAllowsThem) {
       EXPECT_EQ(r.warnings[0].rfind(warning, 0), 0u) << r.warnings[0];
     }
     // The webhook's answer for the same object.
-    const json resp = WebhookResponse(ReadYaml(ReadFile(f)).documents[0].value);
+    const json resp = WebhookResponse(ReadYaml(process::ReadFile(f)).documents[0].value);
     EXPECT_EQ(resp["allowed"], true) << f;
     EXPECT_EQ(resp.value("warnings", json::array()), json(r.warnings)) << f;
     EXPECT_EQ(report.ExitCode(), 0);
@@ -118,7 +118,7 @@ TEST(Validate, InvalidSamplesWithTheWebhooksMessage) {
     ASSERT_FALSE(expect.empty()) << f;
     // Each sample breaks exactly one rule: exactly the `# expect:` error.
     EXPECT_EQ(api::JoinErrors(r.errors), expect) << f;
-    const json resp = WebhookResponse(ReadYaml(ReadFile(f)).documents[0].value);
+    const json resp = WebhookResponse(ReadYaml(process::ReadFile(f)).documents[0].value);
     EXPECT_EQ(resp["allowed"], false) << f;
     EXPECT_EQ(resp["status"]["code"], 422) << f;
     EXPECT_EQ(resp["status"]["message"], api::JoinErrors(r.errors)) << f;
@@ -254,14 +254,14 @@ TEST_F(ValidateCommand, JsonReportAndShowDefaults) {
 
   // YAML on stdout (findings on stderr), read back as the defaulted objects.
   const std::string yaml = dir_.File("defaults.yaml");
-  r = Run("--show-defaults -f - > " + yaml, ReadFile(kSamples + "/minimal.yaml"));
+  r = Run("--show-defaults -f - > " + yaml, process::ReadFile(kSamples + "/minimal.yaml"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  auto docs = ReadYaml(ReadFile(yaml));
+  auto docs = ReadYaml(process::ReadFile(yaml));
   ASSERT_FALSE(docs.error);
   ASSERT_EQ(docs.documents.size(), 1u);
   EXPECT_EQ(docs.documents[0].value,
-            api::DefaultedObject(ReadYaml(ReadFile(kSamples + "/minimal.yaml")).documents[0].value));
-  EXPECT_NE(ReadFile(yaml).find("      maxSurge: 25%\n"), std::string::npos);
+            api::DefaultedObject(ReadYaml(process::ReadFile(kSamples + "/minimal.yaml")).documents[0].value));
+  EXPECT_NE(process::ReadFile(yaml).find("      maxSurge: 25%\n"), std::string::npos);
 }
 
 TEST_F(ValidateCommand, JUnitReportAndFieldValidationFlag) {
