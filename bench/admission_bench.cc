@@ -4,31 +4,19 @@
 //                           (parse, envelope checks, handler, response dump)
 //   JsonParse/*             nlohmann::json::parse of the same body, alone
 //   JsonDump/*              dumping the response AdmissionReview, alone
-//   ValidateModelService    the hand-written checks + the schema safety net
-//   SchemaValidate/*        ms::api::SchemaValidator::Validate (a valijson::Validator
-//                           constructed per call, as shared/api/schema.cc does)
-//   Valijson/*              valijson directly: a fresh Validator per call vs
-//                           one reused Validator (its regex cache kept), to
-//                           show what constructing one per call costs
-//   StdRegex/*              compiling and matching the schema's patterns
+//   ValidateModelService    the typed parser, the rules between fields, the warnings
+//   CheckFieldsOnly         the same without the parse of the review
 //
 // Fixtures are the same files run.sh sends over HTTPS (bench/fixtures).
 #include <benchmark/benchmark.h>
 
 #include <nlohmann/json.hpp>
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validation_results.hpp>
-#include <valijson/validator.hpp>
 
 #include <fstream>
 #include <iterator>
-#include <regex>
 #include <stdexcept>
 #include <string>
 
-#include "shared/api/schema.h"
 #include "shared/api/validation.h"
 #include "shared/process/files.h"
 #include "webhook/admission/mutating_handler.h"
@@ -50,8 +38,7 @@ struct Fixtures {
   std::string valid = ReadFixture("validate-valid.json");
   std::string invalid = ReadFixture("validate-invalid.json");
   std::string mutate = ReadFixture("mutate-defaults.json");
-  ms::api::SchemaValidator schema;
-  ms::admission::ValidatingHandler validating{schema};
+  ms::admission::ValidatingHandler validating;
   ms::admission::MutatingHandler mutating;
 };
 
@@ -116,7 +103,7 @@ void BM_JsonDump_Response(benchmark::State& state) {
 void BM_ValidateModelService(benchmark::State& state, const std::string* body) {
   const json object = json::parse(*body)["request"]["object"];
   for (auto _ : state) {
-    auto outcome = ms::api::ValidateModelService(object, F().schema);
+    auto outcome = ms::api::ValidateModelService(object);
     benchmark::DoNotOptimize(outcome);
   }
 }
@@ -128,83 +115,6 @@ void BM_CheckFieldsOnly(benchmark::State& state, const std::string* body) {
     ms::api::CheckCrossFields(parsed.spec, parsed.errors);
     ms::api::AddWarnings(parsed.spec, parsed.warnings);
     benchmark::DoNotOptimize(parsed);
-  }
-}
-
-// The probe ValidateModelService builds: {"spec": <spec>}.
-json SpecProbe(const std::string& body) {
-  json probe = json::object();
-  probe["spec"] = json::parse(body)["request"]["object"]["spec"];
-  return probe;
-}
-
-void BM_SchemaValidate(benchmark::State& state, const std::string* body) {
-  const json probe = SpecProbe(*body);
-  for (auto _ : state) {
-    auto errors = F().schema.Validate(probe);
-    benchmark::DoNotOptimize(errors);
-  }
-}
-
-struct CompiledSchema {
-  json document = json::parse(ms::api::kModelServiceSchemaJson);
-  valijson::Schema schema;
-  CompiledSchema() {
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
-    valijson::adapters::NlohmannJsonAdapter adapter(document);
-    parser.populateSchema(adapter, schema);
-  }
-};
-
-const valijson::Schema& Compiled() {
-  static const CompiledSchema c;
-  return c.schema;
-}
-
-// What shared/api/schema.cc does today: a Validator per call, so every `pattern`
-// is compiled into a std::regex again on every validation.
-void BM_Valijson_FreshValidatorPerCall(benchmark::State& state, const std::string* body) {
-  const json probe = SpecProbe(*body);
-  valijson::adapters::NlohmannJsonAdapter target(probe);
-  for (auto _ : state) {
-    valijson::Validator validator(valijson::Validator::kStrongTypes);
-    valijson::ValidationResults results;
-    bool ok = validator.validate(Compiled(), target, &results);
-    benchmark::DoNotOptimize(ok);
-  }
-}
-
-// The alternative: one Validator per thread (thread_local), reused; its regex
-// cache survives between calls.
-void BM_Valijson_ReusedValidator(benchmark::State& state, const std::string* body) {
-  const json probe = SpecProbe(*body);
-  valijson::adapters::NlohmannJsonAdapter target(probe);
-  valijson::Validator validator(valijson::Validator::kStrongTypes);
-  for (auto _ : state) {
-    valijson::ValidationResults results;
-    bool ok = validator.validate(Compiled(), target, &results);
-    benchmark::DoNotOptimize(ok);
-  }
-}
-
-void BM_StdRegex_CompileModelPattern(benchmark::State& state) {
-  for (auto _ : state) {
-    std::regex re("^[^\\s\\x00-\\x1F\\x7F]+$");
-    benchmark::DoNotOptimize(re);
-  }
-}
-void BM_StdRegex_CompilePercentPattern(benchmark::State& state) {
-  for (auto _ : state) {
-    std::regex re("^(100|[1-9]?[0-9])%$");
-    benchmark::DoNotOptimize(re);
-  }
-}
-void BM_StdRegex_MatchModel(benchmark::State& state) {
-  const std::regex re("^[^\\s\\x00-\\x1F\\x7F]+$");
-  const std::string model = "bert-base-uncased";
-  for (auto _ : state) {
-    bool m = std::regex_search(model, re);
-    benchmark::DoNotOptimize(m);
   }
 }
 
@@ -225,12 +135,5 @@ BENCHMARK(BM_JsonDump_Response);
 BENCHMARK_CAPTURE(BM_ValidateModelService, valid, Valid());
 BENCHMARK_CAPTURE(BM_ValidateModelService, invalid, Invalid());
 BENCHMARK_CAPTURE(BM_CheckFieldsOnly, valid, Valid());
-BENCHMARK_CAPTURE(BM_SchemaValidate, valid, Valid());
-BENCHMARK_CAPTURE(BM_SchemaValidate, invalid, Invalid());
-BENCHMARK_CAPTURE(BM_Valijson_FreshValidatorPerCall, valid, Valid());
-BENCHMARK_CAPTURE(BM_Valijson_ReusedValidator, valid, Valid());
-BENCHMARK(BM_StdRegex_CompileModelPattern);
-BENCHMARK(BM_StdRegex_CompilePercentPattern);
-BENCHMARK(BM_StdRegex_MatchModel);
 
 BENCHMARK_MAIN();

@@ -13,7 +13,6 @@
 #include <iterator>
 #include <string>
 
-#include "shared/api/schema.h"
 #include "shared/process/files.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
@@ -39,8 +38,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string body = ms::process::ReadFile(std::string(MS_BENCH_FIXTURES) + "/" + file);
-  ms::api::SchemaValidator schema;
-  ms::admission::ValidatingHandler validating(schema);
+  ms::admission::ValidatingHandler validating;
   ms::admission::MutatingHandler mutating;
   const ms::admission::Handler& handler =
       scenario == "mutate" ? static_cast<const ms::admission::Handler&>(mutating) : validating;

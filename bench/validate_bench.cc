@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "shared/api/schema.h"
 #include "shared/process/files.h"
 #include "webhook/validate/validate.h"
 #include "webhook/validate/yaml_reader.h"
@@ -69,8 +68,7 @@ int main(int argc, char** argv) {
   const std::string text = Stream(count);
   if (argc > 2) std::ofstream(argv[2], std::ios::binary) << text;
 
-  const ms::api::SchemaValidator schema;
-  const ms::validate::Validator validator(schema);
+  const ms::validate::Validator validator;
   size_t docs = 0, invalid = 0;
   const double read = Best(5, [&] { docs = ms::validate::ReadYaml(text).documents.size(); });
   const double all = Best(5, [&] {

@@ -9,7 +9,7 @@ From it this tool writes, all committed:
                              types and reasons as constants
   shared/api/spec.gen.h      the typed spec: structs, enums, field rules
   shared/api/spec.gen.cc     its parser, JSON form and defaults
-  shared/api/schema.gen.cc   the schema valijson compiles (no annotations)
+  shared/api/schema.gen.cc   the schema as text (no annotations): pruning, tests
   manifests/crd/modelservices.modelops.dev.yaml   the CRD
   docs/user/api-reference.md                      the API reference
 

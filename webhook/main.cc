@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/api/schema.h"
 #include "shared/certs/cert_watcher.h"
 #include "shared/flags/flags.h"
 #include "shared/log/logging.h"
@@ -279,27 +278,15 @@ void ShutdownDelay(int sig, std::chrono::milliseconds delay, ms::webhook::Server
               again != 0 ? "received signal " + std::to_string(again) + " again" : "shutdown delay over");
 }
 
-// The compiled schema, or nullptr after saying why it cannot be.
-std::unique_ptr<ms::api::SchemaValidator> LoadSchema(spdlog::logger& logger) {
-  try {
-    return std::make_unique<ms::api::SchemaValidator>();
-  } catch (const std::exception& e) {
-    logger.critical("{}", e.what());
-    return nullptr;
-  }
-}
-
 // Serves admission, /metrics and the probes until SIGTERM or SIGINT, then
 // finishes the requests in flight. Returns the exit status.
 int Serve(const Flags& f, const Settings& s) {
   const auto& logger = s.logger;
-  auto schema = LoadSchema(*logger);
-  if (!schema) return 1;
   ms::metrics::Registry registry;
   ms::webhook::WebhookMetrics metrics(registry);
   ms::certs::CertWatcherMetrics cert_metrics(registry);
   ms::build::RegisterBuildInfo(registry);
-  ms::admission::ValidatingHandler validating(*schema);
+  ms::admission::ValidatingHandler validating;
   ms::admission::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);
   std::string error;

@@ -1,7 +1,5 @@
 #include "shared/api/validation.h"
 
-#include <algorithm>
-
 #include "shared/api/pod_validation.h"
 #include "shared/api/types.h"
 
@@ -64,84 +62,11 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
   AddPodWarnings(spec, warnings);
 }
 
-namespace {
-
-// A field path with map keys as the schema's paths name them:
-// "spec.nodeSelector[pool]" -> "spec.nodeSelector.pool" (indices stay).
-std::string SchemaPath(const std::string& path) {
-  std::string out;
-  for (size_t i = 0; i < path.size(); ++i) {
-    const size_t close = path[i] == '[' ? path.find(']', i) : std::string::npos;
-    if (close == std::string::npos) {
-      out += path[i];
-      continue;
-    }
-    const std::string inner = path.substr(i + 1, close - i - 1);
-    const bool index = !inner.empty() && inner.find_first_not_of("0123456789") == std::string::npos;
-    out += index ? "[" + inner + "]" : "." + inner;
-    i = close;
-  }
-  return out;
-}
-
-// Whether every string in the object is short enough for std::regex (which
-// recurses per character). Longer strings are rejected by the hand-written
-// checks (TooLong) before the schema runs.
-bool StringsBounded(JsonRef v, size_t limit, int depth = 0) {
-  if (depth > 64) return false;
-  if (v.is_string()) return v.str().size() <= limit;
-  bool bounded = true;
-  if (v.is_array()) {
-    for (size_t i = 0, n = v.size(); i < n && bounded; ++i) bounded = StringsBounded(v.at(i), limit, depth + 1);
-  } else if (v.is_object()) {
-    v.for_each_member([&](std::string_view, JsonRef e) {
-      if (bounded) bounded = StringsBounded(e, limit, depth + 1);
-    });
-  }
-  return bounded;
-}
-
-}  // namespace
-
-bool ErrorCovers(const FieldError& error, const std::string& schema_path) {
-  // a covers b if one is a prefix of the other on a field boundary.
-  const std::string a = SchemaPath(error.path);
-  const std::string& b = schema_path;
-  const std::string& shorter = a.size() <= b.size() ? a : b;
-  const std::string& longer = a.size() <= b.size() ? b : a;
-  if (shorter.empty() || shorter == "<root>") return true;
-  if (longer.compare(0, shorter.size(), shorter) != 0) return false;
-  return longer.size() == shorter.size() || longer[shorter.size()] == '.' || longer[shorter.size()] == '[';
-}
-
-ValidationOutcome ValidateModelService(JsonRef object, const SchemaValidator& schema) {
+ValidationOutcome ValidateModelService(JsonRef object) {
   ParsedModelService parsed = ParseModelService(object);
   ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
   CheckCrossFields(parsed.spec, out.errors);
   AddWarnings(parsed.spec, out.warnings);
-  // The schema over status: the parser reads and checks all the rest (the
-  // root's apiVersion, kind, metadata and spec), and explains every
-  // violation of the schema there (validation.h). When the strings the
-  // schema would match patterns against (all in spec) are bounded. The
-  // object is validated in place (no copy).
-  auto spec = object.find("spec");
-  if (!spec || !spec->is_object() || !object.find("status")) return out;
-  auto covered = [&](const std::string& path) {
-    return std::any_of(out.errors.begin(), out.errors.end(), [&](const FieldError& f) { return ErrorCovers(f, path); });
-  };
-  // valijson only for the wording of a violation no error above explains:
-  // where the violations are, the compiled schema says at a fraction of the
-  // cost.
-  if (auto paths = schema.ViolationPaths(object, "spec"); paths && std::all_of(paths->begin(), paths->end(), covered))
-    return out;
-  if (!StringsBounded(*spec, ModelServiceSpec::kImage.max_length)) return out;
-  for (auto& e : schema.Validate(object)) {
-    if (!covered(e.path)) {
-      std::string path = e.path.empty() ? "<root>" : e.path;
-      out.errors.push_back(FieldError::Invalid(path, json(nullptr), e.description));
-      out.errors.back().value = "(schema)";
-    }
-  }
   return out;
 }
 

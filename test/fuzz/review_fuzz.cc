@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "shared/api/schema.h"
 #include "shared/text/utf8.h"
 #include "webhook/admission/mutating_handler.h"
 #include "webhook/admission/review.h"
@@ -51,8 +50,7 @@ bool ReferenceAllows(std::string_view body, const ms::admission::Handler& handle
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ms::api::SchemaValidator schema;
-  static const ms::admission::ValidatingHandler validating(schema);
+  static const ms::admission::ValidatingHandler validating;
   static const ms::admission::MutatingHandler mutating;
   if (size == 0) return 0;
   const ms::admission::Handler& handler = data[0] & 1 ? static_cast<const ms::admission::Handler&>(mutating)

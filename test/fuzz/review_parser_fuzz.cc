@@ -73,11 +73,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     json& r = reference["request"];
     r = Keep(std::move(r),
              {"uid", "kind", "resource", "subResource", "name", "namespace", "operation", "object", "oldObject"});
-    if (r.contains("oldObject"))
-      r["oldObject"] = Keep(std::move(r["oldObject"]), {"apiVersion", "kind", "spec", "status"});
+    if (r.contains("oldObject")) r["oldObject"] = Keep(std::move(r["oldObject"]), {"apiVersion", "kind", "spec"});
     if (r.contains("object") && r["object"].is_object()) {
       json& o = r["object"];
-      o = Keep(std::move(o), {"apiVersion", "kind", "metadata", "spec", "status"});
+      o = Keep(std::move(o), {"apiVersion", "kind", "metadata", "spec"});
       if (o.contains("metadata")) o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
     }
   }

@@ -185,8 +185,7 @@ class ServerTest : public ::testing::Test {
   }
 
   test::TempDir dir_;
-  api::SchemaValidator schema_;
-  admission::ValidatingHandler validating_{schema_};
+  admission::ValidatingHandler validating_;
   admission::MutatingHandler mutating_;
   metrics::Registry registry_;
   WebhookMetrics metrics_{registry_};

@@ -280,8 +280,8 @@ def schema_source(model, t):
     if ")MSSCHEMA" in text:
         raise DefinitionError("the schema contains the raw string's delimiter")
     return "\n".join([
-        header("The schema valijson compiles (the CRD's openAPIV3Schema): the definition\n"
-               "// without its x-ms-* annotations.", t),
+        header("The schema (the CRD's openAPIV3Schema): the definition without its\n"
+               "// x-ms-* annotations; pruning reads it, the tests compile it with valijson.", t),
         '#include "shared/api/schema.h"', "", "namespace %s {" % namespace, "",
         # Past 65,536 characters (the C++ minimum a compiler must take),
         # which clang's -Wpedantic reports; GCC and clang take any length.

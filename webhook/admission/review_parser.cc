@@ -32,9 +32,9 @@ bool Kept(Node node, std::string_view key) {
       return OneOf(key,
                    {"uid", "kind", "resource", "subResource", "name", "namespace", "operation", "object", "oldObject"});
     case Node::kObject:
-      return OneOf(key, {"apiVersion", "kind", "metadata", "spec", "status"});
+      return OneOf(key, {"apiVersion", "kind", "metadata", "spec"});
     case Node::kOldObject:
-      return OneOf(key, {"apiVersion", "kind", "spec", "status"});  // what ratcheting compares
+      return OneOf(key, {"apiVersion", "kind", "spec"});  // what ratcheting compares
     case Node::kMetadata:
       return key == "name" || key == "generateName";
     case Node::kOther:

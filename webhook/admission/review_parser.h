@@ -7,12 +7,12 @@
 //   apiVersion, kind, request
 //   request.{uid, kind, resource, subResource, name, namespace, operation,
 //            object, oldObject}
-//   request.object.{apiVersion, kind, metadata, spec, status} (status: the
-//            schema checks it), request.object.metadata.{name, generateName}
-//   request.oldObject.{apiVersion, kind, spec, status} (for validation
-//            ratcheting, handler.h and api/ratchet.h)
+//   request.object.{apiVersion, kind, metadata, spec},
+//            request.object.metadata.{name, generateName}
+//   request.oldObject.{apiVersion, kind, spec} (for validation ratcheting,
+//            handler.h and api/ratchet.h)
 // Everything else (userInfo, options, requestKind, dryRun, the object's
-// labels, annotations and managedFields, oldObject's metadata) is
+// labels, annotations, managedFields and status, oldObject's metadata) is
 // left out: usually the bulk of a review, and the tree's cost is per node,
 // to build and to free.
 //

@@ -10,7 +10,7 @@ AdmissionResponse ValidatingHandler::Handle(const AdmissionRequest& request) con
   const auto& obj = request.object;
 
   const bool scale = IsScaleRequest(request);
-  api::ValidationOutcome outcome = scale ? api::ValidateScale(*obj) : api::ValidateModelService(*obj, schema_);
+  api::ValidationOutcome outcome = scale ? api::ValidateScale(*obj) : api::ValidateModelService(*obj);
   // An UPDATE reports only the errors about values it changed (ratchet.h);
   // a Scale has one value, whose unchanged form Preflight already allows.
   if (!outcome.ok() && !scale && IsUpdateOf(request)) api::RatchetErrors(outcome.errors, *obj, *request.old_object);

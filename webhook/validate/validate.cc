@@ -131,7 +131,7 @@ void Validator::AddDocument(const std::string& file, const std::string& index, i
   if (object.is_object()) object.erase("status");
   if (fields_ == FieldValidation::kStrict) r.unknown_fields = unknown;
   r.defaulted = api::DefaultedObject(object);
-  api::ValidationOutcome outcome = api::ValidateModelService(r.defaulted, schema_);
+  api::ValidationOutcome outcome = api::ValidateModelService(r.defaulted);
   r.errors = std::move(outcome.errors);
   if (fields_ == FieldValidation::kWarn)
     for (const auto& f : unknown) r.warnings.push_back("unknown field \"" + f + "\"");
@@ -309,8 +309,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   Options options;
   if (auto done = ParseArgs(args, options, out, err)) return *done;
 
-  const api::SchemaValidator schema;
-  const Validator validator(schema, options.fields);
+  const Validator validator(options.fields);
   Report report;
   for (const auto& input : options.inputs) {
     if (input == "-") {

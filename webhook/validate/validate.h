@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "shared/api/field_error.h"
-#include "shared/api/schema.h"
 
 namespace ms::validate {
 
@@ -67,8 +66,7 @@ struct Report {
 
 class Validator {
  public:
-  explicit Validator(const api::SchemaValidator& schema, FieldValidation fields = FieldValidation::kStrict)
-      : schema_(schema), fields_(fields) {}
+  explicit Validator(FieldValidation fields = FieldValidation::kStrict) : fields_(fields) {}
   // Reads one stream of YAML or JSON documents named `file` into `report`.
   void AddStream(const std::string& file, std::string_view text, Report& report) const;
   // A file, or every *.yaml, *.yml and *.json under a directory (sorted).
@@ -77,7 +75,6 @@ class Validator {
  private:
   void AddDocument(const std::string& file, const std::string& index, int line, const nlohmann::json& doc,
                    Report& report) const;
-  const api::SchemaValidator& schema_;
   FieldValidation fields_;
 };
 

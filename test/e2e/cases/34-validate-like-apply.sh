@@ -36,6 +36,9 @@ check() {
 check null-replicas valid '{model: m, replicas: null}'
 check null-strategy-type valid '{model: m, strategy: {type: null}}'
 check status-on-create valid '{model: m}' 'status: {phase: Happy}'
+# A status of the wrong types too: the API server drops it before its schema
+# and the validating webhook see the object, so neither judges it.
+check status-wrong-types-on-create valid '{model: m}' 'status: {replicas: two, conditions: none}'
 check unknown-in-spec invalid '{model: m, colour: red}'
 check unknown-top-level invalid '{model: m}' 'colour: blue'
 check unknown-in-env invalid '{model: m, env: [{name: A, vaule: "1"}]}'

@@ -72,7 +72,7 @@ TEST(Defaults, DependentDefaults) {
   json surge0 = {{"spec", {{"model", "m"}, {"strategy", {{"rollingUpdate", {{"maxSurge", 0}}}}}}}};
   json applied = Apply(surge0);
   EXPECT_EQ(applied["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 1);
-  EXPECT_TRUE(ValidateModelService(applied, test::ModelServiceSchema()).ok());
+  EXPECT_TRUE(ValidateModelService(applied).ok());
 }
 
 // spec.rollout (issue 15): each missing default alone, in design.md's order.
@@ -104,7 +104,6 @@ TEST(Defaults, MalformedPartsAreLeftToValidation) {
 }
 
 TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
-  const SchemaValidator& schema = test::ModelServiceSchema();
   for (const char* text :
        {R"({"spec":{"model":"m"}})", R"({"spec":{"model":"m","strategy":{}}})",
         R"({"spec":{"model":"m","strategy":{"type":"RollingUpdate","rollingUpdate":{}}}})",
@@ -112,7 +111,7 @@ TEST(Defaults, DefaultedObjectsAreValidForEveryValidInput) {
         R"({"spec":{"model":"m","autoscaling":{"mode":"HPA","maxReplicas":2,"targetQueueLength":1}}})",
         R"({"spec":{"model":"m","rollout":{}}})"}) {
     json applied = Apply(json::parse(text));
-    auto out = ValidateModelService(applied, schema);
+    auto out = ValidateModelService(applied);
     EXPECT_TRUE(out.ok()) << text << ": " << JoinErrors(out.errors);
   }
 }

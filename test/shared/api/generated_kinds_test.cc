@@ -8,8 +8,8 @@
 #include "fixture_spec.gen.h"
 #include "shared/api/field_reader.h"
 #include "shared/api/patch_text.h"
-#include "shared/api/schema.h"
 #include "shared/process/files.h"
+#include "test/support/schema_validator.h"
 
 namespace ms::api::fixture {
 namespace {
@@ -187,7 +187,7 @@ TEST(GeneratedKinds, RulesAndFieldOrderComeFromTheDefinition) {
 // valijson) agree: a value breaks the schema exactly when the parser reports
 // an error, for each field of each kind.
 TEST(GeneratedKinds, ParserAgreesWithTheSchema) {
-  const SchemaValidator schema(process::ReadFile(MS_FIXTURE_SCHEMA));
+  const test::SchemaValidator schema(process::ReadFile(MS_FIXTURE_SCHEMA));
   const std::vector<json> values = {nullptr,
                                     true,
                                     0,

@@ -18,7 +18,7 @@ std::string Errors(const char* member, const json& value) {
             {"kind", "ModelService"},
             {"metadata", {{"name", "m"}}},
             {"spec", {{"model", "m"}, {member, value}}}};
-  return JoinErrors(ValidateModelService(o, test::ModelServiceSchema()).errors);
+  return JoinErrors(ValidateModelService(o).errors);
 }
 std::string Affinity(const json& v) { return Errors("affinity", v); }
 std::string Spread(const json& v) { return Errors("topologySpreadConstraints", v); }

@@ -43,11 +43,10 @@ json Reference(const std::string& body) {
     json& r = j["request"];
     r = Keep(std::move(r),
              {"uid", "kind", "resource", "subResource", "name", "namespace", "operation", "object", "oldObject"});
-    if (r.contains("oldObject"))
-      r["oldObject"] = Keep(std::move(r["oldObject"]), {"apiVersion", "kind", "spec", "status"});
+    if (r.contains("oldObject")) r["oldObject"] = Keep(std::move(r["oldObject"]), {"apiVersion", "kind", "spec"});
     if (r.contains("object") && r["object"].is_object()) {
       json& o = r["object"];
-      o = Keep(std::move(o), {"apiVersion", "kind", "metadata", "spec", "status"});
+      o = Keep(std::move(o), {"apiVersion", "kind", "metadata", "spec"});
       if (o.contains("metadata")) o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
     }
   }
@@ -114,10 +113,9 @@ TEST(ReviewParser, KeepsOnlyTheNamedMembersAtTheirPlaces) {
   FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
   ASSERT_EQ(fast.status, FastParse::kOk);
   const json want = json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
-    "request":{"uid":"u","oldObject":{"spec":{"replicas":[[[1]]]},"status":{}},"operation":"CREATE",
+    "request":{"uid":"u","oldObject":{"spec":{"replicas":[[[1]]]}},"operation":"CREATE",
       "kind":{"group":"g","userInfo":1},"subResource":"scale",
-      "object":{"metadata":{"name":"n","generateName":"g-"},"spec":{"managedFields":1,"oldObject":2},
-                "status":{"phase":"Ready"}}}})");
+      "object":{"metadata":{"name":"n","generateName":"g-"},"spec":{"managedFields":1,"oldObject":2}}}})");
   ExpectSameTree(fast.Tree(), want, "");
   ExpectSameTree(fast.Tree(), Reference(body), "");
 }

@@ -13,7 +13,6 @@
 
 #include "shared/api/defaults.h"
 #include "shared/process/files.h"
-#include "test/support/modelservice_schema.h"
 #include "test/support/test_support.h"
 #include "webhook/admission/review.h"
 #include "webhook/admission/validating_handler.h"
@@ -27,8 +26,6 @@ namespace fs = std::filesystem;
 
 const std::string kSamples = std::string(MS_SOURCE_DIR) + "/manifests/samples";
 const std::string kBinary = MS_WEBHOOK_BINARY;
-
-const api::SchemaValidator& Schema() { return test::ModelServiceSchema(); }
 
 std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> out;
@@ -50,7 +47,7 @@ std::string Header(const std::string& file, const std::string& key) {
 // What the webhook's /validate answers for the object, as the end-to-end
 // suite posts it (the object as kubectl sends it, in an AdmissionReview).
 json WebhookResponse(const json& object) {
-  const admission::ValidatingHandler handler(Schema());
+  const admission::ValidatingHandler handler;
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
                  {"request",
@@ -65,7 +62,7 @@ json WebhookResponse(const json& object) {
 
 Report Validate(const std::string& path) {
   Report report;
-  Validator(Schema()).AddPath(path, report);
+  Validator().AddPath(path, report);
   return report;
 }
 
@@ -128,7 +125,7 @@ TEST(Validate, InvalidSamplesWithTheWebhooksMessage) {
 
 TEST(Validate, PicksModelServicesOutOfStreamsAndLists) {
   Report report;
-  Validator(Schema()).AddStream("m.yaml", R"(apiVersion: v1
+  Validator().AddStream("m.yaml", R"(apiVersion: v1
 kind: ConfigMap
 metadata: {name: cm}
 ---
@@ -147,7 +144,7 @@ items:
 - {apiVersion: modelops.dev/v1, kind: ModelService, metadata: {name: b}, spec: {model: m}}
 - {apiVersion: v1, kind: Service, metadata: {name: s}}
 )",
-                                report);
+                        report);
   ASSERT_EQ(report.results.size(), 2u);
   EXPECT_EQ(report.results[0].document, "2");
   EXPECT_EQ(report.results[0].line, 5);
@@ -175,8 +172,8 @@ items:
 TEST(Validate, VerdictsAsKubectlApply) {
   auto run = [](const std::string& spec, FieldValidation mode = FieldValidation::kStrict) {
     Report report;
-    Validator(Schema(), mode)
-        .AddStream("f.yaml", "apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata: {name: a}\n" + spec, report);
+    Validator(mode).AddStream("f.yaml", "apiVersion: modelops.dev/v1\nkind: ModelService\nmetadata: {name: a}\n" + spec,
+                              report);
     std::ostringstream text;
     PrintText(report, text);
     return std::pair{report.results.at(0), text.str()};
