@@ -120,8 +120,12 @@ assert_contains "$pulls" "\"containerd/" "the puller of the index (the registry'
 # them by digest and fetches only the index it lacked; every blob the index
 # names for amd64 is there.
 amd64="${amd64:?}"
+# The list is read whole first: `ctr ... | grep -q` under pipefail failed
+# when grep exited at its match while ctr (a line per write) still wrote,
+# and ctr died of SIGPIPE (a blob that was there reported missing, once).
+blobs="$(ctr --address "$CONTAINERD_ADDRESS" -n k8s.io content ls -q)"
 for d in "$amd64" $(skopeo inspect --raw --cert-dir "$regdir/certs.d" "docker://$REGISTRY/modelservice@$amd64" | jq -r '.config.digest, .layers[].digest'); do
-  ctr --address "$CONTAINERD_ADDRESS" -n k8s.io content ls -q | grep -qx "$d" || fail "the node's containerd lacks blob $d of $amd64"
+  [[ $'\n'"$blobs"$'\n' == *$'\n'"$d"$'\n'* ]] || fail "the node's containerd lacks blob $d of $amd64"
 done
 probe="$(ms_yaml release-probe 'model: probe' 'strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}')"
 denied() { [[ "$(k -n default create --dry-run=server -f - <<<"$probe" 2>&1)" == *'admission webhook "validate.modelservices.modelops.dev" denied the request'* ]]; }
