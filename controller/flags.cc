@@ -122,8 +122,8 @@ flags::FlagSet Definitions(Flags& f, const std::string& program = "modelservice-
   fs.Bool("per-object-metrics", &f.per_object_metrics,
           "export the series of each ModelService (modelservice_replicas, modelservice_status_condition, "
           "modelservice_info, labelled with its namespace and name); false: not registered");
-  certs::DefineFlags(fs, f.certs);
-  fs.Version(build::VersionText("modelservice-controller"));
+  webhookcerts::DefineFlags(fs, f.certs);
+  fs.Version(version::VersionText("modelservice-controller"));
   flags::DefineCommonFlags(fs, f);
   return fs;
 }
@@ -142,11 +142,11 @@ namespace {
 
 std::vector<std::string> SplitNamespaces(const std::string& list) {
   std::vector<std::string> out;
-  if (Trim(list).empty()) return out;
+  if (text::Trim(list).empty()) return out;
   size_t start = 0;
   while (true) {
     const size_t comma = list.find(',', start);
-    out.emplace_back(Trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    out.emplace_back(text::Trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
@@ -192,7 +192,7 @@ std::string CheckNamespaces(const std::string& list) {
 std::string DefaultLeaderElectionNamespace(const std::string& namespace_file) {
   std::string ns;
   try {
-    ns = Trim(process::ReadFile(namespace_file));
+    ns = text::Trim(process::ReadFile(namespace_file));
   } catch (const std::runtime_error&) {
   }
   return ns.empty() ? "default" : ns;

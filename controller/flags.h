@@ -11,8 +11,8 @@
 
 #include "controller/autoscale/prometheus_auth.h"
 #include "controller/autoscale/promql.h"
-#include "controller/certs/policy.h"
 #include "controller/modelservice/desired.h"
+#include "controller/webhookcerts/policy.h"
 #include "shared/flags/flags.h"
 
 namespace ms::controller {
@@ -57,7 +57,7 @@ struct Flags : flags::CommonFlags {
   // _info: they name every ModelService of every namespace).
   bool per_object_metrics = true;
   // The webhook's certificates (--cert-mode and the flags of mode self).
-  certs::Settings certs;
+  webhookcerts::Settings certs;
   bool help = false;
 
   // The queue query templates, indexed by api::Runtime (Custom's is --prometheus-query).

@@ -23,7 +23,6 @@
 
 #include "controller/autoscale/prometheus_autoscaler.h"
 #include "controller/autoscale/prometheus_client.h"
-#include "controller/certs/manager.h"
 #include "controller/check_admission.h"
 #include "controller/flags.h"
 #include "controller/kube/config.h"
@@ -32,6 +31,7 @@
 #include "controller/runtime/leader_election.h"
 #include "controller/runtime/manager.h"
 #include "controller/secure_metrics.h"
+#include "controller/webhookcerts/manager.h"
 #include "shared/clock/clock.h"
 #include "shared/log/logging.h"
 #include "shared/metrics/metrics.h"
@@ -51,7 +51,7 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
   if (auto done = ParseCommandLine(argc, argv, flags, std::cout, std::cerr)) return done;
   if (flags->leader_election_namespace.empty()) flags->leader_election_namespace = DefaultLeaderElectionNamespace();
   if (flags->certs.secret_namespace.empty()) flags->certs.secret_namespace = DefaultLeaderElectionNamespace();
-  std::string err = controller::certs::CheckSettings(flags->certs);
+  std::string err = webhookcerts::CheckSettings(flags->certs);
   if (err.empty()) err = autoscale::CheckPrometheusAuthFiles(flags->prometheus_auth);  // readable at start
   if (!err.empty()) {
     std::cerr << "Error: " << err << "\n";
@@ -64,14 +64,14 @@ std::optional<int> ParseOrExit(int argc, char** argv, Flags* flags) {
 struct Metrics {
   explicit Metrics(const Flags& flags)
       : autoscaler(registry, flags.per_object_metrics), modelservice(registry, flags.per_object_metrics) {
-    build::RegisterBuildInfo(registry);
+    version::RegisterBuildInfo(registry);
   }
   metrics::Registry registry;
   kube::ClientMetrics client{registry};
   RuntimeMetrics runtime{registry};
   autoscale::AutoscalerMetrics autoscaler;
   ModelServiceMetrics modelservice;
-  controller::certs::CertificateMetrics certs{registry};
+  webhookcerts::CertificateMetrics certs{registry};
 };
 
 // The Lease through an API client of its own (its own connections and token
@@ -164,9 +164,9 @@ int Run(int argc, char** argv) {
   // --cert-mode=self: every replica watches the webhook's certificates; the
   // leader keeps them (through the ModelServices' client, so its writes
   // stop with the Lease too), without waiting for the caches.
-  std::unique_ptr<controller::certs::Manager> certs;
-  if (flags.certs.mode == controller::certs::Mode::kSelf) {
-    certs = std::make_unique<controller::certs::Manager>(models.client(), clock, flags.certs, m.certs, logger);
+  std::unique_ptr<webhookcerts::Manager> certs;
+  if (flags.certs.mode == webhookcerts::Mode::kSelf) {
+    certs = std::make_unique<webhookcerts::Manager>(models.client(), clock, flags.certs, m.certs, logger);
     mgr.Add(Needs::kNothing, Runnable::Of([&certs] { certs->Start(); }, [&certs] { certs->Stop(); }))
         .Add(Needs::kLeadership, Runnable::Of([&certs] { certs->Lead(); }, nullptr));
   }

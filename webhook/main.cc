@@ -122,7 +122,7 @@ FlagSet Definitions(Flags& f) {
             "of --max-body-bytes-in-flight, what one client address may hold (0: all of it; else at least\n"
             "3145728, one body of the limit)");
   ms::flags::DefineCommonFlags(flags, f);
-  flags.Version(ms::build::VersionText("modelservice-webhook"));
+  flags.Version(ms::version::VersionText("modelservice-webhook"));
   return flags;
 }
 
@@ -181,7 +181,7 @@ std::optional<Settings> Check(const Flags& f) {
   if (!f.client_ca.empty()) {
     for (std::string_view rest = f.client_names; !rest.empty();) {
       const size_t comma = rest.find(',');
-      const std::string name(ms::Trim(rest.substr(0, comma)));
+      const std::string name(ms::text::Trim(rest.substr(0, comma)));
       if (!name.empty()) s.server.tls.client_names.push_back(name);
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
@@ -285,7 +285,7 @@ int Serve(const Flags& f, const Settings& s) {
   ms::metrics::Registry registry;
   ms::webhook::WebhookMetrics metrics(registry);
   ms::certs::CertWatcherMetrics cert_metrics(registry);
-  ms::build::RegisterBuildInfo(registry);
+  ms::version::RegisterBuildInfo(registry);
   ms::admission::ValidatingHandler validating;
   ms::admission::MutatingHandler mutating;
   ms::webhook::Server server(s.server, {&validating, &mutating}, metrics, logger);

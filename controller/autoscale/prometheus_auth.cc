@@ -61,7 +61,7 @@ std::string CheckFile(const char* flag, const std::string& path, bool secret) {
   } catch (const std::runtime_error& e) {
     return std::string("--") + flag + ": " + e.what();
   }
-  if (secret && Trim(content).empty()) return std::string("--") + flag + ": " + path + " is empty";
+  if (secret && text::Trim(content).empty()) return std::string("--") + flag + ": " + path + " is empty";
   return {};
 }
 
@@ -133,7 +133,7 @@ std::string CheckPrometheusAuthFiles(const PrometheusAuth& auth) {
     HeaderSetting h;
     if (std::string err = ParseHeaderSetting("prometheus-header-file", s, true, &h); !err.empty()) return err;
     if (std::string err = CheckFile("prometheus-header-file", h.value, true); !err.empty()) return err;
-    if (std::string why = CheckHeaderValue(Trim(process::ReadFile(h.value))); !why.empty())
+    if (std::string why = CheckHeaderValue(text::Trim(process::ReadFile(h.value))); !why.empty())
       return "--prometheus-header-file: " + h.name + ": in " + h.value + ", " + why;
   }
   return {};

@@ -88,16 +88,16 @@ Recommendation PrometheusAutoscaler::Decide(const Key& key, const Spec& spec, in
   Recommendation rec;
   rec.metrics_ok = true;
   rec.queue_length = l;
-  rec.message = "queue length " + FormatNumber(l) + ", target " + std::to_string(b.target) +
+  rec.message = "queue length " + text::FormatNumber(l) + ", target " + std::to_string(b.target) +
                 " per replica: " + std::to_string(plain) + " replicas";
   if (raw != plain) {
-    rec.message += " (within the " + FormatNumber(tolerance_ * 100) + "% tolerance of " +
+    rec.message += " (within the " + text::FormatNumber(tolerance_ * 100) + "% tolerance of " +
                    std::to_string(current_replicas) + " replicas, keeping " + std::to_string(raw) + ")";
   }
   if (u && u->percent) {
     const int by_gpu = GpuDesiredReplicas(*u->percent, spec, u->pods, current_replicas, tolerance_);
     rec.gpu_utilization = u->percent;
-    rec.message += "; GPU utilization " + FormatNumber(std::round(*u->percent * 10) / 10) + "% on " +
+    rec.message += "; GPU utilization " + text::FormatNumber(std::round(*u->percent * 10) / 10) + "% on " +
                    std::to_string(u->pods) + " pods, target " + std::to_string(spec.target_gpu_utilization) +
                    "%: " + std::to_string(by_gpu) + " replicas";
     raw = std::max(raw, by_gpu);

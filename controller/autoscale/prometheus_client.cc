@@ -121,12 +121,12 @@ QueryResult ParseAnswer(long http_status, std::string_view body) {
     }
     return QueryResult::Error("invalid JSON in response: " + Snippet(body));
   }
-  const std::string status = StringField(doc, "status");
+  const std::string status = text::StringField(doc, "status");
   if (status == "error") {
     std::string msg;
     if (!http_ok) msg = "HTTP " + std::to_string(http_status) + ": ";
-    const std::string type = StringField(doc, "errorType");
-    const std::string err = StringField(doc, "error");
+    const std::string type = text::StringField(doc, "errorType");
+    const std::string err = text::StringField(doc, "error");
     msg += (type.empty() ? "error" : type) + ": " + (err.empty() ? "(no message)" : Snippet(err, 500));
     return QueryResult::Error(msg);
   }
@@ -135,7 +135,7 @@ QueryResult ParseAnswer(long http_status, std::string_view body) {
 
   auto data = doc.find("data");
   if (data == doc.end() || !data->is_object()) return QueryResult::Error("response has no data object");
-  const std::string type = StringField(*data, "resultType");
+  const std::string type = text::StringField(*data, "resultType");
   auto result = data->find("result");
   if (result == data->end()) return QueryResult::Error("response has no data.result");
 

@@ -34,7 +34,7 @@ RequestCredentials PrometheusCredentials::Current() {
     out.secrets.push_back(token);
   } else if (password_ != nullptr) {
     const std::string password = password_->Token();
-    const std::string basic = Base64Encode(username_ + ":" + password);
+    const std::string basic = text::Base64Encode(username_ + ":" + password);
     out.header_lines.push_back("Authorization: Basic " + basic);
     out.secrets.push_back(password);
     out.secrets.push_back(basic);

@@ -31,7 +31,7 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
   // nlohmann's parser types them (shared/text/json_number.h says why).
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     if (skipping()) return Skipped();
-    auto v = JsonNumber(std::string_view(s, n));
+    auto v = text::JsonNumber(std::string_view(s, n));
     return v && Scalar(std::move(*v));
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {

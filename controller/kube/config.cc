@@ -75,7 +75,7 @@ std::string DataOrFile(const YAML::Node& map, const std::string& key, const fs::
                        const std::string& where) {
   std::string data = Str(map, (key + "-data").c_str());
   if (!data.empty()) {
-    auto decoded = Base64Decode(data);
+    auto decoded = text::Base64Decode(data);
     if (!decoded) Fail(file, where + " " + key + "-data is not valid base64");
     return *decoded;
   }
@@ -138,7 +138,7 @@ RestConfig LoadKubeconfig(const std::string& path, const std::string& context) {
       cfg.token_file = Resolve(dir, token_file);
       if (cfg.bearer_token.empty()) {
         try {
-          cfg.bearer_token = Trim(ReadFileFor(cfg.token_file, where + " tokenFile"));
+          cfg.bearer_token = text::Trim(ReadFileFor(cfg.token_file, where + " tokenFile"));
         } catch (const std::runtime_error& e) {
           Fail(path, e.what());
         }
@@ -164,7 +164,7 @@ RestConfig LoadInClusterConfig(const EnvLookup& env, const std::string& sa_dir) 
   cfg.server = "https://" + (ipv6 ? "[" + *host + "]" : *host) + ":" + *port;
   const fs::path dir(sa_dir);
   cfg.token_file = (dir / "token").string();
-  cfg.bearer_token = Trim(ReadFileFor(cfg.token_file, "in-cluster config: service account token"));
+  cfg.bearer_token = text::Trim(ReadFileFor(cfg.token_file, "in-cluster config: service account token"));
   if (cfg.bearer_token.empty())
     throw std::runtime_error("in-cluster config: service account token " + cfg.token_file + " is empty");
   cfg.ca_pem = ReadFileFor((dir / "ca.crt").string(), "in-cluster config: service account CA");

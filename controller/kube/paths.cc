@@ -98,12 +98,12 @@ std::string WithQuery(std::string_view path, std::string_view key, std::string_v
 }
 
 std::string ObjectKey(const nlohmann::json& object) {
-  std::string name = MetadataString(object, "name");
+  std::string name = text::MetadataString(object, "name");
   if (name.empty()) return {};
-  std::string ns = MetadataString(object, "namespace");
+  std::string ns = text::MetadataString(object, "namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 
-std::string ResourceVersionOf(const nlohmann::json& object) { return MetadataString(object, "resourceVersion"); }
+std::string ResourceVersionOf(const nlohmann::json& object) { return text::MetadataString(object, "resourceVersion"); }
 
 }  // namespace ms::kube

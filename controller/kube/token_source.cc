@@ -16,7 +16,7 @@ bool TokenSource::ReadLocked() {
   last_read_ = clock_.Now();
   std::string t;
   try {
-    t = Trim(process::ReadFile(file_));
+    t = text::Trim(process::ReadFile(file_));
   } catch (const std::runtime_error&) {
     return false;  // keep the old token: the file may be mid-rotation
   }

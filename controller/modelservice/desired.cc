@@ -66,9 +66,9 @@ ResolvedSpec ResolveSpec(const json& ms, const Options& opts) {
   ResolvedSpec s;
   const json empty = json::object();
   const json& meta = ms.contains("metadata") && ms["metadata"].is_object() ? ms["metadata"] : empty;
-  s.name = StringField(meta, "name");
-  s.ns = StringField(meta, "namespace", "default");
-  s.uid = StringField(meta, "uid");
+  s.name = text::StringField(meta, "name");
+  s.ns = text::StringField(meta, "namespace", "default");
+  s.uid = text::StringField(meta, "uid");
 
   s.defaulted = api::ParseModelService(ms).spec.Defaulted();
   const api::ModelServiceSpec& d = s.defaulted;

@@ -26,12 +26,12 @@ json EventReference(const json& regarding) {
   static const json kEmpty = json::object();
   const json& meta =
       regarding.contains("metadata") && regarding["metadata"].is_object() ? regarding["metadata"] : kEmpty;
-  json ref = {{"apiVersion", StringField(regarding, "apiVersion", api::kApiVersion)},
-              {"kind", StringField(regarding, "kind", api::kKind)},
-              {"name", StringField(meta, "name", "unknown")},
-              {"namespace", StringField(meta, "namespace", "default")}};
+  json ref = {{"apiVersion", text::StringField(regarding, "apiVersion", api::kApiVersion)},
+              {"kind", text::StringField(regarding, "kind", api::kKind)},
+              {"name", text::StringField(meta, "name", "unknown")},
+              {"namespace", text::StringField(meta, "namespace", "default")}};
   for (const char* f : {"uid", "resourceVersion"}) {
-    if (std::string v = StringField(meta, f); !v.empty()) ref[f] = v;
+    if (std::string v = text::StringField(meta, f); !v.empty()) ref[f] = v;
   }
   return ref;
 }
@@ -149,7 +149,8 @@ void KubeEventRecorder::Write(const Pending& p) {
   runtime::EventFields fields;
   fields.source = std::string(kSourceComponent) + "/" + instance_;
   fields.object_name = ref["name"].get<std::string>();
-  for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"}) fields.object += StringField(ref, f) + "/";
+  for (const char* f : {"kind", "namespace", "name", "uid", "apiVersion"})
+    fields.object += text::StringField(ref, f) + "/";
   fields.type = p.event.type;
   fields.reason = p.event.reason;
   fields.message = p.event.message;

@@ -90,16 +90,17 @@ void Executor::RecordMetrics(const runtime::Request& request, const Report& repo
     for (const auto& cond : *c) {
       // The condition types the controller writes only: a status written by
       // someone else cannot add series.
-      std::string type = StringField(cond, "type");
+      std::string type = text::StringField(cond, "type");
       if (type != api::kConditionReady && type != api::kConditionProgressing && type != api::kConditionDegraded)
         continue;
       if (std::any_of(conditions.begin(), conditions.end(), [&](const auto& s) { return s.labels[0] == type; }))
         continue;
-      conditions.push_back({{std::move(type), StringField(cond, "status"), StringField(cond, "reason")}, 1});
+      conditions.push_back(
+          {{std::move(type), text::StringField(cond, "status"), text::StringField(cond, "reason")}, 1});
     }
   }
   metrics_.conditions.Set(request.ns, request.name, std::move(conditions));
-  metrics_.info.Set(request.ns, request.name, {{{StringField(*report.status, "servingVersion")}, 1}});
+  metrics_.info.Set(request.ns, request.name, {{{text::StringField(*report.status, "servingVersion")}, 1}});
 }
 
 Report Executor::Run(const runtime::Request& request) {

@@ -28,7 +28,7 @@ const json* ControllerRef(const json& object) {
 
 std::string ControllerUid(const json& object) {
   const json* ref = ControllerRef(object);
-  return ref != nullptr ? StringField(*ref, "uid") : std::string();
+  return ref != nullptr ? text::StringField(*ref, "uid") : std::string();
 }
 
 bool IsControlledBy(const json& object, const std::string& owner_uid) {
@@ -40,8 +40,9 @@ json DeleteOptionsFor(const json& object) {
   json preconditions = json::object();
   if (object.is_object() && object.contains("metadata")) {
     const json& meta = object["metadata"];
-    if (const std::string uid = StringField(meta, "uid"); !uid.empty()) preconditions["uid"] = uid;
-    if (const std::string rv = StringField(meta, "resourceVersion"); !rv.empty()) preconditions["resourceVersion"] = rv;
+    if (const std::string uid = text::StringField(meta, "uid"); !uid.empty()) preconditions["uid"] = uid;
+    if (const std::string rv = text::StringField(meta, "resourceVersion"); !rv.empty())
+      preconditions["resourceVersion"] = rv;
   }
   if (!preconditions.empty()) options["preconditions"] = std::move(preconditions);
   return options;
@@ -50,12 +51,12 @@ json DeleteOptionsFor(const json& object) {
 std::string OwnerKey(const json& object) {
   const json* ref = ControllerRef(object);
   if (ref == nullptr) return "";
-  if (StringField(*ref, "kind") != api::kKind || !api::InGroup(StringField(*ref, "apiVersion"))) {
+  if (text::StringField(*ref, "kind") != api::kKind || !api::InGroup(text::StringField(*ref, "apiVersion"))) {
     return "";
   }
-  const std::string name = StringField(*ref, "name");
+  const std::string name = text::StringField(*ref, "name");
   if (name.empty()) return "";
-  return StringField(object["metadata"], "namespace") + "/" + name;
+  return text::StringField(object["metadata"], "namespace") + "/" + name;
 }
 
 }  // namespace ms::modelservice

@@ -148,10 +148,10 @@ void PlanDeployment(const ResolvedSpec& spec, const Observed& observed, const js
     std::string msg = "Scaled Deployment " + key + " from " + std::to_string(before) + " to " +
                       std::to_string(replicas) + " replicas";
     if (spec.autoscaling && observed.recommendation && observed.recommendation->metrics_ok) {
-      msg += " (queue length " + FormatNumber(observed.recommendation->queue_length) + ", target " +
+      msg += " (queue length " + text::FormatNumber(observed.recommendation->queue_length) + ", target " +
              std::to_string(spec.autoscaling->target_queue_length) + " per replica";
       if (const auto& u = observed.recommendation->gpu_utilization) {
-        msg += "; GPU utilization " + FormatNumber(std::round(*u)) + "%, target " +
+        msg += "; GPU utilization " + text::FormatNumber(std::round(*u)) + "%, target " +
                std::to_string(spec.autoscaling->target_gpu_utilization) + "%";
       }
       msg += ")";

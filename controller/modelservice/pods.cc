@@ -52,15 +52,15 @@ json CrashLooping(const json& c) {
   const json* terminated = last != nullptr ? Member(*last, "terminated") : nullptr;
   const json* code = terminated != nullptr ? Member(*terminated, "exitCode") : nullptr;
   if (code == nullptr || !code->is_number_integer() || code->get<int64_t>() == 0) return nullptr;
-  return {{"exitCode", code->get<int64_t>()}, {"reason", StringField(*terminated, "reason")}};
+  return {{"exitCode", code->get<int64_t>()}, {"reason", text::StringField(*terminated, "reason")}};
 }
 
 std::string KeyOf(const json& pod) {
   const json* meta = Member(pod, "metadata");
   if (meta == nullptr) return "";
   const json* labels = Member(*meta, "labels");
-  const std::string instance = labels != nullptr ? StringField(*labels, kLabelInstance) : std::string();
-  const std::string ns = MetadataString(pod, "namespace");
+  const std::string instance = labels != nullptr ? text::StringField(*labels, kLabelInstance) : std::string();
+  const std::string ns = text::MetadataString(pod, "namespace");
   if (instance.empty() || ns.empty()) return "";
   return ns + "/" + instance;
 }
@@ -71,7 +71,7 @@ bool Counts(const json& pod) {
   const json* deleting = meta != nullptr ? Member(*meta, "deletionTimestamp") : nullptr;
   if (deleting != nullptr && !deleting->is_null()) return false;
   const json* status = Member(pod, "status");
-  const std::string phase = status != nullptr ? StringField(*status, "phase") : std::string();
+  const std::string phase = status != nullptr ? text::StringField(*status, "phase") : std::string();
   return phase != "Succeeded" && phase != "Failed";
 }
 
@@ -92,16 +92,16 @@ json CachedPod(const json& pod) {
   if (st == nullptr || !st->is_object()) return out;
 
   json status = json::object();
-  if (const std::string phase = StringField(*st, "phase"); phase == "Succeeded" || phase == "Failed") {
+  if (const std::string phase = text::StringField(*st, "phase"); phase == "Succeeded" || phase == "Failed") {
     status["phase"] = phase;
   }
   if (const json* conds = Member(*st, "conditions"); conds != nullptr && conds->is_array()) {
     for (const json& c : *conds) {
-      if (StringField(c, "type") != "PodScheduled" || StringField(c, "status") != "False") continue;
+      if (text::StringField(c, "type") != "PodScheduled" || text::StringField(c, "status") != "False") continue;
       status["conditions"] = json::array({{{"type", "PodScheduled"},
                                            {"status", "False"},
-                                           {"reason", StringField(c, "reason")},
-                                           {"message", StringField(c, "message")}}});
+                                           {"reason", text::StringField(c, "reason")},
+                                           {"message", text::StringField(c, "message")}}});
       break;
     }
   }
@@ -110,13 +110,13 @@ json CachedPod(const json& pod) {
     for (const json& c : *cs) {
       const json* state = Member(c, "state");
       const json* w = state != nullptr ? Member(*state, "waiting") : nullptr;
-      const std::string reason = w != nullptr ? StuckReason(StringField(*w, "reason")) : std::string();
+      const std::string reason = w != nullptr ? StuckReason(text::StringField(*w, "reason")) : std::string();
       if (reason.empty()) continue;
-      waiting.push_back({{"name", StringField(c, "name")}, {"state", {{"waiting", {{"reason", reason}}}}}});
+      waiting.push_back({{"name", text::StringField(c, "name")}, {"state", {{"waiting", {{"reason", reason}}}}}});
     }
     for (const json& c : *cs) {
       if (json crash = CrashLooping(c); !crash.is_null()) {
-        waiting.push_back({{"name", StringField(c, "name")}, {"crashLooping", std::move(crash)}});
+        waiting.push_back({{"name", text::StringField(c, "name")}, {"crashLooping", std::move(crash)}});
       }
     }
     if (!waiting.empty()) status["containerStatuses"] = std::move(waiting);
@@ -135,10 +135,10 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
     bool unschedulable = false;
     if (const json* conds = Member(*st, "conditions"); conds != nullptr && conds->is_array()) {
       for (const json& c : *conds) {
-        if (StringField(c, "type") == "PodScheduled" && StringField(c, "status") == "False" &&
-            StringField(c, "reason") == api::kReasonUnschedulable) {
+        if (text::StringField(c, "type") == "PodScheduled" && text::StringField(c, "status") == "False" &&
+            text::StringField(c, "reason") == api::kReasonUnschedulable) {
           unschedulable = true;
-          if (s.unschedulable++ == 0) s.scheduler_message = StringField(c, "message");
+          if (s.unschedulable++ == 0) s.scheduler_message = text::StringField(c, "message");
           break;
         }
       }
@@ -149,11 +149,11 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
       for (const json& c : *cs) {
         const json* state = Member(c, "state");
         const json* w = state != nullptr ? Member(*state, "waiting") : nullptr;
-        const std::string reason = w != nullptr ? StuckReason(StringField(*w, "reason")) : std::string();
+        const std::string reason = w != nullptr ? StuckReason(text::StringField(*w, "reason")) : std::string();
         if (reason.empty()) continue;
         if (s.waiting++ == 0) {
           s.waiting_reason = reason;
-          s.waiting_container = StringField(c, "name");
+          s.waiting_container = text::StringField(c, "name");
         }
         waiting = true;
         break;
@@ -163,10 +163,10 @@ PodSummary SummarizePods(const std::map<std::string, json>& pods_by_name) {
         const json* crash = Member(c, "crashLooping");
         if (crash == nullptr || !crash->is_object()) continue;
         if (s.crash_looping++ == 0) {
-          s.crash_container = StringField(c, "name");
+          s.crash_container = text::StringField(c, "name");
           const json* code = Member(*crash, "exitCode");
           s.crash_exit_code = code != nullptr && code->is_number_integer() ? code->get<int>() : 0;
-          s.crash_reason = StringField(*crash, "reason");
+          s.crash_reason = text::StringField(*crash, "reason");
         }
         break;
       }
@@ -198,7 +198,7 @@ std::optional<PodProblem> FindPodProblem(const PodSummary& s) {
 
 std::string PodIndex::Apply(const json& pod, bool remove) {
   const std::string key = KeyOf(pod);
-  const std::string name = MetadataString(pod, "name");
+  const std::string name = text::MetadataString(pod, "name");
   if (key.empty() || name.empty()) return "";
   std::lock_guard<std::mutex> g(mu_);
   auto& pods = pods_[key];

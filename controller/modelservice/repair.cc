@@ -160,7 +160,8 @@ void EnsureContainer(const ResolvedSpec& spec, json& podspec, Drift& drift) {
 // One metric says what `w` (of HpaMetrics) says: External, same name and
 // selector, the same target type with the same quantity, nothing else.
 bool SameMetric(const json& m, const json& w) {
-  if (!m.is_object() || StringField(m, "type") != "External" || !m.contains("external") || !m["external"].is_object())
+  if (!m.is_object() || text::StringField(m, "type") != "External" || !m.contains("external") ||
+      !m["external"].is_object())
     return false;
   if (m.size() != 2) return false;  // another source (resource, pods, ...) set beside it
   const json& e = m["external"];
@@ -168,9 +169,10 @@ bool SameMetric(const json& m, const json& w) {
   if (!e.contains("target") || !e["target"].is_object()) return false;
   const json& t = e["target"];
   const json& wt = w["external"]["target"];
-  const std::string type = StringField(wt, "type");
+  const std::string type = text::StringField(wt, "type");
   const char* field = type == "Value" ? "value" : "averageValue";
-  if (StringField(t, "type") != type || t.size() != 2 || !t.contains(field) || !t[field].is_string()) return false;
+  if (text::StringField(t, "type") != type || t.size() != 2 || !t.contains(field) || !t[field].is_string())
+    return false;
   const auto have_q = ParseQuantity(t[field].get<std::string>());
   const auto want_q = ParseQuantity(wt[field].get<std::string>());
   return have_q && want_q && std::fabs(*have_q - *want_q) <= 1e-9 * std::max(1.0, std::fabs(*want_q));

@@ -19,7 +19,7 @@ std::string_view KindName(Kind kind) {
 }
 
 std::optional<Kind> KindOf(const nlohmann::json& object) {
-  const std::string kind = StringField(object, "kind");
+  const std::string kind = text::StringField(object, "kind");
   for (Kind k : {Kind::kModelService, Kind::kDeployment, Kind::kService, Kind::kHorizontalPodAutoscaler}) {
     if (kind == KindName(k)) return k;
   }
@@ -28,9 +28,9 @@ std::optional<Kind> KindOf(const nlohmann::json& object) {
 
 std::optional<ObjectRef> RefOf(const nlohmann::json& object) {
   const std::optional<Kind> kind = KindOf(object);
-  const std::string name = MetadataString(object, "name");
+  const std::string name = text::MetadataString(object, "name");
   if (!kind || name.empty()) return std::nullopt;
-  return ObjectRef{*kind, MetadataString(object, "namespace"), name};
+  return ObjectRef{*kind, text::MetadataString(object, "namespace"), name};
 }
 
 std::string PathOf(const ObjectRef& ref) {

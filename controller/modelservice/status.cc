@@ -46,11 +46,11 @@ HpaState ObserveHorizontalPodAutoscaler(const json& hpa) {
     out.desired_replicas = it->get<int>();
   for (const char* type : {"AbleToScale", "ScalingActive"}) {
     const json* c = DeploymentCondition(hpa, type);  // the same conditions list shape
-    if (c == nullptr || StringField(*c, "status") != "False") continue;
-    out.reason = StringField(*c, "reason");
+    if (c == nullptr || text::StringField(*c, "status") != "False") continue;
+    out.reason = text::StringField(*c, "reason");
     if (out.reason.empty()) out.reason = std::string(type) + "False";
-    out.message = "HorizontalPodAutoscaler " + MetadataString(hpa, "name") + ": " + type +
-                  " False: " + StringField(*c, "message");
+    out.message = "HorizontalPodAutoscaler " + text::MetadataString(hpa, "name") + ": " + type +
+                  " False: " + text::StringField(*c, "message");
     break;
   }
   return out;
@@ -125,10 +125,10 @@ std::optional<std::pair<std::string, std::string>> MetricsCause(const StatusInpu
   const autoscale::Recommendation& rec = *in.recommendation;
   if (rec.pending) {
     const json* kept = FindCondition(in.current_status, api::kConditionDegraded);
-    if (kept == nullptr || StringField(*kept, "status") != "True" ||
-        StringField(*kept, "reason") != api::kReasonMetricsUnavailable)
+    if (kept == nullptr || text::StringField(*kept, "status") != "True" ||
+        text::StringField(*kept, "reason") != api::kReasonMetricsUnavailable)
       return std::nullopt;
-    return std::pair{StringField(*kept, "reason"), StringField(*kept, "message")};
+    return std::pair{text::StringField(*kept, "reason"), text::StringField(*kept, "message")};
   }
   return std::pair{rec.reason.empty() ? std::string(api::kReasonMetricsUnavailable) : rec.reason,
                    rec.message.empty() ? std::string("queue length could not be read; replicas kept") : rec.message};

@@ -45,14 +45,14 @@ json ServedSpec(const ResolvedSpec& pods) {
 VersionStatus VersionStatus::FromStatus(const json* status) {
   VersionStatus s;
   if (status == nullptr || !status->is_object()) return s;
-  if (std::string image = StringField(*status, "servingImage"); !image.empty()) {
-    s.serving = TemplateVersion{StringField(*status, "servingVersion"), std::move(image)};
+  if (std::string image = text::StringField(*status, "servingImage"); !image.empty()) {
+    s.serving = TemplateVersion{text::StringField(*status, "servingVersion"), std::move(image)};
   }
   if (auto it = status->find("servingSpec"); it != status->end() && it->is_object()) s.serving_spec = *it;
   s.serving_generation = IntAt(*status, "servingGeneration");
-  s.last_update_time = StringField(*status, "lastUpdateTime");
-  s.failed_version = StringField(*status, "failedVersion");
-  s.failed_spec_hash = StringField(*status, "failedSpecHash");
+  s.last_update_time = text::StringField(*status, "lastUpdateTime");
+  s.failed_version = text::StringField(*status, "failedVersion");
+  s.failed_spec_hash = text::StringField(*status, "failedSpecHash");
   return s;
 }
 
@@ -78,11 +78,11 @@ std::optional<TemplateVersion> DeploymentTemplate(const json& deployment) {
   const json& containers = At(At(At(At(deployment, "spec"), "template"), "spec"), "containers");
   if (!containers.is_array()) return std::nullopt;
   for (const auto& c : containers) {
-    if (StringField(c, "name") != "model") continue;
-    TemplateVersion t{"", StringField(c, "image")};
+    if (text::StringField(c, "name") != "model") continue;
+    TemplateVersion t{"", text::StringField(c, "image")};
     if (const json& env = At(c, "env"); env.is_array()) {
       for (const auto& e : env) {
-        if (StringField(e, "name") == "MODEL_VERSION") t.version = StringField(e, "value");
+        if (text::StringField(e, "name") == "MODEL_VERSION") t.version = text::StringField(e, "value");
       }
     }
     return t;
@@ -123,9 +123,9 @@ std::optional<std::string> RolloutFailure(const json& deployment) {
   const json& conditions = At(status, "conditions");
   if (!conditions.is_array()) return std::nullopt;
   for (const auto& c : conditions) {
-    if (StringField(c, "type") == "Progressing" && StringField(c, "status") == "False" &&
-        StringField(c, "reason") == "ProgressDeadlineExceeded") {
-      std::string message = StringField(c, "message");
+    if (text::StringField(c, "type") == "Progressing" && text::StringField(c, "status") == "False" &&
+        text::StringField(c, "reason") == "ProgressDeadlineExceeded") {
+      std::string message = text::StringField(c, "message");
       return message.empty() ? "the Deployment exceeded its progress deadline" : message;
     }
   }

@@ -139,8 +139,8 @@ bool Reflector::ListAll() {
     if (Stopped() || !ReadPage(r, items, count)) return false;
     ++pages;
     page_limit_ = NextPageLimit(options_.pages, page_limit_, r.body_bytes, count);
-    rv = MetadataString(r.body, "resourceVersion");
-    cont = MetadataString(r.body, "continue");
+    rv = text::MetadataString(r.body, "resourceVersion");
+    cont = text::MetadataString(r.body, "continue");
   } while (!cont.empty());
   if (logger_)
     logger_->debug("informer {}: listed {} objects in {} pages at resourceVersion {}", path_, items.size(), pages, rv);

@@ -41,13 +41,13 @@ json DefaultedObject(const json& object) {
   return out;
 }
 
-std::string DefaultsPatchText(JsonRef object) {
+std::string DefaultsPatchText(text::JsonRef object) {
   if (!object.is_object()) return {};
   static const json kEmptyObject = json::object();
   AddPatchWriter w;
   // `spec` itself first when absent, then each default inside it (rather
   // than one operation adding the whole defaulted spec).
-  JsonRef spec = kEmptyObject;
+  text::JsonRef spec = kEmptyObject;
   if (auto it = object.find("spec"); !it) {
     w.Add("spec", kEmptyObject);
   } else if (it->is_object()) {
@@ -60,7 +60,7 @@ std::string DefaultsPatchText(JsonRef object) {
   return std::move(w).Finish();
 }
 
-json DefaultsPatch(JsonRef object) {
+json DefaultsPatch(text::JsonRef object) {
   const std::string text = DefaultsPatchText(object);
   return text.empty() ? json::array() : json::parse(text);
 }

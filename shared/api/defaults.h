@@ -29,8 +29,8 @@ nlohmann::json DefaultedObject(const nlohmann::json& object);
 // defaults, byte for byte as nlohmann's dump() writes the array. "" when
 // the object already has every default (reinvocation is a no-op), or is not
 // an object, or its spec is not one (validation denies those).
-std::string DefaultsPatchText(JsonRef object);
+std::string DefaultsPatchText(text::JsonRef object);
 // The same patch as a JSON array (empty when there is nothing to add).
-nlohmann::json DefaultsPatch(JsonRef object);
+nlohmann::json DefaultsPatch(text::JsonRef object);
 
 }  // namespace ms::api

@@ -5,7 +5,7 @@
 
 namespace ms::api {
 
-std::string RenderValue(JsonRef value) {
+std::string RenderValue(text::JsonRef value) {
   std::string s;
   if (value.is_structured() && value.size() > 64) {
     s = value.is_object() ? "{...}" : "[...]";
@@ -69,11 +69,11 @@ FieldError FieldError::Required(std::string path, std::string detail) {
   return {Type::kRequired, std::move(path), {}, std::move(detail), {}, {}};
 }
 
-FieldError FieldError::Invalid(std::string path, JsonRef value, std::string detail) {
+FieldError FieldError::Invalid(std::string path, text::JsonRef value, std::string detail) {
   return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail), {}, {}};
 }
 
-FieldError FieldError::Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported) {
+FieldError FieldError::Unsupported(std::string path, text::JsonRef value, const std::vector<std::string>& supported) {
   std::string d = "supported values: ";
   for (size_t i = 0; i < supported.size(); ++i) {
     if (i) d += ", ";
@@ -99,7 +99,7 @@ FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items
           {}};
 }
 
-FieldError FieldError::Duplicate(std::string path, JsonRef value) {
+FieldError FieldError::Duplicate(std::string path, text::JsonRef value) {
   return {Type::kDuplicate, std::move(path), RenderValue(value), {}, {}, {}};
 }
 

@@ -44,28 +44,28 @@ struct FieldError {
 
   static FieldError Required(std::string path, std::string detail = {});
   // The value in either tree (JsonRef), or anything nlohmann::json is made of.
-  static FieldError Invalid(std::string path, JsonRef value, std::string detail);
+  static FieldError Invalid(std::string path, text::JsonRef value, std::string detail);
   static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail) {
-    return Invalid(std::move(path), JsonRef(value), std::move(detail));
+    return Invalid(std::move(path), text::JsonRef(value), std::move(detail));
   }
-  static FieldError Unsupported(std::string path, JsonRef value, const std::vector<std::string>& supported);
+  static FieldError Unsupported(std::string path, text::JsonRef value, const std::vector<std::string>& supported);
   static FieldError Unsupported(std::string path, const nlohmann::json& value,
                                 const std::vector<std::string>& supported) {
-    return Unsupported(std::move(path), JsonRef(value), supported);
+    return Unsupported(std::move(path), text::JsonRef(value), supported);
   }
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
   // maxItems and maxProperties alike: "Too many: 70: must have at most 64 items".
   static FieldError TooMany(std::string path, size_t actual, size_t max_items);
-  static FieldError Duplicate(std::string path, JsonRef value);
+  static FieldError Duplicate(std::string path, text::JsonRef value);
   static FieldError Duplicate(std::string path, const nlohmann::json& value) {
-    return Duplicate(std::move(path), JsonRef(value));
+    return Duplicate(std::move(path), text::JsonRef(value));
   }
 };
 
 // Renders a value as the API server does in "Invalid value: ..." (JSON; long
 // values are cut at 128 bytes with "...").
-std::string RenderValue(JsonRef value);
+std::string RenderValue(text::JsonRef value);
 
 // A denial's message lists at most kMaxListedErrors errors, each at most
 // kMaxErrorBytes (CutText below), then "... and N more errors": however many

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-const char* TypeName(JsonRef v) {
+const char* TypeName(text::JsonRef v) {
   if (v.is_object()) return "object";
   if (v.is_array()) return "array";
   if (v.is_string()) return "string";
@@ -26,7 +26,7 @@ const char* TypeName(JsonRef v) {
 // The value clamped into int64 (uint64 beyond INT64_MAX saturates). Integers
 // only: JSON numbers written with a fraction or exponent (2.5, 1e2) and
 // integers beyond 64 bits (parsed as floats) are not integers here.
-int64_t AsInt64(JsonRef v) {
+int64_t AsInt64(text::JsonRef v) {
   if (v.is_number_unsigned()) {
     auto u = v.uint64();
     return u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
@@ -38,7 +38,7 @@ int64_t AsInt64(JsonRef v) {
 // Whether an integer is within int64 (the schema's checks, as valijson
 // makes them, read one beyond INT64_MAX as negative: such a value is out of
 // every range, as the schema sees it too).
-bool FitsInt64(JsonRef v) {
+bool FitsInt64(text::JsonRef v) {
   return !v.is_number_unsigned() || v.uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 }
 
@@ -132,11 +132,11 @@ std::string FieldPath::str() const {
   return parent_;
 }
 
-FieldError TypeError(const std::string& path, JsonRef v, const char* want) {
+FieldError TypeError(const std::string& path, text::JsonRef v, const char* want) {
   return FieldError::Invalid(path, v, std::string("must be of type ") + want + ", not " + TypeName(v));
 }
 
-std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(text::JsonRef v, const FieldPath& path, const IntRule& rule,
                                  std::vector<FieldError>& errors) {
   if (!v.is_number_integer()) {
     errors.push_back(TypeError(path, v, "integer"));
@@ -158,7 +158,7 @@ std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule
   return n;
 }
 
-std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const StringRule& rule,
+std::optional<std::string> ReadValue(text::JsonRef v, const FieldPath& path, const StringRule& rule,
                                      std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));
@@ -172,13 +172,14 @@ std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const Str
   return std::string(s);
 }
 
-std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule&, std::vector<FieldError>& errors) {
+std::optional<bool> ReadValue(text::JsonRef v, const FieldPath& path, const BoolRule&,
+                              std::vector<FieldError>& errors) {
   if (v.is_boolean()) return v.boolean();
   errors.push_back(TypeError(path, v, "boolean"));
   return std::nullopt;
 }
 
-std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const IntOrPercentRule&,
+std::optional<IntOrPercent> ReadValue(text::JsonRef v, const FieldPath& path, const IntOrPercentRule&,
                                       std::vector<FieldError>& errors) {
   std::optional<IntOrPercent> out;
   bool ok = false;
@@ -194,7 +195,7 @@ std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const In
   return out;
 }
 
-std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule&,
+std::optional<Quantity> ReadValue(text::JsonRef v, const FieldPath& path, const QuantityRule&,
                                   std::vector<FieldError>& errors) {
   if (v.is_number_integer()) return Quantity{v.dump(), true};
   if (v.is_string() && v.str().size() <= 64 && IsQuantity(v.str())) return Quantity{std::string(v.str()), false};
@@ -202,7 +203,7 @@ std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const Quanti
   return std::nullopt;
 }
 
-std::optional<PortNumberOrName> ReadValue(JsonRef v, const FieldPath& path, const PortRule&,
+std::optional<PortNumberOrName> ReadValue(text::JsonRef v, const FieldPath& path, const PortRule&,
                                           std::vector<FieldError>& errors) {
   if (v.is_number_integer()) {
     const int64_t n = AsInt64(v);
@@ -218,13 +219,14 @@ std::optional<PortNumberOrName> ReadValue(JsonRef v, const FieldPath& path, cons
   return PortNumberOrName{.number = 0, .name = std::string(v.str()), .is_name = true};
 }
 
-std::optional<json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule&, std::vector<FieldError>& errors) {
+std::optional<json> ReadValue(text::JsonRef v, const FieldPath& path, const OpaqueRule&,
+                              std::vector<FieldError>& errors) {
   if (v.is_object()) return v.ToJson();
   errors.push_back(TypeError(path, v, "object"));
   return std::nullopt;
 }
 
-std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values, size_t count,
+std::optional<size_t> ReadEnumIndex(text::JsonRef v, const FieldPath& path, const char* const* values, size_t count,
                                     std::vector<FieldError>& errors) {
   if (!v.is_string()) {
     errors.push_back(TypeError(path, v, "string"));
@@ -240,9 +242,9 @@ std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char
 void FieldReader::Index(std::initializer_list<std::string_view> fields) {
   if (fields.size() > kMaxFields) throw std::logic_error("FieldReader::Index: more fields than kMaxFields");
   bool unknown = false;
-  obj_.every_member([&](std::string_view key, JsonRef value) {
+  obj_.every_member([&](std::string_view key, text::JsonRef value) {
     for (size_t i = 0; i < fields.size(); ++i) {
-      if (NameEqual(fields.begin()[i], key)) {
+      if (text::NameEqual(fields.begin()[i], key)) {
         slots_[i] = value;  // of repeated keys the last, as nlohmann's parser keeps it
         return true;
       }
@@ -251,8 +253,8 @@ void FieldReader::Index(std::initializer_list<std::string_view> fields) {
     return true;
   });
   if (!unknown) return;
-  obj_.for_each_member([&](std::string_view key, JsonRef) {
-    if (std::none_of(fields.begin(), fields.end(), [&](std::string_view f) { return NameEqual(f, key); }))
+  obj_.for_each_member([&](std::string_view key, text::JsonRef) {
+    if (std::none_of(fields.begin(), fields.end(), [&](std::string_view f) { return text::NameEqual(f, key); }))
       report_.warnings.push_back("unknown field \"" + JoinPath(path_, ".", key, "\""));
   });
 }
@@ -261,7 +263,7 @@ void FieldReader::Require(Field field) const {
   if (!Find(field)) report_.errors.push_back(FieldError::Required(Path(field.name)));
 }
 
-std::optional<JsonRef> FieldReader::Object(Field key) const {
+std::optional<text::JsonRef> FieldReader::Object(Field key) const {
   auto v = Find(key);
   if (v && !v->is_object()) {
     report_.errors.push_back(TypeError(Path(key.name), *v, "object"));
@@ -270,7 +272,7 @@ std::optional<JsonRef> FieldReader::Object(Field key) const {
   return v;
 }
 
-std::optional<JsonRef> FieldReader::Array(Field key, const ArrayRule& rule) const {
+std::optional<text::JsonRef> FieldReader::Array(Field key, const ArrayRule& rule) const {
   auto v = Find(key);
   if (v && !v->is_array()) {
     report_.errors.push_back(TypeError(Path(key.name), *v, "array"));
@@ -283,7 +285,7 @@ std::optional<JsonRef> FieldReader::Array(Field key, const ArrayRule& rule) cons
   return v;
 }
 
-std::optional<JsonRef> FieldReader::Map(Field key, const MapRule& rule) const {
+std::optional<text::JsonRef> FieldReader::Map(Field key, const MapRule& rule) const {
   auto v = Object(key);
   if (v && v->size() > rule.max_properties) {
     report_.errors.push_back(FieldError::TooMany(Path(key.name), v->size(), rule.max_properties));

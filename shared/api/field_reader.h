@@ -65,31 +65,32 @@ struct FieldReport {
 };
 
 // "must be of type integer, not string" for the value at `path`.
-FieldError TypeError(const std::string& path, JsonRef v, const char* want);
-inline FieldError TypeError(const FieldPath& path, JsonRef v, const char* want) {
+FieldError TypeError(const std::string& path, text::JsonRef v, const char* want);
+inline FieldError TypeError(const FieldPath& path, text::JsonRef v, const char* want) {
   return TypeError(path.str(), v, want);
 }
 
-std::optional<int64_t> ReadValue(JsonRef v, const FieldPath& path, const IntRule& rule,
+std::optional<int64_t> ReadValue(text::JsonRef v, const FieldPath& path, const IntRule& rule,
                                  std::vector<FieldError>& errors);
-std::optional<std::string> ReadValue(JsonRef v, const FieldPath& path, const StringRule& rule,
+std::optional<std::string> ReadValue(text::JsonRef v, const FieldPath& path, const StringRule& rule,
                                      std::vector<FieldError>& errors);
-std::optional<bool> ReadValue(JsonRef v, const FieldPath& path, const BoolRule& rule, std::vector<FieldError>& errors);
-std::optional<IntOrPercent> ReadValue(JsonRef v, const FieldPath& path, const IntOrPercentRule& rule,
+std::optional<bool> ReadValue(text::JsonRef v, const FieldPath& path, const BoolRule& rule,
+                              std::vector<FieldError>& errors);
+std::optional<IntOrPercent> ReadValue(text::JsonRef v, const FieldPath& path, const IntOrPercentRule& rule,
                                       std::vector<FieldError>& errors);
-std::optional<Quantity> ReadValue(JsonRef v, const FieldPath& path, const QuantityRule& rule,
+std::optional<Quantity> ReadValue(text::JsonRef v, const FieldPath& path, const QuantityRule& rule,
                                   std::vector<FieldError>& errors);
 // A port number (IsValidPortNum) or name (IsValidPortName), each problem an
 // "Invalid value" in the API server's words (ValidatePortNumOrName).
-std::optional<PortNumberOrName> ReadValue(JsonRef v, const FieldPath& path, const PortRule& rule,
+std::optional<PortNumberOrName> ReadValue(text::JsonRef v, const FieldPath& path, const PortRule& rule,
                                           std::vector<FieldError>& errors);
-std::optional<nlohmann::json> ReadValue(JsonRef v, const FieldPath& path, const OpaqueRule& rule,
+std::optional<nlohmann::json> ReadValue(text::JsonRef v, const FieldPath& path, const OpaqueRule& rule,
                                         std::vector<FieldError>& errors);
 // One of rule.values, else "Unsupported value" listing them.
-std::optional<size_t> ReadEnumIndex(JsonRef v, const FieldPath& path, const char* const* values, size_t count,
+std::optional<size_t> ReadEnumIndex(text::JsonRef v, const FieldPath& path, const char* const* values, size_t count,
                                     std::vector<FieldError>& errors);
 template <class E, size_t N>
-std::optional<E> ReadValue(JsonRef v, const FieldPath& path, const EnumRule<E, N>& rule,
+std::optional<E> ReadValue(text::JsonRef v, const FieldPath& path, const EnumRule<E, N>& rule,
                            std::vector<FieldError>& errors) {
   const auto i = ReadEnumIndex(v, path, rule.values.data(), N, errors);
   return i ? std::optional<E>(static_cast<E>(*i)) : std::nullopt;
@@ -108,7 +109,7 @@ class FieldReader {
   // The most fields an object may have (tools/apigen checks it).
   static constexpr size_t kMaxFields = 48;
 
-  FieldReader(JsonRef object, std::string path, FieldReport report)
+  FieldReader(text::JsonRef object, std::string path, FieldReport report)
       : obj_(object), path_(std::move(path)), report_(report) {}
 
   const std::string& path() const { return path_; }
@@ -120,14 +121,14 @@ class FieldReader {
   // before any other call. Throws std::logic_error beyond kMaxFields.
   void Index(std::initializer_list<std::string_view> fields);
   // The value of `field`, if the object has it.
-  std::optional<JsonRef> Find(Field field) const { return slots_[field.index]; }
+  std::optional<text::JsonRef> Find(Field field) const { return slots_[field.index]; }
   // "spec.model: Required value" when `field` is absent.
   void Require(Field field) const;
 
   // A value field: absent gives nullopt.
   template <class Rule>
   auto Read(Field key, const Rule& rule) const
-      -> decltype(ReadValue(std::declval<JsonRef>(), std::declval<const FieldPath&>(), rule,
+      -> decltype(ReadValue(std::declval<text::JsonRef>(), std::declval<const FieldPath&>(), rule,
                             std::declval<std::vector<FieldError>&>())) {
     if (auto v = Find(key)) return ReadValue(*v, FieldPath(path_, key.name), rule, report_.errors);
     return std::nullopt;
@@ -161,7 +162,7 @@ class FieldReader {
       const std::string list_path = Path(key.name);
       for (size_t i = 0; i < v->size(); ++i) {
         const std::string path = FieldPath(list_path, i).str();
-        const JsonRef item = v->at(i);
+        const text::JsonRef item = v->at(i);
         if (!item.is_object()) {
           report_.errors.push_back(TypeError(path, item, "object"));
           continue;
@@ -182,7 +183,7 @@ class FieldReader {
     if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);
-      v->for_each_member([&](std::string_view k, JsonRef e) {
+      v->for_each_member([&](std::string_view k, text::JsonRef e) {
         if (auto value = ReadValue(e, FieldPath::Entry(map_path, k), value_rule, report_.errors))
           map.emplace(std::string(k), std::move(*value));
       });
@@ -194,7 +195,7 @@ class FieldReader {
     if (auto v = Map(key, rule)) {
       auto& map = out.emplace();
       const std::string map_path = Path(key.name);
-      v->for_each_member([&](std::string_view k, JsonRef e) {
+      v->for_each_member([&](std::string_view k, text::JsonRef e) {
         const std::string path = FieldPath::Entry(map_path, k).str();
         if (!e.is_object()) {
           report_.errors.push_back(TypeError(path, e, "object"));
@@ -208,16 +209,16 @@ class FieldReader {
 
  private:
   // The value at `key` when it is an object (else reported, and null).
-  std::optional<JsonRef> Object(Field key) const;
+  std::optional<text::JsonRef> Object(Field key) const;
   // The value at `key` when it is an array of at most rule.max_items (else reported, and null).
-  std::optional<JsonRef> Array(Field key, const ArrayRule& rule) const;
+  std::optional<text::JsonRef> Array(Field key, const ArrayRule& rule) const;
   // The value at `key` when it is an object of at most rule.max_properties members (else reported, and null).
-  std::optional<JsonRef> Map(Field key, const MapRule& rule) const;
+  std::optional<text::JsonRef> Map(Field key, const MapRule& rule) const;
 
-  JsonRef obj_;
+  text::JsonRef obj_;
   std::string path_;
   FieldReport report_;
-  std::array<std::optional<JsonRef>, kMaxFields> slots_{};  // by Field::index, set by Index
+  std::array<std::optional<text::JsonRef>, kMaxFields> slots_{};  // by Field::index, set by Index
 };
 
 }  // namespace ms::api

@@ -19,7 +19,7 @@ bool AllDigits(std::string_view s) {
 // hundreds of thousands of members, and many errors may name its fields).
 class Correlator {
  public:
-  Correlator(JsonRef now, JsonRef before) : root_{now, before} {}
+  Correlator(text::JsonRef now, text::JsonRef before) : root_{now, before} {}
 
   // Whether the value `path` is about changed; with `parent`, the object
   // holding the value at `path` (a Required error's).
@@ -29,14 +29,14 @@ class Correlator {
     if (!Subject(path, parent, subject)) return true;  // a path that names no value: report
     if (auto it = changed_.find(subject); it != changed_.end()) return it->second;
     const Pair& p = subject.empty() ? root_ : nodes_.at(std::string(subject));
-    const bool changed = p.now.has_value() != p.before.has_value() || (p.now && !JsonEqual(*p.now, *p.before));
+    const bool changed = p.now.has_value() != p.before.has_value() || (p.now && !text::JsonEqual(*p.now, *p.before));
     changed_.emplace(std::string(subject), changed);
     return changed;
   }
 
  private:
   struct Pair {
-    std::optional<JsonRef> now, before;
+    std::optional<text::JsonRef> now, before;
   };
 
   // The member `key` of `from`'s values, as the node at `prefix`.
@@ -100,7 +100,7 @@ class Correlator {
 
 }  // namespace
 
-void RatchetErrors(std::vector<FieldError>& errors, JsonRef object, JsonRef old_object) {
+void RatchetErrors(std::vector<FieldError>& errors, text::JsonRef object, text::JsonRef old_object) {
   Correlator values(object, old_object);
   std::erase_if(errors, [&](const FieldError& e) {
     if (e.entry) return !values.Changed(e.path + "[" + *e.entry + "]", false);

@@ -27,6 +27,6 @@ namespace ms::api {
 // Removes from `errors` each one about values that `object` has as
 // `old_object` had them (in the errors' order). Linear in the errors: each
 // value named is looked up and compared once.
-void RatchetErrors(std::vector<FieldError>& errors, JsonRef object, JsonRef old_object);
+void RatchetErrors(std::vector<FieldError>& errors, text::JsonRef object, text::JsonRef old_object);
 
 }  // namespace ms::api

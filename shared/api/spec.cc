@@ -9,14 +9,14 @@ using nlohmann::json;
 
 namespace {
 
-void ReadSpec(JsonRef spec, ParsedModelService& out) {
+void ReadSpec(text::JsonRef spec, ParsedModelService& out) {
   FieldReader r(spec, "spec", {out.errors, out.warnings});
   ReadFields(r, out.spec);
 }
 
 }  // namespace
 
-ParsedModelService ParseModelService(JsonRef object) {
+ParsedModelService ParseModelService(text::JsonRef object) {
   ParsedModelService out;
   // A denial has a few errors: one allocation for them rather than one
   // per doubling, each moving the errors before it (measured: about 1,000
@@ -48,7 +48,7 @@ ParsedModelService ParseModelService(JsonRef object) {
   return out;
 }
 
-ParsedModelService ParseSpec(JsonRef spec) {
+ParsedModelService ParseSpec(text::JsonRef spec) {
   ParsedModelService out;
   ReadSpec(spec, out);
   return out;
@@ -82,7 +82,7 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
   return d;
 }
 
-std::optional<int64_t> ParseReplicas(JsonRef value, std::vector<FieldError>& errors) {
+std::optional<int64_t> ParseReplicas(text::JsonRef value, std::vector<FieldError>& errors) {
   static const std::string kPath = "spec.replicas";
   return ReadValue(value, kPath, ModelServiceSpec::kReplicas, errors);
 }

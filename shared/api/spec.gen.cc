@@ -72,7 +72,7 @@ void ApplyDefaults(RollingUpdate& s) {
   if (!s.max_unavailable) s.max_unavailable = RollingUpdate::kMaxUnavailable.default_value;
 }
 
-void AppendDefaultsPatch(JsonRef target, const RollingUpdate& d, AddPatchWriter& w) {
+void AppendDefaultsPatch(text::JsonRef target, const RollingUpdate& d, AddPatchWriter& w) {
   if (d.max_surge && !target.find("maxSurge")) w.Add("maxSurge", *d.max_surge);
   if (d.max_unavailable && !target.find("maxUnavailable")) w.Add("maxUnavailable", *d.max_unavailable);
 }
@@ -108,7 +108,7 @@ void ApplyDefaults(Strategy& s) {
   }
 }
 
-void AppendDefaultsPatch(JsonRef target, const Strategy& d, AddPatchWriter& w) {
+void AppendDefaultsPatch(text::JsonRef target, const Strategy& d, AddPatchWriter& w) {
   if (d.type && !target.find("type")) w.Add("type", *d.type);
   if (d.rolling_update) {
     if (const auto have = target.find("rollingUpdate"); !have) {
@@ -165,7 +165,7 @@ void ApplyDefaults(Autoscaling& s) {
   if (!s.min_replicas) s.min_replicas = Autoscaling::kMinReplicas.default_value;
 }
 
-void AppendDefaultsPatch(JsonRef target, const Autoscaling& d, AddPatchWriter& w) {
+void AppendDefaultsPatch(text::JsonRef target, const Autoscaling& d, AddPatchWriter& w) {
   if (d.mode && !target.find("mode")) w.Add("mode", *d.mode);
   if (d.min_replicas && !target.find("minReplicas")) w.Add("minReplicas", *d.min_replicas);
 }
@@ -198,7 +198,7 @@ void ApplyDefaults(Rollout& s) {
   if (!s.rollback) s.rollback = Rollout::kRollback.default_value;
 }
 
-void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w) {
+void AppendDefaultsPatch(text::JsonRef target, const Rollout& d, AddPatchWriter& w) {
   if (d.timeout_seconds && !target.find("timeoutSeconds")) w.Add("timeoutSeconds", *d.timeout_seconds);
   if (d.rollback && !target.find("rollback")) w.Add("rollback", *d.rollback);
 }
@@ -1267,7 +1267,7 @@ void ApplyDefaults(ModelServiceSpec& s) {
   if (s.rollout) ApplyDefaults(*s.rollout);
 }
 
-void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w) {
+void AppendDefaultsPatch(text::JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w) {
   if (d.runtime && !target.find("runtime")) w.Add("runtime", *d.runtime);
   if (d.replicas && !target.find("replicas")) w.Add("replicas", *d.replicas);
   if (d.port && !target.find("port")) w.Add("port", *d.port);

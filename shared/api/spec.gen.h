@@ -695,11 +695,11 @@ void AppendJson(std::string& out, const ModelServiceSpec& v);
 // The defaults patch of each object with defaults: an `add` of each field of the
 // defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,
 // descending into the nested objects `target` has (patch_text.h, defaults.h).
-void AppendDefaultsPatch(JsonRef target, const RollingUpdate& d, AddPatchWriter& w);
-void AppendDefaultsPatch(JsonRef target, const Strategy& d, AddPatchWriter& w);
-void AppendDefaultsPatch(JsonRef target, const Autoscaling& d, AddPatchWriter& w);
-void AppendDefaultsPatch(JsonRef target, const Rollout& d, AddPatchWriter& w);
-void AppendDefaultsPatch(JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w);
+void AppendDefaultsPatch(text::JsonRef target, const RollingUpdate& d, AddPatchWriter& w);
+void AppendDefaultsPatch(text::JsonRef target, const Strategy& d, AddPatchWriter& w);
+void AppendDefaultsPatch(text::JsonRef target, const Autoscaling& d, AddPatchWriter& w);
+void AppendDefaultsPatch(text::JsonRef target, const Rollout& d, AddPatchWriter& w);
+void AppendDefaultsPatch(text::JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w);
 
 // Sets each field without a value that has a default (x-ms-default), in nested
 // objects too (an object whose default is {} is added first).

@@ -32,12 +32,12 @@ struct ParsedModelService {
 
 // Reads a ModelService object (apiVersion, kind, metadata are only type
 // checked). Never throws.
-ParsedModelService ParseModelService(JsonRef object);
+ParsedModelService ParseModelService(text::JsonRef object);
 // Reads the object's `spec` alone (which must be a JSON object).
-ParsedModelService ParseSpec(JsonRef spec);
+ParsedModelService ParseSpec(text::JsonRef spec);
 
 // The rule of spec.replicas (an integer in 1..100, errors worded as for the
 // ModelService) applied to one value, e.g. the spec.replicas of a Scale.
-std::optional<int64_t> ParseReplicas(JsonRef value, std::vector<FieldError>& errors);
+std::optional<int64_t> ParseReplicas(text::JsonRef value, std::vector<FieldError>& errors);
 
 }  // namespace ms::api

@@ -62,7 +62,7 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
   AddPodWarnings(spec, warnings);
 }
 
-ValidationOutcome ValidateModelService(JsonRef object) {
+ValidationOutcome ValidateModelService(text::JsonRef object) {
   ParsedModelService parsed = ParseModelService(object);
   ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
   CheckCrossFields(parsed.spec, out.errors);
@@ -70,10 +70,10 @@ ValidationOutcome ValidateModelService(JsonRef object) {
   return out;
 }
 
-ValidationOutcome ValidateScale(JsonRef scale) {
+ValidationOutcome ValidateScale(text::JsonRef scale) {
   ValidationOutcome out;
   static const json kZero = 0;
-  JsonRef replicas = kZero;
+  text::JsonRef replicas = kZero;
   if (auto spec = scale.find("spec"); spec && spec->is_object()) {
     if (auto r = spec->find("replicas")) replicas = *r;
   }

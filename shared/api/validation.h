@@ -35,12 +35,12 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
 // spec is an error of the parser, generated from the same definition
 // (tools/apigen refuses a keyword the parser does not enforce;
 // validation_test holds it to valijson on the catalogue and on mutations).
-ValidationOutcome ValidateModelService(JsonRef object);
+ValidationOutcome ValidateModelService(text::JsonRef object);
 
 // A Scale (autoscaling/v1) of a ModelService, as the scale subresource
 // admits it: its spec.replicas is the ModelService's (absent means 0, Go's
 // omitempty), under the same rule. The autoscaling bounds are not in a Scale
 // (see manifests/webhook/scale-policy.yaml).
-ValidationOutcome ValidateScale(JsonRef scale);
+ValidationOutcome ValidateScale(text::JsonRef scale);
 
 }  // namespace ms::api

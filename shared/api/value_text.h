@@ -38,7 +38,7 @@ inline void AppendJsonValue(std::string& out, const IntOrPercent& v) {
 
 // 8080 or "metrics".
 inline void AppendJsonValue(std::string& out, const PortNumberOrName& v) {
-  if (v.is_name) return AppendJsonString(out, v.name);
+  if (v.is_name) return text::AppendJsonString(out, v.name);
   AppendJsonInteger(out, v.number);
 }
 
@@ -49,7 +49,7 @@ inline void AppendJsonValue(std::string& out, const Quantity& v) {
     out += nlohmann::json::parse(v.text).dump();
     return;
   }
-  AppendJsonString(out, v.text);
+  text::AppendJsonString(out, v.text);
 }
 
 template <class T>
@@ -69,7 +69,7 @@ void AppendJsonValue(std::string& out, const std::map<std::string, T>& map) {
   for (const auto& [k, v] : map) {
     if (!first) out += ',';
     first = false;
-    AppendJsonString(out, k);
+    text::AppendJsonString(out, k);
     out += ':';
     AppendJsonValue(out, v);
   }
@@ -79,13 +79,13 @@ void AppendJsonValue(std::string& out, const std::map<std::string, T>& map) {
 template <class T>
 void AppendJsonValue(std::string& out, const T& v) {
   if constexpr (std::is_enum_v<T>) {
-    AppendJsonString(out, ToString(v));
+    text::AppendJsonString(out, ToString(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     out += v ? "true" : "false";
   } else if constexpr (std::is_integral_v<T>) {
     AppendJsonInteger(out, v);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    AppendJsonString(out, v);
+    text::AppendJsonString(out, v);
   } else if constexpr (std::is_same_v<T, nlohmann::json>) {
     out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // an opaque object
   } else {

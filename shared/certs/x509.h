@@ -1,7 +1,7 @@
 // X.509 for the webhook's serving certificate, over OpenSSL 3's EVP APIs:
 // ECDSA P-256 keys, CA and serving certificates signed with SHA-256, and
 // reading certificates back (validity, fingerprint, names, CA flag). Both
-// programs use it: the controller issues (controller/certs), the webhook
+// programs use it: the controller issues (controller/webhookcerts), the webhook
 // reads what it serves (cert_watcher.h). Everything is PEM text in and out.
 #pragma once
 

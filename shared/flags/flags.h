@@ -36,7 +36,7 @@ class FlagSet {
   // A check of a combination of flags, run once every argument is parsed
   // (not after --help or --version): returns "" or the error to report.
   void ValidateAll(std::function<std::string()> check);
-  // Adds --version, which prints `text` (e.g. build::VersionText()) to `out`
+  // Adds --version, which prints `text` (e.g. version::VersionText()) to `out`
   // in ParseCommandLine and ends the program with 0, like --help.
   void Version(std::string text);
 

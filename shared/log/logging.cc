@@ -23,7 +23,8 @@ void Put(spdlog::memory_buf_t& dest, std::string_view s) { dest.append(s.data(),
 // control character or invalid UTF-8.
 bool NeedsQuotes(std::string_view v) {
   return v.empty() || v.find_first_of(" \"=\\") != std::string_view::npos ||
-         std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; }) || !IsValidUtf8(v);
+         std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; }) ||
+         !text::IsValidUtf8(v);
 }
 
 // %& in the JSON pattern: the fields as `,"key":"value"`.
@@ -90,7 +91,7 @@ size_t EscapeOne(std::string_view s, size_t pos, Escape mode, std::string& piece
     // Valid UTF-8 is copied; a byte of an invalid sequence is written as
     // the text \xNN (in JSON, its backslash escaped), so the line stays
     // valid JSON and valid UTF-8.
-    const size_t n = Utf8SequenceLength(s, pos);
+    const size_t n = text::Utf8SequenceLength(s, pos);
     if (n > 0) {
       piece.append(s, pos, n);
       return n;

@@ -17,7 +17,7 @@ namespace ms::process {
 namespace {
 
 std::optional<long long> Integer(std::string_view text) {
-  text = Trim(text);
+  text = text::Trim(text);
   long long v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -47,7 +47,7 @@ std::vector<std::string> SelfAndAncestors(std::string path) {
 }  // namespace
 
 std::optional<double> CpuLimitV2(std::string_view cpu_max) {
-  cpu_max = Trim(cpu_max);
+  cpu_max = text::Trim(cpu_max);
   const size_t space = cpu_max.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   return Limit(Integer(cpu_max.substr(0, space)), Integer(cpu_max.substr(space + 1)));

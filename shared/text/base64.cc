@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace ms {
+namespace ms::text {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -82,4 +82,4 @@ std::string Base64Encode(std::string_view data) {
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::text

@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-namespace ms {
+namespace ms::text {
 
 std::string Base64Encode(std::string_view data);
 // Whitespace is ignored and padding optional; nullopt on any other invalid
 // character, data after padding, or a truncated quantum.
 std::optional<std::string> Base64Decode(std::string_view in);
 
-}  // namespace ms
+}  // namespace ms::text

@@ -12,7 +12,7 @@
 
 #include "shared/text/json_ref.h"
 
-namespace ms {
+namespace ms::text {
 
 // The text of `member` (a find's result) when it is a string, else "": a
 // view into the tree, for a comparison or a copy.
@@ -35,4 +35,4 @@ inline std::string MetadataString(JsonRef object, const char* key) {
   return md ? StringField(*md, key) : std::string();
 }
 
-}  // namespace ms
+}  // namespace ms::text

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace ms {
+namespace ms::text {
 
 std::optional<nlohmann::json> JsonNumber(std::string_view token) {
   if (token.empty()) return std::nullopt;
@@ -30,4 +30,4 @@ std::optional<nlohmann::json> JsonNumber(std::string_view token) {
   return nlohmann::json(d);
 }
 
-}  // namespace ms
+}  // namespace ms::text

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ms {
+namespace ms::text {
 
 // The number, or nullopt where nlohmann's parser reports an error.
 std::optional<nlohmann::json> JsonNumber(std::string_view token);
 
-}  // namespace ms
+}  // namespace ms::text

@@ -9,7 +9,7 @@
 
 #include "shared/text/json_text.h"
 
-namespace ms {
+namespace ms::text {
 
 namespace {
 
@@ -188,4 +188,4 @@ bool JsonEqual(JsonRef a, JsonRef b) {
   return false;
 }
 
-}  // namespace ms
+}  // namespace ms::text

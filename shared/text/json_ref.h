@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-namespace ms {
+namespace ms::text {
 
 class JsonRef {
  public:
@@ -143,4 +143,4 @@ bool JsonRef::every_member(P&& pred) const {
   return true;
 }
 
-}  // namespace ms
+}  // namespace ms::text

@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace ms {
+namespace ms::text {
 
 // '"', '\\' or a byte below 0x20: what a JSON string must escape. With
 // `high`, also a byte above 0x7F (where UTF-8 has to be checked).
@@ -35,4 +35,4 @@ inline unsigned JsonStops16(const char* p, bool high) {
 #endif
 }
 
-}  // namespace ms
+}  // namespace ms::text

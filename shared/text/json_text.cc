@@ -7,7 +7,7 @@
 #include "shared/text/json_stops.h"
 #include "shared/text/utf8.h"
 
-namespace ms {
+namespace ms::text {
 
 namespace {
 
@@ -88,4 +88,4 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
 }
 
-}  // namespace ms
+}  // namespace ms::text

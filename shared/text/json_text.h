@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-namespace ms {
+namespace ms::text {
 
 // `s` as a JSON string literal: '"' and '\' escaped, \b \f \n \r \t by
 // their short escapes, other bytes below 0x20 as \u00xx (lowercase, as
 // nlohmann writes them), everything else as it is.
 void AppendJsonString(std::string& out, std::string_view s);
 
-}  // namespace ms
+}  // namespace ms::text

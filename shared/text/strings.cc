@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace ms {
+namespace ms::text {
 
 std::string_view Trim(std::string_view s, std::string_view chars) {
   const size_t b = s.find_first_not_of(chars);
@@ -19,4 +19,4 @@ std::string FormatNumber(double v) {
   return std::string(buf, r.ptr);
 }
 
-}  // namespace ms
+}  // namespace ms::text

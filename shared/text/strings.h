@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace ms {
+namespace ms::text {
 
 // `s` without the leading and trailing characters in `chars` (by default
 // white space and line ends).
@@ -14,4 +14,4 @@ std::string_view Trim(std::string_view s, std::string_view chars = " \t\r\n");
 // double; "NaN", "+Inf", "-Inf" as Prometheus writes them.
 std::string FormatNumber(double v);
 
-}  // namespace ms
+}  // namespace ms::text

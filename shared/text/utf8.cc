@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace ms {
+namespace ms::text {
 
 size_t Utf8SequenceLength(std::string_view text, size_t pos) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + pos;
@@ -73,4 +73,4 @@ std::string SanitizeUtf8(std::string_view text) {
   return out;
 }
 
-}  // namespace ms
+}  // namespace ms::text

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ms {
+namespace ms::text {
 
 // The length (1 to 4) of the RFC 3629 UTF-8 sequence that starts text at
 // `pos` (no overlong forms, surrogates or code points above U+10FFFF), or 0
@@ -22,4 +22,4 @@ bool IsValidUtf8(std::string_view text);
 // \xNN (four ASCII characters); valid text is returned unchanged.
 std::string SanitizeUtf8(std::string_view text);
 
-}  // namespace ms
+}  // namespace ms::text

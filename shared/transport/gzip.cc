@@ -18,7 +18,7 @@ namespace {
 bool ZeroWeight(std::string_view params) {
   while (!params.empty()) {
     const auto semi = params.find(';');
-    std::string_view p = Trim(params.substr(0, semi), kOws);
+    std::string_view p = text::Trim(params.substr(0, semi), kOws);
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
     if (p.size() < 2 || p[0] != 'q' || p[1] != '=') continue;
     p.remove_prefix(2);
@@ -43,7 +43,7 @@ bool AcceptsGzip(const std::string* accept_encoding) {
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const auto semi = item.find(';');
-    const std::string_view coding = Trim(item.substr(0, semi), kOws);
+    const std::string_view coding = text::Trim(item.substr(0, semi), kOws);
     const bool accepted = !ZeroWeight(semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1));
     if (coding == "gzip" || coding == "x-gzip")
       named = named.value_or(false) || accepted;

@@ -275,7 +275,7 @@ int Connection::ParseLines(std::string_view head, Request& request, std::string*
     if (request.headers.size() >= limits_.max_headers)
       return refusal(431, "more than " + std::to_string(limits_.max_headers) + " header fields");
     std::string name = Lower(line.substr(0, colon));
-    const std::string_view value = Trim(line.substr(colon + 1), kOws);
+    const std::string_view value = text::Trim(line.substr(colon + 1), kOws);
     if (!IsFieldValue(value)) return refusal(400, "invalid character in the value of header " + name);
     if (name == "host") ++host_headers;
     request.headers.emplace_back(std::move(name), std::string(value));
@@ -344,7 +344,7 @@ void Connection::Refuse(int status, std::string message, std::vector<std::pair<s
   head_.reset();
   request.remote_addr = remote_addr_;
   // The message may quote bytes the client sent: the body is UTF-8.
-  Response response{status, "text/plain; charset=utf-8", SanitizeUtf8(message) + "\n", std::move(headers)};
+  Response response{status, "text/plain; charset=utf-8", text::SanitizeUtf8(message) + "\n", std::move(headers)};
   if (on_refusal_) on_refusal_(request, response);
   // After a refusal the framing of what follows is unknown: answer and close.
   Answer(request, std::move(response), false);

@@ -33,7 +33,7 @@ bool ListsToken(const std::string* value, std::string_view token) {
   std::string_view rest(lower);
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
-    if (Trim(rest.substr(0, comma), kOws) == token) return true;
+    if (text::Trim(rest.substr(0, comma), kOws) == token) return true;
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }

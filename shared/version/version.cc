@@ -12,7 +12,7 @@
 #define MS_BUILD_DATE "unknown"
 #endif
 
-namespace ms::build {
+namespace ms::version {
 
 Info Current() { return Info{MS_BUILD_VERSION, MS_BUILD_REVISION, MS_BUILD_DATE}; }
 
@@ -37,4 +37,4 @@ void RegisterBuildInfo(metrics::Registry& registry, const Info& info) {
       .Set(1);
 }
 
-}  // namespace ms::build
+}  // namespace ms::version

@@ -10,7 +10,7 @@
 
 #include "shared/metrics/metrics.h"
 
-namespace ms::build {
+namespace ms::version {
 
 struct Info {
   std::string_view version;   // e.g. "0.1.0"
@@ -27,4 +27,4 @@ std::string VersionText(std::string_view program, const Info& info = Current());
 // Registers modelservice_build_info{version,revision} = 1 on `registry`.
 void RegisterBuildInfo(metrics::Registry& registry, const Info& info = Current());
 
-}  // namespace ms::build
+}  // namespace ms::version

@@ -59,8 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ms::admission::Outcome outcome;
   const ms::transport::Response reply = ms::admission::ServeReview(body, "application/json", handler, &outcome);
-  Check(ms::IsValidUtf8(reply.body), "the answer is valid UTF-8");
-  Check(ms::IsValidUtf8(outcome.message), "the logged message is valid UTF-8");
+  Check(ms::text::IsValidUtf8(reply.body), "the answer is valid UTF-8");
+  Check(ms::text::IsValidUtf8(outcome.message), "the logged message is valid UTF-8");
   if (reply.status != 200) {
     Check(outcome.decision == "rejected", "a non-200 answer is a rejection");
     return 0;

@@ -112,7 +112,7 @@ def spec_header(model, t):
     out += ["", "// The defaults patch of each object with defaults: an `add` of each field of the",
             "// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,",
             "// descending into the nested objects `target` has (patch_text.h, defaults.h)."]
-    out += ["void AppendDefaultsPatch(JsonRef target, const %s& d, AddPatchWriter& w);" % s.name
+    out += ["void AppendDefaultsPatch(text::JsonRef target, const %s& d, AddPatchWriter& w);" % s.name
             for s in _patched(model)]
     out += ["", "// Sets each field without a value that has a default (x-ms-default), in nested",
             "// objects too (an object whose default is {} is added first)."]
@@ -189,7 +189,7 @@ def _defaults_patch(model, s):
     ranks = [order.index(f.key) for f in fields]
     if ranks != sorted(ranks):
         raise DefinitionError("%s: the fields with defaults are not in the definition's order" % s.path)
-    out = ["void AppendDefaultsPatch(JsonRef target, const %s& d, AddPatchWriter& w) {" % s.name]
+    out = ["void AppendDefaultsPatch(text::JsonRef target, const %s& d, AddPatchWriter& w) {" % s.name]
     for f in fields:
         if not PLAIN_KEY.fullmatch(f.key):
             raise DefinitionError("%s: a field with a default needs a plain name (JSON Pointer)" % f.path)

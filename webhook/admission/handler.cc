@@ -6,19 +6,19 @@
 namespace ms::admission {
 
 bool IsScaleRequest(const AdmissionRequest& request) {
-  if (Text(request.sub_resource) != "scale") return false;
+  if (text::Text(request.sub_resource) != "scale") return false;
   const auto& resource = request.resource;
   if (!resource) return false;
-  return StringView(*resource, "group") == api::kGroup && StringView(*resource, "resource") == api::kPlural;
+  return text::StringView(*resource, "group") == api::kGroup && text::StringView(*resource, "resource") == api::kPlural;
 }
 
 std::string CheckModelServiceRequest(const AdmissionRequest& request) {
   if (IsScaleRequest(request)) {
     const auto& kind = request.kind;
-    if (!kind || StringView(*kind, "group") != "autoscaling" || StringView(*kind, "kind") != "Scale")
+    if (!kind || text::StringView(*kind, "group") != "autoscaling" || text::StringView(*kind, "kind") != "Scale")
       return "the scale subresource of a ModelService is admitted as an autoscaling Scale only";
     const auto& obj = request.object;
-    if (obj && obj->is_object() && StringView(*obj, "kind") != "Scale") {
+    if (obj && obj->is_object() && text::StringView(*obj, "kind") != "Scale") {
       auto k = obj->find("kind");
       return "request.object is not a Scale (kind " + (k ? k->dump() : std::string("null")) + ")";
     }
@@ -26,8 +26,8 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
   }
   const auto& kind = request.kind;
   if (!kind || !kind->is_object()) return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
-  const std::string_view group = StringView(*kind, "group");
-  const std::string_view k = StringView(*kind, "kind");
+  const std::string_view group = text::StringView(*kind, "group");
+  const std::string_view k = text::StringView(*kind, "kind");
   if (group != api::kGroup || k != api::kKind)
     return "this webhook admits modelops.dev ModelService objects only, not group \"" + std::string(group) +
            "\" kind \"" + std::string(k) + "\"";
@@ -44,7 +44,7 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
 }
 
 std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
-  const std::string_view op = Text(request.operation);
+  const std::string_view op = text::Text(request.operation);
   if (op == "DELETE" || op == "CONNECT") return Allowed();
   if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
   const auto& obj = request.object;
@@ -56,14 +56,14 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
 bool IsUpdateOf(const AdmissionRequest& request) {
   const auto& obj = request.object;
   const auto& old = request.old_object;
-  return Text(request.operation) == "UPDATE" && obj && obj->is_object() && old && old->is_object();
+  return text::Text(request.operation) == "UPDATE" && obj && obj->is_object() && old && old->is_object();
 }
 
 bool IsRatchetedUpdate(const AdmissionRequest& request) {
   if (!IsUpdateOf(request)) return false;
   const auto spec = request.object->find("spec");
   const auto old_spec = request.old_object->find("spec");
-  return spec && old_spec && JsonEqual(*spec, *old_spec);
+  return spec && old_spec && text::JsonEqual(*spec, *old_spec);
 }
 
 }  // namespace ms::admission

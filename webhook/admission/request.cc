@@ -2,9 +2,9 @@
 
 namespace ms::admission {
 
-AdmissionRequest::AdmissionRequest(JsonRef request) {
-  request.every_member([this](std::string_view key, JsonRef value) {
-    std::optional<JsonRef>* slot = nullptr;
+AdmissionRequest::AdmissionRequest(text::JsonRef request) {
+  request.every_member([this](std::string_view key, text::JsonRef value) {
+    std::optional<text::JsonRef>* slot = nullptr;
     switch (key.size()) {  // the length tells most of the names apart
       case 3:
         slot = key == "uid" ? &uid : nullptr;

@@ -16,9 +16,9 @@ namespace ms::admission {
 struct AdmissionRequest {
   // `request` in either tree (ServeReview passes RapidJSON's; tests may pass
   // nlohmann's); of a repeated key the last, as nlohmann's parser keeps it.
-  explicit AdmissionRequest(JsonRef request);
+  explicit AdmissionRequest(text::JsonRef request);
 
-  std::optional<JsonRef> uid, kind, resource, sub_resource, name, namespace_, operation, object, old_object;
+  std::optional<text::JsonRef> uid, kind, resource, sub_resource, name, namespace_, operation, object, old_object;
 };
 
 }  // namespace ms::admission

@@ -34,25 +34,25 @@ std::string WriteAdmissionReview(const AdmissionResponse& response, std::string_
   out += response.allowed ? "true" : "false";
   if (!response.patch.empty()) {
     out += R"(,"patch":")";
-    out += Base64Encode(response.patch);
+    out += text::Base64Encode(response.patch);
     out += R"(","patchType":"JSONPatch")";
   }
   if (!response.allowed) {
     out += R"(,"status":{"code":)";
     out += std::to_string(response.code);
     out += R"(,"message":)";
-    AppendJsonString(out, response.message);
+    text::AppendJsonString(out, response.message);
     out += R"(,"metadata":{},"reason":)";
-    AppendJsonString(out, response.reason);
+    text::AppendJsonString(out, response.reason);
     out += R"(,"status":"Failure"})";
   }
   out += R"(,"uid":)";
-  AppendJsonString(out, uid);
+  text::AppendJsonString(out, uid);
   if (!response.warnings.empty()) {
     out += R"(,"warnings":[)";
     for (size_t i = 0; i < response.warnings.size(); ++i) {
       if (i) out += ',';
-      AppendJsonString(out, response.warnings[i]);
+      text::AppendJsonString(out, response.warnings[i]);
     }
     out += ']';
   }

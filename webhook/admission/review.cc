@@ -15,7 +15,7 @@ namespace {
 // `message` may quote the client's bytes (nlohmann's "last read: '...'", a
 // Content-Type): the answer is UTF-8 and so is the log line made of it.
 transport::Response Plain(int status, std::string message, Outcome* outcome) {
-  message = SanitizeUtf8(message);
+  message = text::SanitizeUtf8(message);
   if (outcome) {
     outcome->decision = "rejected";
     outcome->message = message;
@@ -103,7 +103,7 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
 // with a request, or nothing.
-std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcome) {
+std::optional<transport::Response> CheckEnvelope(text::JsonRef review, Outcome* outcome) {
   if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
   auto api_version = review.find("apiVersion");
   auto kind = review.find("kind");
@@ -124,20 +124,20 @@ std::optional<transport::Response> CheckEnvelope(JsonRef review, Outcome* outcom
 
 // What the log line and the metrics say of a request and its answer.
 void FillOutcome(const AdmissionRequest& request, AdmissionResponse&& response, Outcome& outcome) {
-  outcome.uid = Text(request.uid);
-  outcome.operation = Text(request.operation);
+  outcome.uid = text::Text(request.uid);
+  outcome.operation = text::Text(request.operation);
   outcome.decision = response.allowed ? "allowed" : "denied";
   if (!response.allowed) {
     outcome.message = std::move(response.message);
     outcome.status_code = response.code;
   }
-  outcome.ns = Text(request.namespace_);
-  outcome.name = Text(request.name);
+  outcome.ns = text::Text(request.namespace_);
+  outcome.name = text::Text(request.name);
   if (const auto& obj = request.object; outcome.name.empty() && obj) {
-    outcome.name = MetadataString(*obj, "name");
-    if (outcome.name.empty()) outcome.name = MetadataString(*obj, "generateName");
+    outcome.name = text::MetadataString(*obj, "name");
+    if (outcome.name.empty()) outcome.name = text::MetadataString(*obj, "generateName");
   }
-  if (const auto& kind = request.kind; kind && kind->is_object()) outcome.kind = StringView(*kind, "kind");
+  if (const auto& kind = request.kind; kind && kind->is_object()) outcome.kind = text::StringView(*kind, "kind");
 }
 
 }  // namespace
@@ -147,10 +147,10 @@ transport::Response ServeReview(std::string_view body, std::string_view content_
   FastParse fast;
   json fallback;
   if (auto refusal = ParseBody(body, content_type, fast, fallback, outcome)) return *refusal;
-  const JsonRef review = fast.status == FastParse::kOk ? JsonRef(fast.value()) : JsonRef(fallback);
+  const text::JsonRef review = fast.status == FastParse::kOk ? text::JsonRef(fast.value()) : text::JsonRef(fallback);
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
   const AdmissionRequest request(*review.find("request"));
-  const std::string_view uid = Text(request.uid);
+  const std::string_view uid = text::Text(request.uid);
   if (uid.empty()) return Plain(400, "AdmissionReview request has no uid", outcome);
 
   AdmissionResponse response;

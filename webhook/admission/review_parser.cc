@@ -83,7 +83,7 @@ class TreeBuilder {
   bool Number() {
     std::string_view text;
     if (!in_.Number(text)) return false;
-    auto v = JsonNumber(text);
+    auto v = text::JsonNumber(text);
     if (!v) return false;
     if (v->is_number_unsigned()) return doc_.Uint64(v->get<uint64_t>());
     if (v->is_number_integer()) return doc_.Int64(v->get<int64_t>());
@@ -180,6 +180,6 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
   return result;
 }
 
-nlohmann::json FastParse::Tree() const { return JsonRef(tree->doc).ToJson(); }
+nlohmann::json FastParse::Tree() const { return text::JsonRef(tree->doc).ToJson(); }
 
 }  // namespace ms::admission

@@ -102,8 +102,8 @@ int Report::ExitCode() const {
 void Validator::AddDocument(const std::string& file, const std::string& index, int line, const json& doc,
                             Report& report) const {
   if (doc.is_null()) return;  // an empty document
-  const std::string api_version = StringField(doc, "apiVersion"), kind = StringField(doc, "kind");
-  const std::string name = StringField(doc.is_object() ? doc.value("metadata", json()) : json(), "name");
+  const std::string api_version = text::StringField(doc, "apiVersion"), kind = text::StringField(doc, "kind");
+  const std::string name = text::StringField(doc.is_object() ? doc.value("metadata", json()) : json(), "name");
   if (api_version == "v1" && kind == "List" && doc.contains("items") && doc["items"].is_array()) {
     const json& items = doc["items"];
     for (size_t i = 0; i < items.size(); ++i)
@@ -121,7 +121,7 @@ void Validator::AddDocument(const std::string& file, const std::string& index, i
   r.document = index;
   r.line = line;
   r.name = name;
-  r.ns = StringField(doc.value("metadata", json()), "namespace");
+  r.ns = text::StringField(doc.value("metadata", json()), "namespace");
   // Before admission the API server prunes unknown fields (refusing the
   // object under strict field validation), drops nulls, and on create
   // resets the status.

@@ -48,7 +48,7 @@ class Builder final : public YAML::EventHandler {
                 const std::string& value) override {
     // yaml-cpp writes a \x80..\xFF escape of a double-quoted scalar as that
     // one byte, not as the code point's UTF-8: refused rather than read wrong.
-    if (!IsValidUtf8(value)) throw Fail(mark, "a scalar that is not valid UTF-8");
+    if (!text::IsValidUtf8(value)) throw Fail(mark, "a scalar that is not valid UTF-8");
     Resolved r = ResolveScalar(tag, value, mark);
     Put(std::move(r.value), r.kind == Kind::kMerge, anchor, 1, mark);
   }
@@ -164,7 +164,7 @@ class Builder final : public YAML::EventHandler {
 // Printable UTF-8 (YAML's c-printable: no C0 controls but tab, LF and CR, no
 // DEL, no C1 controls but NEL), as go-yaml requires.
 std::optional<std::string> CheckText(std::string_view text) {
-  if (!IsValidUtf8(text)) return "the text is not valid UTF-8";
+  if (!text::IsValidUtf8(text)) return "the text is not valid UTF-8";
   int line = 1;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);

@@ -135,9 +135,9 @@ TEST(PrometheusCredentials, HeadersInOrderAuthorizationFirst) {
   PrometheusCredentials creds(a, clock);
   const RequestCredentials r = creds.Current();
   EXPECT_EQ(r.error, "");
-  EXPECT_THAT(r.header_lines,
-              ElementsAre("Authorization: Basic " + Base64Encode("ops:pw-1"), "X-Scope-OrgID: team-a", "X-Key: k-1"));
-  EXPECT_THAT(r.secrets, ElementsAre("pw-1", Base64Encode("ops:pw-1"), "k-1"));
+  EXPECT_THAT(r.header_lines, ElementsAre("Authorization: Basic " + text::Base64Encode("ops:pw-1"),
+                                          "X-Scope-OrgID: team-a", "X-Key: k-1"));
+  EXPECT_THAT(r.secrets, ElementsAre("pw-1", text::Base64Encode("ops:pw-1"), "k-1"));
   EXPECT_TRUE(creds.has_files());
   PrometheusCredentials none({}, clock);
   EXPECT_TRUE(none.Current().header_lines.empty());

@@ -207,7 +207,7 @@ TEST(PrometheusClientAuth, BasicAuthAndNoSecretInTheErrorOfAFailedQuery) {
   a.basic_auth_username = "ops";
   a.basic_auth_password_file = dir.Write("password", "correct horse\n");
   a.header_files = {"X-Api-Key=" + dir.Write("key", "key-material")};
-  const std::string good = "Basic " + Base64Encode("ops:correct horse");
+  const std::string good = "Basic " + text::Base64Encode("ops:correct horse");
   prom.rec.Accept(good);
   // The URL's own userinfo too (libcurl would send it if no header did).
   const std::string url = "http://viewer:url-secret@" + prom.url().substr(7);
@@ -217,14 +217,17 @@ TEST(PrometheusClientAuth, BasicAuthAndNoSecretInTheErrorOfAFailedQuery) {
   EXPECT_EQ(prom.rec.requests().back().find("Authorization")->second, good);
 
   dir.Write("password", "battery staple");
-  prom.rec.Accept("Basic " + Base64Encode("ops:something else"), /*echo=*/true);
+  prom.rec.Accept("Basic " + text::Base64Encode("ops:something else"), /*echo=*/true);
   const QueryResult r = client.Query("up");
   ASSERT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("HTTP 401: Unauthorized "));
   EXPECT_THAT(r.error, HasSubstr("Authorization: Basic [redacted]")) << "the echoed header, without its value";
-  const std::vector<std::string> secrets = {
-      "correct horse", "battery staple", Base64Encode("ops:correct horse"), Base64Encode("ops:battery staple"),
-      "key-material",  "url-secret"};
+  const std::vector<std::string> secrets = {"correct horse",
+                                            "battery staple",
+                                            text::Base64Encode("ops:correct horse"),
+                                            text::Base64Encode("ops:battery staple"),
+                                            "key-material",
+                                            "url-secret"};
   for (const std::string& secret : secrets) EXPECT_THAT(r.error, Not(HasSubstr(secret))) << secret;
 
   // A connection that fails names the URL without its password.

@@ -58,7 +58,7 @@ std::string ReversedDump(const json& v) {
   return out + "}";
 }
 
-void ExpectSameReaders(const json& n, JsonRef rv, const std::string& text);
+void ExpectSameReaders(const json& n, text::JsonRef rv, const std::string& text);
 
 // Every reader on both trees of `doc`'s text.
 void ExpectSameOnBothTrees(const json& doc) {
@@ -68,7 +68,7 @@ void ExpectSameOnBothTrees(const json& doc) {
   ExpectSameReaders(n, copy.doc, text);
 }
 
-void ExpectSameReaders(const json& n, JsonRef rv, const std::string& text) {
+void ExpectSameReaders(const json& n, text::JsonRef rv, const std::string& text) {
   const ParsedModelService pn = ParseModelService(n), pr = ParseModelService(rv);
   EXPECT_EQ(Strings(pr.errors), Strings(pn.errors)) << text;
   EXPECT_EQ(pr.warnings, pn.warnings) << text;
@@ -116,17 +116,17 @@ TEST(BothTrees, TheLastOfDuplicateKeysWins) {
                            R"("spec":{"replicas":500,"model":"a","zz":1,"replicas":2,"model":"b","aa":2,"model":"c"}})";
   const json n = json::parse(text);
   const Rapid r(text);
-  const JsonRef spec = *JsonRef(r.doc).find("spec");
+  const text::JsonRef spec = *text::JsonRef(r.doc).find("spec");
   EXPECT_EQ(spec.find("model")->str(), "c");
   EXPECT_EQ(spec.size(), 4u);
   std::vector<std::string> keys;
-  spec.for_each_member([&](std::string_view k, JsonRef) { keys.emplace_back(k); });
+  spec.for_each_member([&](std::string_view k, text::JsonRef) { keys.emplace_back(k); });
   EXPECT_EQ(keys, (std::vector<std::string>{"aa", "model", "replicas", "zz"}));
   const ParsedModelService pr = ParseModelService(r.doc);
   EXPECT_TRUE(pr.errors.empty()) << JoinErrors(pr.errors);  // replicas 500 was overwritten by 2
   EXPECT_EQ(pr.warnings, (std::vector<std::string>{"unknown field \"spec.aa\"", "unknown field \"spec.zz\""}));
   ExpectSameOnBothTrees(n);
-  EXPECT_TRUE(JsonEqual(r.doc, n));
+  EXPECT_TRUE(text::JsonEqual(r.doc, n));
 }
 
 // Numbers are typed as nlohmann types them: an integer that fits 64 bits
@@ -155,7 +155,7 @@ TEST(BothTrees, NumbersTypedAsNlohmannTypesThem) {
     if (text == "1E400") continue;  // out of a double's range: refused before any reader (review.h)
     const json n = json::parse(text);
     const Rapid r(text);
-    const JsonRef a = n, b = r.doc;
+    const text::JsonRef a = n, b = r.doc;
     EXPECT_EQ(b.is_number(), a.is_number()) << text;
     EXPECT_EQ(b.is_number_integer(), a.is_number_integer()) << text;
     // "-0": nlohmann's signed 0, RapidJSON's 0 (unsigned too); the same
@@ -171,7 +171,7 @@ TEST(BothTrees, NumbersTypedAsNlohmannTypesThem) {
       EXPECT_EQ(b.uint64(), a.uint64()) << text;
       EXPECT_EQ(b.number(), a.number()) << text;
     }
-    EXPECT_TRUE(JsonEqual(a, b)) << text;
+    EXPECT_TRUE(text::JsonEqual(a, b)) << text;
   }
 }
 
@@ -190,7 +190,7 @@ TEST(BothTrees, DoublesOutOfAnIntegersRangeAreClamped) {
                         Case{"-0.5", 0, 0}, Case{"2.5", 2, 2}, Case{"1e19", kMax, 10000000000000000000u}}) {
     const json n = json::parse(c.text);
     const Rapid r(c.text);
-    const JsonRef a = n, b = r.doc;
+    const text::JsonRef a = n, b = r.doc;
     ASSERT_TRUE(a.is_number_float() && b.is_number_float()) << c.text;
     EXPECT_EQ(a.int64(), c.i) << c.text;
     EXPECT_EQ(b.int64(), c.i) << c.text;
@@ -222,8 +222,8 @@ TEST(BothTrees, EqualityAsNlohmannSeesIt) {
     for (const auto& y : texts) {
       const json nx = json::parse(x), ny = json::parse(y);
       const Rapid rx(x), ry(y);
-      EXPECT_EQ(JsonEqual(rx.doc, ry.doc), nx == ny) << x << " vs " << y;
-      EXPECT_EQ(JsonEqual(rx.doc, ny), nx == ny) << x << " vs " << y;
+      EXPECT_EQ(text::JsonEqual(rx.doc, ry.doc), nx == ny) << x << " vs " << y;
+      EXPECT_EQ(text::JsonEqual(rx.doc, ny), nx == ny) << x << " vs " << y;
     }
 }
 

@@ -40,7 +40,7 @@ TEST(Logging, InvalidUtf8InAMessageIsEscapedNotCopied) {
       "last read: '\xff\xfe', overlong \xc0\xaf, surrogate \xed\xa0\x80, cut \xe2\x82, ok \xc3\xa9\xe2\x82\xac");
   logger->flush();
   const std::string line = os.str();
-  EXPECT_TRUE(IsValidUtf8(line)) << line;
+  EXPECT_TRUE(text::IsValidUtf8(line)) << line;
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(line)) << line;
   EXPECT_EQ(j["msg"],
@@ -49,12 +49,12 @@ TEST(Logging, InvalidUtf8InAMessageIsEscapedNotCopied) {
 }
 
 TEST(Utf8, SanitizeKeepsValidTextAndWritesInvalidBytesAsHex) {
-  EXPECT_EQ(SanitizeUtf8("plain \xc3\xa9\xf0\x9f\x98\x80"), "plain \xc3\xa9\xf0\x9f\x98\x80");
-  EXPECT_EQ(SanitizeUtf8("a\xff"
-                         "b\xc3"),
+  EXPECT_EQ(text::SanitizeUtf8("plain \xc3\xa9\xf0\x9f\x98\x80"), "plain \xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(text::SanitizeUtf8("a\xff"
+                               "b\xc3"),
             "a\\xffb\\xc3");
-  EXPECT_EQ(SanitizeUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
-  EXPECT_TRUE(IsValidUtf8(SanitizeUtf8("\x80\x81\xc0\xc1\xf5\xff")));
+  EXPECT_EQ(text::SanitizeUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_TRUE(text::IsValidUtf8(text::SanitizeUtf8("\x80\x81\xc0\xc1\xf5\xff")));
 }
 
 // Fields of the scopes open on the thread: JSON keys of the line (a value

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ms {
+namespace ms::text {
 namespace {
 
 TEST(Base64, RoundTripsAllLengths) {
@@ -29,4 +29,4 @@ TEST(Base64, DecodesLikeKubeconfigDataAndRejectsGarbage) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::text

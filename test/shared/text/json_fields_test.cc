@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ms {
+namespace ms::text {
 namespace {
 
 using nlohmann::json;
@@ -29,4 +29,4 @@ TEST(JsonFields, MetadataString) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::text

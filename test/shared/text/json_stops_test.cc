@@ -7,7 +7,7 @@
 
 #include <array>
 
-namespace ms {
+namespace ms::text {
 namespace {
 
 TEST(JsonStops, IsJsonStopIsWhatJsonEscapesAndUtf8) {
@@ -43,4 +43,4 @@ TEST(JsonStops, SixteenBytesAtOnceMatchOneByOne) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::text

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ms {
+namespace ms::text {
 namespace {
 
 std::string Nlohmann(const std::string& s) {
@@ -71,4 +71,4 @@ TEST(JsonText, StringsAsNlohmannWritesThem) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::text

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-namespace ms {
+namespace ms::text {
 namespace {
 
 TEST(FormatNumber, ShortestRoundTripInTheCLocale) {
@@ -17,4 +17,4 @@ TEST(FormatNumber, ShortestRoundTripInTheCLocale) {
 }
 
 }  // namespace
-}  // namespace ms
+}  // namespace ms::text

@@ -8,7 +8,7 @@
 #include "shared/flags/flags.h"
 #include "shared/metrics/metrics.h"
 
-namespace ms::build {
+namespace ms::version {
 namespace {
 
 TEST(Version, TextAndBuildInfo) {
@@ -46,4 +46,4 @@ TEST(Version, TheVersionFlagPrintsAndEnds) {
 }
 
 }  // namespace
-}  // namespace ms::build
+}  // namespace ms::version

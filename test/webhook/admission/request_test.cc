@@ -19,13 +19,13 @@ constexpr const char* kRequest =
     R"("requestKind":{"kind":"X"},"userInfo":{"username":"u"},"names":"not name","uid":"u2"})";
 
 void ExpectEveryMember(const AdmissionRequest& r) {
-  EXPECT_EQ(Text(r.uid), "u2");  // the last of the repeated key
+  EXPECT_EQ(text::Text(r.uid), "u2");  // the last of the repeated key
   EXPECT_EQ(r.kind->find("kind")->str(), "ModelService");
   EXPECT_EQ(r.resource->find("resource")->str(), "modelservices");
-  EXPECT_EQ(Text(r.sub_resource), "scale");
-  EXPECT_EQ(Text(r.name), "n");
-  EXPECT_EQ(Text(r.namespace_), "ns");
-  EXPECT_EQ(Text(r.operation), "UPDATE");
+  EXPECT_EQ(text::Text(r.sub_resource), "scale");
+  EXPECT_EQ(text::Text(r.name), "n");
+  EXPECT_EQ(text::Text(r.namespace_), "ns");
+  EXPECT_EQ(text::Text(r.operation), "UPDATE");
   EXPECT_EQ(r.object->find("a")->int64(), 1);
   EXPECT_EQ(r.old_object->find("b")->int64(), 2);
 }
@@ -42,8 +42,8 @@ TEST(AdmissionRequest, AbsentOrNotAStringIsEmptyText) {
   const json request = {{"uid", 7}, {"operation", nullptr}};
   const AdmissionRequest r(request);
   ASSERT_TRUE(r.uid.has_value());
-  EXPECT_EQ(Text(r.uid), "");
-  EXPECT_EQ(Text(r.operation), "");
+  EXPECT_EQ(text::Text(r.uid), "");
+  EXPECT_EQ(text::Text(r.operation), "");
   EXPECT_FALSE(r.name.has_value());
   EXPECT_FALSE(r.object.has_value());
   const AdmissionRequest none(json("not an object"));

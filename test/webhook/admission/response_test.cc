@@ -33,7 +33,7 @@ std::string AsNlohmannWroteIt(const AdmissionResponse& r, const std::string& uid
   if (!r.warnings.empty()) response["warnings"] = r.warnings;
   if (!r.patch.empty()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = Base64Encode(r.patch);
+    response["patch"] = text::Base64Encode(r.patch);
   }
   response["uid"] = uid;
   json out(json::value_t::object);

@@ -261,12 +261,12 @@ TEST(ReviewParser, MutatedFixturesNeverDisagreeWithNlohmann) {
 }
 
 TEST(ReviewParser, IsValidUtf8FollowsRfc3629) {
-  EXPECT_TRUE(IsValidUtf8(""));
-  EXPECT_TRUE(IsValidUtf8("plain ascii, longer than eight bytes"));
-  EXPECT_TRUE(IsValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF\xED\x9F\xBF"));
+  EXPECT_TRUE(text::IsValidUtf8(""));
+  EXPECT_TRUE(text::IsValidUtf8("plain ascii, longer than eight bytes"));
+  EXPECT_TRUE(text::IsValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF\xED\x9F\xBF"));
   for (const char* bad : {"\xC0\x80", "\xC1\xBF", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF", "\xF0\x8F\xBF\xBF",
                           "\xF4\x90\x80\x80", "\xF8\x88\x80\x80\x80", "\x80", "\xC3", "\xE2\x82", "abcdefgh\xC3"})
-    EXPECT_FALSE(IsValidUtf8(bad)) << json(std::string(bad)).dump(-1, ' ', false, json::error_handler_t::replace);
+    EXPECT_FALSE(text::IsValidUtf8(bad)) << json(std::string(bad)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ TEST_F(ReviewTest, MutateReturnsBase64JsonPatchThatAppliesCleanly) {
   auto resp = Response(Mutate(review.dump()));
   EXPECT_EQ(resp["allowed"], true);
   EXPECT_EQ(resp["patchType"], "JSONPatch");
-  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  auto decoded_opt = text::Base64Decode(resp["patch"].get<std::string>());
   ASSERT_TRUE(decoded_opt.has_value());
   const std::string& decoded = *decoded_opt;
   auto patched = review["request"]["object"].patch(json::parse(decoded));
@@ -133,12 +133,12 @@ TEST_F(ReviewTest, AutoscalingModeIsValidatedAndDefaulted) {
   auto hpa = Review({{"model", "m"}, {"autoscaling", {{"mode", "HPA"}, {"maxReplicas", 5}, {"targetQueueLength", 2}}}});
   EXPECT_EQ(Response(Validate(hpa.dump()))["allowed"], true);
   auto patched = hpa["request"]["object"].patch(
-      json::parse(*Base64Decode(Response(Mutate(hpa.dump()))["patch"].get<std::string>())));
+      json::parse(*text::Base64Decode(Response(Mutate(hpa.dump()))["patch"].get<std::string>())));
   EXPECT_EQ(patched["spec"]["autoscaling"],
             json::parse(R"({"mode":"HPA","minReplicas":1,"maxReplicas":5,"targetQueueLength":2})"));
   // No mode: /mutate adds Controller (before minReplicas).
   auto plain = Review({{"model", "m"}, {"autoscaling", {{"maxReplicas", 5}, {"targetQueueLength", 2}}}});
-  const json patch = json::parse(*Base64Decode(Response(Mutate(plain.dump()))["patch"].get<std::string>()));
+  const json patch = json::parse(*text::Base64Decode(Response(Mutate(plain.dump()))["patch"].get<std::string>()));
   // (then spec.rollout's defaults, last in design.md's order)
   EXPECT_EQ(patch[patch.size() - 3],
             json::parse(R"({"op":"add","path":"/spec/autoscaling/mode","value":"Controller"})"));
@@ -159,7 +159,7 @@ TEST_F(ReviewTest, RolloutIsValidatedAndDefaulted) {
 
   auto review = Review({{"model", "m"}, {"rollout", {{"rollback", "Automatic"}}}});
   resp = Response(Mutate(review.dump()));
-  auto decoded = Base64Decode(resp["patch"].get<std::string>());
+  auto decoded = text::Base64Decode(resp["patch"].get<std::string>());
   ASSERT_TRUE(decoded.has_value());
   const json patch = json::parse(*decoded);
   EXPECT_EQ(patch.back(), json::parse(R"({"op":"add","path":"/spec/rollout/timeoutSeconds","value":600})"));
@@ -169,7 +169,7 @@ TEST_F(ReviewTest, RolloutIsValidatedAndDefaulted) {
 
 TEST_F(ReviewTest, MutateAddsSpecWhenAbsent) {
   auto resp = Response(Mutate(Review(nullptr).dump()));
-  auto decoded_opt = Base64Decode(resp["patch"].get<std::string>());
+  auto decoded_opt = text::Base64Decode(resp["patch"].get<std::string>());
   ASSERT_TRUE(decoded_opt.has_value());
   const std::string& decoded = *decoded_opt;
   EXPECT_EQ(json::parse(decoded)[0], json::parse(R"({"op":"add","path":"/spec","value":{}})"));
@@ -455,8 +455,8 @@ TEST_F(ReviewTest, MessagesQuotingTheClientAreValidUtf8) {
     const transport::Response r = Validate(body, &o);
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
-    EXPECT_TRUE(IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true, json::error_handler_t::replace);
-    EXPECT_TRUE(IsValidUtf8(o.message));
+    EXPECT_TRUE(text::IsValidUtf8(r.body)) << json(r.body).dump(-1, ' ', true, json::error_handler_t::replace);
+    EXPECT_TRUE(text::IsValidUtf8(o.message));
     EXPECT_NE(r.body.find("\\x"), std::string::npos) << r.body;
   }
   const transport::Response ct = ServeReview("{}", "text/\xff\xfe", validating_, &o);

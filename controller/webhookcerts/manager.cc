@@ -1,21 +1,21 @@
-#include "controller/certs/manager.h"
+#include "controller/webhookcerts/manager.h"
 
 #include <algorithm>
 
-#include "controller/certs/issuer.h"
 #include "controller/kube/paths.h"
+#include "controller/webhookcerts/issuer.h"
 #include "shared/text/json_fields.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 namespace {
 
 // Informer caches keep only what identifies the object: they only wake the loop.
 nlohmann::json Identity(const nlohmann::json& o) {
   return {{"metadata",
-           {{"name", MetadataString(o, "name")},
-            {"namespace", MetadataString(o, "namespace")},
-            {"resourceVersion", MetadataString(o, "resourceVersion")}}}};
+           {{"name", text::MetadataString(o, "name")},
+            {"namespace", text::MetadataString(o, "namespace")},
+            {"resourceVersion", text::MetadataString(o, "resourceVersion")}}}};
 }
 
 std::string ErrorText(const std::string& what, const kube::Result& r) { return what + ": " + r.Text(); }
@@ -239,4 +239,4 @@ clock::Clock::Duration Manager::SyncOnce() {
   return std::clamp<clock::Clock::Duration>(until_due, clock::Clock::Duration::zero(), options_.resync);
 }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

@@ -13,11 +13,11 @@
 #include <set>
 #include <sstream>
 
-#include "controller/certs/decide.h"
-#include "test/controller/certs/fake_issuer.h"
+#include "controller/webhookcerts/decide.h"
+#include "test/controller/webhookcerts/fake_issuer.h"
 #include "test/support/fake_clock.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 namespace {
 
 using namespace std::chrono_literals;
@@ -240,4 +240,4 @@ TEST(CertSchedule, NoReissueLoopWhenTheConfigurationsCannotBeWritten) {
 }
 
 }  // namespace
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

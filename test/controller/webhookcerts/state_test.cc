@@ -2,15 +2,15 @@
 // certificates (OpensslIssuer): what is written reads back the same, what is
 // broken is reported and left for the decision to replace, what is not ours
 // is kept.
-#include "controller/certs/state.h"
+#include "controller/webhookcerts/state.h"
 
 #include <gtest/gtest.h>
 
-#include "controller/certs/issuer.h"
+#include "controller/webhookcerts/issuer.h"
 #include "shared/clock/timefmt.h"
 #include "shared/text/base64.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 namespace {
 
 using namespace std::chrono_literals;
@@ -28,7 +28,7 @@ class StateTest : public ::testing::Test {
     s.previous_until = now + 5min;
   }
   static std::string Data(const nlohmann::json& secret, const char* key) {
-    return *Base64Decode(secret["data"][key].get<std::string>());
+    return *text::Base64Decode(secret["data"][key].get<std::string>());
   }
 
   OpensslIssuer issuer;
@@ -67,11 +67,11 @@ TEST_F(StateTest, ASecretReadsBackAsWritten) {
 
 TEST_F(StateTest, WhatIsBrokenIsReportedNotThrown) {
   nlohmann::json secret = NewSecret("ns", "wh-tls", s, TrustBundle(s, now));
-  secret["data"]["ca-current.key"] = Base64Encode(s.next->key_pem);  // another CA's key
+  secret["data"]["ca-current.key"] = text::Base64Encode(s.next->key_pem);  // another CA's key
   secret["data"]["ca-next.crt"] =
-      Base64Encode("-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n");
+      text::Base64Encode("-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n");
   secret["data"]["ca.crt"] = "%%% not base64";
-  secret["data"]["ca-previous.crt"] = Base64Encode("garbage");
+  secret["data"]["ca-previous.crt"] = text::Base64Encode("garbage");
   secret["metadata"]["annotations"][kNextTrustedSinceAnnotation] = "yesterday";
   std::vector<std::string> notes;
   const SecretState back = ParseSecret(secret, &notes);
@@ -92,7 +92,7 @@ TEST_F(StateTest, AnUpdateKeepsWhatIsNotOurs) {
   observed["metadata"]["resourceVersion"] = "42";
   observed["metadata"]["managedFields"] = nlohmann::json::array({{{"manager", "kubectl"}}});
   observed["metadata"]["annotations"]["team"] = "ml";
-  observed["data"]["extra"] = Base64Encode("kept");
+  observed["data"]["extra"] = text::Base64Encode("kept");
   SecretState later = s;
   later.next.reset();
   later.next_trusted_since.reset();
@@ -110,7 +110,7 @@ TEST_F(StateTest, AnUpdateKeepsWhatIsNotOurs) {
 }
 
 TEST_F(StateTest, ConfigurationsAreReadPerWebhookAndInjectedEverywhere) {
-  const std::string one = Base64Encode(s.current->cert.pem);
+  const std::string one = text::Base64Encode(s.current->cert.pem);
   nlohmann::json config = {
       {"metadata", {{"name", "v"}, {"resourceVersion", "7"}, {"managedFields", nlohmann::json::array()}}},
       {"webhooks",
@@ -140,4 +140,4 @@ TEST_F(StateTest, TheBundleLeavesOutExpiredCas) {
 }
 
 }  // namespace
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

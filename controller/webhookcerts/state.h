@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/certs/policy.h"
+#include "controller/webhookcerts/policy.h"
 #include "shared/certs/x509.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 using ms::certs::Certificate;
 
@@ -85,4 +85,4 @@ ConfigState ParseConfig(const std::string& name, const std::optional<nlohmann::j
 // webhooks list.
 bool InjectBundle(nlohmann::json& config, const std::string& bundle_pem);
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

@@ -2,9 +2,9 @@
 // (certs/x509.h).
 #pragma once
 
-#include "controller/certs/decide.h"
+#include "controller/webhookcerts/decide.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 class OpensslIssuer final : public Issuer {
  public:
@@ -13,4 +13,4 @@ class OpensslIssuer final : public Issuer {
                         WallTime not_before, WallTime not_after) override;
 };
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

@@ -3,7 +3,7 @@
 // and injects the CA, writes nothing when nothing changed, repairs a blanked
 // caBundle, makes a deleted Secret again, retries a conflict, rotates in
 // virtual time, and writes only once it leads.
-#include "controller/certs/manager.h"
+#include "controller/webhookcerts/manager.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "test/support/fake_clock.h"
 #include "test/support/verb_client.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 namespace {
 
 using namespace std::chrono_literals;
@@ -133,10 +133,10 @@ nlohmann::json Configuration(const char* kind, const char* name) {
 }
 
 std::string CaBundle(const nlohmann::json& config) {
-  return *Base64Decode(config["webhooks"][0]["clientConfig"]["caBundle"].get<std::string>());
+  return *text::Base64Decode(config["webhooks"][0]["clientConfig"]["caBundle"].get<std::string>());
 }
 std::string Data(const nlohmann::json& secret, const char* key) {
-  return *Base64Decode(secret["data"][key].get<std::string>());
+  return *text::Base64Decode(secret["data"][key].get<std::string>());
 }
 
 double Sample(metrics::Registry& registry, const std::string& name, const std::string& label = "") {
@@ -285,4 +285,4 @@ TEST_F(ManagerTest, OnlyTheLeaderWrites) {
 }
 
 }  // namespace
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

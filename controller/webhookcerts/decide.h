@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/certs/policy.h"
-#include "controller/certs/state.h"
+#include "controller/webhookcerts/policy.h"
+#include "controller/webhookcerts/state.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 // Makes certificates. The decision calls it only when one is needed.
 class Issuer {
@@ -66,4 +66,4 @@ Decision Decide(const Observed& observed, WallTime now, const Policy& policy, Is
 // The CA named in a new CA certificate: "modelservice-webhook-ca@<unix seconds>".
 std::string CaCommonName(WallTime now);
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

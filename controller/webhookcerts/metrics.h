@@ -5,7 +5,7 @@
 
 #include "shared/metrics/metrics.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 struct CertificateMetrics {
   explicit CertificateMetrics(metrics::Registry& registry);
@@ -22,4 +22,4 @@ struct CertificateMetrics {
   prometheus::Counter& errors;
 };
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

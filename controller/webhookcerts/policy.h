@@ -21,7 +21,7 @@ namespace ms::flags {
 class FlagSet;
 }
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 using WallTime = std::chrono::system_clock::time_point;
 using Duration = std::chrono::system_clock::duration;
@@ -79,4 +79,4 @@ Duration PropagationDelay(Duration ca_validity);
 WallTime FloorSeconds(WallTime t);
 WallTime CeilSeconds(WallTime t);
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

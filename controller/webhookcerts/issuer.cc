@@ -1,9 +1,9 @@
-#include "controller/certs/issuer.h"
+#include "controller/webhookcerts/issuer.h"
 
 #include <optional>
 #include <stdexcept>
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 namespace {
 
@@ -34,4 +34,4 @@ CertRecord OpensslIssuer::NewServing(const CertRecord& ca, const std::string& co
   return IssueRecord({common_name, dns_names, false, not_before, not_after}, &ca);
 }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

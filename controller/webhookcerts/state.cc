@@ -1,4 +1,4 @@
-#include "controller/certs/state.h"
+#include "controller/webhookcerts/state.h"
 
 #include <set>
 
@@ -6,7 +6,7 @@
 #include "shared/text/base64.h"
 #include "shared/text/json_fields.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 namespace {
 
@@ -21,9 +21,9 @@ void Note(std::vector<std::string>* notes, std::string line) {
 std::optional<std::string> DataValue(const nlohmann::json& secret, const char* key) {
   const auto data = secret.find("data");
   if (data == secret.end() || !data->is_object()) return std::nullopt;
-  const std::string b64 = StringField(*data, key);
+  const std::string b64 = text::StringField(*data, key);
   if (b64.empty()) return std::nullopt;
-  return Base64Decode(b64);
+  return text::Base64Decode(b64);
 }
 
 std::optional<CertRecord> ParseRecord(const nlohmann::json& secret, const char* cert_key, const char* key_key,
@@ -59,12 +59,12 @@ std::optional<WallTime> Annotation(const nlohmann::json& object, const char* key
   if (md == object.end() || !md->is_object()) return std::nullopt;
   const auto ann = md->find("annotations");
   if (ann == md->end() || !ann->is_object()) return std::nullopt;
-  const std::string v = StringField(*ann, key);
+  const std::string v = text::StringField(*ann, key);
   if (v.empty()) return std::nullopt;
   return ms::clock::ParseTime(v);
 }
 
-std::string B64(const std::string& s) { return Base64Encode(s); }
+std::string B64(const std::string& s) { return text::Base64Encode(s); }
 
 }  // namespace
 
@@ -178,8 +178,8 @@ ConfigState ParseConfig(const std::string& name, const std::optional<nlohmann::j
   for (const auto& w : *webhooks) {
     std::vector<std::string> fps;
     const auto cc = w.is_object() ? w.find("clientConfig") : w.end();
-    const auto b64 = cc != w.end() ? StringField(*cc, "caBundle") : std::string();
-    const auto pem = b64.empty() ? std::nullopt : Base64Decode(b64);
+    const auto b64 = cc != w.end() ? text::StringField(*cc, "caBundle") : std::string();
+    const auto pem = b64.empty() ? std::nullopt : text::Base64Decode(b64);
     for (auto& cert : ParseList(pem, "caBundle", nullptr)) {
       fps.push_back(cert.fingerprint);
       if (seen.insert(cert.fingerprint).second) c.cas.push_back(std::move(cert));
@@ -192,7 +192,7 @@ ConfigState ParseConfig(const std::string& name, const std::optional<nlohmann::j
 bool InjectBundle(nlohmann::json& config, const std::string& bundle_pem) {
   auto webhooks = config.find("webhooks");
   if (webhooks == config.end() || !webhooks->is_array()) return false;
-  const std::string b64 = Base64Encode(bundle_pem);
+  const std::string b64 = text::Base64Encode(bundle_pem);
   for (auto& w : *webhooks) {
     if (!w.is_object()) continue;
     if (!w["clientConfig"].is_object()) w["clientConfig"] = nlohmann::json::object();
@@ -202,4 +202,4 @@ bool InjectBundle(nlohmann::json& config, const std::string& bundle_pem) {
   return true;
 }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

@@ -1,10 +1,10 @@
-#include "controller/certs/decide.h"
+#include "controller/webhookcerts/decide.h"
 
 #include <algorithm>
 
 #include "shared/clock/timefmt.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 namespace {
 
@@ -197,4 +197,4 @@ Decision Decide(const Observed& observed, WallTime now, const Policy& policy, Is
   return d;
 }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

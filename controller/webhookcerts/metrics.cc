@@ -1,6 +1,6 @@
-#include "controller/certs/metrics.h"
+#include "controller/webhookcerts/metrics.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 CertificateMetrics::CertificateMetrics(metrics::Registry& registry)
     : expiration(prometheus::BuildGauge()
@@ -22,4 +22,4 @@ CertificateMetrics::CertificateMetrics(metrics::Registry& registry)
                  .Register(registry.families())
                  .Add({})) {}
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

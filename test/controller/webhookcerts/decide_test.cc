@@ -1,14 +1,14 @@
 // The decision of mode `self` case by case: first start, a steady state that
 // writes nothing, a blanked caBundle, a deleted or foreign Secret, broken
 // keys, names that changed.
-#include "controller/certs/decide.h"
+#include "controller/webhookcerts/decide.h"
 
 #include <gtest/gtest.h>
 
-#include "test/controller/certs/fake_issuer.h"
+#include "test/controller/webhookcerts/fake_issuer.h"
 #include "test/support/fake_clock.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 namespace {
 
 using namespace std::chrono_literals;
@@ -218,4 +218,4 @@ TEST_F(DecideTest, PropagationDelayAndBackdating) {
 }
 
 }  // namespace
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

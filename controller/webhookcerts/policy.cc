@@ -1,10 +1,10 @@
-#include "controller/certs/policy.h"
+#include "controller/webhookcerts/policy.h"
 
 #include <algorithm>
 
 #include "shared/flags/flags.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 std::optional<Mode> ParseMode(std::string_view s) {
   if (s == "self") return Mode::kSelf;
@@ -72,9 +72,9 @@ Duration PropagationDelay(Duration ca_validity) {
 WallTime FloorSeconds(WallTime t) { return std::chrono::floor<std::chrono::seconds>(t); }
 WallTime CeilSeconds(WallTime t) { return std::chrono::ceil<std::chrono::seconds>(t); }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 void DefineFlags(flags::FlagSet& fs, Settings& s) {
   fs.String("cert-mode", &s.mode_name,
@@ -107,4 +107,4 @@ void DefineFlags(flags::FlagSet& fs, Settings& s) {
               "lifetime of the webhook's serving certificate; renewed at 2/3 of it");
 }
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "controller/certs/decide.h"
+#include "controller/webhookcerts/decide.h"
 
-namespace ms::controller::certs::testing {
+namespace ms::webhookcerts::testing {
 
 inline CertRecord FakeRecord(const std::string& id, WallTime not_before, WallTime not_after, bool is_ca,
                              std::vector<std::string> dns_names = {}, std::string signed_by = {}) {
@@ -57,4 +57,4 @@ inline std::vector<ConfigState> Configs(const std::vector<std::string>& fps = {}
   return out;
 }
 
-}  // namespace ms::controller::certs::testing
+}  // namespace ms::webhookcerts::testing

@@ -1,11 +1,11 @@
 // The certificate flags of the controller and what they mean.
-#include "controller/certs/policy.h"
+#include "controller/webhookcerts/policy.h"
 
 #include <gtest/gtest.h>
 
 #include "shared/flags/flags.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,4 +81,4 @@ TEST(CertPolicy, TheServiceNamesAndTheCommonName) {
 }
 
 }  // namespace
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts

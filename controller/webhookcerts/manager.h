@@ -39,16 +39,16 @@
 #include <thread>
 #include <vector>
 
-#include "controller/certs/decide.h"
-#include "controller/certs/metrics.h"
-#include "controller/certs/policy.h"
 #include "controller/kube/backoff.h"
 #include "controller/kube/client.h"
 #include "controller/runtime/informer.h"
+#include "controller/webhookcerts/decide.h"
+#include "controller/webhookcerts/metrics.h"
+#include "controller/webhookcerts/policy.h"
 #include "shared/certs/expiry.h"
 #include "shared/clock/clock.h"
 
-namespace ms::controller::certs {
+namespace ms::webhookcerts {
 
 struct ManagerOptions {
   clock::Clock::Duration resync = std::chrono::minutes(5);
@@ -116,4 +116,4 @@ class Manager {
   std::vector<std::jthread> threads_;
 };
 
-}  // namespace ms::controller::certs
+}  // namespace ms::webhookcerts
