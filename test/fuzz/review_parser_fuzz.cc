@@ -1,8 +1,9 @@
 // libFuzzer: the fast review parser (json_scanner.h into a RapidJSON tree) against nlohmann::json::parse,
 // its reference. Wherever the fast parser accepts a body, nlohmann accepts it
 // too and gives the same tree (values and number types), less the members
-// the fast path leaves out (it keeps those review_parser.h lists); a body
-// deeper than the limit is never accepted.
+// the fast path leaves out (it keeps those review_parser.h lists); wherever
+// it refuses a body (one without a NUL byte, within the depth limit),
+// nlohmann refuses it too; a body deeper than the limit is never accepted.
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -59,6 +60,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
   constexpr int kDepth = 16;
   ms::admission::FastParse fast = ms::admission::ParseReviewFast(body, kDepth);
+  if (fast.status == ms::admission::FastParse::kInvalid && body.find('\0') == std::string::npos &&
+      !ms::admission::NestingExceeds(body, kDepth)) {
+    bool refused = false;
+    try {
+      [[maybe_unused]] const json parsed = json::parse(body);
+    } catch (const json::exception&) {
+      refused = true;
+    }
+    Check(refused, "refused a body nlohmann takes");
+  }
   if (fast.status != ms::admission::FastParse::kOk) return 0;
   Check(!ms::admission::NestingExceeds(body, kDepth), "a body deeper than the limit is not accepted");
   json reference;

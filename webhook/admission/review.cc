@@ -70,11 +70,10 @@ bool NestingExceeds(std::string_view text, int limit) {
 
 namespace {
 
-// Parses `body` into `fast` (a RapidJSON tree) or, when only nlohmann's
-// parser takes it or words its error, into `fallback`: the reply refusing
-// it, or nothing.
+// Parses `body` into `fast` (a RapidJSON tree of what the handlers read):
+// the reply refusing it, or nothing.
 std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, FastParse& fast,
-                                             json& fallback, Outcome* outcome) {
+                                             Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
     return Plain(413,
                  "request body too large: " + std::to_string(body.size()) + " bytes, the limit is " +
@@ -86,19 +85,20 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
   fast = ParseReviewFast(body, kMaxNestingDepth);
   if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
   if (fast.status == FastParse::kOk) return std::nullopt;
-  // Not valid for the fast path: nlohmann's parser gives the verdict and
-  // the message, after the depth check that keeps its recursion bounded.
+  // Not JSON: nlohmann's parser words why (the fast parse refuses exactly
+  // what it refuses, review_parser.h), after the depth check that keeps its
+  // recursion bounded. JSON has no raw NUL bytes; nlohmann's parser would
+  // stop at one and ignore what follows.
   if (NestingExceeds(body, kMaxNestingDepth)) return TooDeep(outcome);
-  // JSON has no raw NUL bytes; nlohmann's parser would stop at one and
-  // ignore what follows.
   if (auto nul = body.find('\0'); nul != std::string_view::npos)
     return Plain(400, "request body is not valid JSON: a NUL byte at offset " + std::to_string(nul), outcome);
+  std::string why = "refused by the webhook's parser";  // never kept: the two parsers agree
   try {
-    fallback = json::parse(body);
+    [[maybe_unused]] const json parsed = json::parse(body);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    return Plain(400, std::string("request body is not valid JSON: ") + e.what(), outcome);
+    why = e.what();
   }
-  return std::nullopt;
+  return Plain(400, "request body is not valid JSON: " + why, outcome);
 }
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
@@ -145,9 +145,8 @@ void FillOutcome(const AdmissionRequest& request, AdmissionResponse&& response, 
 transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
                                 Outcome* outcome) {
   FastParse fast;
-  json fallback;
-  if (auto refusal = ParseBody(body, content_type, fast, fallback, outcome)) return *refusal;
-  const text::JsonRef review = fast.status == FastParse::kOk ? text::JsonRef(fast.value()) : text::JsonRef(fallback);
+  if (auto refusal = ParseBody(body, content_type, fast, outcome)) return *refusal;
+  const text::JsonRef review(fast.value());
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
   const AdmissionRequest request(*review.find("request"));
   const std::string_view uid = text::Text(request.uid);

@@ -153,9 +153,11 @@ static_assert(FastParse::Pool::kPadding >= JsonScanner::kPadding);
 
 FastParse ParseReviewFast(std::string_view body, int max_depth) {
   FastParse result;
+  // A UTF-8 byte order mark before the text is skipped, as nlohmann's parser does.
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
   // A padded copy, parsed in place: the tree's strings point into it, and
   // the FastParse keeps it with the tree. A NUL byte inside the body ends
-  // the scanner's text there, so such a body falls back (ServeReview
+  // the scanner's text there, so such a body is invalid (ServeReview
   // refuses it).
   FastParse::Pool& pool = *result.tree;
   char* text = pool.small;

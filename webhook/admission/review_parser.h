@@ -19,10 +19,13 @@
 // What is kept reads (through JsonRef) as the value nlohmann::json::parse
 // gives, number types included (non-negative integers unsigned, negative
 // ones signed, anything with a fraction or exponent or beyond 64 bits a
-// double; numbers are typed by nlohmann's rules, shared/text/json_number.h). When the scanner
-// rejects the text, or a number is out of a double's range, the result is
-// kFallback: the caller falls back to nlohmann::json::parse, which gives the
-// error message users see. A test checks both directions on mutated bodies.
+// double; numbers are typed by nlohmann's rules, shared/text/json_number.h).
+// It takes exactly the texts nlohmann's parser takes (a leading UTF-8 byte
+// order mark skipped, surrogate pairs decoded; a number out of a double's
+// range refused), a NUL byte aside: the result is kInvalid for the others,
+// and the caller asks nlohmann's parser only for the words of its error
+// (the message users see), never for a tree. A test checks both directions
+// on mutated bodies, and the fuzz target on its corpus.
 //
 // Objects and arrays nested deeper than max_depth stop the parse (kTooDeep)
 // before it recurses further.
@@ -39,8 +42,8 @@
 namespace ms::admission {
 
 struct FastParse {
-  enum Status { kOk, kTooDeep, kFallback };
-  Status status = kFallback;
+  enum Status { kOk, kTooDeep, kInvalid };
+  Status status = kInvalid;
   // The review when kOk (a null value otherwise), in `tree`'s pool, its
   // objects' members as the body has them (JsonRef reads them in key order,
   // the last of a repeated key winning, as nlohmann would).
