@@ -27,31 +27,48 @@ int Hex(char c) {
 }
 
 // The value of the four hex digits at `p`, or -1.
-long HexQuad(const char* p) {
-  long cp = 0;
+long HexValue(const char* p) {
+  long v = 0;
   for (int i = 0; i < 4; ++i) {
     const int d = Hex(p[i]);
     if (d < 0) return -1;
-    cp = cp * 16 + d;
+    v = v * 16 + d;
   }
-  return cp;
+  return v;
 }
 
-// The \u escape at `r` (`\uXXXX`, or a UTF-16 surrogate pair
-// `\uD83D\uDE00`): sets `cp` to its code point and returns the bytes it
-// took, 6 or 12; 0 when it is ill-formed (a lone or misordered surrogate),
-// as nlohmann's parser refuses it. Reads past the end only into the padding.
-int UnicodeEscape(const char* r, long& cp) {
-  const long hi = HexQuad(r + 2);
-  if (hi < 0xD800 || hi > 0xDFFF) {
-    cp = hi;
-    return hi < 0 ? 0 : 6;
-  }
-  if (hi > 0xDBFF || r[6] != '\\' || r[7] != 'u') return 0;
-  const long lo = HexQuad(r + 8);
-  if (lo < 0xDC00 || lo > 0xDFFF) return 0;
-  cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-  return 12;
+// The code point of the four hex digits at `p`, or -1. A UTF-16 surrogate
+// counts as -1 too: SurrogatePair reads it.
+long HexQuad(const char* p) {
+  const long cp = HexValue(p);
+  return cp >= 0xD800 && cp <= 0xDFFF ? -1 : cp;
+}
+
+// The escape at `r` whose four hex digits HexQuad refused: when it is a
+// UTF-16 surrogate pair (`\uD83D\uDE00`), its code point and the 12 bytes
+// it takes; else nothing (not hex, or a lone or misordered surrogate, which
+// nlohmann's parser refuses too). Reads past the end only into the
+// padding. Out of line and cold: rare in a review, and inlined it costs
+// String()'s common path instructions (callgrind).
+struct Pair {
+  long cp = -1;
+  const char* end = nullptr;
+};
+[[gnu::cold, gnu::noinline]] Pair SurrogatePair(const char* r) {
+  const long hi = HexValue(r + 2);
+  if (hi < 0xD800 || hi > 0xDBFF || r[6] != '\\' || r[7] != 'u') return {};
+  const long lo = HexValue(r + 8);
+  if (lo < 0xDC00 || lo > 0xDFFF) return {};
+  return {0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), r + 12};
+}
+
+// Writes `cp` (0x10000 and above) as the four bytes of UTF-8 at `w`.
+[[gnu::cold]] char* PutUtf8Astral(char* w, long cp) {
+  *w++ = static_cast<char>(0xF0 | (cp >> 18));
+  *w++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  *w++ = static_cast<char>(0x80 | (cp & 0x3F));
+  return w;
 }
 
 // The byte an escape's second character stands for ('u' aside), or 0.
@@ -76,20 +93,15 @@ char Unescaped(char c) {
   }
 }
 
-// Writes `cp` (a code point, not a surrogate) as UTF-8 at `w`.
+// Writes `cp` (below 0x10000, not a surrogate) as UTF-8 at `w`.
 char* PutUtf8(char* w, long cp) {
   if (cp < 0x80) {
     *w++ = static_cast<char>(cp);
   } else if (cp < 0x800) {
     *w++ = static_cast<char>(0xC0 | (cp >> 6));
     *w++ = static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *w++ = static_cast<char>(0xE0 | (cp >> 12));
-    *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *w++ = static_cast<char>(0x80 | (cp & 0x3F));
   } else {
-    *w++ = static_cast<char>(0xF0 | (cp >> 18));
-    *w++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *w++ = static_cast<char>(0xE0 | (cp >> 12));
     *w++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     *w++ = static_cast<char>(0x80 | (cp & 0x3F));
   }
@@ -126,11 +138,16 @@ bool JsonScanner::String(std::string_view& out) {
     } else if (*r != '\\') {
       return false;  // a control byte, or the end
     } else if (r[1] == 'u') {
-      long cp = 0;
-      const int n = UnicodeEscape(r, cp);
-      if (n == 0) return false;
-      w = PutUtf8(w, cp);  // at most 3 bytes for 6 read, 4 for 12
-      r += n;
+      const long cp = HexQuad(r + 2);  // within the padding when the text ends early
+      if (cp >= 0) {
+        w = PutUtf8(w, cp);  // at most 3 bytes for the 6 read
+        r += 6;
+      } else {
+        const Pair pair = SurrogatePair(r);
+        if (!pair.end) return false;
+        w = PutUtf8Astral(w, pair.cp);  // 4 bytes for the 12 read
+        r += 12;
+      }
     } else {
       const char c = Unescaped(r[1]);
       if (!c) return false;
@@ -154,10 +171,13 @@ bool JsonScanner::SkipString() {
     } else if (*r != '\\') {
       return false;  // a control byte, or the end
     } else if (r[1] == 'u') {
-      long cp = 0;
-      const int n = UnicodeEscape(r, cp);
-      if (n == 0) return false;
-      r += n;
+      if (HexQuad(r + 2) >= 0) {
+        r += 6;
+      } else if (SurrogatePair(r).end) {
+        r += 12;
+      } else {
+        return false;
+      }
     } else {
       if (!Unescaped(r[1])) return false;
       r += 2;
