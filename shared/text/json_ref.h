@@ -84,7 +84,6 @@ class JsonRef {
   std::string dump() const;
 
   const nlohmann::json* nlohmann_value() const { return n_; }
-  const rapidjson::Value* rapidjson_value() const { return r_; }
 
  private:
   using Member = rapidjson::GenericMember<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;

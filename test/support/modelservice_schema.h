@@ -8,7 +8,6 @@
 
 #include <string>
 
-#include "shared/api/field_error.h"
 #include "shared/api/validation.h"
 #include "test/support/schema_validator.h"
 
@@ -17,36 +16,6 @@ namespace ms::test {
 inline const SchemaValidator& ModelServiceSchema() {
   static const SchemaValidator schema;
   return schema;
-}
-
-// A field path with map keys as valijson's paths name them:
-// "spec.nodeSelector[pool]" -> "spec.nodeSelector.pool" (indices stay).
-inline std::string SchemaPath(const std::string& path) {
-  std::string out;
-  for (size_t i = 0; i < path.size(); ++i) {
-    const size_t close = path[i] == '[' ? path.find(']', i) : std::string::npos;
-    if (close == std::string::npos) {
-      out += path[i];
-      continue;
-    }
-    const std::string inner = path.substr(i + 1, close - i - 1);
-    const bool index = !inner.empty() && inner.find_first_not_of("0123456789") == std::string::npos;
-    out += index ? "[" + inner + "]" : "." + inner;
-    i = close;
-  }
-  return out;
-}
-
-// Whether `error` explains a violation valijson reports at `schema_path`:
-// one path is the other or a field above it.
-inline bool ErrorCovers(const api::FieldError& error, const std::string& schema_path) {
-  const std::string a = SchemaPath(error.path);
-  const std::string& b = schema_path;
-  const std::string& shorter = a.size() <= b.size() ? a : b;
-  const std::string& longer = a.size() <= b.size() ? b : a;
-  if (shorter.empty() || shorter == "<root>") return true;
-  if (longer.compare(0, shorter.size(), shorter) != 0) return false;
-  return longer.size() == shorter.size() || longer[shorter.size()] == '.' || longer[shorter.size()] == '[';
 }
 
 // ValidateModelService of a ModelService "m" (spec.model "m") with `fields`
