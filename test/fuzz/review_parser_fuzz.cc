@@ -1,4 +1,4 @@
-// libFuzzer: the fast review parser (json_scanner.h into a RapidJSON tree) against nlohmann::json::parse,
+// libFuzzer: the fast review parser (json_reader.h into a RapidJSON tree) against nlohmann::json::parse,
 // its reference. Wherever the fast parser accepts a body, nlohmann accepts it
 // too and gives the same tree (values and number types), less the members
 // the fast path leaves out (it keeps those review_parser.h lists); wherever

@@ -5,9 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "shared/text/json_number.h"
+#include "shared/text/json_reader.h"
 #include "shared/text/json_ref.h"
-#include "webhook/admission/json_scanner.h"
 
 namespace ms::admission {
 
@@ -44,93 +43,84 @@ bool Kept(Node node, std::string_view key) {
 }
 
 // Builds the kept parts of the review into a rapidjson::Document (through
-// its SAX interface) from the scanner's tokens; skips the rest with
-// JsonScanner::SkipValue, which checks it without decoding it.
+// its SAX interface) from the reader's values; skips the rest with
+// JsonReader::Skip, which checks it without decoding it.
 class TreeBuilder {
  public:
-  TreeBuilder(JsonScanner& in, rapidjson::Document& doc, int max_depth) : in_(in), doc_(doc), max_depth_(max_depth) {}
-  bool too_deep() const { return too_deep_; }
+  TreeBuilder(text::JsonReader& in, rapidjson::Document& doc) : in_(in), doc_(doc) {}
 
   // The whole text: one value and nothing after it.
-  bool Parse() { return Value(Node::kRoot, 0) && in_.AtEnd(); }
+  bool Parse() { return Value(Node::kRoot) && in_.AtEnd(); }
 
  private:
-  // A value at `node` (an object's place in the review) with `depth`
-  // containers open around it.
-  bool Value(Node node, int depth) {
+  using Kind = text::JsonReader::Kind;
+
+  // A value at `node` (an object's place in the review).
+  bool Value(Node node) {
     switch (in_.Peek()) {
-      case '{':
-        return Open(depth) && Object(node, depth + 1);
-      case '[':
-        return Open(depth) && Array(depth + 1);
-      case '"': {
+      case Kind::kObject:
+        return Object(node);
+      case Kind::kArray:
+        return Array();
+      case Kind::kString: {
         std::string_view s;
         return in_.String(s) && doc_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), false);
       }
-      case 't':
-        return in_.Literal("true") && doc_.Bool(true);
-      case 'f':
-        return in_.Literal("false") && doc_.Bool(false);
-      case 'n':
-        return in_.Literal("null") && doc_.Null();
-      default:
+      case Kind::kBool: {
+        bool b = false;
+        return in_.Bool(b) && doc_.Bool(b);
+      }
+      case Kind::kNull:
+        return in_.Null() && doc_.Null();
+      case Kind::kNumber:
         return Number();
+      case Kind::kNone:
+        break;
     }
-  }
-
-  // Typed by nlohmann's rules (json_number.h): a number beyond a double
-  // stops the parse.
-  bool Number() {
-    std::string_view text;
-    if (!in_.Number(text)) return false;
-    auto v = text::JsonNumber(text);
-    if (!v) return false;
-    if (v->is_number_unsigned()) return doc_.Uint64(v->get<uint64_t>());
-    if (v->is_number_integer()) return doc_.Int64(v->get<int64_t>());
-    return doc_.Double(v->get<double>());
-  }
-
-  // Whether one more container may open inside `depth` open ones.
-  bool Open(int depth) {
-    if (depth < max_depth_) return true;
-    too_deep_ = true;
     return false;
   }
 
-  bool Object(Node node, int depth) {
-    in_.Consume('{');
-    doc_.StartObject();
-    rapidjson::SizeType kept = 0;  // repeated keys are all kept: JsonRef reads the last
-    if (!in_.Consume('}')) {
-      do {
-        std::string_view key;
-        if (in_.Peek() != '"' || !in_.String(key) || !in_.Consume(':')) return false;
-        if (!Kept(node, key)) {
-          if (!in_.SkipValue(max_depth_ - depth, too_deep_)) return false;
-          continue;
-        }
-        ++kept;
-        if (!doc_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false) ||
-            !Value(Child(node, key), depth))
-          return false;
-      } while (in_.Consume(','));
-      if (!in_.Consume('}')) return false;
+  // Typed by nlohmann's rules (json_number.h).
+  bool Number() {
+    text::TypedNumber v;
+    if (!in_.Number(v)) return false;
+    switch (v.type) {
+      case text::TypedNumber::Type::kUnsigned:
+        return doc_.Uint64(v.u);
+      case text::TypedNumber::Type::kInteger:
+        return doc_.Int64(v.i);
+      case text::TypedNumber::Type::kFloat:
+        break;
     }
-    return doc_.EndObject(kept);
+    return doc_.Double(v.d);
   }
 
-  bool Array(int depth) {
-    in_.Consume('[');
+  bool Object(Node node) {
+    if (!in_.BeginObject()) return false;
+    doc_.StartObject();
+    rapidjson::SizeType kept = 0;  // repeated keys are all kept: JsonRef reads the last
+    std::string_view key;
+    while (in_.NextKey(key)) {
+      if (!Kept(node, key)) {
+        if (!in_.Skip()) return false;
+        continue;
+      }
+      ++kept;
+      if (!doc_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false) || !Value(Child(node, key)))
+        return false;
+    }
+    return in_.ok() && doc_.EndObject(kept);
+  }
+
+  bool Array() {
+    if (!in_.BeginArray()) return false;
     doc_.StartArray();
     rapidjson::SizeType count = 0;
-    if (!in_.Consume(']')) {
-      do {
-        ++count;
-        if (!Value(Node::kOther, depth)) return false;
-      } while (in_.Consume(','));
-      if (!in_.Consume(']')) return false;
+    while (in_.NextItem()) {
+      ++count;
+      if (!Value(Node::kOther)) return false;
     }
-    return doc_.EndArray(count);
+    return in_.ok() && doc_.EndArray(count);
   }
 
   // Where the member `key` of an object at `node` sits.
@@ -142,14 +132,12 @@ class TreeBuilder {
     return Node::kOther;
   }
 
-  JsonScanner& in_;
+  text::JsonReader& in_;
   rapidjson::Document& doc_;
-  const int max_depth_;
-  bool too_deep_ = false;
 };
 }  // namespace
 
-static_assert(FastParse::Pool::kPadding >= JsonScanner::kPadding);
+static_assert(FastParse::Pool::kPadding >= text::JsonReader::kPadding);
 
 FastParse ParseReviewFast(std::string_view body, int max_depth) {
   FastParse result;
@@ -167,13 +155,13 @@ FastParse ParseReviewFast(std::string_view body, int max_depth) {
   }
   std::memcpy(text, body.data(), body.size());
   std::memset(text + body.size(), 0, FastParse::Pool::kPadding);
-  JsonScanner scanner(text, body.size());
+  text::JsonReader reader(text, body.size(), max_depth);
   rapidjson::Document& doc = result.tree->doc;
-  TreeBuilder builder(scanner, doc, max_depth);
+  TreeBuilder builder(reader, doc);
   bool parsed = false;
   auto generate = [&](rapidjson::Document&) { return parsed = builder.Parse(); };
   doc.Populate(generate);
-  if (builder.too_deep()) {
+  if (reader.too_deep()) {
     result.status = FastParse::kTooDeep;
   } else if (parsed) {
     result.status = FastParse::kOk;

@@ -1,5 +1,5 @@
-// The fast path for reading an AdmissionReview body: a strict JSON scanner
-// (json_scanner.h) building a RapidJSON tree in a memory pool, which the handlers read
+// The fast path for reading an AdmissionReview body: a strict JSON pull
+// reader (shared/text/json_reader.h) building a RapidJSON tree in a memory pool, which the handlers read
 // through JsonRef (shared/text/json_ref.h), several times faster than nlohmann's
 // parser and its tree, and without the subtrees no handler reads.
 //

@@ -1,4 +1,4 @@
-#include "webhook/admission/json_scanner.h"
+#include "shared/text/json_scanner.h"
 
 #include <cstring>
 
@@ -6,7 +6,7 @@
 #include "shared/text/json_stops.h"
 #include "shared/text/utf8.h"
 
-namespace ms::admission {
+namespace ms::text {
 
 namespace {
 
@@ -16,7 +16,7 @@ char* FindSpecial(char* p) {
   // Unaligned: at most 15 bytes past the NUL at the text's end, which the
   // padding holds.
   for (;; p += 16)
-    if (const unsigned mask = text::JsonStops16(p, /*high=*/true)) return p + __builtin_ctz(mask);
+    if (const unsigned mask = JsonStops16(p, /*high=*/true)) return p + __builtin_ctz(mask);
 }
 
 int Hex(char c) {
@@ -111,7 +111,7 @@ char* PutUtf8(char* w, long cp) {
 // The length of the UTF-8 sequence at `p` (a byte above 0x7F, before
 // `end`), or 0 when it is not RFC 3629 UTF-8, as nlohmann's parser requires.
 size_t Utf8Length(const char* p, const char* end) {
-  return text::Utf8SequenceLength(std::string_view(p, static_cast<size_t>(end - p)), 0);
+  return Utf8SequenceLength(std::string_view(p, static_cast<size_t>(end - p)), 0);
 }
 
 bool Digit(char c) { return c >= '0' && c <= '9'; }
@@ -246,9 +246,9 @@ bool JsonScanner::SkipValue(int depth_left, bool& too_deep) {
       // Checked as nlohmann reads it: a number beyond a double's range is
       // an error there.
       std::string_view number;
-      return Number(number) && text::JsonNumber(number).has_value();
+      return Number(number) && ReadJsonNumber(number).has_value();
     }
   }
 }
 
-}  // namespace ms::admission
+}  // namespace ms::text

@@ -1,7 +1,8 @@
-// The tokens of a JSON text, strictly by RFC 8259, read from a buffer the
-// scanner may rewrite (strings are decoded in place). The review parser
-// (review_parser.h) drives it: it reads the members a handler needs and
-// skips the rest with SkipValue, which checks them without decoding them.
+// The tokens of a JSON text, strictly by RFC 8259 as nlohmann's parser takes
+// it, read from a buffer the scanner may rewrite (strings are decoded in
+// place). JsonReader (json_reader.h) drives it for its callers: it reads
+// the values they ask for and skips the rest with SkipValue, which checks
+// them without decoding them.
 //
 // Why not RapidJSON's reader, which the review parser used before: for a
 // review's many short strings its SSE2 scan runs byte by byte up to the next
@@ -13,16 +14,17 @@
 // around it, about 19,000 with this scanner (docs/contributor/benchmarks.md).
 //
 // The buffer: `size` bytes of text followed by at least kPadding NUL bytes.
-// The scanner refuses (returns false) whatever RFC 8259 refuses, and also
-// what the review parser leaves to nlohmann's parser: \u escapes of UTF-16
-// surrogates. Strings are checked to be RFC 3629 UTF-8 as they are scanned
-// (outside strings the grammar allows ASCII only).
+// The scanner refuses (returns false) whatever RFC 8259 refuses; \u escapes
+// of UTF-16 surrogates are taken as pairs (decoded to 4 bytes of UTF-8) and
+// refused alone, as nlohmann's parser does. Strings are checked to be RFC
+// 3629 UTF-8 as they are scanned (outside strings the grammar allows ASCII
+// only).
 #pragma once
 
 #include <cstddef>
 #include <string_view>
 
-namespace ms::admission {
+namespace ms::text {
 
 class JsonScanner {
  public:
@@ -59,4 +61,4 @@ class JsonScanner {
   const char* end_;
 };
 
-}  // namespace ms::admission
+}  // namespace ms::text

@@ -1,0 +1,29 @@
+#include "shared/text/json_reader.h"
+
+namespace ms::text {
+
+bool JsonReader::Bool(bool& out) {
+  switch (in_.Peek()) {
+    case 't':
+      out = true;
+      return in_.Literal("true") || Fail();
+    case 'f':
+      out = false;
+      return in_.Literal("false") || Fail();
+    default:
+      return Fail();
+  }
+}
+
+bool JsonReader::Null() { return (in_.Peek() == 'n' && in_.Literal("null")) || Fail(); }
+
+bool JsonReader::Number(TypedNumber& out) {
+  std::string_view token;
+  if (Peek() != Kind::kNumber || !in_.Number(token)) return Fail();
+  auto v = ReadJsonNumber(token);
+  if (!v) return Fail();  // beyond a double's range, an error to nlohmann too
+  out = *v;
+  return true;
+}
+
+}  // namespace ms::text
