@@ -1,4 +1,4 @@
-// modelservice-controller: its flags, then a runtime::Manager (manager.h)
+// modelservice-controller: its flags, then a manager::Manager (manager.h)
 // with the ModelService controller's parts: the API clients, informers, the
 // work queue, the executor and its workers, the autoscaler, the webhook's
 // certificates (--cert-mode=self), Events; the Manager runs leader
@@ -27,9 +27,9 @@
 #include "controller/flags.h"
 #include "controller/kube/config.h"
 #include "controller/kube/curl_handles.h"
+#include "controller/manager/manager.h"
 #include "controller/modelservice/controller.h"
 #include "controller/runtime/leader_election.h"
-#include "controller/runtime/manager.h"
 #include "controller/secure_metrics.h"
 #include "controller/webhookcerts/manager.h"
 #include "shared/clock/clock.h"
@@ -89,8 +89,8 @@ struct LeaseLock {
   KubeLeaseStore store;
 };
 
-runtime::ManagerOptions ManagerSettings(const Flags& flags, const std::string& identity, SecureMetricsSetup* secure) {
-  runtime::ManagerOptions o;
+manager::ManagerOptions ManagerSettings(const Flags& flags, const std::string& identity, SecureMetricsSetup* secure) {
+  manager::ManagerOptions o;
   o.metrics_address = flags.MetricsAddress();
   o.probe_address = flags.ProbeAddress();
   if (secure != nullptr) o.secure_metrics = secure->Secure();  // --metrics-secure only
@@ -156,7 +156,7 @@ int Run(int argc, char** argv) {
   const std::string identity = DefaultIdentity();
   auto lease = flags.leader_elect ? std::make_unique<LeaseLock>(flags, *rest, clock, m.client, logger) : nullptr;
   auto secure = flags.metrics_secure ? std::make_unique<SecureMetricsSetup>(*rest, clock, m.client, logger) : nullptr;
-  runtime::Manager mgr(clock, m.registry, m.runtime.leader_election, lease ? &lease->store : nullptr,
+  manager::Manager mgr(clock, m.registry, m.runtime.leader_election, lease ? &lease->store : nullptr,
                        ManagerSettings(flags, identity, secure.get()), logger);
   modelservice::Controller models(*rest, clock, {m.client, m.runtime, m.autoscaler, m.modelservice}, identity,
                                   mgr.write_gate(), ControllerSettings(flags), logger);
@@ -167,8 +167,8 @@ int Run(int argc, char** argv) {
   std::unique_ptr<webhookcerts::Manager> certs;
   if (flags.certs.mode == webhookcerts::Mode::kSelf) {
     certs = std::make_unique<webhookcerts::Manager>(models.client(), clock, flags.certs, m.certs, logger);
-    mgr.Add(Needs::kNothing, Runnable::Of([&certs] { certs->Start(); }, [&certs] { certs->Stop(); }))
-        .Add(Needs::kLeadership, Runnable::Of([&certs] { certs->Lead(); }, nullptr));
+    mgr.Add(manager::Needs::kNothing, manager::Runnable::Of([&certs] { certs->Start(); }, [&certs] { certs->Stop(); }))
+        .Add(manager::Needs::kLeadership, manager::Runnable::Of([&certs] { certs->Lead(); }, nullptr));
   }
   logger->info("starting modelservice-controller as {} against {} (namespace: {})", identity, rest->server,
                flags.ns.empty() ? "all" : flags.ns);

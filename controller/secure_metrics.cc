@@ -39,7 +39,7 @@ SecureMetricsSetup::SecureMetricsSetup(const kube::RestConfig& rest, const clock
                                        kube::ClientMetrics& client_metrics, std::shared_ptr<spdlog::logger> logger)
     : reloader_(std::make_unique<transport::CertificateReloader>(SelfSigned(clock), logger)),
       client_(ReviewConfig(rest), clock, client_metrics, logger, ReviewOptions()),
-      auth_(client_, clock, runtime::MetricsAuthOptions{}, logger) {
+      auth_(client_, clock, metricsauth::MetricsAuthOptions{}, logger) {
   ctx_.reset(SSL_CTX_new(TLS_server_method()));
   std::string error = "out of memory";
   if (!ctx_ || !transport::ConfigureServerContext(*ctx_, tls_, *reloader_, &error))

@@ -3,7 +3,7 @@
 // has no serving certificate of its own, and Prometheus checks who it
 // scrapes by the Service it discovers, not by this certificate: the chart's
 // ServiceMonitor skips its verification), behind the MetricsAuthorizer
-// (controller/runtime/metrics_auth.h): a TokenReview and a
+// (controller/metricsauth/metrics_auth.h): a TokenReview and a
 // SubjectAccessReview through an API client of its own, without the write
 // gate, so that a standby answers scrapes too.
 #pragma once
@@ -16,7 +16,7 @@
 #include "controller/kube/config.h"
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
-#include "controller/runtime/metrics_auth.h"
+#include "controller/metricsauth/metrics_auth.h"
 #include "shared/clock/clock.h"
 #include "shared/transport/side_endpoints.h"
 #include "shared/transport/tls.h"
@@ -43,7 +43,7 @@ class SecureMetricsSetup {
   transport::ServerTlsOptions tls_;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx_{nullptr, SSL_CTX_free};
   kube::HttpClient client_;
-  runtime::MetricsAuthorizer auth_;
+  metricsauth::MetricsAuthorizer auth_;
 };
 
 }  // namespace ms::controller

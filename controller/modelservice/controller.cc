@@ -78,9 +78,9 @@ CachedReads Controller::Cache() {
   return cache;
 }
 
-void Controller::SetupWithManager(runtime::Manager& mgr) {
+void Controller::SetupWithManager(manager::Manager& mgr) {
   // Prometheus is read while leading only.
-  auto workers = runtime::Runnable::Of(
+  auto workers = manager::Runnable::Of(
       [this] {
         logger_->info("caches synced; starting {} workers", concurrency_);
         poller_.Start();
@@ -98,7 +98,7 @@ void Controller::SetupWithManager(runtime::Manager& mgr) {
   // Events still queued after SIGTERM are written for up to 2 s, once the
   // workers have drained and before the Lease is released (after it, the
   // write gate refuses them); none after a lost Lease.
-  auto events = runtime::Runnable::Of(
+  auto events = manager::Runnable::Of(
       nullptr, [this] { recorder_.Shutdown(std::chrono::seconds(2)); },
       [this] { recorder_.Shutdown(clock::Clock::Duration::zero()); });
   mgr.AddCache(ms_informer_)
@@ -106,8 +106,8 @@ void Controller::SetupWithManager(runtime::Manager& mgr) {
       .AddCache(svc_informer_)
       .AddCache(pod_informer_)
       .AddCache(hpa_informer_)
-      .Add(runtime::Needs::kLeadershipAndCaches, std::move(workers))
-      .Add(runtime::Needs::kLeadership, std::move(events))
+      .Add(manager::Needs::kLeadershipAndCaches, std::move(workers))
+      .Add(manager::Needs::kLeadership, std::move(events))
       // The Lease is lost: requests in flight are aborted.
       .OnAbort([this] {
         client_.Close();

@@ -1,4 +1,4 @@
-// The ModelService controller as one part of a runtime::Manager, as a
+// The ModelService controller as one part of a manager::Manager, as a
 // kubebuilder project's reconciler is set up with its manager: its API
 // clients (writes behind the Manager's Lease gate), the caches it watches,
 // its queue, executor, workers and autoscaler, built in that order; then
@@ -18,6 +18,7 @@
 #include "controller/kube/http_client.h"
 #include "controller/kube/metrics.h"
 #include "controller/kube/write_gate.h"
+#include "controller/manager/manager.h"
 #include "controller/modelservice/events.h"
 #include "controller/modelservice/executor.h"
 #include "controller/modelservice/expectations.h"
@@ -25,7 +26,6 @@
 #include "controller/modelservice/pods.h"
 #include "controller/runtime/controller.h"
 #include "controller/runtime/informer_set.h"
-#include "controller/runtime/manager.h"
 #include "controller/runtime/metrics.h"
 #include "controller/runtime/workqueue.h"
 #include "shared/clock/clock.h"
@@ -65,7 +65,7 @@ class Controller {
   // keys are dropped, the reconcile in progress ends as its requests fail);
   // the Event recorder while leading; a lost Lease aborts the requests in
   // flight of both clients.
-  void SetupWithManager(runtime::Manager& mgr);
+  void SetupWithManager(manager::Manager& mgr);
 
   // The client of the ModelServices and their objects (behind the gate).
   kube::HttpClient& client() { return client_; }

@@ -50,14 +50,14 @@ long Get(const std::string& url, const std::string& authorization, std::string* 
 TEST(SecureMetrics, HttpsForAllowedTokensOnlyWithReviewsThroughTheApiClient) {
   test::HttpTestServer api;
   std::atomic<int> reviews{0};
-  api.server.Post(runtime::kTokenReviewsPath, [&](const httplib::Request& req, httplib::Response& res) {
+  api.server.Post(metricsauth::kTokenReviewsPath, [&](const httplib::Request& req, httplib::Response& res) {
     ++reviews;
     const auto token = nlohmann::json::parse(req.body).at("spec").at("token").get<std::string>();
     nlohmann::json status = {{"authenticated", token == "reader" || token == "stranger"}};
     if (status["authenticated"]) status["user"] = {{"username", token}};
     res.set_content(nlohmann::json{{"status", status}}.dump(), "application/json");
   });
-  api.server.Post(runtime::kSubjectAccessReviewsPath, [&](const httplib::Request& req, httplib::Response& res) {
+  api.server.Post(metricsauth::kSubjectAccessReviewsPath, [&](const httplib::Request& req, httplib::Response& res) {
     ++reviews;
     const auto spec = nlohmann::json::parse(req.body).at("spec");
     const bool allowed = spec.at("user") == "reader" && spec.at("nonResourceAttributes").at("path") == "/metrics";

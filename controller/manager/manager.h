@@ -4,7 +4,7 @@
 // every cache has synced), runs the leader election (none: it leads at
 // once), and starts each Runnable when what it needs is there:
 //
-//   runtime::Manager mgr(clock, registry, election_metrics, &lease_store, options, logger);
+//   manager::Manager mgr(clock, registry, election_metrics, &lease_store, options, logger);
 //   mgr.AddCache(model_services).AddCache(deployments)
 //       .Add(Needs::kNothing, std::move(watcher))            // every replica, at start
 //       .Add(Needs::kLeadership, std::move(keeper))          // once leading
@@ -44,7 +44,7 @@ namespace spdlog {
 class logger;
 }
 
-namespace ms::runtime {
+namespace ms::manager {
 
 // Something the Manager starts and stops.
 class Runnable {
@@ -72,7 +72,7 @@ enum class Needs {
 struct ManagerOptions {
   flags::HostPort metrics_address, probe_address;
   transport::SecureMetrics secure_metrics;  // ctx set: /metrics over HTTPS behind its gate
-  LeaderElectionConfig election;            // with a LeaseStore
+  runtime::LeaderElectionConfig election;   // with a runtime::LeaseStore
 };
 
 class Manager {
@@ -81,8 +81,9 @@ class Manager {
   // leads at once); it, `clock`, `registry` (served on /metrics) and
   // `election_metrics` must outlive the Manager. Throws
   // std::invalid_argument when the election's config is invalid.
-  Manager(const clock::Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
-          LeaseStore* lease, ManagerOptions options, std::shared_ptr<spdlog::logger> logger);
+  Manager(const clock::Clock& clock, const metrics::Registry& registry,
+          runtime::LeaderElectionMetrics& election_metrics, runtime::LeaseStore* lease, ManagerOptions options,
+          std::shared_ptr<spdlog::logger> logger);
   ~Manager();  // Run() leaves nothing running
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;
@@ -93,7 +94,7 @@ class Manager {
 
   // All before Run(). A cache's informers run on threads of their own; its
   // OnSynced is the Manager's.
-  Manager& AddCache(InformerSet& cache);
+  Manager& AddCache(runtime::InformerSet& cache);
   Manager& Add(Needs needs, std::unique_ptr<Runnable> runnable);
   // Called when the Lease is lost, once the caches have stopped and before
   // any Runnable's Abort().
@@ -131,8 +132,8 @@ class Manager {
   const metrics::Registry& registry_;
   const ManagerOptions options_;
   std::shared_ptr<spdlog::logger> logger_;
-  std::unique_ptr<LeaderElector> elector_;  // null without election
-  std::vector<InformerSet*> caches_;
+  std::unique_ptr<runtime::LeaderElector> elector_;  // null without election
+  std::vector<runtime::InformerSet*> caches_;
   std::vector<Entry> runnables_;  // in the order added
   std::vector<std::function<void()>> on_abort_;
   transport::SideEndpoints endpoints_;
@@ -147,4 +148,4 @@ class Manager {
   std::thread elector_thread_;
 };
 
-}  // namespace ms::runtime
+}  // namespace ms::manager

@@ -1,11 +1,11 @@
-#include "controller/runtime/manager.h"
+#include "controller/manager/manager.h"
 
 #include <spdlog/logger.h>
 
 #include <algorithm>
 #include <utility>
 
-namespace ms::runtime {
+namespace ms::manager {
 
 namespace {
 
@@ -31,14 +31,15 @@ std::unique_ptr<Runnable> Runnable::Of(std::function<void()> start, std::functio
   return std::make_unique<FuncRunnable>(std::move(start), std::move(stop), std::move(abort));
 }
 
-Manager::Manager(const clock::Clock& clock, const metrics::Registry& registry, LeaderElectionMetrics& election_metrics,
-                 LeaseStore* lease, ManagerOptions options, std::shared_ptr<spdlog::logger> logger)
+Manager::Manager(const clock::Clock& clock, const metrics::Registry& registry,
+                 runtime::LeaderElectionMetrics& election_metrics, runtime::LeaseStore* lease, ManagerOptions options,
+                 std::shared_ptr<spdlog::logger> logger)
     : registry_(registry), options_(std::move(options)), logger_(std::move(logger)), endpoints_(logger_) {
   if (lease != nullptr) {
-    elector_ = std::make_unique<LeaderElector>(
+    elector_ = std::make_unique<runtime::LeaderElector>(
         *lease, clock, options_.election,
-        LeaderCallbacks{[this] { Set(&Manager::leading_); }, [this] { Set(&Manager::lost_); }}, election_metrics,
-        logger_);
+        runtime::LeaderCallbacks{[this] { Set(&Manager::leading_); }, [this] { Set(&Manager::lost_); }},
+        election_metrics, logger_);
   }
 }
 
@@ -53,7 +54,7 @@ Manager::~Manager() {
   if (!informer_threads_.empty()) StopTheRest();
 }
 
-Manager& Manager::AddCache(InformerSet& cache) {
+Manager& Manager::AddCache(runtime::InformerSet& cache) {
   cache.OnSynced([this] { Notify(); });
   caches_.push_back(&cache);
   return *this;
@@ -86,7 +87,7 @@ int Manager::Run() {
 void Manager::Shutdown() { Set(&Manager::shutdown_); }
 
 bool Manager::Synced() const {
-  return std::ranges::all_of(caches_, [](const InformerSet* c) { return c->HasSynced(); });
+  return std::ranges::all_of(caches_, [](const runtime::InformerSet* c) { return c->HasSynced(); });
 }
 
 bool Manager::Ready(std::string* why) const {
@@ -105,14 +106,14 @@ bool Manager::Start() {
     logger_->error("{}", error);
     return false;
   }
-  for (InformerSet* set : caches_) {
-    for (Informer* inf : set->Informers())
+  for (runtime::InformerSet* set : caches_) {
+    for (runtime::Informer* inf : set->Informers())
       informer_threads_.emplace_back([inf](std::stop_token stop) { inf->Run(stop); });
   }
   StartAll(Needs::kNothing);
   if (elector_) {
     elector_thread_ = std::thread([this] {
-      if (elector_->Run() == LeaderElector::State::kLost) Set(&Manager::lost_);
+      if (elector_->Run() == runtime::LeaderElector::State::kLost) Set(&Manager::lost_);
     });
     logger_->info("waiting to become leader of lease {}/{}", options_.election.ns, options_.election.name);
   } else {
@@ -178,7 +179,7 @@ void Manager::Stop() {
 // abort the requests in flight; queued work is dropped, not drained.
 void Manager::Abort() {
   logger_->error("leadership lost: no write leaves this process any more; exiting without draining the queue");
-  for (InformerSet* c : caches_) c->Stop();  // before the hooks, so they do not log the refusals
+  for (runtime::InformerSet* c : caches_) c->Stop();  // before the hooks, so they do not log the refusals
   for (auto& hook : on_abort_) hook();
   EndAll(Needs::kNothing, &Runnable::Abort);
   EndAll(Needs::kLeadership, &Runnable::Abort);
@@ -188,7 +189,7 @@ void Manager::Abort() {
 }
 
 void Manager::StopTheRest() {
-  for (InformerSet* c : caches_) c->Stop();
+  for (runtime::InformerSet* c : caches_) c->Stop();
   informer_threads_.clear();  // request_stop + join
   endpoints_.Stop();
 }
@@ -204,4 +205,4 @@ void Manager::Notify() {
   cv_.notify_all();
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::manager

@@ -1,7 +1,7 @@
 // The /metrics gate of --metrics-secure (metrics_auth.h): a fake API server
 // answers the TokenReviews and SubjectAccessReviews and counts them; time
 // is a FakeClock.
-#include "controller/runtime/metrics_auth.h"
+#include "controller/metricsauth/metrics_auth.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "test/support/gate.h"
 #include "test/support/verb_client.h"
 
-namespace ms::runtime {
+namespace ms::metricsauth {
 namespace {
 
 using namespace std::chrono_literals;
@@ -239,4 +239,4 @@ TEST_F(MetricsAuthTest, ReviewsInFlightAreBoundedWith503AndNothingQueues) {
 }
 
 }  // namespace
-}  // namespace ms::runtime
+}  // namespace ms::metricsauth

@@ -1,9 +1,9 @@
-// runtime::Manager (manager.h): what needs leadership starts once leading,
+// manager::Manager (manager.h): what needs leadership starts once leading,
 // what needs the caches too once they have synced, /readyz follows the
 // caches; Shutdown() stops in order and releases the Lease (exit 0), a lost
 // Lease aborts in order (exit 1). The Lease is an in-memory one, time a fake
 // clock; the caches list from a fake API whose LIST waits for the test.
-#include "controller/runtime/manager.h"
+#include "controller/manager/manager.h"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@
 #include "test/support/mem_lease_store.h"
 #include "test/support/verb_client.h"
 
-namespace ms::runtime {
+namespace ms::manager {
 namespace {
 
 using nlohmann::json;
@@ -122,10 +122,10 @@ struct Fixture {
   test::MemLeaseStore store;
   test::LogCapture log;
   metrics::Registry registry;
-  LeaderElectionMetrics election_metrics{registry};
+  runtime::LeaderElectionMetrics election_metrics{registry};
   HeldApi api;
-  InformerSet a{api, clock, log.logger(), "/apis/apps/v1/deployments", "", {}};
-  InformerSet b{api, clock, log.logger(), "/api/v1/services", "", {"x", "y"}};
+  runtime::InformerSet a{api, clock, log.logger(), "/apis/apps/v1/deployments", "", {}};
+  runtime::InformerSet b{api, clock, log.logger(), "/api/v1/services", "", {"x", "y"}};
   Journal journal;
   std::unique_ptr<Manager> mgr;
   std::thread runner;
@@ -235,4 +235,4 @@ TEST(Manager, AnEndpointThatCannotListenEndsRunWithOne) {
 }
 
 }  // namespace
-}  // namespace ms::runtime
+}  // namespace ms::manager

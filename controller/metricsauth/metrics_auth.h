@@ -36,7 +36,7 @@
 #include "shared/clock/clock.h"
 #include "shared/transport/side_endpoints.h"
 
-namespace ms::runtime {
+namespace ms::metricsauth {
 
 struct MetricsAuthOptions {
   size_t max_entries = 1024;
@@ -109,4 +109,4 @@ std::string TokenDigest(const std::string& token);
 // not one.
 std::string BearerToken(const std::string* authorization);
 
-}  // namespace ms::runtime
+}  // namespace ms::metricsauth

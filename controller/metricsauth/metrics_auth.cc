@@ -1,4 +1,4 @@
-#include "controller/runtime/metrics_auth.h"
+#include "controller/metricsauth/metrics_auth.h"
 
 #include <openssl/evp.h>
 
@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string_view>
 
-namespace ms::runtime {
+namespace ms::metricsauth {
 
 namespace {
 
@@ -163,4 +163,4 @@ GateDecision MetricsAuthorizer::Review(const std::string& token, bool* cacheable
   return {403, "Forbidden: user \"" + name + "\" may not get /metrics"};
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::metricsauth
