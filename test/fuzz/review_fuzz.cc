@@ -23,6 +23,29 @@ void Check(bool ok, const char* what) {
   }
 }
 
+// A string member's text, else "" (AdmissionRequest's rule).
+std::string_view Text(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                               : std::string_view();
+}
+
+// The request as AdmissionRequest holds it, read from nlohmann's tree.
+ms::admission::AdmissionRequest RequestOf(const json& r) {
+  ms::admission::AdmissionRequest out;
+  out.uid = Text(r, "uid");
+  out.sub_resource = Text(r, "subResource");
+  out.name = Text(r, "name");
+  out.namespace_ = Text(r, "namespace");
+  out.operation = Text(r, "operation");
+  if (auto k = r.find("kind"); k != r.end() && k->is_object()) out.kind = {Text(*k, "group"), Text(*k, "kind")};
+  if (auto k = r.find("resource"); k != r.end() && k->is_object())
+    out.resource = {Text(*k, "group"), Text(*k, "resource")};
+  if (auto o = r.find("object"); o != r.end()) out.object = ms::text::JsonRef(*o);
+  if (auto o = r.find("oldObject"); o != r.end()) out.old_object = ms::text::JsonRef(*o);
+  return out;
+}
+
 // The reference verdict: nlohmann alone.
 bool ReferenceAllows(std::string_view body, const ms::admission::Handler& handler) {
   if (body.find('\0') != std::string_view::npos || ms::admission::NestingExceeds(body, ms::admission::kMaxNestingDepth))
@@ -41,7 +64,7 @@ bool ReferenceAllows(std::string_view body, const ms::admission::Handler& handle
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) return false;
   try {
-    return handler.Handle(ms::admission::AdmissionRequest(*request)).allowed;
+    return handler.Handle(RequestOf(*request)).allowed;
   } catch (const std::exception&) {
     return false;
   }

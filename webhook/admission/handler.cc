@@ -6,16 +6,15 @@
 namespace ms::admission {
 
 bool IsScaleRequest(const AdmissionRequest& request) {
-  if (text::Text(request.sub_resource) != "scale") return false;
+  if (request.sub_resource != "scale") return false;
   const auto& resource = request.resource;
-  if (!resource) return false;
-  return text::StringView(*resource, "group") == api::kGroup && text::StringView(*resource, "resource") == api::kPlural;
+  return resource && resource->group == api::kGroup && resource->resource == api::kPlural;
 }
 
 std::string CheckModelServiceRequest(const AdmissionRequest& request) {
   if (IsScaleRequest(request)) {
     const auto& kind = request.kind;
-    if (!kind || text::StringView(*kind, "group") != "autoscaling" || text::StringView(*kind, "kind") != "Scale")
+    if (!kind || kind->group != "autoscaling" || kind->kind != "Scale")
       return "the scale subresource of a ModelService is admitted as an autoscaling Scale only";
     const auto& obj = request.object;
     if (obj && obj->is_object() && text::StringView(*obj, "kind") != "Scale") {
@@ -25,9 +24,9 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
     return {};
   }
   const auto& kind = request.kind;
-  if (!kind || !kind->is_object()) return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
-  const std::string_view group = text::StringView(*kind, "group");
-  const std::string_view k = text::StringView(*kind, "kind");
+  if (!kind) return "request.kind is missing: expected modelops.dev/v1, Kind=ModelService";
+  const std::string_view group = kind->group;
+  const std::string_view k = kind->kind;
   if (group != api::kGroup || k != api::kKind)
     return "this webhook admits modelops.dev ModelService objects only, not group \"" + std::string(group) +
            "\" kind \"" + std::string(k) + "\"";
@@ -44,7 +43,7 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
 }
 
 std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
-  const std::string_view op = text::Text(request.operation);
+  const std::string_view op = request.operation;
   if (op == "DELETE" || op == "CONNECT") return Allowed();
   if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
   const auto& obj = request.object;
@@ -56,7 +55,7 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
 bool IsUpdateOf(const AdmissionRequest& request) {
   const auto& obj = request.object;
   const auto& old = request.old_object;
-  return text::Text(request.operation) == "UPDATE" && obj && obj->is_object() && old && old->is_object();
+  return request.operation == "UPDATE" && obj && obj->is_object() && old && old->is_object();
 }
 
 bool IsRatchetedUpdate(const AdmissionRequest& request) {

@@ -70,9 +70,9 @@ bool NestingExceeds(std::string_view text, int limit) {
 
 namespace {
 
-// Parses `body` into `fast` (a RapidJSON tree of what the handlers read):
-// the reply refusing it, or nothing.
-std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, FastParse& fast,
+// Parses `body` into `review` (review_parser.h): the reply refusing it, or
+// nothing.
+std::optional<transport::Response> ParseBody(std::string_view body, std::string_view content_type, ParsedReview& review,
                                              Outcome* outcome) {
   if (body.size() > kMaxBodyBytes)
     return Plain(413,
@@ -82,10 +82,10 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
   if (!IsJsonContentType(content_type))
     return Plain(415, "unsupported Content-Type \"" + std::string(content_type) + "\": expected application/json",
                  outcome);
-  fast = ParseReviewFast(body, kMaxNestingDepth);
-  if (fast.status == FastParse::kTooDeep) return TooDeep(outcome);
-  if (fast.status == FastParse::kOk) return std::nullopt;
-  // Not JSON: nlohmann's parser words why (the fast parse refuses exactly
+  review = ParseReview(body, kMaxNestingDepth);
+  if (review.status == ParsedReview::kTooDeep) return TooDeep(outcome);
+  if (review.status == ParsedReview::kOk) return std::nullopt;
+  // Not JSON: nlohmann's parser words why (the review parser refuses exactly
   // what it refuses, review_parser.h), after the depth check that keeps its
   // recursion bounded. JSON has no raw NUL bytes; nlohmann's parser would
   // stop at one and ignore what follows.
@@ -103,53 +103,51 @@ std::optional<transport::Response> ParseBody(std::string_view body, std::string_
 
 // The reply refusing what is not an admission.k8s.io/v1 AdmissionReview
 // with a request, or nothing.
-std::optional<transport::Response> CheckEnvelope(text::JsonRef review, Outcome* outcome) {
-  if (!review.is_object()) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
-  auto api_version = review.find("apiVersion");
-  auto kind = review.find("kind");
-  if (!kind || !kind->is_string() || kind->str() != "AdmissionReview")
-    return Plain(400, "expected kind AdmissionReview", outcome);
-  if (!api_version || !api_version->is_string()) return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
-  if (api_version->str() == "admission.k8s.io/v1beta1")
+std::optional<transport::Response> CheckEnvelope(const ParsedReview& review, Outcome* outcome) {
+  if (!review.is_object) return Plain(400, "request body is not a JSON object: expected an AdmissionReview", outcome);
+  if (review.kind != "AdmissionReview") return Plain(400, "expected kind AdmissionReview", outcome);
+  const auto& api_version = review.api_version;
+  if (!api_version) return Plain(400, "expected apiVersion admission.k8s.io/v1", outcome);
+  if (*api_version == "admission.k8s.io/v1beta1")
     return Plain(400,
                  "admission.k8s.io/v1beta1 AdmissionReview is not supported: set admissionReviewVersions: [\"v1\"] "
                  "in the webhook configuration",
                  outcome);
-  if (api_version->str() != "admission.k8s.io/v1")
-    return Plain(400, "unsupported apiVersion " + api_version->dump() + ": expected admission.k8s.io/v1", outcome);
-  auto request = review.find("request");
-  if (!request || !request->is_object()) return Plain(400, "AdmissionReview has no request", outcome);
+  if (*api_version != "admission.k8s.io/v1")
+    return Plain(400,
+                 "unsupported apiVersion " + json(std::string(*api_version)).dump() + ": expected admission.k8s.io/v1",
+                 outcome);
+  if (!review.request) return Plain(400, "AdmissionReview has no request", outcome);
   return std::nullopt;
 }
 
 // What the log line and the metrics say of a request and its answer.
 void FillOutcome(const AdmissionRequest& request, AdmissionResponse&& response, Outcome& outcome) {
-  outcome.uid = text::Text(request.uid);
-  outcome.operation = text::Text(request.operation);
+  outcome.uid = request.uid;
+  outcome.operation = request.operation;
   outcome.decision = response.allowed ? "allowed" : "denied";
   if (!response.allowed) {
     outcome.message = std::move(response.message);
     outcome.status_code = response.code;
   }
-  outcome.ns = text::Text(request.namespace_);
-  outcome.name = text::Text(request.name);
+  outcome.ns = request.namespace_;
+  outcome.name = request.name;
   if (const auto& obj = request.object; outcome.name.empty() && obj) {
     outcome.name = text::MetadataString(*obj, "name");
     if (outcome.name.empty()) outcome.name = text::MetadataString(*obj, "generateName");
   }
-  if (const auto& kind = request.kind; kind && kind->is_object()) outcome.kind = text::StringView(*kind, "kind");
+  if (const auto& kind = request.kind) outcome.kind = kind->kind;
 }
 
 }  // namespace
 
 transport::Response ServeReview(std::string_view body, std::string_view content_type, const Handler& handler,
                                 Outcome* outcome) {
-  FastParse fast;
-  if (auto refusal = ParseBody(body, content_type, fast, outcome)) return *refusal;
-  const text::JsonRef review(fast.value());
+  ParsedReview review;
+  if (auto refusal = ParseBody(body, content_type, review, outcome)) return *refusal;
   if (auto refusal = CheckEnvelope(review, outcome)) return *refusal;
-  const AdmissionRequest request(*review.find("request"));
-  const std::string_view uid = text::Text(request.uid);
+  const AdmissionRequest& request = *review.request;
+  const std::string_view uid = request.uid;
   if (uid.empty()) return Plain(400, "AdmissionReview request has no uid", outcome);
 
   AdmissionResponse response;

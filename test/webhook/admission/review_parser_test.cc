@@ -1,6 +1,6 @@
-// The fast review parser against nlohmann::json::parse, its reference: equal
-// trees (less the members it leaves out) wherever it accepts a body, and a
-// fallback, never an acceptance, wherever nlohmann refuses one.
+// The review parser against nlohmann::json::parse, its reference: what it
+// reads equals nlohmann's tree read the same way (ParsedReview::View) wherever
+// it accepts a body, and it refuses exactly what nlohmann refuses.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -27,7 +27,7 @@ std::vector<std::string> Fixtures() {
   return out;
 }
 
-// nlohmann's tree with only the members the fast path keeps
+// nlohmann's tree with only the members the parser keeps
 // (review_parser.h), the rest removed.
 json Keep(json j, std::initializer_list<const char*> names) {
   if (!j.is_object()) return j;
@@ -37,18 +37,33 @@ json Keep(json j, std::initializer_list<const char*> names) {
   return kept;
 }
 
+// A string member's text, else "" (AdmissionRequest's rule).
+std::string Text(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// What ParsedReview::View() must be, from nlohmann's tree.
 json Reference(const std::string& body) {
-  json j = Keep(json::parse(body), {"apiVersion", "kind", "request"});
-  if (j.is_object() && j.contains("request") && j["request"].is_object()) {
-    json& r = j["request"];
-    r = Keep(std::move(r),
-             {"uid", "kind", "resource", "subResource", "name", "namespace", "operation", "object", "oldObject"});
-    if (r.contains("oldObject")) r["oldObject"] = Keep(std::move(r["oldObject"]), {"apiVersion", "kind", "spec"});
-    if (r.contains("object") && r["object"].is_object()) {
-      json& o = r["object"];
-      o = Keep(std::move(o), {"apiVersion", "kind", "metadata", "spec"});
-      if (o.contains("metadata")) o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
-    }
+  const json review = json::parse(body);
+  if (!review.is_object()) return nullptr;
+  json j = json::object();
+  for (const char* k : {"apiVersion", "kind"})
+    if (review.contains(k) && review[k].is_string()) j[k] = review[k];
+  if (!review.contains("request") || !review["request"].is_object()) return j;
+  const json& r = review["request"];
+  json& out = j["request"] = json::object();
+  for (const char* k : {"uid", "subResource", "name", "namespace", "operation"}) out[k] = Text(r, k);
+  if (r.contains("kind") && r["kind"].is_object())
+    out["kind"] = {{"group", Text(r["kind"], "group")}, {"kind", Text(r["kind"], "kind")}};
+  if (r.contains("resource") && r["resource"].is_object())
+    out["resource"] = {{"group", Text(r["resource"], "group")}, {"resource", Text(r["resource"], "resource")}};
+  if (r.contains("oldObject")) out["oldObject"] = Keep(r["oldObject"], {"apiVersion", "kind", "spec"});
+  if (r.contains("object")) {
+    json o = Keep(r["object"], {"apiVersion", "kind", "metadata", "spec"});
+    if (o.is_object() && o.contains("metadata"))
+      o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
+    out["object"] = std::move(o);
   }
   return j;
 }
@@ -83,27 +98,27 @@ void CheckAgainstNlohmann(const std::string& body) {
   } catch (const json::exception&) {
     reference_ok = false;
   }
-  FastParse fast = ParseReviewFast(body, 1000);
-  if (fast.status == FastParse::kOk) {
+  ParsedReview fast = ParseReview(body, 1000);
+  if (fast.status == ParsedReview::kOk) {
     ASSERT_TRUE(reference_ok) << "accepted a body nlohmann refuses: " << body;
-    ExpectSameTree(fast.Tree(), reference, "");
+    ExpectSameTree(fast.View(), reference, "");
   }
   // And the other way: what nlohmann takes (a NUL byte aside, which the
-  // webhook refuses before either parser) the fast path takes too.
+  // webhook refuses before either parser) the parser takes too.
   if (reference_ok && body.find('\0') == std::string::npos) {
-    ASSERT_EQ(fast.status, FastParse::kOk) << "refused a body nlohmann takes: " << body;
+    ASSERT_EQ(fast.status, ParsedReview::kOk) << "refused a body nlohmann takes: " << body;
   }
 }
 
 TEST(ReviewParser, FixturesParseToNlohmannsTreeLessTheSkippedSubtrees) {
   for (const auto& body : Fixtures()) {
-    FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
-    ASSERT_EQ(fast.status, FastParse::kOk);
-    ExpectSameTree(fast.Tree(), Reference(body), "");
-    EXPECT_FALSE(fast.Tree()["request"].contains("userInfo"));
-    EXPECT_FALSE(fast.Tree()["request"].contains("requestKind"));
-    EXPECT_EQ(fast.Tree()["request"]["object"]["metadata"], json({{"name", "bert-qa"}}));
-    EXPECT_EQ(fast.Tree()["request"]["uid"], json::parse(body)["request"]["uid"]);
+    ParsedReview fast = ParseReview(body, kMaxNestingDepth);
+    ASSERT_EQ(fast.status, ParsedReview::kOk);
+    ExpectSameTree(fast.View(), Reference(body), "");
+    EXPECT_FALSE(fast.View()["request"].contains("userInfo"));
+    EXPECT_FALSE(fast.View()["request"].contains("requestKind"));
+    EXPECT_EQ(fast.View()["request"]["object"]["metadata"], json({{"name", "bert-qa"}}));
+    EXPECT_EQ(fast.View()["request"]["uid"], json::parse(body)["request"]["uid"]);
   }
 }
 
@@ -115,14 +130,14 @@ TEST(ReviewParser, KeepsOnlyTheNamedMembersAtTheirPlaces) {
       "object":{"metadata":{"name":"n","generateName":"g-","managedFields":[{"f":{"g":{}}}],"labels":{"name":"kept"}},
                 "spec":{"managedFields":1,"oldObject":2},"status":{"phase":"Ready"},"extra":1},
       "extra":{"oldObject":3}}})";
-  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
-  ASSERT_EQ(fast.status, FastParse::kOk);
+  ParsedReview fast = ParseReview(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, ParsedReview::kOk);
   const json want = json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
     "request":{"uid":"u","oldObject":{"spec":{"replicas":[[[1]]]}},"operation":"CREATE",
-      "kind":{"group":"g","userInfo":1},"subResource":"scale",
+      "kind":{"group":"g","kind":""},"subResource":"scale","name":"","namespace":"",
       "object":{"metadata":{"name":"n","generateName":"g-"},"spec":{"managedFields":1,"oldObject":2}}}})");
-  ExpectSameTree(fast.Tree(), want, "");
-  ExpectSameTree(fast.Tree(), Reference(body), "");
+  ExpectSameTree(fast.View(), want, "");
+  ExpectSameTree(fast.View(), Reference(body), "");
 }
 
 TEST(ReviewParser, NumberTypesMatchNlohmann) {
@@ -150,12 +165,12 @@ TEST(ReviewParser, NumberTypesMatchNlohmann) {
     SCOPED_TRACE(number);
     const std::string body = std::string(R"({"request":{"object":{"spec":{"replicas":)") + number + "}}}}";
     CheckAgainstNlohmann(body);
-    EXPECT_EQ(ParseReviewFast(body, kMaxNestingDepth).status, FastParse::kOk);
+    EXPECT_EQ(ParseReview(body, kMaxNestingDepth).status, ParsedReview::kOk);
   }
   // Out of a double's range: nlohmann refuses (out_of_range 406), so the
-  // fast path must not accept.
-  EXPECT_EQ(ParseReviewFast(R"({"a":1e400})", kMaxNestingDepth).status, FastParse::kInvalid);
-  EXPECT_EQ(ParseReviewFast(R"({"a":-1e400})", kMaxNestingDepth).status, FastParse::kInvalid);
+  // parser must not accept.
+  EXPECT_EQ(ParseReview(R"({"a":1e400})", kMaxNestingDepth).status, ParsedReview::kInvalid);
+  EXPECT_EQ(ParseReview(R"({"a":-1e400})", kMaxNestingDepth).status, ParsedReview::kInvalid);
 }
 
 TEST(ReviewParser, BodiesNlohmannRefusesAreRefused) {
@@ -186,8 +201,8 @@ TEST(ReviewParser, BodiesNlohmannRefusesAreRefused) {
     // The same inside a member the parser keeps (decoded, not only
     // checked as a skipped member is).
     CheckAgainstNlohmann(R"({"request":{"object":{"spec":)" + body + "}}}");
-    EXPECT_NE(ParseReviewFast(R"({"request":{"object":{"spec":)" + body + "}}}", 1000).status, FastParse::kOk);
-    EXPECT_NE(ParseReviewFast(body, 1000).status, FastParse::kOk);
+    EXPECT_NE(ParseReview(R"({"request":{"object":{"spec":)" + body + "}}}", 1000).status, ParsedReview::kOk);
+    EXPECT_NE(ParseReview(body, 1000).status, ParsedReview::kOk);
   }
   // Taken by both (and decoded alike): a surrogate pair, a byte order mark
   // before the text.
@@ -206,10 +221,10 @@ TEST(ReviewParser, EscapesAndUtf8AreDecodedInKeptStringsAndKeys) {
       "\"long\":\"0123456789abcdef0123456789abcdef\\n0123456789abcdef\\u0041\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80 end\","
       "\"\xC3\xA9\":[\"\\b\\f\\r\",\"\\u0000\"]}}},"
       "\"skipped\":\"\\u00e9\\\"\\\\\xE2\x82\xAC\"}";
-  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
-  ASSERT_EQ(fast.status, FastParse::kOk);
-  ExpectSameTree(fast.Tree(), Reference(body), "");
-  const json spec = fast.Tree()["request"]["object"]["spec"];
+  ParsedReview fast = ParseReview(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, ParsedReview::kOk);
+  ExpectSameTree(fast.View(), Reference(body), "");
+  const json spec = fast.View()["request"]["object"]["spec"];
   EXPECT_EQ(spec["a\tb"], "x\u00e9\u20ac\"y\\z/");
   EXPECT_EQ(spec["long"], "0123456789abcdef0123456789abcdef\n0123456789abcdefA\u00e9\u20ac\U0001F600 end");
   EXPECT_EQ(spec["\u00e9"], json({"\b\f\r", std::string(1, '\0')}));
@@ -217,25 +232,46 @@ TEST(ReviewParser, EscapesAndUtf8AreDecodedInKeptStringsAndKeys) {
 
 TEST(ReviewParser, DuplicateKeysKeepTheLastValueAsNlohmannDoes) {
   const std::string body = R"({"request":{"uid":"a","uid":"b","object":{"spec":1},"object":{"spec":{"x":[1]}}}})";
-  FastParse fast = ParseReviewFast(body, kMaxNestingDepth);
-  ASSERT_EQ(fast.status, FastParse::kOk);
-  ExpectSameTree(fast.Tree(), json::parse(body), "");
-  EXPECT_EQ(fast.Tree()["request"]["uid"], "b");
+  ParsedReview fast = ParseReview(body, kMaxNestingDepth);
+  ASSERT_EQ(fast.status, ParsedReview::kOk);
+  ExpectSameTree(fast.View(), Reference(body), "");
+  EXPECT_EQ(fast.View()["request"]["uid"], "b");
+  EXPECT_EQ(fast.View()["request"]["object"], json({{"spec", {{"x", {1}}}}}));
+  // A repeated request: the last one's members only, none of the first's.
+  const std::string twice =
+      R"({"request":{"uid":"a","kind":{"kind":"K"},"object":{"spec":1}},"request":{"uid":"b","oldObject":{}}})";
+  ParsedReview second = ParseReview(twice, kMaxNestingDepth);
+  ASSERT_EQ(second.status, ParsedReview::kOk);
+  ExpectSameTree(second.View(), Reference(twice), "");
+  EXPECT_FALSE(second.request->object.has_value());
+  EXPECT_FALSE(second.request->kind.has_value());
+  EXPECT_TRUE(second.request->old_object.has_value());
+  // Members of the wrong type read as absent text, a kind that is not an
+  // object as no kind.
+  const std::string wrong = R"({"request":{"uid":7,"operation":null,"kind":"ModelService","resource":{"group":1}}})";
+  ParsedReview typed = ParseReview(wrong, kMaxNestingDepth);
+  ASSERT_EQ(typed.status, ParsedReview::kOk);
+  EXPECT_EQ(typed.request->uid, "");
+  EXPECT_EQ(typed.request->operation, "");
+  EXPECT_FALSE(typed.request->kind.has_value());
+  ASSERT_TRUE(typed.request->resource.has_value());
+  EXPECT_EQ(typed.request->resource->group, "");
+  ExpectSameTree(typed.View(), Reference(wrong), "");
 }
 
 TEST(ReviewParser, DepthLimitStopsTheParseIncludingInsideSkippedSubtrees) {
   auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
-  EXPECT_EQ(ParseReviewFast(nested(64), 64).status, FastParse::kOk);
-  EXPECT_EQ(ParseReviewFast(nested(65), 64).status, FastParse::kTooDeep);
+  EXPECT_EQ(ParseReview(nested(64), 64).status, ParsedReview::kOk);
+  EXPECT_EQ(ParseReview(nested(65), 64).status, ParsedReview::kTooDeep);
   // Far deeper than the stack could take if the parse went on recursing.
-  EXPECT_EQ(ParseReviewFast(nested(1 << 20), 64).status, FastParse::kTooDeep);
+  EXPECT_EQ(ParseReview(nested(1 << 20), 64).status, ParsedReview::kTooDeep);
   const std::string prefix = R"({"request":{"oldObject":)";
-  EXPECT_EQ(ParseReviewFast(prefix + nested(62) + "}}", 64).status, FastParse::kOk);
-  EXPECT_EQ(ParseReviewFast(prefix + nested(63) + "}}", 64).status, FastParse::kTooDeep);
+  EXPECT_EQ(ParseReview(prefix + nested(62) + "}}", 64).status, ParsedReview::kOk);
+  EXPECT_EQ(ParseReview(prefix + nested(63) + "}}", 64).status, ParsedReview::kTooDeep);
 }
 
-// Random byte edits of the fixtures: wherever the fast path accepts, nlohmann
-// accepts too and builds the same tree.
+// Random byte edits of the fixtures: wherever the parser accepts, nlohmann
+// accepts too and reads the same.
 TEST(ReviewParser, MutatedFixturesNeverDisagreeWithNlohmann) {
   std::mt19937 rng(20261130);
   const std::string alphabet =
@@ -261,7 +297,7 @@ TEST(ReviewParser, MutatedFixturesNeverDisagreeWithNlohmann) {
         }
       }
       ++total;
-      if (ParseReviewFast(body, 1000).status == FastParse::kOk) ++accepted;
+      if (ParseReview(body, 1000).status == ParsedReview::kOk) ++accepted;
       ASSERT_NO_FATAL_FAILURE(CheckAgainstNlohmann(body)) << "round " << round;
     }
   }
