@@ -41,27 +41,22 @@ json DefaultedObject(const json& object) {
   return out;
 }
 
-std::string DefaultsPatchText(text::JsonRef object) {
-  if (!object.is_object()) return {};
-  static const json kEmptyObject = json::object();
+std::string DefaultsPatchText(text::JsonText json) { return DefaultsPatchText(ParseModelService(json)); }
+
+std::string DefaultsPatchText(const ParsedModelService& object) {
+  if (!object.object || object.spec_form == ParsedModelService::Spec::kOther) return {};  // validation denies it
   AddPatchWriter w;
   // `spec` itself first when absent, then each default inside it (rather
   // than one operation adding the whole defaulted spec).
-  text::JsonRef spec = kEmptyObject;
-  if (auto it = object.find("spec"); !it) {
-    w.Add("spec", kEmptyObject);
-  } else if (it->is_object()) {
-    spec = *it;
-  } else {
-    return {};  // validation denies it
-  }
+  if (object.spec_form == ParsedModelService::Spec::kAbsent) w.Add("spec", json::object());
   const AddPatchWriter::Scope scope(w, "spec");
-  AppendDefaultsPatch(spec, ParseSpec(spec).spec.Defaulted(), w);
+  AppendDefaultsPatch(object.spec, object.spec.Defaulted(), w);
   return std::move(w).Finish();
 }
 
-json DefaultsPatch(text::JsonRef object) {
-  const std::string text = DefaultsPatchText(object);
+json DefaultsPatch(const json& object) {
+  const std::string object_text = object.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = DefaultsPatchText(text::JsonText{object_text});
   return text.empty() ? json::array() : json::parse(text);
 }
 

@@ -8,9 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/text/json_ref.h"
+#include "shared/api/spec.h"
+#include "shared/text/json_reader.h"
 
 #include <string>
+#include <string_view>
 
 namespace ms::api {
 
@@ -29,8 +31,10 @@ nlohmann::json DefaultedObject(const nlohmann::json& object);
 // defaults, byte for byte as nlohmann's dump() writes the array. "" when
 // the object already has every default (reinvocation is a no-op), or is not
 // an object, or its spec is not one (validation denies those).
-std::string DefaultsPatchText(text::JsonRef object);
+std::string DefaultsPatchText(text::JsonText object);
+// ... of an object read already (the webhook's, in its pass over the review).
+std::string DefaultsPatchText(const ParsedModelService& object);
 // The same patch as a JSON array (empty when there is nothing to add).
-nlohmann::json DefaultsPatch(text::JsonRef object);
+nlohmann::json DefaultsPatch(const nlohmann::json& object);
 
 }  // namespace ms::api

@@ -3,14 +3,26 @@
 #include <algorithm>
 #include <string_view>
 
+#include "shared/text/json_text.h"
+
 namespace ms::api {
 
-std::string RenderValue(text::JsonRef value) {
+std::string RenderValue(const nlohmann::json& value) {
   std::string s;
-  if (value.is_structured() && value.size() > 64) {
+  // Integers and strings as nlohmann writes them, without its serializer
+  // (and its localeconv per number).
+  if (value.is_number_unsigned()) {
+    s = std::to_string(value.get<uint64_t>());
+  } else if (value.is_number_integer()) {
+    s = std::to_string(value.get<int64_t>());
+  } else if (value.is_string()) {
+    const auto& str = value.get_ref<const std::string&>();
+    s.reserve(str.size() + 2);
+    text::AppendJsonString(s, str);
+  } else if (value.is_structured() && value.size() > 64) {
     s = value.is_object() ? "{...}" : "[...]";
   } else {
-    s = value.dump();
+    s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   // At most 128 bytes quoted, cut before a character, never inside one: the
   // message is logged and answered as UTF-8.
@@ -69,11 +81,12 @@ FieldError FieldError::Required(std::string path, std::string detail) {
   return {Type::kRequired, std::move(path), {}, std::move(detail), {}, {}};
 }
 
-FieldError FieldError::Invalid(std::string path, text::JsonRef value, std::string detail) {
+FieldError FieldError::Invalid(std::string path, const nlohmann::json& value, std::string detail) {
   return {Type::kInvalid, std::move(path), RenderValue(value), std::move(detail), {}, {}};
 }
 
-FieldError FieldError::Unsupported(std::string path, text::JsonRef value, const std::vector<std::string>& supported) {
+FieldError FieldError::Unsupported(std::string path, const nlohmann::json& value,
+                                   const std::vector<std::string>& supported) {
   std::string d = "supported values: ";
   for (size_t i = 0; i < supported.size(); ++i) {
     if (i) d += ", ";
@@ -99,7 +112,7 @@ FieldError FieldError::TooMany(std::string path, size_t actual, size_t max_items
           {}};
 }
 
-FieldError FieldError::Duplicate(std::string path, text::JsonRef value) {
+FieldError FieldError::Duplicate(std::string path, const nlohmann::json& value) {
   return {Type::kDuplicate, std::move(path), RenderValue(value), {}, {}, {}};
 }
 

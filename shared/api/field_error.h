@@ -4,8 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shared/text/json_ref.h"
-
 #include <optional>
 #include <span>
 #include <string>
@@ -43,29 +41,20 @@ struct FieldError {
   void AppendTo(std::string& out) const;  // ToString() appended to `out`
 
   static FieldError Required(std::string path, std::string detail = {});
-  // The value in either tree (JsonRef), or anything nlohmann::json is made of.
-  static FieldError Invalid(std::string path, text::JsonRef value, std::string detail);
-  static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail) {
-    return Invalid(std::move(path), text::JsonRef(value), std::move(detail));
-  }
-  static FieldError Unsupported(std::string path, text::JsonRef value, const std::vector<std::string>& supported);
+  // The value as JSON, or anything nlohmann::json is made of.
+  static FieldError Invalid(std::string path, const nlohmann::json& value, std::string detail);
   static FieldError Unsupported(std::string path, const nlohmann::json& value,
-                                const std::vector<std::string>& supported) {
-    return Unsupported(std::move(path), text::JsonRef(value), supported);
-  }
+                                const std::vector<std::string>& supported);
   static FieldError Forbidden(std::string path, std::string detail);
   static FieldError TooLong(std::string path, size_t max_bytes);
   // maxItems and maxProperties alike: "Too many: 70: must have at most 64 items".
   static FieldError TooMany(std::string path, size_t actual, size_t max_items);
-  static FieldError Duplicate(std::string path, text::JsonRef value);
-  static FieldError Duplicate(std::string path, const nlohmann::json& value) {
-    return Duplicate(std::move(path), text::JsonRef(value));
-  }
+  static FieldError Duplicate(std::string path, const nlohmann::json& value);
 };
 
 // Renders a value as the API server does in "Invalid value: ..." (JSON; long
 // values are cut at 128 bytes with "...").
-std::string RenderValue(text::JsonRef value);
+std::string RenderValue(const nlohmann::json& value);
 
 // A denial's message lists at most kMaxListedErrors errors, each at most
 // kMaxErrorBytes (CutText below), then "... and N more errors": however many

@@ -46,6 +46,16 @@ struct PortNumberOrName {
   bool operator==(const PortNumberOrName&) const = default;
 };
 
+// The fields a JSON object read into a struct had (bit i: its i-th field),
+// whatever their values: the defaults patch adds none of them. Not part of
+// the struct's value: any two compare equal.
+struct FieldSet {
+  uint64_t bits = 0;
+
+  constexpr bool Has(size_t i) const { return (bits >> i & 1) != 0; }
+  constexpr bool operator==(const FieldSet&) const { return true; }
+};
+
 // An integer in [min, max].
 struct IntRule {
   int64_t min = std::numeric_limits<int64_t>::min();

@@ -19,7 +19,7 @@ bool AllDigits(std::string_view s) {
 // hundreds of thousands of members, and many errors may name its fields).
 class Correlator {
  public:
-  Correlator(text::JsonRef now, text::JsonRef before) : root_{now, before} {}
+  Correlator(const nlohmann::json& now, const nlohmann::json& before) : root_{&now, &before} {}
 
   // Whether the value `path` is about changed; with `parent`, the object
   // holding the value at `path` (a Required error's).
@@ -29,22 +29,29 @@ class Correlator {
     if (!Subject(path, parent, subject)) return true;  // a path that names no value: report
     if (auto it = changed_.find(subject); it != changed_.end()) return it->second;
     const Pair& p = subject.empty() ? root_ : nodes_.at(std::string(subject));
-    const bool changed = p.now.has_value() != p.before.has_value() || (p.now && !text::JsonEqual(*p.now, *p.before));
+    const bool changed = (p.now != nullptr) != (p.before != nullptr) || (p.now && *p.now != *p.before);
     changed_.emplace(std::string(subject), changed);
     return changed;
   }
 
  private:
   struct Pair {
-    std::optional<text::JsonRef> now, before;
+    const nlohmann::json *now = nullptr, *before = nullptr;
   };
+
+  // The member `key` of `v` when it is an object and has one.
+  static const nlohmann::json* Find(const nlohmann::json* v, std::string_view key) {
+    if (!v || !v->is_object()) return nullptr;
+    auto it = v->find(key);
+    return it == v->end() ? nullptr : &*it;
+  }
 
   // The member `key` of `from`'s values, as the node at `prefix`.
   const Pair& Child(const Pair& from, std::string_view prefix, std::string_view key) {
     if (auto it = nodes_.find(prefix); it != nodes_.end()) return it->second;
     Pair p;
-    if (from.now) p.now = from.now->find(key);
-    if (from.before) p.before = from.before->find(key);
+    p.now = Find(from.now, key);
+    p.before = Find(from.before, key);
     return nodes_.emplace(std::string(prefix), p).first->second;
   }
 
@@ -56,7 +63,7 @@ class Correlator {
     for (size_t close = path.find(']', open + 1); close != std::string_view::npos; close = path.find(']', close + 1)) {
       if (close + 1 < path.size() && path[close + 1] != '.' && path[close + 1] != '[') continue;
       const std::string_view key = path.substr(open + 1, close - open - 1);
-      if ((at.now && at.now->find(key)) || (at.before && at.before->find(key))) return close;
+      if (Find(at.now, key) || Find(at.before, key)) return close;
       if (fallback == std::string_view::npos) fallback = close;
     }
     return fallback;
@@ -100,7 +107,7 @@ class Correlator {
 
 }  // namespace
 
-void RatchetErrors(std::vector<FieldError>& errors, text::JsonRef object, text::JsonRef old_object) {
+void RatchetErrors(std::vector<FieldError>& errors, const nlohmann::json& object, const nlohmann::json& old_object) {
   Correlator values(object, old_object);
   std::erase_if(errors, [&](const FieldError& e) {
     if (e.entry) return !values.Changed(e.path + "[" + *e.entry + "]", false);

@@ -13,20 +13,21 @@
 // Required error is about the object that lacks the member (its `required`
 // is that object's own keyword). An error with `reads` (a rule between
 // fields) is reported when any value it names changed; one with an `entry`
-// (a map key or value reported on the map's path) when that entry changed. Values are compared as JSON (JsonEqual); a
-// value absent from both objects is unchanged.
+// (a map key or value reported on the map's path) when that entry changed. Values are compared as JSON (nlohmann's
+// operator==: objects as maps, an integer equal to a double of the same value); a value absent from both objects is
+// unchanged.
 #pragma once
 
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "shared/api/field_error.h"
-#include "shared/text/json_ref.h"
 
 namespace ms::api {
 
 // Removes from `errors` each one about values that `object` has as
 // `old_object` had them (in the errors' order). Linear in the errors: each
 // value named is looked up and compared once.
-void RatchetErrors(std::vector<FieldError>& errors, text::JsonRef object, text::JsonRef old_object);
+void RatchetErrors(std::vector<FieldError>& errors, const nlohmann::json& object, const nlohmann::json& old_object);
 
 }  // namespace ms::api

@@ -9,14 +9,53 @@ using nlohmann::json;
 
 namespace {
 
-void ReadSpec(text::JsonRef spec, ParsedModelService& out) {
-  FieldReader r(spec, "spec", {out.errors, out.warnings});
-  ReadFields(r, out.spec);
+// `text` copied with the reader's padding after it.
+std::vector<char> Padded(std::string_view text) {
+  std::vector<char> buf(text.size() + text::JsonReader::kPadding, '\0');
+  std::copy(text.begin(), text.end(), buf.begin());
+  return buf;
+}
+
+// metadata's name and generateName, as their text.
+bool ReadMetadata(text::JsonReader& in, ParsedModelService& out) {
+  out.name.reset();
+  out.generate_name.reset();
+  if (in.Peek() != text::JsonReader::Kind::kObject) {
+    out.errors.push_back(TypeError("metadata", in, "object"));
+    return in.ok();
+  }
+  in.BeginObject();
+  std::string_view key;
+  while (in.NextRawKey(key)) {
+    if (text::RawKeyEquals(key, "name")) {
+      if (!in.Capture(out.name.emplace())) return false;
+    } else if (text::RawKeyEquals(key, "generateName")) {
+      if (!in.Capture(out.generate_name.emplace())) return false;
+    } else if (!in.Skip()) {
+      return false;
+    }
+  }
+  return in.ok();
+}
+
+// apiVersion or kind: a string, as its text.
+void ReadTypeMember(text::JsonReader& in, std::string_view key, std::optional<std::string_view>& out,
+                    std::vector<FieldError>& errors) {
+  out.reset();
+  if (in.Peek() != text::JsonReader::Kind::kString) {
+    std::string_view raw;
+    in.Capture(raw);
+    out = raw;
+    errors.push_back(TypeError(std::string(key), nlohmann::json::parse(raw, nullptr, false), "string"));
+    return;
+  }
+  in.Capture(out.emplace());
 }
 
 }  // namespace
 
-ParsedModelService ParseModelService(text::JsonRef object) {
+ParsedModelService ReadModelService(text::JsonReader& in) {
+  using Kind = text::JsonReader::Kind;
   ParsedModelService out;
   // A denial has a few errors: one allocation for them rather than one
   // per doubling, each moving the errors before it (measured: about 1,000
@@ -24,33 +63,77 @@ ParsedModelService ParseModelService(text::JsonRef object) {
   // stay within the sizes glibc's malloc serves from its per-thread cache
   // (up to 1,032 bytes; eight took 400 instructions more of every review).
   out.errors.reserve(6);
-  if (!object.is_object()) {
-    out.errors.push_back(TypeError("<root>", object, "object"));
+  if (in.Peek() != Kind::kObject) {
+    out.errors.push_back(TypeError("<root>", in, "object"));
     return out;
   }
-  for (const char* k : {"apiVersion", "kind"}) {
-    auto it = object.find(k);
-    if (it && !it->is_string()) out.errors.push_back(TypeError(k, *it, "string"));
+  const char* start = in.Position();
+  out.object = true;
+  static constexpr std::array<std::string_view, 4> kFields = {"apiVersion", "kind", "metadata", "spec"};
+  static constexpr std::array<size_t, 1> kRequired = {3};
+  FieldReader r(in, "", {out.errors, out.warnings});
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        ReadTypeMember(in, kFields[f], out.api_version, out.errors);
+        break;
+      case 1:
+        ReadTypeMember(in, kFields[f], out.kind, out.errors);
+        break;
+      case 2:
+        ReadMetadata(in, out);
+        break;
+      default: {
+        out.spec = {};
+        in.Peek();
+        out.spec_begin = static_cast<size_t>(in.Position() - start);
+        if (in.Peek() != Kind::kObject) {
+          out.spec_form = ParsedModelService::Spec::kOther;
+          out.errors.push_back(TypeError("spec", in, "object"));
+        } else {
+          out.spec_form = ParsedModelService::Spec::kObject;
+          FieldReader spec(in, "spec", {out.errors, out.warnings});
+          ReadFields(spec, out.spec);
+        }
+        out.spec_end = static_cast<size_t>(in.Position() - start);
+        break;
+      }
+    }
   }
-  if (auto it = object.find("metadata"); it && !it->is_object())
-    out.errors.push_back(TypeError("metadata", *it, "object"));
-
-  auto spec_it = object.find("spec");
-  if (!spec_it) {
-    out.errors.push_back(FieldError::Required("spec"));
-    return out;
-  }
-  if (!spec_it->is_object()) {
-    out.errors.push_back(TypeError("spec", *spec_it, "object"));
-    return out;
-  }
-  ReadSpec(*spec_it, out);
+  r.Finish(kFields, kRequired);
   return out;
 }
 
-ParsedModelService ParseSpec(text::JsonRef spec) {
+ParsedModelService ParseModelService(text::JsonText json) {
+  const std::string_view json_text = json.bytes;
+  std::vector<char> buf = Padded(json_text);
+  text::JsonReader in(buf.data(), json_text.size(), kMaxObjectDepth);
+  ParsedModelService out = ReadModelService(in);
+  out.api_version = out.kind = out.name = out.generate_name = std::nullopt;  // views into `buf`
+  if (!in.ok() || !in.AtEnd()) {
+    out = {};
+    out.errors.push_back(FieldError::Invalid(
+        "<root>", nlohmann::json(std::string(json_text.substr(0, 64))),
+        in.too_deep() ? "nests deeper than " + std::to_string(kMaxObjectDepth) + " levels" : "is not JSON"));
+  }
+  return out;
+}
+
+ParsedModelService ParseModelService(const nlohmann::json& object) {
+  const std::string text = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return ParseModelService(text::JsonText{text});
+}
+
+ParsedModelService ParseSpec(const nlohmann::json& spec) {
   ParsedModelService out;
-  ReadSpec(spec, out);
+  if (!spec.is_object()) return out;
+  const std::string text = spec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::vector<char> buf = Padded(text);
+  text::JsonReader in(buf.data(), text.size(), kMaxObjectDepth);
+  out.object = true;
+  out.spec_form = ParsedModelService::Spec::kObject;
+  FieldReader r(in, "spec", {out.errors, out.warnings});
+  ReadFields(r, out.spec);
   return out;
 }
 
@@ -82,9 +165,9 @@ ModelServiceSpec ModelServiceSpec::Defaulted() const {
   return d;
 }
 
-std::optional<int64_t> ParseReplicas(text::JsonRef value, std::vector<FieldError>& errors) {
+std::optional<int64_t> ParseReplicas(text::JsonReader& in, std::vector<FieldError>& errors) {
   static const std::string kPath = "spec.replicas";
-  return ReadValue(value, kPath, ModelServiceSpec::kReplicas, errors);
+  return ReadValue(in, kPath, ModelServiceSpec::kReplicas, errors);
 }
 
 }  // namespace ms::api

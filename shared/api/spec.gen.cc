@@ -15,12 +15,25 @@ namespace ms::api {
 using nlohmann::json;
 
 void ReadFields(FieldReader& r, ContainerPort& out) {
-  r.Index({"name", "containerPort", "protocol"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, ContainerPort::kName);
-  r.Require({"containerPort", 1});
-  out.container_port = r.Read({"containerPort", 1}, ContainerPort::kContainerPort);
-  out.protocol = r.Read({"protocol", 2}, ContainerPort::kProtocol);
+  static constexpr std::array<std::string_view, 3> kFields = {"name", "containerPort", "protocol"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, ContainerPort::kName);
+        break;
+      case 1:
+        out.container_port = r.Read({"containerPort", 1}, ContainerPort::kContainerPort);
+        break;
+      case 2:
+        out.protocol = r.Read({"protocol", 2}, ContainerPort::kProtocol);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ContainerPort& v) {
@@ -45,9 +58,21 @@ void AppendJson(std::string& out, const ContainerPort& v) {
 }
 
 void ReadFields(FieldReader& r, RollingUpdate& out) {
-  r.Index({"maxSurge", "maxUnavailable"});
-  out.max_surge = r.Read({"maxSurge", 0}, RollingUpdate::kMaxSurge);
-  out.max_unavailable = r.Read({"maxUnavailable", 1}, RollingUpdate::kMaxUnavailable);
+  static constexpr std::array<std::string_view, 2> kFields = {"maxSurge", "maxUnavailable"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.max_surge = r.Read({"maxSurge", 0}, RollingUpdate::kMaxSurge);
+        break;
+      case 1:
+        out.max_unavailable = r.Read({"maxUnavailable", 1}, RollingUpdate::kMaxUnavailable);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const RollingUpdate& v) {
@@ -72,15 +97,27 @@ void ApplyDefaults(RollingUpdate& s) {
   if (!s.max_unavailable) s.max_unavailable = RollingUpdate::kMaxUnavailable.default_value;
 }
 
-void AppendDefaultsPatch(text::JsonRef target, const RollingUpdate& d, AddPatchWriter& w) {
-  if (d.max_surge && !target.find("maxSurge")) w.Add("maxSurge", *d.max_surge);
-  if (d.max_unavailable && !target.find("maxUnavailable")) w.Add("maxUnavailable", *d.max_unavailable);
+void AppendDefaultsPatch(const RollingUpdate& have, const RollingUpdate& d, AddPatchWriter& w) {
+  if (d.max_surge && !have.present.Has(0)) w.Add("maxSurge", *d.max_surge);
+  if (d.max_unavailable && !have.present.Has(1)) w.Add("maxUnavailable", *d.max_unavailable);
 }
 
 void ReadFields(FieldReader& r, Strategy& out) {
-  r.Index({"type", "rollingUpdate"});
-  out.type = r.Read({"type", 0}, Strategy::kType);
-  r.ReadObject({"rollingUpdate", 1}, out.rolling_update);
+  static constexpr std::array<std::string_view, 2> kFields = {"type", "rollingUpdate"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.type = r.Read({"type", 0}, Strategy::kType);
+        break;
+      case 1:
+        r.ReadObject({"rollingUpdate", 1}, out.rolling_update);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Strategy& v) {
@@ -108,27 +145,45 @@ void ApplyDefaults(Strategy& s) {
   }
 }
 
-void AppendDefaultsPatch(text::JsonRef target, const Strategy& d, AddPatchWriter& w) {
-  if (d.type && !target.find("type")) w.Add("type", *d.type);
+void AppendDefaultsPatch(const Strategy& have, const Strategy& d, AddPatchWriter& w) {
+  if (d.type && !have.present.Has(0)) w.Add("type", *d.type);
   if (d.rolling_update) {
-    if (const auto have = target.find("rollingUpdate"); !have) {
+    if (!have.present.Has(1)) {
       w.Add("rollingUpdate", *d.rolling_update);
-    } else if (have->is_object()) {
+    } else if (have.rolling_update) {  // an object
       const AddPatchWriter::Scope scope(w, "rollingUpdate");
-      AppendDefaultsPatch(*have, *d.rolling_update, w);
+      AppendDefaultsPatch(*have.rolling_update, *d.rolling_update, w);
     }
   }
 }
 
 void ReadFields(FieldReader& r, Autoscaling& out) {
-  r.Index({"mode", "minReplicas", "maxReplicas", "targetQueueLength", "targetGPUUtilization"});
-  out.mode = r.Read({"mode", 0}, Autoscaling::kMode);
-  out.min_replicas = r.Read({"minReplicas", 1}, Autoscaling::kMinReplicas);
-  r.Require({"maxReplicas", 2});
-  out.max_replicas = r.Read({"maxReplicas", 2}, Autoscaling::kMaxReplicas);
-  r.Require({"targetQueueLength", 3});
-  out.target_queue_length = r.Read({"targetQueueLength", 3}, Autoscaling::kTargetQueueLength);
-  out.target_gpu_utilization = r.Read({"targetGPUUtilization", 4}, Autoscaling::kTargetGPUUtilization);
+  static constexpr std::array<std::string_view, 5> kFields = {"mode", "minReplicas", "maxReplicas", "targetQueueLength",
+                                                              "targetGPUUtilization"};
+  static constexpr std::array<size_t, 2> kRequired = {2, 3};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.mode = r.Read({"mode", 0}, Autoscaling::kMode);
+        break;
+      case 1:
+        out.min_replicas = r.Read({"minReplicas", 1}, Autoscaling::kMinReplicas);
+        break;
+      case 2:
+        out.max_replicas = r.Read({"maxReplicas", 2}, Autoscaling::kMaxReplicas);
+        break;
+      case 3:
+        out.target_queue_length = r.Read({"targetQueueLength", 3}, Autoscaling::kTargetQueueLength);
+        break;
+      case 4:
+        out.target_gpu_utilization = r.Read({"targetGPUUtilization", 4}, Autoscaling::kTargetGPUUtilization);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Autoscaling& v) {
@@ -165,15 +220,27 @@ void ApplyDefaults(Autoscaling& s) {
   if (!s.min_replicas) s.min_replicas = Autoscaling::kMinReplicas.default_value;
 }
 
-void AppendDefaultsPatch(text::JsonRef target, const Autoscaling& d, AddPatchWriter& w) {
-  if (d.mode && !target.find("mode")) w.Add("mode", *d.mode);
-  if (d.min_replicas && !target.find("minReplicas")) w.Add("minReplicas", *d.min_replicas);
+void AppendDefaultsPatch(const Autoscaling& have, const Autoscaling& d, AddPatchWriter& w) {
+  if (d.mode && !have.present.Has(0)) w.Add("mode", *d.mode);
+  if (d.min_replicas && !have.present.Has(1)) w.Add("minReplicas", *d.min_replicas);
 }
 
 void ReadFields(FieldReader& r, Rollout& out) {
-  r.Index({"timeoutSeconds", "rollback"});
-  out.timeout_seconds = r.Read({"timeoutSeconds", 0}, Rollout::kTimeoutSeconds);
-  out.rollback = r.Read({"rollback", 1}, Rollout::kRollback);
+  static constexpr std::array<std::string_view, 2> kFields = {"timeoutSeconds", "rollback"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.timeout_seconds = r.Read({"timeoutSeconds", 0}, Rollout::kTimeoutSeconds);
+        break;
+      case 1:
+        out.rollback = r.Read({"rollback", 1}, Rollout::kRollback);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Rollout& v) {
@@ -198,15 +265,27 @@ void ApplyDefaults(Rollout& s) {
   if (!s.rollback) s.rollback = Rollout::kRollback.default_value;
 }
 
-void AppendDefaultsPatch(text::JsonRef target, const Rollout& d, AddPatchWriter& w) {
-  if (d.timeout_seconds && !target.find("timeoutSeconds")) w.Add("timeoutSeconds", *d.timeout_seconds);
-  if (d.rollback && !target.find("rollback")) w.Add("rollback", *d.rollback);
+void AppendDefaultsPatch(const Rollout& have, const Rollout& d, AddPatchWriter& w) {
+  if (d.timeout_seconds && !have.present.Has(0)) w.Add("timeoutSeconds", *d.timeout_seconds);
+  if (d.rollback && !have.present.Has(1)) w.Add("rollback", *d.rollback);
 }
 
 void ReadFields(FieldReader& r, Resources& out) {
-  r.Index({"requests", "limits"});
-  r.ReadMap({"requests", 0}, Resources::kRequests, Resources::kRequestsValues, out.requests);
-  r.ReadMap({"limits", 1}, Resources::kLimits, Resources::kLimitsValues, out.limits);
+  static constexpr std::array<std::string_view, 2> kFields = {"requests", "limits"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadMap({"requests", 0}, Resources::kRequests, Resources::kRequestsValues, out.requests);
+        break;
+      case 1:
+        r.ReadMap({"limits", 1}, Resources::kLimits, Resources::kLimitsValues, out.limits);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Resources& v) {
@@ -227,12 +306,25 @@ void AppendJson(std::string& out, const Resources& v) {
 }
 
 void ReadFields(FieldReader& r, SecretKeySelector& out) {
-  r.Index({"name", "key", "optional"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, SecretKeySelector::kName);
-  r.Require({"key", 1});
-  out.key = r.Read({"key", 1}, SecretKeySelector::kKey);
-  out.optional = r.Read({"optional", 2}, SecretKeySelector::kOptional);
+  static constexpr std::array<std::string_view, 3> kFields = {"name", "key", "optional"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, SecretKeySelector::kName);
+        break;
+      case 1:
+        out.key = r.Read({"key", 1}, SecretKeySelector::kKey);
+        break;
+      case 2:
+        out.optional = r.Read({"optional", 2}, SecretKeySelector::kOptional);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const SecretKeySelector& v) {
@@ -257,12 +349,25 @@ void AppendJson(std::string& out, const SecretKeySelector& v) {
 }
 
 void ReadFields(FieldReader& r, ConfigMapKeySelector& out) {
-  r.Index({"name", "key", "optional"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, ConfigMapKeySelector::kName);
-  r.Require({"key", 1});
-  out.key = r.Read({"key", 1}, ConfigMapKeySelector::kKey);
-  out.optional = r.Read({"optional", 2}, ConfigMapKeySelector::kOptional);
+  static constexpr std::array<std::string_view, 3> kFields = {"name", "key", "optional"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, ConfigMapKeySelector::kName);
+        break;
+      case 1:
+        out.key = r.Read({"key", 1}, ConfigMapKeySelector::kKey);
+        break;
+      case 2:
+        out.optional = r.Read({"optional", 2}, ConfigMapKeySelector::kOptional);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ConfigMapKeySelector& v) {
@@ -287,9 +392,21 @@ void AppendJson(std::string& out, const ConfigMapKeySelector& v) {
 }
 
 void ReadFields(FieldReader& r, EnvVarSource& out) {
-  r.Index({"secretKeyRef", "configMapKeyRef"});
-  r.ReadObject({"secretKeyRef", 0}, out.secret_key_ref);
-  r.ReadObject({"configMapKeyRef", 1}, out.config_map_key_ref);
+  static constexpr std::array<std::string_view, 2> kFields = {"secretKeyRef", "configMapKeyRef"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadObject({"secretKeyRef", 0}, out.secret_key_ref);
+        break;
+      case 1:
+        r.ReadObject({"configMapKeyRef", 1}, out.config_map_key_ref);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const EnvVarSource& v) {
@@ -310,11 +427,25 @@ void AppendJson(std::string& out, const EnvVarSource& v) {
 }
 
 void ReadFields(FieldReader& r, EnvVar& out) {
-  r.Index({"name", "value", "valueFrom"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, EnvVar::kName);
-  out.value = r.Read({"value", 1}, EnvVar::kValue);
-  r.ReadObject({"valueFrom", 2}, out.value_from);
+  static constexpr std::array<std::string_view, 3> kFields = {"name", "value", "valueFrom"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, EnvVar::kName);
+        break;
+      case 1:
+        out.value = r.Read({"value", 1}, EnvVar::kValue);
+        break;
+      case 2:
+        r.ReadObject({"valueFrom", 2}, out.value_from);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const EnvVar& v) {
@@ -339,11 +470,25 @@ void AppendJson(std::string& out, const EnvVar& v) {
 }
 
 void ReadFields(FieldReader& r, HTTPGetAction& out) {
-  r.Index({"path", "port", "scheme"});
-  out.path = r.Read({"path", 0}, HTTPGetAction::kPath);
-  r.Require({"port", 1});
-  out.port = r.Read({"port", 1}, HTTPGetAction::kPort);
-  out.scheme = r.Read({"scheme", 2}, HTTPGetAction::kScheme);
+  static constexpr std::array<std::string_view, 3> kFields = {"path", "port", "scheme"};
+  static constexpr std::array<size_t, 1> kRequired = {1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.path = r.Read({"path", 0}, HTTPGetAction::kPath);
+        break;
+      case 1:
+        out.port = r.Read({"port", 1}, HTTPGetAction::kPort);
+        break;
+      case 2:
+        out.scheme = r.Read({"scheme", 2}, HTTPGetAction::kScheme);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const HTTPGetAction& v) {
@@ -368,9 +513,19 @@ void AppendJson(std::string& out, const HTTPGetAction& v) {
 }
 
 void ReadFields(FieldReader& r, TCPSocketAction& out) {
-  r.Index({"port"});
-  r.Require({"port", 0});
-  out.port = r.Read({"port", 0}, TCPSocketAction::kPort);
+  static constexpr std::array<std::string_view, 1> kFields = {"port"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.port = r.Read({"port", 0}, TCPSocketAction::kPort);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const TCPSocketAction& v) {
@@ -387,8 +542,18 @@ void AppendJson(std::string& out, const TCPSocketAction& v) {
 }
 
 void ReadFields(FieldReader& r, ExecAction& out) {
-  r.Index({"command"});
-  r.ReadList({"command", 0}, ExecAction::kCommand, ExecAction::kCommandItems, out.command);
+  static constexpr std::array<std::string_view, 1> kFields = {"command"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadList({"command", 0}, ExecAction::kCommand, ExecAction::kCommandItems, out.command);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ExecAction& v) {
@@ -405,16 +570,41 @@ void AppendJson(std::string& out, const ExecAction& v) {
 }
 
 void ReadFields(FieldReader& r, Probe& out) {
-  r.Index({"httpGet", "tcpSocket", "exec", "initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
-           "failureThreshold"});
-  r.ReadObject({"httpGet", 0}, out.http_get);
-  r.ReadObject({"tcpSocket", 1}, out.tcp_socket);
-  r.ReadObject({"exec", 2}, out.exec);
-  out.initial_delay_seconds = r.Read({"initialDelaySeconds", 3}, Probe::kInitialDelaySeconds);
-  out.period_seconds = r.Read({"periodSeconds", 4}, Probe::kPeriodSeconds);
-  out.timeout_seconds = r.Read({"timeoutSeconds", 5}, Probe::kTimeoutSeconds);
-  out.success_threshold = r.Read({"successThreshold", 6}, Probe::kSuccessThreshold);
-  out.failure_threshold = r.Read({"failureThreshold", 7}, Probe::kFailureThreshold);
+  static constexpr std::array<std::string_view, 8> kFields = {
+      "httpGet",          "tcpSocket",       "exec", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
+      "successThreshold", "failureThreshold"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadObject({"httpGet", 0}, out.http_get);
+        break;
+      case 1:
+        r.ReadObject({"tcpSocket", 1}, out.tcp_socket);
+        break;
+      case 2:
+        r.ReadObject({"exec", 2}, out.exec);
+        break;
+      case 3:
+        out.initial_delay_seconds = r.Read({"initialDelaySeconds", 3}, Probe::kInitialDelaySeconds);
+        break;
+      case 4:
+        out.period_seconds = r.Read({"periodSeconds", 4}, Probe::kPeriodSeconds);
+        break;
+      case 5:
+        out.timeout_seconds = r.Read({"timeoutSeconds", 5}, Probe::kTimeoutSeconds);
+        break;
+      case 6:
+        out.success_threshold = r.Read({"successThreshold", 6}, Probe::kSuccessThreshold);
+        break;
+      case 7:
+        out.failure_threshold = r.Read({"failureThreshold", 7}, Probe::kFailureThreshold);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Probe& v) {
@@ -459,10 +649,24 @@ void AppendJson(std::string& out, const Probe& v) {
 }
 
 void ReadFields(FieldReader& r, PodSecurityContext& out) {
-  r.Index({"runAsUser", "runAsGroup", "fsGroup"});
-  out.run_as_user = r.Read({"runAsUser", 0}, PodSecurityContext::kRunAsUser);
-  out.run_as_group = r.Read({"runAsGroup", 1}, PodSecurityContext::kRunAsGroup);
-  out.fs_group = r.Read({"fsGroup", 2}, PodSecurityContext::kFsGroup);
+  static constexpr std::array<std::string_view, 3> kFields = {"runAsUser", "runAsGroup", "fsGroup"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.run_as_user = r.Read({"runAsUser", 0}, PodSecurityContext::kRunAsUser);
+        break;
+      case 1:
+        out.run_as_group = r.Read({"runAsGroup", 1}, PodSecurityContext::kRunAsGroup);
+        break;
+      case 2:
+        out.fs_group = r.Read({"fsGroup", 2}, PodSecurityContext::kFsGroup);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const PodSecurityContext& v) {
@@ -487,9 +691,19 @@ void AppendJson(std::string& out, const PodSecurityContext& v) {
 }
 
 void ReadFields(FieldReader& r, ClaimSource& out) {
-  r.Index({"claimName"});
-  r.Require({"claimName", 0});
-  out.claim_name = r.Read({"claimName", 0}, ClaimSource::kClaimName);
+  static constexpr std::array<std::string_view, 1> kFields = {"claimName"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.claim_name = r.Read({"claimName", 0}, ClaimSource::kClaimName);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ClaimSource& v) {
@@ -506,10 +720,22 @@ void AppendJson(std::string& out, const ClaimSource& v) {
 }
 
 void ReadFields(FieldReader& r, ConfigMapSource& out) {
-  r.Index({"name", "optional"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, ConfigMapSource::kName);
-  out.optional = r.Read({"optional", 1}, ConfigMapSource::kOptional);
+  static constexpr std::array<std::string_view, 2> kFields = {"name", "optional"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, ConfigMapSource::kName);
+        break;
+      case 1:
+        out.optional = r.Read({"optional", 1}, ConfigMapSource::kOptional);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ConfigMapSource& v) {
@@ -530,10 +756,22 @@ void AppendJson(std::string& out, const ConfigMapSource& v) {
 }
 
 void ReadFields(FieldReader& r, SecretSource& out) {
-  r.Index({"secretName", "optional"});
-  r.Require({"secretName", 0});
-  out.secret_name = r.Read({"secretName", 0}, SecretSource::kSecretName);
-  out.optional = r.Read({"optional", 1}, SecretSource::kOptional);
+  static constexpr std::array<std::string_view, 2> kFields = {"secretName", "optional"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.secret_name = r.Read({"secretName", 0}, SecretSource::kSecretName);
+        break;
+      case 1:
+        out.optional = r.Read({"optional", 1}, SecretSource::kOptional);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const SecretSource& v) {
@@ -554,8 +792,18 @@ void AppendJson(std::string& out, const SecretSource& v) {
 }
 
 void ReadFields(FieldReader& r, EmptyDirSource& out) {
-  r.Index({"sizeLimit"});
-  out.size_limit = r.Read({"sizeLimit", 0}, EmptyDirSource::kSizeLimit);
+  static constexpr std::array<std::string_view, 1> kFields = {"sizeLimit"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.size_limit = r.Read({"sizeLimit", 0}, EmptyDirSource::kSizeLimit);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const EmptyDirSource& v) {
@@ -572,17 +820,41 @@ void AppendJson(std::string& out, const EmptyDirSource& v) {
 }
 
 void ReadFields(FieldReader& r, ModelVolume& out) {
-  r.Index({"name", "mountPath", "subPath", "readOnly", "persistentVolumeClaim", "configMap", "secret", "emptyDir"});
-  r.Require({"name", 0});
-  out.name = r.Read({"name", 0}, ModelVolume::kName);
-  r.Require({"mountPath", 1});
-  out.mount_path = r.Read({"mountPath", 1}, ModelVolume::kMountPath);
-  out.sub_path = r.Read({"subPath", 2}, ModelVolume::kSubPath);
-  out.read_only = r.Read({"readOnly", 3}, ModelVolume::kReadOnly);
-  r.ReadObject({"persistentVolumeClaim", 4}, out.persistent_volume_claim);
-  r.ReadObject({"configMap", 5}, out.config_map);
-  r.ReadObject({"secret", 6}, out.secret);
-  r.ReadObject({"emptyDir", 7}, out.empty_dir);
+  static constexpr std::array<std::string_view, 8> kFields = {
+      "name", "mountPath", "subPath", "readOnly", "persistentVolumeClaim", "configMap", "secret", "emptyDir"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, ModelVolume::kName);
+        break;
+      case 1:
+        out.mount_path = r.Read({"mountPath", 1}, ModelVolume::kMountPath);
+        break;
+      case 2:
+        out.sub_path = r.Read({"subPath", 2}, ModelVolume::kSubPath);
+        break;
+      case 3:
+        out.read_only = r.Read({"readOnly", 3}, ModelVolume::kReadOnly);
+        break;
+      case 4:
+        r.ReadObject({"persistentVolumeClaim", 4}, out.persistent_volume_claim);
+        break;
+      case 5:
+        r.ReadObject({"configMap", 5}, out.config_map);
+        break;
+      case 6:
+        r.ReadObject({"secret", 6}, out.secret);
+        break;
+      case 7:
+        r.ReadObject({"emptyDir", 7}, out.empty_dir);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ModelVolume& v) {
@@ -627,12 +899,31 @@ void AppendJson(std::string& out, const ModelVolume& v) {
 }
 
 void ReadFields(FieldReader& r, Toleration& out) {
-  r.Index({"key", "operator", "value", "effect", "tolerationSeconds"});
-  out.key = r.Read({"key", 0}, Toleration::kKey);
-  out.operator_ = r.Read({"operator", 1}, Toleration::kOperator);
-  out.value = r.Read({"value", 2}, Toleration::kValue);
-  out.effect = r.Read({"effect", 3}, Toleration::kEffect);
-  out.toleration_seconds = r.Read({"tolerationSeconds", 4}, Toleration::kTolerationSeconds);
+  static constexpr std::array<std::string_view, 5> kFields = {"key", "operator", "value", "effect",
+                                                              "tolerationSeconds"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.key = r.Read({"key", 0}, Toleration::kKey);
+        break;
+      case 1:
+        out.operator_ = r.Read({"operator", 1}, Toleration::kOperator);
+        break;
+      case 2:
+        out.value = r.Read({"value", 2}, Toleration::kValue);
+        break;
+      case 3:
+        out.effect = r.Read({"effect", 3}, Toleration::kEffect);
+        break;
+      case 4:
+        out.toleration_seconds = r.Read({"tolerationSeconds", 4}, Toleration::kTolerationSeconds);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Toleration& v) {
@@ -665,12 +956,25 @@ void AppendJson(std::string& out, const Toleration& v) {
 }
 
 void ReadFields(FieldReader& r, NodeSelectorRequirement& out) {
-  r.Index({"key", "operator", "values"});
-  r.Require({"key", 0});
-  out.key = r.Read({"key", 0}, NodeSelectorRequirement::kKey);
-  r.Require({"operator", 1});
-  out.operator_ = r.Read({"operator", 1}, NodeSelectorRequirement::kOperator);
-  r.ReadList({"values", 2}, NodeSelectorRequirement::kValues, NodeSelectorRequirement::kValuesItems, out.values);
+  static constexpr std::array<std::string_view, 3> kFields = {"key", "operator", "values"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.key = r.Read({"key", 0}, NodeSelectorRequirement::kKey);
+        break;
+      case 1:
+        out.operator_ = r.Read({"operator", 1}, NodeSelectorRequirement::kOperator);
+        break;
+      case 2:
+        r.ReadList({"values", 2}, NodeSelectorRequirement::kValues, NodeSelectorRequirement::kValuesItems, out.values);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const NodeSelectorRequirement& v) {
@@ -695,8 +999,18 @@ void AppendJson(std::string& out, const NodeSelectorRequirement& v) {
 }
 
 void ReadFields(FieldReader& r, NodeSelectorTerm& out) {
-  r.Index({"matchExpressions"});
-  r.ReadList({"matchExpressions", 0}, NodeSelectorTerm::kMatchExpressions, out.match_expressions);
+  static constexpr std::array<std::string_view, 1> kFields = {"matchExpressions"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadList({"matchExpressions", 0}, NodeSelectorTerm::kMatchExpressions, out.match_expressions);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const NodeSelectorTerm& v) {
@@ -713,9 +1027,19 @@ void AppendJson(std::string& out, const NodeSelectorTerm& v) {
 }
 
 void ReadFields(FieldReader& r, NodeSelector& out) {
-  r.Index({"nodeSelectorTerms"});
-  r.Require({"nodeSelectorTerms", 0});
-  r.ReadList({"nodeSelectorTerms", 0}, NodeSelector::kNodeSelectorTerms, out.node_selector_terms);
+  static constexpr std::array<std::string_view, 1> kFields = {"nodeSelectorTerms"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadList({"nodeSelectorTerms", 0}, NodeSelector::kNodeSelectorTerms, out.node_selector_terms);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const NodeSelector& v) {
@@ -732,11 +1056,22 @@ void AppendJson(std::string& out, const NodeSelector& v) {
 }
 
 void ReadFields(FieldReader& r, PreferredSchedulingTerm& out) {
-  r.Index({"weight", "preference"});
-  r.Require({"weight", 0});
-  out.weight = r.Read({"weight", 0}, PreferredSchedulingTerm::kWeight);
-  r.Require({"preference", 1});
-  r.ReadObject({"preference", 1}, out.preference);
+  static constexpr std::array<std::string_view, 2> kFields = {"weight", "preference"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.weight = r.Read({"weight", 0}, PreferredSchedulingTerm::kWeight);
+        break;
+      case 1:
+        r.ReadObject({"preference", 1}, out.preference);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const PreferredSchedulingTerm& v) {
@@ -757,12 +1092,25 @@ void AppendJson(std::string& out, const PreferredSchedulingTerm& v) {
 }
 
 void ReadFields(FieldReader& r, NodeAffinity& out) {
-  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadObject({"requiredDuringSchedulingIgnoredDuringExecution", 0},
-               out.required_during_scheduling_ignored_during_execution);
-  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
-             NodeAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
-             out.preferred_during_scheduling_ignored_during_execution);
+  static constexpr std::array<std::string_view, 2> kFields = {"requiredDuringSchedulingIgnoredDuringExecution",
+                                                              "preferredDuringSchedulingIgnoredDuringExecution"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadObject({"requiredDuringSchedulingIgnoredDuringExecution", 0},
+                     out.required_during_scheduling_ignored_during_execution);
+        break;
+      case 1:
+        r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
+                   NodeAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+                   out.preferred_during_scheduling_ignored_during_execution);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const NodeAffinity& v) {
@@ -783,12 +1131,26 @@ void AppendJson(std::string& out, const NodeAffinity& v) {
 }
 
 void ReadFields(FieldReader& r, LabelSelectorRequirement& out) {
-  r.Index({"key", "operator", "values"});
-  r.Require({"key", 0});
-  out.key = r.Read({"key", 0}, LabelSelectorRequirement::kKey);
-  r.Require({"operator", 1});
-  out.operator_ = r.Read({"operator", 1}, LabelSelectorRequirement::kOperator);
-  r.ReadList({"values", 2}, LabelSelectorRequirement::kValues, LabelSelectorRequirement::kValuesItems, out.values);
+  static constexpr std::array<std::string_view, 3> kFields = {"key", "operator", "values"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.key = r.Read({"key", 0}, LabelSelectorRequirement::kKey);
+        break;
+      case 1:
+        out.operator_ = r.Read({"operator", 1}, LabelSelectorRequirement::kOperator);
+        break;
+      case 2:
+        r.ReadList({"values", 2}, LabelSelectorRequirement::kValues, LabelSelectorRequirement::kValuesItems,
+                   out.values);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const LabelSelectorRequirement& v) {
@@ -813,9 +1175,21 @@ void AppendJson(std::string& out, const LabelSelectorRequirement& v) {
 }
 
 void ReadFields(FieldReader& r, LabelSelector& out) {
-  r.Index({"matchLabels", "matchExpressions"});
-  r.ReadMap({"matchLabels", 0}, LabelSelector::kMatchLabels, LabelSelector::kMatchLabelsValues, out.match_labels);
-  r.ReadList({"matchExpressions", 1}, LabelSelector::kMatchExpressions, out.match_expressions);
+  static constexpr std::array<std::string_view, 2> kFields = {"matchLabels", "matchExpressions"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadMap({"matchLabels", 0}, LabelSelector::kMatchLabels, LabelSelector::kMatchLabelsValues, out.match_labels);
+        break;
+      case 1:
+        r.ReadList({"matchExpressions", 1}, LabelSelector::kMatchExpressions, out.match_expressions);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const LabelSelector& v) {
@@ -836,12 +1210,29 @@ void AppendJson(std::string& out, const LabelSelector& v) {
 }
 
 void ReadFields(FieldReader& r, PodAffinityTerm& out) {
-  r.Index({"labelSelector", "namespaceSelector", "namespaces", "topologyKey"});
-  r.ReadObject({"labelSelector", 0}, out.label_selector);
-  r.ReadObject({"namespaceSelector", 1}, out.namespace_selector);
-  r.ReadList({"namespaces", 2}, PodAffinityTerm::kNamespaces, PodAffinityTerm::kNamespacesItems, out.namespaces);
-  r.Require({"topologyKey", 3});
-  out.topology_key = r.Read({"topologyKey", 3}, PodAffinityTerm::kTopologyKey);
+  static constexpr std::array<std::string_view, 4> kFields = {"labelSelector", "namespaceSelector", "namespaces",
+                                                              "topologyKey"};
+  static constexpr std::array<size_t, 1> kRequired = {3};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadObject({"labelSelector", 0}, out.label_selector);
+        break;
+      case 1:
+        r.ReadObject({"namespaceSelector", 1}, out.namespace_selector);
+        break;
+      case 2:
+        r.ReadList({"namespaces", 2}, PodAffinityTerm::kNamespaces, PodAffinityTerm::kNamespacesItems, out.namespaces);
+        break;
+      case 3:
+        out.topology_key = r.Read({"topologyKey", 3}, PodAffinityTerm::kTopologyKey);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const PodAffinityTerm& v) {
@@ -870,11 +1261,22 @@ void AppendJson(std::string& out, const PodAffinityTerm& v) {
 }
 
 void ReadFields(FieldReader& r, WeightedPodAffinityTerm& out) {
-  r.Index({"weight", "podAffinityTerm"});
-  r.Require({"weight", 0});
-  out.weight = r.Read({"weight", 0}, WeightedPodAffinityTerm::kWeight);
-  r.Require({"podAffinityTerm", 1});
-  r.ReadObject({"podAffinityTerm", 1}, out.pod_affinity_term);
+  static constexpr std::array<std::string_view, 2> kFields = {"weight", "podAffinityTerm"};
+  static constexpr std::array<size_t, 2> kRequired = {0, 1};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.weight = r.Read({"weight", 0}, WeightedPodAffinityTerm::kWeight);
+        break;
+      case 1:
+        r.ReadObject({"podAffinityTerm", 1}, out.pod_affinity_term);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const WeightedPodAffinityTerm& v) {
@@ -895,13 +1297,26 @@ void AppendJson(std::string& out, const WeightedPodAffinityTerm& v) {
 }
 
 void ReadFields(FieldReader& r, PodAffinity& out) {
-  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
-             PodAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
-             out.required_during_scheduling_ignored_during_execution);
-  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
-             PodAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
-             out.preferred_during_scheduling_ignored_during_execution);
+  static constexpr std::array<std::string_view, 2> kFields = {"requiredDuringSchedulingIgnoredDuringExecution",
+                                                              "preferredDuringSchedulingIgnoredDuringExecution"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
+                   PodAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
+                   out.required_during_scheduling_ignored_during_execution);
+        break;
+      case 1:
+        r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
+                   PodAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+                   out.preferred_during_scheduling_ignored_during_execution);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const PodAffinity& v) {
@@ -922,13 +1337,26 @@ void AppendJson(std::string& out, const PodAffinity& v) {
 }
 
 void ReadFields(FieldReader& r, PodAntiAffinity& out) {
-  r.Index({"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
-             PodAntiAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
-             out.required_during_scheduling_ignored_during_execution);
-  r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
-             PodAntiAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
-             out.preferred_during_scheduling_ignored_during_execution);
+  static constexpr std::array<std::string_view, 2> kFields = {"requiredDuringSchedulingIgnoredDuringExecution",
+                                                              "preferredDuringSchedulingIgnoredDuringExecution"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadList({"requiredDuringSchedulingIgnoredDuringExecution", 0},
+                   PodAntiAffinity::kRequiredDuringSchedulingIgnoredDuringExecution,
+                   out.required_during_scheduling_ignored_during_execution);
+        break;
+      case 1:
+        r.ReadList({"preferredDuringSchedulingIgnoredDuringExecution", 1},
+                   PodAntiAffinity::kPreferredDuringSchedulingIgnoredDuringExecution,
+                   out.preferred_during_scheduling_ignored_during_execution);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const PodAntiAffinity& v) {
@@ -949,10 +1377,24 @@ void AppendJson(std::string& out, const PodAntiAffinity& v) {
 }
 
 void ReadFields(FieldReader& r, Affinity& out) {
-  r.Index({"nodeAffinity", "podAffinity", "podAntiAffinity"});
-  r.ReadObject({"nodeAffinity", 0}, out.node_affinity);
-  r.ReadObject({"podAffinity", 1}, out.pod_affinity);
-  r.ReadObject({"podAntiAffinity", 2}, out.pod_anti_affinity);
+  static constexpr std::array<std::string_view, 3> kFields = {"nodeAffinity", "podAffinity", "podAntiAffinity"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        r.ReadObject({"nodeAffinity", 0}, out.node_affinity);
+        break;
+      case 1:
+        r.ReadObject({"podAffinity", 1}, out.pod_affinity);
+        break;
+      case 2:
+        r.ReadObject({"podAntiAffinity", 2}, out.pod_anti_affinity);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const Affinity& v) {
@@ -977,18 +1419,39 @@ void AppendJson(std::string& out, const Affinity& v) {
 }
 
 void ReadFields(FieldReader& r, TopologySpreadConstraint& out) {
-  r.Index({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
-           "nodeTaintsPolicy"});
-  r.Require({"maxSkew", 0});
-  out.max_skew = r.Read({"maxSkew", 0}, TopologySpreadConstraint::kMaxSkew);
-  r.Require({"topologyKey", 1});
-  out.topology_key = r.Read({"topologyKey", 1}, TopologySpreadConstraint::kTopologyKey);
-  r.Require({"whenUnsatisfiable", 2});
-  out.when_unsatisfiable = r.Read({"whenUnsatisfiable", 2}, TopologySpreadConstraint::kWhenUnsatisfiable);
-  r.ReadObject({"labelSelector", 3}, out.label_selector);
-  out.min_domains = r.Read({"minDomains", 4}, TopologySpreadConstraint::kMinDomains);
-  out.node_affinity_policy = r.Read({"nodeAffinityPolicy", 5}, TopologySpreadConstraint::kNodeAffinityPolicy);
-  out.node_taints_policy = r.Read({"nodeTaintsPolicy", 6}, TopologySpreadConstraint::kNodeTaintsPolicy);
+  static constexpr std::array<std::string_view, 7> kFields = {"maxSkew",         "topologyKey", "whenUnsatisfiable",
+                                                              "labelSelector",   "minDomains",  "nodeAffinityPolicy",
+                                                              "nodeTaintsPolicy"};
+  static constexpr std::array<size_t, 3> kRequired = {0, 1, 2};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.max_skew = r.Read({"maxSkew", 0}, TopologySpreadConstraint::kMaxSkew);
+        break;
+      case 1:
+        out.topology_key = r.Read({"topologyKey", 1}, TopologySpreadConstraint::kTopologyKey);
+        break;
+      case 2:
+        out.when_unsatisfiable = r.Read({"whenUnsatisfiable", 2}, TopologySpreadConstraint::kWhenUnsatisfiable);
+        break;
+      case 3:
+        r.ReadObject({"labelSelector", 3}, out.label_selector);
+        break;
+      case 4:
+        out.min_domains = r.Read({"minDomains", 4}, TopologySpreadConstraint::kMinDomains);
+        break;
+      case 5:
+        out.node_affinity_policy = r.Read({"nodeAffinityPolicy", 5}, TopologySpreadConstraint::kNodeAffinityPolicy);
+        break;
+      case 6:
+        out.node_taints_policy = r.Read({"nodeTaintsPolicy", 6}, TopologySpreadConstraint::kNodeTaintsPolicy);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const TopologySpreadConstraint& v) {
@@ -1029,8 +1492,18 @@ void AppendJson(std::string& out, const TopologySpreadConstraint& v) {
 }
 
 void ReadFields(FieldReader& r, LocalObjectReference& out) {
-  r.Index({"name"});
-  out.name = r.Read({"name", 0}, LocalObjectReference::kName);
+  static constexpr std::array<std::string_view, 1> kFields = {"name"};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.name = r.Read({"name", 0}, LocalObjectReference::kName);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, {});
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const LocalObjectReference& v) {
@@ -1047,75 +1520,147 @@ void AppendJson(std::string& out, const LocalObjectReference& v) {
 }
 
 void ReadFields(FieldReader& r, ModelServiceSpec& out) {
-  r.Index({"model",
-           "version",
-           "image",
-           "runtime",
-           "replicas",
-           "port",
-           "ports",
-           "gpus",
-           "strategy",
-           "autoscaling",
-           "rollout",
-           "resources",
-           "env",
-           "command",
-           "args",
-           "readinessProbe",
-           "livenessProbe",
-           "startupProbe",
-           "securityContext",
-           "volumes",
-           "sharedMemorySize",
-           "nodeSelector",
-           "tolerations",
-           "affinity",
-           "topologySpreadConstraints",
-           "imagePullSecrets",
-           "serviceAccountName",
-           "priorityClassName",
-           "runtimeClassName",
-           "terminationGracePeriodSeconds",
-           "podAnnotations",
-           "podLabels"});
-  r.Require({"model", 0});
-  out.model = r.Read({"model", 0}, ModelServiceSpec::kModel);
-  out.version = r.Read({"version", 1}, ModelServiceSpec::kVersion);
-  out.image = r.Read({"image", 2}, ModelServiceSpec::kImage);
-  out.runtime = r.Read({"runtime", 3}, ModelServiceSpec::kRuntime);
-  out.replicas = r.Read({"replicas", 4}, ModelServiceSpec::kReplicas);
-  out.port = r.Read({"port", 5}, ModelServiceSpec::kPort);
-  r.ReadList({"ports", 6}, ModelServiceSpec::kPorts, out.ports);
-  out.gpus = r.Read({"gpus", 7}, ModelServiceSpec::kGpus);
-  r.ReadObject({"strategy", 8}, out.strategy);
-  r.ReadObject({"autoscaling", 9}, out.autoscaling);
-  r.ReadObject({"rollout", 10}, out.rollout);
-  r.ReadObject({"resources", 11}, out.resources);
-  r.ReadList({"env", 12}, ModelServiceSpec::kEnv, out.env);
-  r.ReadList({"command", 13}, ModelServiceSpec::kCommand, ModelServiceSpec::kCommandItems, out.command);
-  r.ReadList({"args", 14}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
-  r.ReadObject({"readinessProbe", 15}, out.readiness_probe);
-  r.ReadObject({"livenessProbe", 16}, out.liveness_probe);
-  r.ReadObject({"startupProbe", 17}, out.startup_probe);
-  r.ReadObject({"securityContext", 18}, out.security_context);
-  r.ReadList({"volumes", 19}, ModelServiceSpec::kVolumes, out.volumes);
-  out.shared_memory_size = r.Read({"sharedMemorySize", 20}, ModelServiceSpec::kSharedMemorySize);
-  r.ReadMap({"nodeSelector", 21}, ModelServiceSpec::kNodeSelector, ModelServiceSpec::kNodeSelectorValues,
-            out.node_selector);
-  r.ReadList({"tolerations", 22}, ModelServiceSpec::kTolerations, out.tolerations);
-  r.ReadObject({"affinity", 23}, out.affinity);
-  r.ReadList({"topologySpreadConstraints", 24}, ModelServiceSpec::kTopologySpreadConstraints,
-             out.topology_spread_constraints);
-  r.ReadList({"imagePullSecrets", 25}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
-  out.service_account_name = r.Read({"serviceAccountName", 26}, ModelServiceSpec::kServiceAccountName);
-  out.priority_class_name = r.Read({"priorityClassName", 27}, ModelServiceSpec::kPriorityClassName);
-  out.runtime_class_name = r.Read({"runtimeClassName", 28}, ModelServiceSpec::kRuntimeClassName);
-  out.termination_grace_period_seconds =
-      r.Read({"terminationGracePeriodSeconds", 29}, ModelServiceSpec::kTerminationGracePeriodSeconds);
-  r.ReadMap({"podAnnotations", 30}, ModelServiceSpec::kPodAnnotations, ModelServiceSpec::kPodAnnotationsValues,
-            out.pod_annotations);
-  r.ReadMap({"podLabels", 31}, ModelServiceSpec::kPodLabels, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
+  static constexpr std::array<std::string_view, 32> kFields = {"model",
+                                                               "version",
+                                                               "image",
+                                                               "runtime",
+                                                               "replicas",
+                                                               "port",
+                                                               "ports",
+                                                               "gpus",
+                                                               "strategy",
+                                                               "autoscaling",
+                                                               "rollout",
+                                                               "resources",
+                                                               "env",
+                                                               "command",
+                                                               "args",
+                                                               "readinessProbe",
+                                                               "livenessProbe",
+                                                               "startupProbe",
+                                                               "securityContext",
+                                                               "volumes",
+                                                               "sharedMemorySize",
+                                                               "nodeSelector",
+                                                               "tolerations",
+                                                               "affinity",
+                                                               "topologySpreadConstraints",
+                                                               "imagePullSecrets",
+                                                               "serviceAccountName",
+                                                               "priorityClassName",
+                                                               "runtimeClassName",
+                                                               "terminationGracePeriodSeconds",
+                                                               "podAnnotations",
+                                                               "podLabels"};
+  static constexpr std::array<size_t, 1> kRequired = {0};
+  for (size_t f = 0; r.Next(kFields, f);) {
+    switch (f) {
+      case 0:
+        out.model = r.Read({"model", 0}, ModelServiceSpec::kModel);
+        break;
+      case 1:
+        out.version = r.Read({"version", 1}, ModelServiceSpec::kVersion);
+        break;
+      case 2:
+        out.image = r.Read({"image", 2}, ModelServiceSpec::kImage);
+        break;
+      case 3:
+        out.runtime = r.Read({"runtime", 3}, ModelServiceSpec::kRuntime);
+        break;
+      case 4:
+        out.replicas = r.Read({"replicas", 4}, ModelServiceSpec::kReplicas);
+        break;
+      case 5:
+        out.port = r.Read({"port", 5}, ModelServiceSpec::kPort);
+        break;
+      case 6:
+        r.ReadList({"ports", 6}, ModelServiceSpec::kPorts, out.ports);
+        break;
+      case 7:
+        out.gpus = r.Read({"gpus", 7}, ModelServiceSpec::kGpus);
+        break;
+      case 8:
+        r.ReadObject({"strategy", 8}, out.strategy);
+        break;
+      case 9:
+        r.ReadObject({"autoscaling", 9}, out.autoscaling);
+        break;
+      case 10:
+        r.ReadObject({"rollout", 10}, out.rollout);
+        break;
+      case 11:
+        r.ReadObject({"resources", 11}, out.resources);
+        break;
+      case 12:
+        r.ReadList({"env", 12}, ModelServiceSpec::kEnv, out.env);
+        break;
+      case 13:
+        r.ReadList({"command", 13}, ModelServiceSpec::kCommand, ModelServiceSpec::kCommandItems, out.command);
+        break;
+      case 14:
+        r.ReadList({"args", 14}, ModelServiceSpec::kArgs, ModelServiceSpec::kArgsItems, out.args);
+        break;
+      case 15:
+        r.ReadObject({"readinessProbe", 15}, out.readiness_probe);
+        break;
+      case 16:
+        r.ReadObject({"livenessProbe", 16}, out.liveness_probe);
+        break;
+      case 17:
+        r.ReadObject({"startupProbe", 17}, out.startup_probe);
+        break;
+      case 18:
+        r.ReadObject({"securityContext", 18}, out.security_context);
+        break;
+      case 19:
+        r.ReadList({"volumes", 19}, ModelServiceSpec::kVolumes, out.volumes);
+        break;
+      case 20:
+        out.shared_memory_size = r.Read({"sharedMemorySize", 20}, ModelServiceSpec::kSharedMemorySize);
+        break;
+      case 21:
+        r.ReadMap({"nodeSelector", 21}, ModelServiceSpec::kNodeSelector, ModelServiceSpec::kNodeSelectorValues,
+                  out.node_selector);
+        break;
+      case 22:
+        r.ReadList({"tolerations", 22}, ModelServiceSpec::kTolerations, out.tolerations);
+        break;
+      case 23:
+        r.ReadObject({"affinity", 23}, out.affinity);
+        break;
+      case 24:
+        r.ReadList({"topologySpreadConstraints", 24}, ModelServiceSpec::kTopologySpreadConstraints,
+                   out.topology_spread_constraints);
+        break;
+      case 25:
+        r.ReadList({"imagePullSecrets", 25}, ModelServiceSpec::kImagePullSecrets, out.image_pull_secrets);
+        break;
+      case 26:
+        out.service_account_name = r.Read({"serviceAccountName", 26}, ModelServiceSpec::kServiceAccountName);
+        break;
+      case 27:
+        out.priority_class_name = r.Read({"priorityClassName", 27}, ModelServiceSpec::kPriorityClassName);
+        break;
+      case 28:
+        out.runtime_class_name = r.Read({"runtimeClassName", 28}, ModelServiceSpec::kRuntimeClassName);
+        break;
+      case 29:
+        out.termination_grace_period_seconds =
+            r.Read({"terminationGracePeriodSeconds", 29}, ModelServiceSpec::kTerminationGracePeriodSeconds);
+        break;
+      case 30:
+        r.ReadMap({"podAnnotations", 30}, ModelServiceSpec::kPodAnnotations, ModelServiceSpec::kPodAnnotationsValues,
+                  out.pod_annotations);
+        break;
+      case 31:
+        r.ReadMap({"podLabels", 31}, ModelServiceSpec::kPodLabels, ModelServiceSpec::kPodLabelsValues, out.pod_labels);
+        break;
+      default:
+        break;
+    }
+  }
+  r.Finish(kFields, kRequired);
+  out.present = r.present();
 }
 
 void AppendJson(std::string& out, const ModelServiceSpec& v) {
@@ -1267,33 +1812,33 @@ void ApplyDefaults(ModelServiceSpec& s) {
   if (s.rollout) ApplyDefaults(*s.rollout);
 }
 
-void AppendDefaultsPatch(text::JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w) {
-  if (d.runtime && !target.find("runtime")) w.Add("runtime", *d.runtime);
-  if (d.replicas && !target.find("replicas")) w.Add("replicas", *d.replicas);
-  if (d.port && !target.find("port")) w.Add("port", *d.port);
-  if (d.gpus && !target.find("gpus")) w.Add("gpus", *d.gpus);
+void AppendDefaultsPatch(const ModelServiceSpec& have, const ModelServiceSpec& d, AddPatchWriter& w) {
+  if (d.runtime && !have.present.Has(3)) w.Add("runtime", *d.runtime);
+  if (d.replicas && !have.present.Has(4)) w.Add("replicas", *d.replicas);
+  if (d.port && !have.present.Has(5)) w.Add("port", *d.port);
+  if (d.gpus && !have.present.Has(7)) w.Add("gpus", *d.gpus);
   if (d.strategy) {
-    if (const auto have = target.find("strategy"); !have) {
+    if (!have.present.Has(8)) {
       w.Add("strategy", *d.strategy);
-    } else if (have->is_object()) {
+    } else if (have.strategy) {  // an object
       const AddPatchWriter::Scope scope(w, "strategy");
-      AppendDefaultsPatch(*have, *d.strategy, w);
+      AppendDefaultsPatch(*have.strategy, *d.strategy, w);
     }
   }
   if (d.autoscaling) {
-    if (const auto have = target.find("autoscaling"); !have) {
+    if (!have.present.Has(9)) {
       w.Add("autoscaling", *d.autoscaling);
-    } else if (have->is_object()) {
+    } else if (have.autoscaling) {  // an object
       const AddPatchWriter::Scope scope(w, "autoscaling");
-      AppendDefaultsPatch(*have, *d.autoscaling, w);
+      AppendDefaultsPatch(*have.autoscaling, *d.autoscaling, w);
     }
   }
   if (d.rollout) {
-    if (const auto have = target.find("rollout"); !have) {
+    if (!have.present.Has(10)) {
       w.Add("rollout", *d.rollout);
-    } else if (have->is_object()) {
+    } else if (have.rollout) {  // an object
       const AddPatchWriter::Scope scope(w, "rollout");
-      AppendDefaultsPatch(*have, *d.rollout, w);
+      AppendDefaultsPatch(*have.rollout, *d.rollout, w);
     }
   }
 }

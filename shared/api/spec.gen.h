@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "shared/api/field_rules.h"
-#include "shared/text/json_ref.h"
 
 namespace ms::api {
 
@@ -107,6 +106,7 @@ struct ContainerPort {
   std::optional<std::string> name;
   std::optional<int64_t> container_port;  // containerPort
   std::optional<Protocol> protocol;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ContainerPort&) const = default;
 };
@@ -118,6 +118,7 @@ struct RollingUpdate {
   static constexpr IntOrPercentRule kMaxUnavailable{.default_value = IntOrPercent{0, false}};
   std::optional<IntOrPercent> max_surge;        // maxSurge
   std::optional<IntOrPercent> max_unavailable;  // maxUnavailable
+  FieldSet present;                             // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const RollingUpdate&) const = default;
 };
@@ -128,6 +129,7 @@ struct Strategy {
   static constexpr EnumRule<StrategyType, 2> kType{kStrategyTypeNames, StrategyType::kRollingUpdate};
   std::optional<StrategyType> type;
   std::optional<RollingUpdate> rolling_update;  // rollingUpdate
+  FieldSet present;                             // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Strategy&) const = default;
 };
@@ -146,6 +148,7 @@ struct Autoscaling {
   std::optional<int64_t> max_replicas;            // maxReplicas
   std::optional<int64_t> target_queue_length;     // targetQueueLength
   std::optional<int64_t> target_gpu_utilization;  // targetGPUUtilization
+  FieldSet present;                               // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Autoscaling&) const = default;
 };
@@ -158,6 +161,7 @@ struct Rollout {
   static constexpr EnumRule<RollbackPolicy, 2> kRollback{kRollbackPolicyNames, RollbackPolicy::kManual};
   std::optional<int64_t> timeout_seconds;  // timeoutSeconds
   std::optional<RollbackPolicy> rollback;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Rollout&) const = default;
 };
@@ -173,6 +177,7 @@ struct Resources {
   static constexpr QuantityRule kLimitsValues{};
   std::optional<std::map<std::string, Quantity>> requests;
   std::optional<std::map<std::string, Quantity>> limits;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Resources&) const = default;
 };
@@ -186,6 +191,7 @@ struct SecretKeySelector {
   std::optional<std::string> name;
   std::optional<std::string> key;
   std::optional<bool> optional;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const SecretKeySelector&) const = default;
 };
@@ -199,6 +205,7 @@ struct ConfigMapKeySelector {
   std::optional<std::string> name;
   std::optional<std::string> key;
   std::optional<bool> optional;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ConfigMapKeySelector&) const = default;
 };
@@ -208,6 +215,7 @@ struct ConfigMapKeySelector {
 struct EnvVarSource {
   std::optional<SecretKeySelector> secret_key_ref;         // secretKeyRef
   std::optional<ConfigMapKeySelector> config_map_key_ref;  // configMapKeyRef
+  FieldSet present;                                        // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const EnvVarSource&) const = default;
 };
@@ -220,6 +228,7 @@ struct EnvVar {
   std::optional<std::string> name;
   std::optional<std::string> value;
   std::optional<EnvVarSource> value_from;  // valueFrom
+  FieldSet present;                        // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const EnvVar&) const = default;
 };
@@ -233,6 +242,7 @@ struct HTTPGetAction {
   std::optional<std::string> path;
   std::optional<PortNumberOrName> port;
   std::optional<URIScheme> scheme;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const HTTPGetAction&) const = default;
 };
@@ -242,6 +252,7 @@ struct HTTPGetAction {
 struct TCPSocketAction {
   static constexpr PortRule kPort{};
   std::optional<PortNumberOrName> port;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const TCPSocketAction&) const = default;
 };
@@ -252,6 +263,7 @@ struct ExecAction {
   static constexpr ArrayRule kCommand{.max_items = 64};
   static constexpr StringRule kCommandItems{.min_length = 0};
   std::optional<std::vector<std::string>> command;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ExecAction&) const = default;
 };
@@ -273,6 +285,7 @@ struct Probe {
   std::optional<int64_t> timeout_seconds;        // timeoutSeconds
   std::optional<int64_t> success_threshold;      // successThreshold
   std::optional<int64_t> failure_threshold;      // failureThreshold
+  FieldSet present;                              // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Probe&) const = default;
 };
@@ -288,6 +301,7 @@ struct PodSecurityContext {
   std::optional<int64_t> run_as_user;   // runAsUser
   std::optional<int64_t> run_as_group;  // runAsGroup
   std::optional<int64_t> fs_group;      // fsGroup
+  FieldSet present;                     // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const PodSecurityContext&) const = default;
 };
@@ -298,6 +312,7 @@ struct PodSecurityContext {
 struct ClaimSource {
   static constexpr StringRule kClaimName{.min_length = 0, .max_length = 253};
   std::optional<std::string> claim_name;  // claimName
+  FieldSet present;                       // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ClaimSource&) const = default;
 };
@@ -309,6 +324,7 @@ struct ConfigMapSource {
   static constexpr BoolRule kOptional{};
   std::optional<std::string> name;
   std::optional<bool> optional;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ConfigMapSource&) const = default;
 };
@@ -320,6 +336,7 @@ struct SecretSource {
   static constexpr BoolRule kOptional{};
   std::optional<std::string> secret_name;  // secretName
   std::optional<bool> optional;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const SecretSource&) const = default;
 };
@@ -329,6 +346,7 @@ struct SecretSource {
 struct EmptyDirSource {
   static constexpr QuantityRule kSizeLimit{};
   std::optional<Quantity> size_limit;  // sizeLimit
+  FieldSet present;                    // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const EmptyDirSource&) const = default;
 };
@@ -348,6 +366,7 @@ struct ModelVolume {
   std::optional<ConfigMapSource> config_map;           // configMap
   std::optional<SecretSource> secret;
   std::optional<EmptyDirSource> empty_dir;  // emptyDir
+  FieldSet present;                         // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const ModelVolume&) const = default;
 };
@@ -366,6 +385,7 @@ struct Toleration {
   std::optional<std::string> value;
   std::optional<TolerationEffect> effect;
   std::optional<int64_t> toleration_seconds;  // tolerationSeconds
+  FieldSet present;                           // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Toleration&) const = default;
 };
@@ -380,6 +400,7 @@ struct NodeSelectorRequirement {
   std::optional<std::string> key;
   std::optional<NodeSelectorOperator> operator_;  // operator
   std::optional<std::vector<std::string>> values;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const NodeSelectorRequirement&) const = default;
 };
@@ -389,6 +410,7 @@ struct NodeSelectorRequirement {
 struct NodeSelectorTerm {
   static constexpr ArrayRule kMatchExpressions{.max_items = 16};
   std::optional<std::vector<NodeSelectorRequirement>> match_expressions;  // matchExpressions
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const NodeSelectorTerm&) const = default;
 };
@@ -398,6 +420,7 @@ struct NodeSelectorTerm {
 struct NodeSelector {
   static constexpr ArrayRule kNodeSelectorTerms{.max_items = 16};
   std::optional<std::vector<NodeSelectorTerm>> node_selector_terms;  // nodeSelectorTerms
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const NodeSelector&) const = default;
 };
@@ -408,6 +431,7 @@ struct PreferredSchedulingTerm {
   static constexpr IntRule kWeight{.min = 1, .max = 100};
   std::optional<int64_t> weight;
   std::optional<NodeSelectorTerm> preference;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const PreferredSchedulingTerm&) const = default;
 };
@@ -420,6 +444,7 @@ struct NodeAffinity {
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<PreferredSchedulingTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+  FieldSet present;                                          // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const NodeAffinity&) const = default;
 };
@@ -434,6 +459,7 @@ struct LabelSelectorRequirement {
   std::optional<std::string> key;
   std::optional<LabelSelectorOperator> operator_;  // operator
   std::optional<std::vector<std::string>> values;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const LabelSelectorRequirement&) const = default;
 };
@@ -446,6 +472,7 @@ struct LabelSelector {
   static constexpr ArrayRule kMatchExpressions{.max_items = 16};
   std::optional<std::map<std::string, std::string>> match_labels;          // matchLabels
   std::optional<std::vector<LabelSelectorRequirement>> match_expressions;  // matchExpressions
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const LabelSelector&) const = default;
 };
@@ -460,6 +487,7 @@ struct PodAffinityTerm {
   std::optional<LabelSelector> namespace_selector;  // namespaceSelector
   std::optional<std::vector<std::string>> namespaces;
   std::optional<std::string> topology_key;  // topologyKey
+  FieldSet present;                         // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const PodAffinityTerm&) const = default;
 };
@@ -470,6 +498,7 @@ struct WeightedPodAffinityTerm {
   static constexpr IntRule kWeight{.min = 1, .max = 100};
   std::optional<int64_t> weight;
   std::optional<PodAffinityTerm> pod_affinity_term;  // podAffinityTerm
+  FieldSet present;                                  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const WeightedPodAffinityTerm&) const = default;
 };
@@ -483,6 +512,7 @@ struct PodAffinity {
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<WeightedPodAffinityTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+  FieldSet present;                                          // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const PodAffinity&) const = default;
 };
@@ -496,6 +526,7 @@ struct PodAntiAffinity {
       required_during_scheduling_ignored_during_execution;  // requiredDuringSchedulingIgnoredDuringExecution
   std::optional<std::vector<WeightedPodAffinityTerm>>
       preferred_during_scheduling_ignored_during_execution;  // preferredDuringSchedulingIgnoredDuringExecution
+  FieldSet present;                                          // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const PodAntiAffinity&) const = default;
 };
@@ -508,6 +539,7 @@ struct Affinity {
   std::optional<NodeAffinity> node_affinity;         // nodeAffinity
   std::optional<PodAffinity> pod_affinity;           // podAffinity
   std::optional<PodAntiAffinity> pod_anti_affinity;  // podAntiAffinity
+  FieldSet present;                                  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const Affinity&) const = default;
 };
@@ -531,6 +563,7 @@ struct TopologySpreadConstraint {
   std::optional<int64_t> min_domains;                                              // minDomains
   std::optional<TopologySpreadConstraintNodeAffinityPolicy> node_affinity_policy;  // nodeAffinityPolicy
   std::optional<TopologySpreadConstraintNodeTaintsPolicy> node_taints_policy;      // nodeTaintsPolicy
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const TopologySpreadConstraint&) const = default;
 };
@@ -540,6 +573,7 @@ struct TopologySpreadConstraint {
 struct LocalObjectReference {
   static constexpr StringRule kName{.min_length = 0};
   std::optional<std::string> name;
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   bool operator==(const LocalObjectReference&) const = default;
 };
@@ -608,6 +642,7 @@ struct ModelServiceSpec {
   std::optional<int64_t> termination_grace_period_seconds;                           // terminationGracePeriodSeconds
   std::optional<std::map<std::string, std::string>> pod_annotations;                 // podAnnotations
   std::optional<std::map<std::string, std::string>> pod_labels;                      // podLabels
+  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)
 
   // The spec with every default where it has no value: the defaults that
   // depend on other fields (spec.cc), then ApplyDefaults.
@@ -693,13 +728,13 @@ void AppendJson(std::string& out, const LocalObjectReference& v);
 void AppendJson(std::string& out, const ModelServiceSpec& v);
 
 // The defaults patch of each object with defaults: an `add` of each field of the
-// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,
-// descending into the nested objects `target` has (patch_text.h, defaults.h).
-void AppendDefaultsPatch(text::JsonRef target, const RollingUpdate& d, AddPatchWriter& w);
-void AppendDefaultsPatch(text::JsonRef target, const Strategy& d, AddPatchWriter& w);
-void AppendDefaultsPatch(text::JsonRef target, const Autoscaling& d, AddPatchWriter& w);
-void AppendDefaultsPatch(text::JsonRef target, const Rollout& d, AddPatchWriter& w);
-void AppendDefaultsPatch(text::JsonRef target, const ModelServiceSpec& d, AddPatchWriter& w);
+// defaulted `d` that the object read as `have` lacks, in the definition's order,
+// descending into the nested objects it has (patch_text.h, defaults.h).
+void AppendDefaultsPatch(const RollingUpdate& have, const RollingUpdate& d, AddPatchWriter& w);
+void AppendDefaultsPatch(const Strategy& have, const Strategy& d, AddPatchWriter& w);
+void AppendDefaultsPatch(const Autoscaling& have, const Autoscaling& d, AddPatchWriter& w);
+void AppendDefaultsPatch(const Rollout& have, const Rollout& d, AddPatchWriter& w);
+void AppendDefaultsPatch(const ModelServiceSpec& have, const ModelServiceSpec& d, AddPatchWriter& w);
 
 // Sets each field without a value that has a default (x-ms-default), in nested
 // objects too (an object whose default is {} is added first).

@@ -62,23 +62,73 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
   AddPodWarnings(spec, warnings);
 }
 
-ValidationOutcome ValidateModelService(text::JsonRef object) {
-  ParsedModelService parsed = ParseModelService(object);
-  ValidationOutcome out{std::move(parsed.errors), std::move(parsed.warnings)};
+namespace {
+
+ValidationOutcome Validated(const ParsedModelService& parsed) {
+  ValidationOutcome out{parsed.errors, parsed.warnings};
   CheckCrossFields(parsed.spec, out.errors);
   AddWarnings(parsed.spec, out.warnings);
   return out;
 }
 
-ValidationOutcome ValidateScale(text::JsonRef scale) {
-  ValidationOutcome out;
-  static const json kZero = 0;
-  text::JsonRef replicas = kZero;
-  if (auto spec = scale.find("spec"); spec && spec->is_object()) {
-    if (auto r = spec->find("replicas")) replicas = *r;
+// Reads the Scale's spec.replicas (the last of each repeated key; absent: 0).
+bool ReadScale(text::JsonReader& in, std::vector<FieldError>& errors) {
+  using Kind = text::JsonReader::Kind;
+  std::string_view key;
+  bool found = false;
+  if (in.Peek() != Kind::kObject) return in.Skip() && found;
+  in.BeginObject();
+  while (in.NextKey(key)) {
+    if (key != "spec") {
+      if (!in.Skip()) return false;
+      continue;
+    }
+    found = false;  // a spec: the last one's replicas only
+    errors.clear();
+    if (in.Peek() != Kind::kObject) {
+      if (!in.Skip()) return false;
+      continue;
+    }
+    in.BeginObject();
+    while (in.NextKey(key)) {
+      if (key != "replicas") {
+        if (!in.Skip()) return false;
+        continue;
+      }
+      errors.clear();
+      ParseReplicas(in, errors);
+      found = true;
+    }
   }
-  ParseReplicas(replicas, out.errors);
+  return found;
+}
+
+}  // namespace
+
+ValidationOutcome ValidateModelService(text::JsonText json) { return Validated(ParseModelService(json)); }
+
+ValidationOutcome ValidateModelService(const nlohmann::json& object) { return Validated(ParseModelService(object)); }
+
+ValidationOutcome ValidateModelService(const ParsedModelService& parsed) { return Validated(parsed); }
+
+ValidationOutcome ValidateScale(text::JsonText json) {
+  const std::string_view json_text = json.bytes;
+  ValidationOutcome out;
+  std::vector<char> buf(json_text.size() + text::JsonReader::kPadding, '\0');
+  std::copy(json_text.begin(), json_text.end(), buf.begin());
+  text::JsonReader in(buf.data(), json_text.size(), kMaxObjectDepth);
+  if (!ReadScale(in, out.errors)) {
+    out.errors.clear();
+    char zero[text::JsonReader::kPadding + 1] = "0";
+    text::JsonReader absent(zero, 1, 1);
+    ParseReplicas(absent, out.errors);
+  }
   return out;
+}
+
+ValidationOutcome ValidateScale(const nlohmann::json& scale) {
+  const std::string text = scale.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return ValidateScale(text::JsonText{text});
 }
 
 }  // namespace ms::api

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shared/api/field_error.h"
@@ -35,12 +36,16 @@ void AddWarnings(const ModelServiceSpec& spec, std::vector<std::string>& warning
 // spec is an error of the parser, generated from the same definition
 // (tools/apigen refuses a keyword the parser does not enforce;
 // validation_test holds it to valijson on the catalogue and on mutations).
-ValidationOutcome ValidateModelService(text::JsonRef object);
+ValidationOutcome ValidateModelService(text::JsonText json);
+// ... of an object read already (the webhook's, in its pass over the review).
+ValidationOutcome ValidateModelService(const ParsedModelService& parsed);
+ValidationOutcome ValidateModelService(const nlohmann::json& object);
 
 // A Scale (autoscaling/v1) of a ModelService, as the scale subresource
 // admits it: its spec.replicas is the ModelService's (absent means 0, Go's
 // omitempty), under the same rule. The autoscaling bounds are not in a Scale
 // (see manifests/webhook/scale-policy.yaml).
-ValidationOutcome ValidateScale(text::JsonRef scale);
+ValidationOutcome ValidateScale(text::JsonText json);
+ValidationOutcome ValidateScale(const nlohmann::json& scale);
 
 }  // namespace ms::api

@@ -6,33 +6,32 @@
 
 #include <nlohmann/json.hpp>
 
-#include <optional>
 #include <string>
 #include <string_view>
 
-#include "shared/text/json_ref.h"
-
 namespace ms::text {
 
-// The text of `member` (a find's result) when it is a string, else "": a
-// view into the tree, for a comparison or a copy.
-inline std::string_view Text(const std::optional<JsonRef>& member) {
-  return member && member->is_string() ? member->str() : std::string_view();
+// object[key] when it is a string, else "": a view into the tree, for a
+// comparison or a copy.
+inline std::string_view StringView(const nlohmann::json& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                               : std::string_view();
 }
 
-// object[key] when it is a string, else "".
-inline std::string_view StringView(JsonRef object, std::string_view key) { return Text(object.find(key)); }
-
 // object[key] when it is a string, else `def`.
-inline std::string StringField(JsonRef object, const char* key, const std::string& def = {}) {
+inline std::string StringField(const nlohmann::json& object, const char* key, const std::string& def = {}) {
+  if (!object.is_object()) return def;
   auto it = object.find(key);
-  return it && it->is_string() ? std::string(it->str()) : def;
+  return it != object.end() && it->is_string() ? it->get<std::string>() : def;
 }
 
 // object.metadata[key] when it is a string, else "".
-inline std::string MetadataString(JsonRef object, const char* key) {
+inline std::string MetadataString(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return {};
   auto md = object.find("metadata");
-  return md ? StringField(*md, key) : std::string();
+  return md != object.end() ? StringField(*md, key) : std::string();
 }
 
 }  // namespace ms::text

@@ -1,5 +1,8 @@
 #include "shared/text/json_reader.h"
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 namespace ms::text {
 
 bool JsonReader::Bool(bool& out) {
@@ -24,6 +27,13 @@ bool JsonReader::Number(TypedNumber& out) {
   if (!v) return Fail();  // beyond a double's range, an error to nlohmann too
   out = *v;
   return true;
+}
+
+bool RawKeyEquals(std::string_view raw_key, std::string_view name) {
+  if (raw_key.find('\\') == std::string_view::npos) return raw_key == name;
+  // Escaped (rare): decoded by nlohmann's parser, the text checked already.
+  const auto decoded = nlohmann::json::parse("\"" + std::string(raw_key) + "\"", nullptr, false);
+  return decoded.is_string() && decoded.get_ref<const std::string&>() == name;
 }
 
 }  // namespace ms::text

@@ -26,6 +26,12 @@
 
 namespace ms::text {
 
+// A JSON text to read: its bytes, told apart from a string value (an
+// std::string converts to nlohmann::json too).
+struct JsonText {
+  std::string_view bytes;
+};
+
 class JsonReader {
  public:
   enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kObject, kArray, kNone };
@@ -50,6 +56,10 @@ class JsonReader {
   // returns false at the object's end.
   bool BeginObject();
   bool NextKey(std::string_view& key);
+  // As NextKey, leaving the buffer as it was: the key's text as written
+  // (escapes undecoded), for a value whose text the caller keeps
+  // (RawKeyEquals compares it with a name).
+  bool NextRawKey(std::string_view& raw_key);
   // At an array: enters it. Then NextItem returns true before each item,
   // which the caller reads or skips, and false at the array's end.
   bool BeginArray();
@@ -57,6 +67,10 @@ class JsonReader {
 
   // Any value, checked and not decoded.
   bool Skip();
+  // Any value, checked and not decoded: its text as the buffer has it.
+  bool Capture(std::string_view& raw);
+  // Where the reader is (after the last value or token read).
+  const char* Position() const { return in_.position(); }
   // Whether only whitespace is left.
   bool AtEnd() { return in_.AtEnd(); }
 
@@ -130,6 +144,25 @@ inline bool JsonReader::String(std::string_view& out) { return (in_.Peek() == '"
 
 inline bool JsonReader::Skip() { return in_.SkipValue(max_depth_ - depth_, too_deep_) || Fail(); }
 
+inline bool JsonReader::NextRawKey(std::string_view& raw_key) {
+  if (failed_) return false;
+  if (first_) {
+    first_ = false;
+    if (in_.Consume('}')) return End();
+  } else if (!in_.Consume(',')) {
+    return in_.Consume('}') ? End() : Fail();
+  }
+  return (in_.Peek() == '"' && in_.RawString(raw_key) && in_.Consume(':')) || Fail();
+}
+
+inline bool JsonReader::Capture(std::string_view& raw) {
+  in_.Peek();
+  const char* start = in_.position();
+  if (!Skip()) return false;
+  raw = std::string_view(start, static_cast<size_t>(in_.position() - start));
+  return true;
+}
+
 inline bool JsonReader::NextItem() {
   if (failed_) return false;
   if (first_) {
@@ -139,5 +172,8 @@ inline bool JsonReader::NextItem() {
   if (in_.Consume(',')) return true;
   return in_.Consume(']') ? End() : Fail();
 }
+
+// Whether a key NextRawKey gave (escapes as written) is `name`.
+bool RawKeyEquals(std::string_view raw_key, std::string_view name);
 
 }  // namespace ms::text

@@ -38,6 +38,8 @@ class JsonScanner {
     return *p_;
   }
   bool AtEnd() { return Peek() == '\0' && p_ == end_; }
+  // Where the scanner is.
+  const char* position() const { return p_; }
   // Consumes `c` when it is the next byte after whitespace.
   bool Consume(char c) {
     if (Peek() != c) return false;
@@ -47,6 +49,14 @@ class JsonScanner {
 
   // At a '"': the string, decoded in place and NUL-terminated.
   bool String(std::string_view& out);
+  // At a '"': the string checked, not decoded (the buffer unchanged): its
+  // text between the quotes, escapes as written.
+  bool RawString(std::string_view& out) {
+    const char* start = p_ + 1;
+    if (!SkipString()) return false;
+    out = std::string_view(start, static_cast<size_t>(p_ - 1 - start));
+    return true;
+  }
   // At a '-' or digit: the number's text (its grammar checked).
   bool Number(std::string_view& out);
   // At a 't', 'f' or 'n': the literal.

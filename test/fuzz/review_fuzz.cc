@@ -5,6 +5,8 @@
 // request nlohmann parsed. Every answer is valid UTF-8; a 200 is JSON.
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <string>
 #include <string_view>
 
 #include "shared/text/utf8.h"
@@ -31,7 +33,29 @@ std::string_view Text(const json& object, const char* key) {
 }
 
 // The request as AdmissionRequest holds it, read from nlohmann's tree.
-ms::admission::AdmissionRequest RequestOf(const json& r) {
+// The texts the request's views point into.
+struct Texts {
+  std::deque<std::string> held;
+  std::string_view Hold(const json& v) { return held.emplace_back(v.dump()); }
+};
+
+// request.object or request.oldObject as RequestObject holds it, from nlohmann's tree.
+ms::admission::RequestObject ObjectOf(const json& o, Texts& texts) {
+  ms::admission::RequestObject out;
+  out.json = texts.Hold(o);
+  out.is_object = o.is_object();
+  if (!o.is_object()) return out;
+  if (o.contains("apiVersion")) out.api_version = texts.Hold(o["apiVersion"]);
+  if (o.contains("kind")) out.kind = texts.Hold(o["kind"]);
+  if (o.contains("spec")) out.spec = texts.Hold(o["spec"]);
+  if (auto md = o.find("metadata"); md != o.end() && md->is_object()) {
+    if (md->contains("name")) out.name = texts.Hold((*md)["name"]);
+    if (md->contains("generateName")) out.generate_name = texts.Hold((*md)["generateName"]);
+  }
+  return out;
+}
+
+ms::admission::AdmissionRequest RequestOf(const json& r, Texts& texts) {
   ms::admission::AdmissionRequest out;
   out.uid = Text(r, "uid");
   out.sub_resource = Text(r, "subResource");
@@ -41,8 +65,11 @@ ms::admission::AdmissionRequest RequestOf(const json& r) {
   if (auto k = r.find("kind"); k != r.end() && k->is_object()) out.kind = {Text(*k, "group"), Text(*k, "kind")};
   if (auto k = r.find("resource"); k != r.end() && k->is_object())
     out.resource = {Text(*k, "group"), Text(*k, "resource")};
-  if (auto o = r.find("object"); o != r.end()) out.object = ms::text::JsonRef(*o);
-  if (auto o = r.find("oldObject"); o != r.end()) out.old_object = ms::text::JsonRef(*o);
+  if (auto o = r.find("object"); o != r.end()) {
+    out.object = ObjectOf(*o, texts);
+    out.model_service = ms::api::ParseModelService(*o);
+  }
+  if (auto o = r.find("oldObject"); o != r.end()) out.old_object = ObjectOf(*o, texts);
   return out;
 }
 
@@ -64,7 +91,8 @@ bool ReferenceAllows(std::string_view body, const ms::admission::Handler& handle
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) return false;
   try {
-    return handler.Handle(RequestOf(*request)).allowed;
+    Texts texts;
+    return handler.Handle(RequestOf(*request, texts)).allowed;
   } catch (const std::exception&) {
     return false;
   }

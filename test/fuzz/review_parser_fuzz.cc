@@ -17,14 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json Keep(json j, std::initializer_list<const char*> names) {
-  if (!j.is_object()) return j;
-  json kept = json::object();
-  for (const char* n : names)
-    if (j.contains(n)) kept[n] = std::move(j[n]);
-  return kept;
-}
-
 void Check(bool ok, const char* what) {
   if (!ok) {
     std::fprintf(stderr, "invariant broken: %s\n", what);
@@ -75,12 +67,16 @@ json View(const json& review) {
     out["kind"] = {{"group", Text(r["kind"], "group")}, {"kind", Text(r["kind"], "kind")}};
   if (r.contains("resource") && r["resource"].is_object())
     out["resource"] = {{"group", Text(r["resource"], "group")}, {"resource", Text(r["resource"], "resource")}};
-  if (r.contains("oldObject")) out["oldObject"] = Keep(r["oldObject"], {"apiVersion", "kind", "spec"});
-  if (r.contains("object")) {
-    json o = Keep(r["object"], {"apiVersion", "kind", "metadata", "spec"});
-    if (o.is_object() && o.contains("metadata"))
-      o["metadata"] = Keep(std::move(o["metadata"]), {"name", "generateName"});
-    out["object"] = std::move(o);
+  for (const char* name : {"object", "oldObject"}) {
+    if (!r.contains(name)) continue;
+    const json& o = r[name];
+    json& v = out[name] = {{"json", o}, {"isObject", o.is_object()}};
+    if (!o.is_object()) continue;
+    for (const char* m : {"apiVersion", "kind", "spec"})
+      if (o.contains(m)) v[m] = o[m];
+    if (o.contains("metadata") && o["metadata"].is_object())
+      for (const char* m : {"name", "generateName"})
+        if (o["metadata"].contains(m)) v[m] = o["metadata"][m];
   }
   return j;
 }

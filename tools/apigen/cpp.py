@@ -78,7 +78,7 @@ def _struct_decl(model, s):
     for f in s.fields:
         note = "  // " + f.key if f.key != f.member else ""
         out.append("  std::optional<%s> %s;%s" % (f.kind.cpp_type, f.member, note))
-    out.append("")
+    out += ["  FieldSet present;  // the fields the JSON read had (bit i: the i-th above)", ""]
     if s is model.spec:
         out += ["  // The spec with every default where it has no value: the defaults that",
                 "  // depend on other fields (spec.cc), then ApplyDefaults.",
@@ -95,7 +95,7 @@ def spec_header(model, t):
            "#pragma once", "", "#include <nlohmann/json.hpp>", "",
            "#include <array>", "#include <cstdint>", "#include <map>", "#include <optional>",
            "#include <string>", "#include <string_view>", "#include <vector>", "",
-           '#include "shared/api/field_rules.h"', '#include "shared/text/json_ref.h"', ""]
+           '#include "shared/api/field_rules.h"', ""]
     if namespace == "ms::api":
         out += ["namespace ms::api {", "", "class AddPatchWriter;", "class FieldReader;", ""]
     else:
@@ -110,9 +110,9 @@ def spec_header(model, t):
             "// the defaults patch, and through ToJsonValue the controller's JSON)."]
     out += ["void AppendJson(std::string& out, const %s& v);" % s.name for s in model.structs]
     out += ["", "// The defaults patch of each object with defaults: an `add` of each field of the",
-            "// defaulted `d` that `target` (the object's JSON) lacks, in the definition's order,",
-            "// descending into the nested objects `target` has (patch_text.h, defaults.h)."]
-    out += ["void AppendDefaultsPatch(text::JsonRef target, const %s& d, AddPatchWriter& w);" % s.name
+            "// defaulted `d` that the object read as `have` lacks, in the definition's order,",
+            "// descending into the nested objects it has (patch_text.h, defaults.h)."]
+    out += ["void AppendDefaultsPatch(const %s& have, const %s& d, AddPatchWriter& w);" % (s.name, s.name)
             for s in _patched(model)]
     out += ["", "// Sets each field without a value that has a default (x-ms-default), in nested",
             "// objects too (an object whose default is {} is added first)."]
@@ -129,14 +129,22 @@ MAX_FIELDS = 48  # FieldReader::kMaxFields
 def _read_fields(s):
     if len(s.fields) > MAX_FIELDS:
         raise DefinitionError("%s: more than %d fields (FieldReader::kMaxFields)" % (s.path, MAX_FIELDS))
+    required = [str(i) for i, f in enumerate(s.fields) if f.required]
     out = ["void ReadFields(FieldReader& r, %s& out) {" % s.name,
-           "  r.Index({%s});" % ", ".join(cpp_string(f.key) for f in s.fields)]
+           "  static constexpr std::array<std::string_view, %d> kFields = {%s};" % (
+               len(s.fields), ", ".join(cpp_string(f.key) for f in s.fields))]
+    if required:
+        out.append("  static constexpr std::array<size_t, %d> kRequired = {%s};" % (len(required), ", ".join(required)))
+    out += ["  for (size_t f = 0; r.Next(kFields, f);) {", "    switch (f) {"]
     for i, f in enumerate(s.fields):
         key = "{%s, %d}" % (cpp_string(f.key), i)
-        if f.required:
-            out.append("  r.Require(%s);" % key)
-        out.append("  " + f.kind.read(key, f.member, "%s::%s" % (s.name, f.rule_name)))
-    return out + ["}", ""]
+        out += ["      case %d:" % i,
+                "        " + f.kind.read(key, f.member, "%s::%s" % (s.name, f.rule_name)),
+                "        break;"]
+    out += ["      default:", "        break;", "    }", "  }",
+            "  r.Finish(kFields, %s);" % ("kRequired" if required else "{}"),
+            "  out.present = r.present();", "}", ""]
+    return out
 
 
 def _append_json(s):
@@ -189,7 +197,7 @@ def _defaults_patch(model, s):
     ranks = [order.index(f.key) for f in fields]
     if ranks != sorted(ranks):
         raise DefinitionError("%s: the fields with defaults are not in the definition's order" % s.path)
-    out = ["void AppendDefaultsPatch(text::JsonRef target, const %s& d, AddPatchWriter& w) {" % s.name]
+    out = ["void AppendDefaultsPatch(const %s& have, const %s& d, AddPatchWriter& w) {" % (s.name, s.name)]
     for f in fields:
         if not PLAIN_KEY.fullmatch(f.key):
             raise DefinitionError("%s: a field with a default needs a plain name (JSON Pointer)" % f.path)
@@ -198,15 +206,16 @@ def _defaults_patch(model, s):
         if descend and not isinstance(f.kind, kinds.StructKind):
             raise DefinitionError("%s: defaults inside a map's values are not patched yet" % f.path)
         key = cpp_string(f.key)
+        absent = "!have.present.Has(%d)" % s.fields.index(f)
         if not descend:
-            out.append("  if (d.%s && !target.find(%s)) w.Add(%s, *d.%s);" % (f.member, key, key, f.member))
+            out.append("  if (d.%s && %s) w.Add(%s, *d.%s);" % (f.member, absent, key, f.member))
             continue
         out += ["  if (d.%s) {" % f.member,
-                "    if (const auto have = target.find(%s); !have) {" % key,
+                "    if (%s) {" % absent,
                 "      w.Add(%s, *d.%s);" % (key, f.member),
-                "    } else if (have->is_object()) {",
+                "    } else if (have.%s) {  // an object" % f.member,
                 "      const AddPatchWriter::Scope scope(w, %s);" % key,
-                "      AppendDefaultsPatch(*have, *d.%s, w);" % f.member,
+                "      AppendDefaultsPatch(*have.%s, *d.%s, w);" % (f.member, f.member),
                 "    }", "  }"]
     return out + ["}", ""]
 

@@ -1,7 +1,7 @@
 #include "webhook/admission/handler.h"
 
+#include <nlohmann/json.hpp>
 #include "shared/api/types.h"
-#include "shared/text/json_fields.h"
 
 namespace ms::admission {
 
@@ -17,10 +17,8 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
     if (!kind || kind->group != "autoscaling" || kind->kind != "Scale")
       return "the scale subresource of a ModelService is admitted as an autoscaling Scale only";
     const auto& obj = request.object;
-    if (obj && obj->is_object() && text::StringView(*obj, "kind") != "Scale") {
-      auto k = obj->find("kind");
-      return "request.object is not a Scale (kind " + (k ? k->dump() : std::string("null")) + ")";
-    }
+    if (obj && obj->is_object && JsonString(obj->kind) != "Scale")
+      return "request.object is not a Scale (kind " + JsonDump(obj->kind) + ")";
     return {};
   }
   const auto& kind = request.kind;
@@ -31,13 +29,11 @@ std::string CheckModelServiceRequest(const AdmissionRequest& request) {
     return "this webhook admits modelops.dev ModelService objects only, not group \"" + std::string(group) +
            "\" kind \"" + std::string(k) + "\"";
   const auto& obj = request.object;
-  if (obj && obj->is_object()) {
-    auto av = obj->find("apiVersion");
-    auto ok = obj->find("kind");
-    if (ok && !(ok->is_string() && ok->str() == api::kKind))
-      return "request.object is not a ModelService (kind " + ok->dump() + ")";
-    if (av && (!av->is_string() || !api::InGroup(av->str())))
-      return "request.object is not a modelops.dev object (apiVersion " + av->dump() + ")";
+  if (obj && obj->is_object) {
+    if (obj->kind && JsonString(obj->kind) != api::kKind)
+      return "request.object is not a ModelService (kind " + JsonDump(obj->kind) + ")";
+    if (const auto av = JsonString(obj->api_version); obj->api_version && (!av || !api::InGroup(*av)))
+      return "request.object is not a modelops.dev object (apiVersion " + JsonDump(obj->api_version) + ")";
   }
   return {};
 }
@@ -47,7 +43,7 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
   if (op == "DELETE" || op == "CONNECT") return Allowed();
   if (auto err = CheckModelServiceRequest(request); !err.empty()) return Denied(400, "BadRequest", err);
   const auto& obj = request.object;
-  if (!obj || !obj->is_object()) return Denied(400, "BadRequest", "request.object is missing or not an object");
+  if (!obj || !obj->is_object) return Denied(400, "BadRequest", "request.object is missing or not an object");
   if (IsRatchetedUpdate(request)) return Allowed();
   return std::nullopt;
 }
@@ -55,14 +51,17 @@ std::optional<AdmissionResponse> Preflight(const AdmissionRequest& request) {
 bool IsUpdateOf(const AdmissionRequest& request) {
   const auto& obj = request.object;
   const auto& old = request.old_object;
-  return request.operation == "UPDATE" && obj && obj->is_object() && old && old->is_object();
+  return request.operation == "UPDATE" && obj && obj->is_object && old && old->is_object;
 }
 
 bool IsRatchetedUpdate(const AdmissionRequest& request) {
   if (!IsUpdateOf(request)) return false;
-  const auto spec = request.object->find("spec");
-  const auto old_spec = request.old_object->find("spec");
-  return spec && old_spec && text::JsonEqual(*spec, *old_spec);
+  const auto& spec = request.object->spec;
+  const auto& old_spec = request.old_object->spec;
+  if (!spec || !old_spec) return false;
+  if (*spec == *old_spec) return true;  // the same text: the same value
+  // Compared as values (members in any order, the last of a repeated key).
+  return nlohmann::json::parse(*spec, nullptr, false) == nlohmann::json::parse(*old_spec, nullptr, false);
 }
 
 }  // namespace ms::admission

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 
-#include "shared/text/json_ref.h"
 #include "webhook/admission/request.h"
 #include "webhook/admission/response.h"
 

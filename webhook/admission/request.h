@@ -6,11 +6,22 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
-#include "shared/text/json_ref.h"
+#include "shared/api/spec.h"
 
 namespace ms::admission {
+
+// request.object or request.oldObject: its JSON text as the body has it
+// (checked, not decoded), which the handlers read into the typed spec, and
+// the members admission reads before that, each as its JSON text.
+struct RequestObject {
+  std::string_view json;
+  bool is_object = false;
+  std::optional<std::string_view> api_version, kind, spec;  // its members
+  std::optional<std::string_view> name, generate_name;      // metadata's, when metadata is an object
+};
 
 struct AdmissionRequest {
   // request.uid, .subResource, .name, .namespace, .operation: "" when
@@ -27,8 +38,18 @@ struct AdmissionRequest {
   };
   std::optional<GroupKind> kind;
   std::optional<GroupResource> resource;
-  // request.object and request.oldObject, in the parser's tree.
-  std::optional<text::JsonRef> object, old_object;
+  std::optional<RequestObject> object, old_object;
+  // request.object read as a ModelService, in the same pass (the handlers'
+  // input but for a Scale, which the validating handler reads from
+  // object->json).
+  std::optional<api::ParsedModelService> model_service;
 };
+
+// The string a member's JSON text (RequestObject) holds, or nothing when it
+// is absent or not a string.
+std::optional<std::string> JsonString(const std::optional<std::string_view>& json);
+// A member's JSON text as nlohmann's dump() writes the value ("null" when
+// absent), for messages.
+std::string JsonDump(const std::optional<std::string_view>& json);
 
 }  // namespace ms::admission

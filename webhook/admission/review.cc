@@ -2,7 +2,6 @@
 
 #include <optional>
 
-#include "shared/text/json_fields.h"
 #include "shared/text/utf8.h"
 #include "webhook/admission/review_parser.h"
 
@@ -133,8 +132,8 @@ void FillOutcome(const AdmissionRequest& request, AdmissionResponse&& response, 
   outcome.ns = request.namespace_;
   outcome.name = request.name;
   if (const auto& obj = request.object; outcome.name.empty() && obj) {
-    outcome.name = text::MetadataString(*obj, "name");
-    if (outcome.name.empty()) outcome.name = text::MetadataString(*obj, "generateName");
+    outcome.name = JsonString(obj->name).value_or("");
+    if (outcome.name.empty()) outcome.name = JsonString(obj->generate_name).value_or("");
   }
   if (const auto& kind = request.kind) outcome.kind = kind->kind;
 }

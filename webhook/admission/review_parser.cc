@@ -6,62 +6,21 @@
 #include <string_view>
 
 #include "shared/text/json_reader.h"
-#include "shared/text/json_ref.h"
 
 namespace ms::admission {
 
 namespace {
 
-// Where a container of a request's object sits, as far as keeping its
-// members needs to know.
-enum class Node { kObject, kOldObject, kMetadata, kOther };
-
-bool OneOf(std::string_view key, std::initializer_list<std::string_view> names) {
-  for (std::string_view n : names)
-    if (key == n) return true;
-  return false;
-}
-
-// Whether the member `key` of a container at `node` is read by anyone (the
-// list in review_parser.h).
-bool Kept(Node node, std::string_view key) {
-  switch (node) {
-    case Node::kObject:
-      return OneOf(key, {"apiVersion", "kind", "metadata", "spec"});
-    case Node::kOldObject:
-      return OneOf(key, {"apiVersion", "kind", "spec"});  // what ratcheting compares
-    case Node::kMetadata:
-      return key == "name" || key == "generateName";
-    case Node::kOther:
-      return true;
-  }
-  return true;
-}
-
 // Reads the review: its members and the request's typed into `out`, the
-// request's object and oldObject built into `doc` (through its SAX
-// interface) as members of one object; skips the rest with
-// JsonReader::Skip, which checks it without decoding it.
+// request's object and oldObject as their text (and the members of them
+// admission reads first, as theirs); skips the rest with JsonReader::Skip,
+// which checks it without decoding it.
 class ReviewReader {
  public:
-  ReviewReader(text::JsonReader& in, rapidjson::Document& doc, ParsedReview& out) : in_(in), doc_(doc), out_(out) {}
+  ReviewReader(text::JsonReader& in, const char* end, ParsedReview& out) : in_(in), end_(end), out_(out) {}
 
   // The whole text: one value and nothing after it.
-  bool Parse() {
-    doc_.StartObject();
-    if (!Review() || !in_.AtEnd()) return false;
-    doc_.EndObject(trees_);
-    return true;
-  }
-
-  // After Parse: the request's object and oldObject (its last ones) from the tree.
-  void Resolve() {
-    if (!out_.request) return;
-    for (rapidjson::SizeType i = request_trees_; i < trees_; ++i) {
-      const auto& m = doc_.MemberBegin()[i];
-      (m.name.GetStringLength() == 6 ? out_.request->object : out_.request->old_object) = text::JsonRef(m.value);
-    }
-  }
+  bool Parse() { return Review() && in_.AtEnd(); }
 
  private:
   using Kind = text::JsonReader::Kind;
@@ -98,10 +57,11 @@ class ReviewReader {
     if (in_.Peek() != Kind::kString) return in_.Skip();
     return in_.String(out);
   }
+  // A member's JSON text, not decoded.
+  bool Raw(std::optional<std::string_view>& out) { return in_.Capture(out.emplace()); }
 
   bool Request() {
-    out_.request.reset();
-    request_trees_ = trees_;
+    out_.request.reset();  // a repeated request: the last one's members only
     if (in_.Peek() != Kind::kObject) return in_.Skip();
     AdmissionRequest& r = out_.request.emplace();
     if (!in_.BeginObject()) return false;
@@ -116,7 +76,7 @@ class ReviewReader {
           read = key == "kind" ? GroupKind(r.kind) : key == "name" ? Text(r.name) : in_.Skip();
           break;
         case 6:
-          read = key == "object" ? Tree(key, Node::kObject) : in_.Skip();
+          read = key == "object" ? ModelService(r) : in_.Skip();
           break;
         case 8:
           read = key == "resource" ? GroupResource(r.resource) : in_.Skip();
@@ -124,7 +84,7 @@ class ReviewReader {
         case 9:
           read = key == "namespace"   ? Text(r.namespace_)
                  : key == "operation" ? Text(r.operation)
-                 : key == "oldObject" ? Tree(key, Node::kOldObject)
+                 : key == "oldObject" ? Object(r.old_object)
                                       : in_.Skip();
           break;
         case 11:
@@ -163,90 +123,81 @@ class ReviewReader {
     return in_.ok();
   }
 
-  // request.object or request.oldObject, into the tree.
-  bool Tree(std::string_view key, Node node) {
-    ++trees_;
-    return doc_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false) && Value(node);
-  }
-
-  // A value at `node` (an object's place in the request's object).
-  bool Value(Node node) {
-    switch (in_.Peek()) {
-      case Kind::kObject:
-        return Object(node);
-      case Kind::kArray:
-        return Array();
-      case Kind::kString: {
-        std::string_view s;
-        return in_.String(s) && doc_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), false);
-      }
-      case Kind::kBool: {
-        bool b = false;
-        return in_.Bool(b) && doc_.Bool(b);
-      }
-      case Kind::kNull:
-        return in_.Null() && doc_.Null();
-      case Kind::kNumber:
-        return Number();
-      case Kind::kNone:
-        break;
-    }
-    return false;
-  }
-
-  // Typed by nlohmann's rules (json_number.h).
-  bool Number() {
-    text::TypedNumber v;
-    if (!in_.Number(v)) return false;
-    switch (v.type) {
-      case text::TypedNumber::Type::kUnsigned:
-        return doc_.Uint64(v.u);
-      case text::TypedNumber::Type::kInteger:
-        return doc_.Int64(v.i);
-      case text::TypedNumber::Type::kFloat:
-        break;
-    }
-    return doc_.Double(v.d);
-  }
-
-  bool Object(Node node) {
+  // request.object or request.oldObject: its text, and when it is an
+  // object the members admission reads first (raw: its text stays as the
+  // body has it, for the handler's read).
+  bool Object(std::optional<RequestObject>& out) {
+    RequestObject& o = out.emplace();
+    if (in_.Peek() != Kind::kObject) return in_.Capture(o.json);
+    const char* start = in_.Position();
+    o.is_object = true;
     if (!in_.BeginObject()) return false;
-    doc_.StartObject();
-    rapidjson::SizeType kept = 0;  // repeated keys are all kept: JsonRef reads the last
+    // Keys read raw: the object's text stays as the body has it.
     std::string_view key;
-    while (in_.NextKey(key)) {
-      if (!Kept(node, key)) {
-        if (!in_.Skip()) return false;
-        continue;
-      }
-      ++kept;
-      if (!doc_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()), false) || !Value(Child(node, key)))
+    while (in_.NextRawKey(key)) {
+      bool read = false;
+      if (text::RawKeyEquals(key, "apiVersion"))
+        read = Raw(o.api_version);
+      else if (text::RawKeyEquals(key, "kind"))
+        read = Raw(o.kind);
+      else if (text::RawKeyEquals(key, "spec"))
+        read = Raw(o.spec);
+      else if (text::RawKeyEquals(key, "metadata"))
+        read = Metadata(o);
+      else
+        read = in_.Skip();
+      if (!read) return false;
+    }
+    if (!in_.ok()) return false;
+    o.json = std::string_view(start, static_cast<size_t>(in_.Position() - start));
+    return true;
+  }
+
+  // request.object, read as a ModelService in this pass; its text from a
+  // copy taken first.
+  bool ModelService(AdmissionRequest& r) {
+    in_.Peek();
+    const char* start = in_.Position();
+    const size_t rest = static_cast<size_t>(end_ - start);
+    ParsedReview::Pool& pool = *out_.pool;
+    char* copy = pool.object_small;
+    if (rest + ParsedReview::Pool::kPadding > ParsedReview::Pool::kSmall) {
+      pool.object_large.resize(rest + ParsedReview::Pool::kPadding);
+      copy = pool.object_large.data();
+    }
+    std::memcpy(copy, start, rest);
+    const api::ParsedModelService& parsed = r.model_service.emplace(api::ReadModelService(in_));
+    if (!in_.ok()) return false;
+    RequestObject& o = r.object.emplace();
+    o.json = std::string_view(copy, static_cast<size_t>(in_.Position() - start));
+    o.is_object = parsed.object;
+    o.api_version = parsed.api_version;
+    o.kind = parsed.kind;
+    o.name = parsed.name;
+    o.generate_name = parsed.generate_name;
+    if (parsed.spec_form != api::ParsedModelService::Spec::kAbsent)
+      o.spec = o.json.substr(parsed.spec_begin, parsed.spec_end - parsed.spec_begin);
+    return true;
+  }
+
+  bool Metadata(RequestObject& o) {
+    o.name.reset();
+    o.generate_name.reset();
+    if (in_.Peek() != Kind::kObject) return in_.Skip();
+    if (!in_.BeginObject()) return false;
+    std::string_view key;
+    while (in_.NextRawKey(key)) {
+      if (!(text::RawKeyEquals(key, "name")           ? Raw(o.name)
+            : text::RawKeyEquals(key, "generateName") ? Raw(o.generate_name)
+                                                      : in_.Skip()))
         return false;
     }
-    return in_.ok() && doc_.EndObject(kept);
-  }
-
-  bool Array() {
-    if (!in_.BeginArray()) return false;
-    doc_.StartArray();
-    rapidjson::SizeType count = 0;
-    while (in_.NextItem()) {
-      ++count;
-      if (!Value(Node::kOther)) return false;
-    }
-    return in_.ok() && doc_.EndArray(count);
-  }
-
-  // Where the member `key` of an object at `node` sits.
-  static Node Child(Node node, std::string_view key) {
-    return node == Node::kObject && key == "metadata" ? Node::kMetadata : Node::kOther;
+    return in_.ok();
   }
 
   text::JsonReader& in_;
-  rapidjson::Document& doc_;
+  const char* end_;  // of the text
   ParsedReview& out_;
-  rapidjson::SizeType trees_ = 0;          // objects and oldObjects in the tree
-  rapidjson::SizeType request_trees_ = 0;  // ... before the last request began
 };
 
 }  // namespace
@@ -258,7 +209,7 @@ ParsedReview ParseReview(std::string_view body, int max_depth) {
   // A UTF-8 byte order mark before the text is skipped, as nlohmann's parser does.
   if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);
   // A padded copy, read in place: the strings point into it, and the
-  // ParsedReview keeps it with the tree. A NUL byte inside the body ends
+  // ParsedReview keeps it. A NUL byte inside the body ends
   // the reader's text there, so such a body is invalid (ServeReview
   // refuses it).
   ParsedReview::Pool& pool = *result.pool;
@@ -270,19 +221,14 @@ ParsedReview ParseReview(std::string_view body, int max_depth) {
   std::memcpy(text, body.data(), body.size());
   std::memset(text + body.size(), 0, ParsedReview::Pool::kPadding);
   text::JsonReader reader(text, body.size(), max_depth);
-  rapidjson::Document& doc = pool.doc;
-  ReviewReader review(reader, doc, result);
-  bool parsed = false;
-  auto generate = [&](rapidjson::Document&) { return parsed = review.Parse(); };
-  doc.Populate(generate);
+  ReviewReader review(reader, text + body.size(), result);
+  const bool parsed = review.Parse();
   if (reader.too_deep()) {
     result.status = ParsedReview::kTooDeep;
   } else if (parsed) {
     result.status = ParsedReview::kOk;
-    review.Resolve();
   }
   if (result.status != ParsedReview::kOk) {
-    doc.SetNull();
     result.is_object = false;
     result.api_version.reset();
     result.kind.reset();
@@ -305,8 +251,18 @@ nlohmann::json ParsedReview::View() const {
                                 {"operation", r->operation}};
     if (r->kind) j["kind"] = {{"group", r->kind->group}, {"kind", r->kind->kind}};
     if (r->resource) j["resource"] = {{"group", r->resource->group}, {"resource", r->resource->resource}};
-    if (r->object) j["object"] = r->object->ToJson();
-    if (r->old_object) j["oldObject"] = r->old_object->ToJson();
+    for (const auto& [name, o] : {std::pair{"object", &r->object}, std::pair{"oldObject", &r->old_object}}) {
+      if (!*o) continue;
+      json& v = j[name] = {{"json", json::parse((*o)->json)}, {"isObject", (*o)->is_object}};
+      const std::pair<const char*, const std::optional<std::string_view>*> members[] = {
+          {"apiVersion", &(*o)->api_version},
+          {"kind", &(*o)->kind},
+          {"spec", &(*o)->spec},
+          {"name", &(*o)->name},
+          {"generateName", &(*o)->generate_name}};
+      for (const auto& [m, raw] : members)
+        if (*raw) v[m] = json::parse(**raw);
+    }
   }
   return out;
 }

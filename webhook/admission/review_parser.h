@@ -1,23 +1,21 @@
 // Reading an AdmissionReview body in one pass of the JSON pull reader
 // (shared/text/json_reader.h) over a padded copy of it, decoded in place:
 // the review's own members and the request's (request.h) typed, and the
-// request's object and oldObject built into a RapidJSON tree in a memory
-// pool, which the handlers read through JsonRef (shared/text/json_ref.h).
+// request's object and oldObject as their JSON text (checked, not decoded),
+// which the handlers read into the typed spec (shared/api/spec.h).
 //
 // Read: only what ServeReview, Preflight and the handlers read:
 //   apiVersion, kind, request
 //   request.{uid, kind.{group, kind}, resource.{group, resource},
 //            subResource, name, namespace, operation, object, oldObject}
-//   request.object.{apiVersion, kind, metadata, spec},
-//            request.object.metadata.{name, generateName}
-//   request.oldObject.{apiVersion, kind, spec} (for validation ratcheting,
-//            handler.h and api/ratchet.h)
-// Everything else (userInfo, options, requestKind, dryRun, the object's
-// labels, annotations, managedFields and status, oldObject's metadata) is
-// checked and skipped: usually the bulk of a review.
+//   of request.object and request.oldObject, besides their text:
+//            {apiVersion, kind, spec, metadata.{name, generateName}}, each
+//            as its text
+// Everything else (userInfo, options, requestKind, dryRun) is checked and
+// skipped: usually the bulk of a review. Nothing is built: no tree.
 //
 // What is read is what nlohmann::json::parse gives (the last of a repeated
-// key; the tree's numbers typed by nlohmann's rules, shared/text/json_number.h).
+// key).
 // It takes exactly the texts nlohmann's parser takes (a leading UTF-8 byte
 // order mark skipped, surrogate pairs decoded; a number out of a double's
 // range refused), a NUL byte aside: the result is kInvalid for the others,
@@ -28,8 +26,6 @@
 // Objects and arrays nested deeper than max_depth stop the parse (kTooDeep)
 // before it recurses further.
 #pragma once
-
-#include <rapidjson/document.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -54,20 +50,20 @@ struct ParsedReview {
   // What was read, as JSON (for tests): null when the body is not an
   // object, else its apiVersion and kind when strings and its request
   // when an object, with every member of AdmissionRequest ("" for a string
-  // that is absent; kind and resource only when objects).
+  // that is absent; kind and resource only when objects; object and
+  // oldObject as {"json", "isObject", and each member read, parsed}).
   nlohmann::json View() const;
 
-  // The strings point into `text` (decoded in place), the object trees
-  // into the pool: both live here.
+  // The strings point into the padded copy of the body (decoded in place),
+  // which lives here.
   struct Pool {
     static constexpr size_t kPadding = 16, kSmall = 8192;
-    char small[kSmall];                   // the padded copy of a usual review (a few kB)
-    std::vector<char> large;              // ... or of a larger one
-    alignas(8) char first_chunk[kSmall];  // holds a usual review's trees
-    rapidjson::MemoryPoolAllocator<> allocator{first_chunk, sizeof first_chunk, 16 * 1024};
-    // {"object": ..., "oldObject": ..., ...}: each object and oldObject of
-    // the body in turn (request holds the last of its own).
-    rapidjson::Document doc{&allocator};
+    char small[kSmall];       // the padded copy of a usual review (a few kB)
+    std::vector<char> large;  // ... or of a larger one
+    // The text from request.object on, copied before the object is read
+    // (decoded in place): the object's text as sent.
+    char object_small[kSmall];
+    std::vector<char> object_large;
   };
   // Default-initialized: the buffers are written before they are read.
   std::unique_ptr<Pool> pool = std::make_unique_for_overwrite<Pool>();

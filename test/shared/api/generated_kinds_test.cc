@@ -25,7 +25,11 @@ struct Parsed {
 
 Parsed Parse(const json& spec) {
   Parsed p;
-  FieldReader r(spec, "spec", {p.errors, p.warnings});
+  std::string text = spec.dump();
+  const size_t size = text.size();
+  text.resize(size + text::JsonReader::kPadding, '\0');
+  text::JsonReader in(text.data(), size, 64);
+  FieldReader r(in, "spec", {p.errors, p.warnings});
   ReadFields(r, p.spec);
   return p;
 }
@@ -150,12 +154,12 @@ TEST(GeneratedKinds, DefaultsIncludingConditionalObjects) {
 // (their defaults reach the typed spec only, as DefaultedObject leaves
 // arrays whole).
 std::string Patch(const char* spec_text) {
-  const json spec = json::parse(spec_text);
-  WidgetSpec d = Parse(spec).spec;
+  const WidgetSpec have = Parse(json::parse(spec_text)).spec;
+  WidgetSpec d = have;
   ApplyDefaults(d);
   AddPatchWriter w;
   const AddPatchWriter::Scope scope(w, "spec");
-  AppendDefaultsPatch(spec, d, w);
+  AppendDefaultsPatch(have, d, w);
   return std::move(w).Finish();
 }
 
