@@ -14,8 +14,8 @@
 namespace ms::admission {
 
 // request.object or request.oldObject: its JSON text as the body has it
-// (checked, not decoded), which the handlers read into the typed spec, and
-// the members admission reads before that, each as its JSON text.
+// (for a Scale, ratcheting and an UPDATE's unchanged spec), and the members
+// admission reads before its handler, each as its JSON text.
 struct RequestObject {
   std::string_view json;
   bool is_object = false;

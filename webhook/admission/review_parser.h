@@ -1,8 +1,10 @@
 // Reading an AdmissionReview body in one pass of the JSON pull reader
 // (shared/text/json_reader.h) over a padded copy of it, decoded in place:
-// the review's own members and the request's (request.h) typed, and the
-// request's object and oldObject as their JSON text (checked, not decoded),
-// which the handlers read into the typed spec (shared/api/spec.h).
+// the review's own members and the request's (request.h) typed, the
+// request's object read as a ModelService into its typed spec by the
+// generated parser (api::ReadModelService, shared/api/spec.h) as it comes,
+// and the object's and oldObject's JSON text as sent (the object's from a
+// copy of the rest of the body taken before it is decoded).
 //
 // Read: only what ServeReview, Preflight and the handlers read:
 //   apiVersion, kind, request
@@ -11,8 +13,9 @@
 //   of request.object and request.oldObject, besides their text:
 //            {apiVersion, kind, spec, metadata.{name, generateName}}, each
 //            as its text
-// Everything else (userInfo, options, requestKind, dryRun) is checked and
-// skipped: usually the bulk of a review. Nothing is built: no tree.
+// Everything else (userInfo, options, requestKind, dryRun, the object's
+// labels, annotations, managedFields and status) is checked and skipped:
+// usually the bulk of a review. No tree is built.
 //
 // What is read is what nlohmann::json::parse gives (the last of a repeated
 // key).
