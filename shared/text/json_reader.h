@@ -89,6 +89,9 @@ class JsonReader {
     return false;
   }
   bool Enter(char open);
+  // Past the ',' or '{' before an object's next member: true at its key's
+  // '"', false at the object's end (consumed) or on an error.
+  bool NextMember();
 
   JsonScanner in_;
   const int max_depth_;
@@ -129,7 +132,7 @@ inline bool JsonReader::Enter(char open) {
 inline bool JsonReader::BeginObject() { return Enter('{'); }
 inline bool JsonReader::BeginArray() { return Enter('['); }
 
-inline bool JsonReader::NextKey(std::string_view& key) {
+inline bool JsonReader::NextMember() {
   if (failed_) return false;
   if (first_) {
     first_ = false;
@@ -137,7 +140,11 @@ inline bool JsonReader::NextKey(std::string_view& key) {
   } else if (!in_.Consume(',')) {
     return in_.Consume('}') ? End() : Fail();
   }
-  return (in_.Peek() == '"' && in_.String(key) && in_.Consume(':')) || Fail();
+  return in_.Peek() == '"' || Fail();
+}
+
+inline bool JsonReader::NextKey(std::string_view& key) {
+  return NextMember() && ((in_.String(key) && in_.Consume(':')) || Fail());
 }
 
 inline bool JsonReader::String(std::string_view& out) { return (in_.Peek() == '"' && in_.String(out)) || Fail(); }
@@ -145,14 +152,7 @@ inline bool JsonReader::String(std::string_view& out) { return (in_.Peek() == '"
 inline bool JsonReader::Skip() { return in_.SkipValue(max_depth_ - depth_, too_deep_) || Fail(); }
 
 inline bool JsonReader::NextRawKey(std::string_view& raw_key) {
-  if (failed_) return false;
-  if (first_) {
-    first_ = false;
-    if (in_.Consume('}')) return End();
-  } else if (!in_.Consume(',')) {
-    return in_.Consume('}') ? End() : Fail();
-  }
-  return (in_.Peek() == '"' && in_.RawString(raw_key) && in_.Consume(':')) || Fail();
+  return NextMember() && ((in_.RawString(raw_key) && in_.Consume(':')) || Fail());
 }
 
 inline bool JsonReader::Capture(std::string_view& raw) {
